@@ -1,0 +1,710 @@
+// Benchmark of the event tier (issue "Event tier"), each figure against a bare Node `http`
+// long-poll server with in-memory queues (baseline-server.mjs) measured in the same run, with
+// the same client driver (this process):
+//   1. event deliveries/s to 1,000 parked polls, through the gateway;
+//   2. p99 latency from POST /typing accepted to the event received, with 1,000 parked polls;
+//   3. memory per idle registered queue with a parked poll, at 10,000 queues
+//      (event tier process + its keys in Redis);
+//   4. deliveries/s with two event replicas / with one (same machine).
+// Run: npm run bench -- events   (see bench/README.md).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { createRedis, EventBus, type Redis } from '@teamchat/bus';
+import { createLogger, INTERNAL_TOKEN_HEADER, signInternalToken } from '@teamchat/core';
+import type { Realm } from '@teamchat/db';
+import { createBaseDeps, type BaseEnv } from '@teamchat/runtime';
+import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
+import { createTestDatabase } from '@teamchat/testing';
+import { percentile, report, type Row } from '../lib/report';
+
+const ROOT = path.resolve(__dirname, '../..');
+const REALMS = 4;
+const USERS_PER_REALM = 25;
+const QUEUES_PER_USER = 10; // 4 x 25 x 10 = 1,000 parked polls
+const MEMORY_QUEUES_PER_USER = 100; // 100 users x 100 = 10,000 queues
+const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 160);
+const WINDOW = 8;
+const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
+/** Which parts to run (all by default): baseline, one, two, memory. Skipped figures print NaN. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'baseline,one,two,memory').split(','));
+
+/** Every process this benchmark started, killed whatever way the benchmark ends. */
+const children = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(130);
+  });
+}
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const now = () => performance.now();
+/** Progress lines, with the seconds since the start. */
+const log = (line: string) => console.log(`[${(now() / 1000).toFixed(0).padStart(4)}s] ${line}`);
+
+// ---------------------------------------------------------------- processes
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  port: number;
+  output: string[];
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function spawnProcess(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: string[] } {
+  const output: string[] = [];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 200) output.shift();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { child, output };
+}
+
+/** A script that prints {"port": N} once listening (the baseline server, the balancer). */
+async function startPrintingPort(name: string, script: string, args: string[] = []): Promise<Proc> {
+  const { child, output } = spawnProcess([script, ...args], {});
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /"port":\s*(\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', () => reject(new Error(`${name} exited: ${output.join('')}`)));
+  });
+  return { name, child, port, output };
+}
+
+/** Where to write CPU profiles of the services (BENCH_PROFILE_DIR), to see where their time goes. */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+
+/** A built service (services/<name>/dist/main.js), ready when /health/ready answers 200. */
+async function startService(name: string, service: string, env: NodeJS.ProcessEnv): Promise<Proc> {
+  const port = await freePort();
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const { child, output } = spawnProcess([...profile, path.join(ROOT, `services/${service}/dist/main.js`)], { ...env, PORT: String(port) });
+  const proc = { name, child, port, output };
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited: ${output.join('')}`);
+    const ready = await new Promise<boolean>((resolve) => {
+      http.get(`http://127.0.0.1:${port}/health/ready`, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      }).on('error', () => resolve(false));
+    });
+    if (ready) return proc;
+    if (Date.now() > deadline) throw new Error(`${name} not ready: ${output.join('')}`);
+    await sleep(100);
+  }
+}
+
+async function stop(proc: Proc | undefined): Promise<void> {
+  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.child.once('exit', resolve));
+  if (PROFILE_DIR) {
+    // A graceful stop, so the profile gets written.
+    proc.child.kill('SIGTERM');
+    await Promise.race([exited, sleep(15_000)]);
+  }
+  proc.child.kill('SIGKILL');
+  await exited;
+}
+
+/** CPU time (user + system) a process used so far, in ms. */
+function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+function rssBytes(proc: Proc): number {
+  const status = fs.readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+// ---------------------------------------------------------------- HTTP driver
+
+interface Reply {
+  status: number;
+  body: any;
+}
+
+function call(agent: http.Agent, method: string, url: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers: body ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        try {
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+        } catch {
+          resolve({ status: res.statusCode ?? 0, body: text });
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+interface BenchUser {
+  id: number;
+  email: string;
+  apiKey: string;
+  realm: Realm;
+  role: number;
+}
+
+type EventListener = (queue: Poller, event: Record<string, any>, at: number) => void;
+
+/** What differs between the systems the driver talks to. */
+interface System {
+  name: string;
+  /** The server-side processes, for the CPU account (pids). */
+  pids: () => Record<string, number>;
+  register(agent: http.Agent, user: BenchUser): Promise<{ queueId: string; lastEventId: number }>;
+  pollUrl(user: BenchUser, queueId: string, lastEventId: number): { url: string; headers: Record<string, string> };
+  publish(realmUsers: BenchUser[], event: Record<string, unknown>): Promise<void>;
+  /** Sends a typing notification from `sender` to `recipient`; resolves when accepted. */
+  typing(agent: http.Agent, sender: BenchUser, recipient: BenchUser): Promise<void>;
+}
+
+class Poller {
+  lastEventId: number;
+  private running = true;
+  done: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly agent: http.Agent,
+    private readonly system: System,
+    readonly user: BenchUser,
+    readonly queueId: string,
+    lastEventId: number,
+    private readonly listener: EventListener,
+  ) {
+    this.lastEventId = lastEventId;
+  }
+
+  start(): this {
+    this.done = this.loop();
+    return this;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      const { url, headers } = this.system.pollUrl(this.user, this.queueId, this.lastEventId);
+      let reply: Reply;
+      try {
+        reply = await call(this.agent, 'GET', url, headers);
+      } catch {
+        if (this.running) await sleep(100);
+        continue;
+      }
+      const at = now();
+      if (reply.status !== 200) {
+        if (this.running) await sleep(100);
+        continue;
+      }
+      for (const event of reply.body.events) {
+        this.lastEventId = Math.max(this.lastEventId, event.id);
+        if (event.type !== 'heartbeat') this.listener(this, event, at);
+      }
+    }
+  }
+
+  stop(): void {
+    this.running = false;
+  }
+}
+
+async function inBatches<T, R>(items: T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]);
+      }
+    }),
+  );
+  return out;
+}
+
+// ---------------------------------------------------------------- measurements
+
+/** Parked polls for every (user, queue) pair; events go to `listener`. */
+function startPollers(agent: http.Agent, system: System, queues: { user: BenchUser; queueId: string; lastEventId: number }[], listener: EventListener): Poller[] {
+  return queues.map(({ user, queueId, lastEventId }) => new Poller(agent, system, user, queueId, lastEventId, listener).start());
+}
+
+async function stopPollers(pollers: Poller[], agent: http.Agent): Promise<void> {
+  for (const poller of pollers) poller.stop();
+  agent.destroy();
+  await Promise.all(pollers.map((poller) => poller.done));
+}
+
+/**
+ * Deliveries/s: events published to one realm's users at a time (round robin over realms),
+ * at most WINDOW events not yet received by every queue they target.
+ */
+async function measureThroughput(system: System, realms: BenchUser[][], queuesPerUser: number, events: number, hooks: { onEvent: (fn: EventListener) => void }): Promise<{ perSecond: number; deliveries: number; seconds: number }> {
+  const perEvent = USERS_PER_REALM * queuesPerUser;
+  const remaining = new Map<string, number>();
+  let deliveries = 0;
+  let release: (() => void) | null = null;
+  let outstanding = 0;
+  let finished = 0;
+  const run = crypto.randomBytes(3).toString('hex');
+  hooks.onEvent((_queue, event) => {
+    const tag = event.alert_words?.[0] as string | undefined;
+    if (!tag?.startsWith(run)) return;
+    deliveries++;
+    const left = remaining.get(tag)! - 1;
+    remaining.set(tag, left);
+    if (left === 0) {
+      outstanding--;
+      finished++;
+      release?.();
+    }
+  });
+  const started = now();
+  for (let n = 0; n < events; n++) {
+    while (outstanding >= WINDOW) await new Promise<void>((resolve) => (release = resolve));
+    const tag = `${run}-${n}`;
+    remaining.set(tag, perEvent);
+    outstanding++;
+    await system.publish(realms[n % realms.length], { type: 'alert_words', alert_words: [tag] });
+  }
+  while (finished < events) await new Promise<void>((resolve) => (release = resolve));
+  const seconds = (now() - started) / 1000;
+  return { perSecond: deliveries / seconds, deliveries, seconds };
+}
+
+/**
+ * Typing latency, two ways: from the request leaving the driver to the recipient's queue
+ * receiving the event ("sent"; for the baseline that is its publish-to-receive), and from the
+ * request's answer (the notification accepted) to the event received ("accepted"; 0 when the
+ * event came first). p99 and median of each.
+ */
+async function measureTypingLatency(system: System, agent: http.Agent, realms: BenchUser[][], hooks: { onEvent: (fn: EventListener) => void }, samples: number): Promise<TypingLatency> {
+  let waiting: { recipientId: number; senderId: number; resolve: (at: number) => void } | null = null;
+  hooks.onEvent((queue, event, at) => {
+    if (waiting && event.type === 'typing' && queue.user.id === waiting.recipientId && event.sender?.user_id === waiting.senderId) {
+      const { resolve } = waiting;
+      waiting = null;
+      resolve(at);
+    }
+  });
+  const fromSent: number[] = [];
+  const fromAccepted: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const users = realms[i % realms.length];
+    const sender = users[i % users.length];
+    const recipient = users[(i + 1) % users.length];
+    const received = new Promise<number>((resolve) => (waiting = { recipientId: recipient.id, senderId: sender.id, resolve }));
+    const sent = now();
+    await system.typing(agent, sender, recipient);
+    const accepted = now();
+    const at = await Promise.race([received, sleep(10_000).then(() => NaN)]);
+    if (Number.isNaN(at)) throw new Error(`${system.name}: typing event ${i} never arrived`);
+    fromSent.push(at - sent);
+    fromAccepted.push(Math.max(0, at - accepted));
+    await sleep(5);
+  }
+  return {
+    sentP99: percentile(fromSent, 99),
+    sentP50: percentile(fromSent, 50),
+    acceptedP99: percentile(fromAccepted, 99),
+    acceptedP50: percentile(fromAccepted, 50),
+  };
+}
+
+interface TypingLatency {
+  sentP99: number;
+  sentP50: number;
+  acceptedP99: number;
+  acceptedP50: number;
+}
+
+// ---------------------------------------------------------------- the systems
+
+function basicAuth(user: BenchUser): Record<string, string> {
+  return { authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`, host: user.realm.host };
+}
+
+function teamchatThroughGateway(gatewayUrl: string, bus: EventBus, typingThrough: 'api' | 'bus', pids: Record<string, number>): System {
+  return {
+    name: 'teamchat',
+    pids: () => pids,
+    async register(agent, user) {
+      const body = new URLSearchParams({ event_types: JSON.stringify(['alert_words', 'typing']), fetch_event_types: '[]' }).toString();
+      const reply = await call(agent, 'POST', `${gatewayUrl}/api/v1/register`, { ...basicAuth(user), 'content-type': 'application/x-www-form-urlencoded' }, body);
+      if (reply.status !== 200) throw new Error(`register failed: ${JSON.stringify(reply.body)}`);
+      return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
+    },
+    pollUrl(user, queueId, lastEventId) {
+      return { url: `${gatewayUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: basicAuth(user) };
+    },
+    async publish(realmUsers, event) {
+      await bus.sendTransientEvent(realmUsers[0].realm.id, event as never, realmUsers.map((user) => user.id));
+    },
+    async typing(agent, sender, recipient) {
+      if (typingThrough === 'bus') {
+        const event = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
+        await bus.sendTransientEvent(sender.realm.id, event, [sender.id, recipient.id]);
+        return;
+      }
+      const body = new URLSearchParams({ op: 'start', to: JSON.stringify([recipient.id]) }).toString();
+      const reply = await call(agent, 'POST', `${gatewayUrl}/api/v1/typing`, { ...basicAuth(sender), 'content-type': 'application/x-www-form-urlencoded' }, body);
+      if (reply.status !== 200) throw new Error(`POST /typing failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+    },
+  };
+}
+
+/** Straight to one event replica, with internal tokens signed here (only for the memory figure). */
+function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'register' | 'pollUrl'> & { name: string } {
+  const token = (user: BenchUser, method: string, pathName: string) =>
+    signInternalToken(secret, {
+      user: { userId: user.id, realmId: user.realm.id, role: user.role, email: user.email, isBot: false },
+      realmId: user.realm.id,
+      method,
+      path: pathName,
+      requestId: crypto.randomUUID(),
+    });
+  return {
+    name: 'teamchat (direct)',
+    async register(agent, user) {
+      const body = new URLSearchParams({ event_types: JSON.stringify(['alert_words', 'typing']), fetch_event_types: '[]' }).toString();
+      const reply = await call(agent, 'POST', `${replicaUrl}/api/v1/register`, { [INTERNAL_TOKEN_HEADER]: token(user, 'POST', '/api/v1/register'), 'content-type': 'application/x-www-form-urlencoded' }, body);
+      if (reply.status !== 200) throw new Error(`register failed: ${JSON.stringify(reply.body)}`);
+      return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
+    },
+    pollUrl(user, queueId, lastEventId) {
+      return { url: `${replicaUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: { [INTERNAL_TOKEN_HEADER]: token(user, 'GET', '/api/v1/events') } };
+    },
+  };
+}
+
+function baseline(url: string, pid: number): System {
+  const publishAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  const publish = async (users: number[], event: Record<string, unknown>) => {
+    await call(publishAgent, 'POST', `${url}/publish`, { 'content-type': 'application/json' }, JSON.stringify({ users, event }));
+  };
+  return {
+    name: 'baseline',
+    pids: () => ({ baseline: pid }),
+    async register(agent, user) {
+      const reply = await call(agent, 'POST', `${url}/register`, { 'content-type': 'application/json' }, JSON.stringify({ user_id: user.id }));
+      return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
+    },
+    pollUrl(_user, queueId, lastEventId) {
+      return { url: `${url}/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: {} };
+    },
+    publish: (realmUsers, event) => publish(realmUsers.map((user) => user.id), event),
+    async typing(_agent, sender, recipient) {
+      const event = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
+      await publish([sender.id, recipient.id], event);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- the run
+
+interface QueueRef {
+  user: BenchUser;
+  queueId: string;
+  lastEventId: number;
+}
+
+interface Figures {
+  throughput: { perSecond: number; deliveries: number; seconds: number };
+  latency?: TypingLatency;
+}
+
+async function registerQueues(system: System, users: BenchUser[], perUser: number): Promise<QueueRef[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const started = now();
+  const queues = await inBatches(
+    users.flatMap((user) => Array.from({ length: perUser }, () => user)),
+    16,
+    async (user) => ({ user, ...(await system.register(agent, user)) }),
+  );
+  agent.destroy();
+  log(`   ${system.name}: ${queues.length} queues registered in ${((now() - started) / 1000).toFixed(1)} s`);
+  return queues;
+}
+
+/**
+ * With a parked poll on every queue: deliveries/s (and the CPU each process spent per 1,000
+ * deliveries), then, if asked, the typing latency. The queues' last_event_id is kept, so
+ * another deployment of the same event tier can carry on with them.
+ */
+async function measureWithParkedPolls(system: System, realms: BenchUser[][], queues: QueueRef[], withLatency: boolean): Promise<Figures> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  let listener: EventListener = () => undefined;
+  const pollers = startPollers(agent, system, queues, (queue, event, at) => listener(queue, event, at));
+  await sleep(2000);
+  const hooks = { onEvent: (fn: EventListener) => (listener = fn) };
+  await measureThroughput(system, realms, QUEUES_PER_USER, 16, hooks); // warm-up
+  const pids = { driver: process.pid, ...system.pids() };
+  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+  const throughput = await measureThroughput(system, realms, QUEUES_PER_USER, THROUGHPUT_EVENTS, hooks);
+  const cpu = Object.entries(pids).map(([name, pid]) => `${name} ${(((cpuMs(pid) - cpuBefore[name]) / throughput.deliveries) * 1000).toFixed(0)}`);
+  log(`   ${system.name}: ${throughput.deliveries} deliveries in ${throughput.seconds.toFixed(2)} s = ${throughput.perSecond.toFixed(0)}/s; CPU ms per 1,000 deliveries: ${cpu.join(', ')}`);
+  let latency: Figures['latency'];
+  if (withLatency) {
+    await measureTypingLatency(system, agent, realms, hooks, 20); // warm-up
+    latency = await measureTypingLatency(system, agent, realms, hooks, LATENCY_SAMPLES);
+    log(`   ${system.name}: typing sent -> received p99 ${latency.sentP99.toFixed(2)} ms, p50 ${latency.sentP50.toFixed(2)} ms; accepted -> received p99 ${latency.acceptedP99.toFixed(2)} ms, p50 ${latency.acceptedP50.toFixed(2)} ms`);
+  }
+  await stopPollers(pollers, agent);
+  log(`   ${system.name}: polls stopped`);
+  pollers.forEach((poller, i) => (queues[i].lastEventId = poller.lastEventId));
+  return { throughput, latency };
+}
+
+/** Bytes per queue: (process RSS growth + Redis bytes of the queues) / queues, with every poll parked. */
+async function measureMemory(
+  start: () => Promise<{ proc: Proc; system: System; redisBytes: () => Promise<number>; parkedAll?: (queueIds: string[]) => Promise<void> }>,
+  users: BenchUser[],
+) {
+  const { proc, system, redisBytes, parkedAll } = await start();
+  await sleep(2000);
+  const rssBefore = rssBytes(proc);
+  const redisBefore = await redisBytes();
+  const queues = await registerQueues(system, users, MEMORY_QUEUES_PER_USER);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const pollers = startPollers(agent, system, queues, () => undefined);
+  if (parkedAll) await parkedAll(queues.map((queue) => queue.queueId));
+  await sleep(3000);
+  const processBytes = rssBytes(proc) - rssBefore;
+  const redisGrowth = (await redisBytes()) - redisBefore;
+  await stopPollers(pollers, agent);
+  await stop(proc);
+  const perQueue = (processBytes + redisGrowth) / queues.length;
+  log(`   ${system.name}: ${queues.length} queues, process +${(processBytes / 1e6).toFixed(1)} MB, Redis +${(redisGrowth / 1e6).toFixed(1)} MB, ${perQueue.toFixed(0)} B/queue`);
+  return { perQueue, processBytes, redisBytes: redisGrowth, queues: queues.length };
+}
+
+async function main() {
+  const database = await createTestDatabase();
+  const prefix = `bench:${crypto.randomBytes(4).toString('hex')}:`;
+  const env: BaseEnv = {
+    DATABASE_URL: database.url,
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: prefix,
+    INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    EXTERNAL_SCHEME: 'http',
+    EVENT_PARTITIONS: REALMS,
+    DB_POOL_SIZE: 4,
+  };
+  const serviceEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(env).map(([key, value]) => [key, String(value)]));
+  const deps = createBaseDeps('bench', env, { logger: createLogger('bench', 'warn') });
+  const redis: Redis = createRedis(env.REDIS_URL, { name: 'bench-producer' });
+  const bus = new EventBus(redis, prefix, REALMS);
+  const procs: Proc[] = [];
+  const notes: string[] = [];
+  const skipped = { perSecond: NaN, deliveries: 0, seconds: 0, p99: NaN, p50: NaN, perQueue: NaN, processBytes: NaN, redisBytes: NaN, queues: 0 };
+
+  try {
+    log('» creating 4 realms and 100 users');
+    const realms: BenchUser[][] = [];
+    for (let r = 0; r < REALMS; r++) {
+      const realm = await doCreateRealm(deps.db, { stringId: `bench${r}`, name: `Bench ${r}`, host: `bench${r}.teamchat.test` });
+      const users: BenchUser[] = [];
+      for (let u = 0; u < USERS_PER_REALM; u++) {
+        const { user, apiKey } = await doCreateUser(deps, realm, { email: `u${u}@bench${r}.test`, fullName: `User ${r}.${u}`, role: 400 });
+        users.push({ id: user.id, email: user.delivery_email, apiKey, realm, role: user.role });
+      }
+      realms.push(users);
+    }
+    const allUsers = realms.flat();
+
+    // ---- the baseline, in its own process
+    const skippedLatency: TypingLatency = { sentP99: NaN, sentP50: NaN, acceptedP99: NaN, acceptedP50: NaN };
+    let baseline1: Figures = { throughput: skipped, latency: skippedLatency };
+    let baseMemory = skipped;
+    if (PHASES.has('baseline')) {
+      log('» baseline: bare node:http long-poll server, in-memory queues');
+      const proc = await startPrintingPort('baseline', path.join(__dirname, 'baseline-server.mjs'));
+      procs.push(proc);
+      const system = baseline(`http://127.0.0.1:${proc.port}`, proc.child.pid!);
+      baseline1 = await measureWithParkedPolls(system, realms, await registerQueues(system, allUsers, QUEUES_PER_USER), true);
+      await stop(proc);
+      if (PHASES.has('memory')) {
+        baseMemory = {
+          ...skipped,
+          ...(await measureMemory(async () => {
+            const memoryProc = await startPrintingPort('baseline-memory', path.join(__dirname, 'baseline-server.mjs'));
+            procs.push(memoryProc);
+            return { proc: memoryProc, system: baseline(`http://127.0.0.1:${memoryProc.port}`, memoryProc.child.pid!), redisBytes: async () => 0 };
+          }, allUsers)),
+        };
+      }
+    }
+
+    // ---- teamchat: event replicas (behind a connection balancer, as a Kubernetes Service is), the gateway
+    const messagesAvailable = fs.existsSync(path.join(ROOT, 'services/messages/dist/main.js'));
+    const deployment = async (replicas: number, balanced: boolean) => {
+      const events: Proc[] = [];
+      for (let i = 0; i < replicas; i++) {
+        events.push(await startService(`events-${i}`, 'events', { ...serviceEnv, EVENTS_REPLICA_ID: `bench-events-${i}`, DB_POOL_SIZE: '10' }));
+      }
+      const balancer = balanced ? await startPrintingPort('balancer', path.join(__dirname, 'balancer.mjs'), events.map((proc) => String(proc.port))) : undefined;
+      let messages: Proc | undefined;
+      if (messagesAvailable) {
+        try {
+          messages = await startService('messages', 'messages', serviceEnv);
+        } catch (error) {
+          notes.push(`messages service did not start (${(error as Error).message.split('\n')[0]}); typing published to the intake directly`);
+        }
+      }
+      const unreachable = 'http://127.0.0.1:9';
+      const gateway = await startService('gateway', 'gateway', {
+        ...serviceEnv,
+        EVENTS_URL: `http://127.0.0.1:${(balancer ?? events[0]).port}`,
+        MESSAGES_URL: messages ? `http://127.0.0.1:${messages.port}` : unreachable,
+        USERS_URL: unreachable,
+        CHANNELS_URL: unreachable,
+        UPLOADS_URL: unreachable,
+      });
+      const started = [...events, ...(balancer ? [balancer] : []), ...(messages ? [messages] : []), gateway];
+      procs.push(...started);
+      const pids: Record<string, number> = Object.fromEntries(started.map((proc) => [proc.name, proc.child.pid!]));
+      const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+      if (redisPid) pids['redis (shared)'] = redisPid;
+      const typingThrough = messages && process.env.BENCH_TYPING_THROUGH !== 'intake' ? 'api' : 'bus';
+      const system = teamchatThroughGateway(`http://127.0.0.1:${gateway.port}`, bus, typingThrough, pids);
+      return { system, stop: () => Promise.all(started.map(stop)) };
+    };
+
+    let teamchat1: Figures = { throughput: skipped, latency: skippedLatency };
+    let balanced1: Figures = { throughput: skipped };
+    let balanced2: Figures = { throughput: skipped };
+    let queues: QueueRef[] | undefined;
+    // One set of queues for every deployment: replicas are interchangeable, queues live in Redis.
+    const teamchatQueues = async (system: System) => (queues ??= await registerQueues(system, allUsers, QUEUES_PER_USER));
+    if (PHASES.has('one')) {
+      log('» teamchat: gateway -> one event replica');
+      const one = await deployment(1, false);
+      teamchat1 = await measureWithParkedPolls(one.system, realms, await teamchatQueues(one.system), true);
+      await one.stop();
+    }
+    if (PHASES.has('two')) {
+      log('» teamchat: gateway -> balancer -> one event replica');
+      const one = await deployment(1, true);
+      balanced1 = await measureWithParkedPolls(one.system, realms, await teamchatQueues(one.system), false);
+      await one.stop();
+      log('» teamchat: gateway -> balancer -> two event replicas');
+      const two = await deployment(2, true);
+      balanced2 = await measureWithParkedPolls(two.system, realms, await teamchatQueues(two.system), false);
+      await two.stop();
+    }
+
+    let memory = skipped;
+    if (PHASES.has('memory')) {
+      log('» teamchat memory at 10,000 queues (straight to one replica)');
+      memory = {
+        ...skipped,
+        ...(await measureMemory(async () => {
+          const proc = await startService('events-memory', 'events', { ...serviceEnv, EVENTS_REPLICA_ID: 'bench-memory', EVENTS_QUEUE_LIFESPAN_SECS: '3600', DB_POOL_SIZE: '10' });
+          procs.push(proc);
+          const direct = teamchatDirect(`http://127.0.0.1:${proc.port}`, env.INTERNAL_JWT_SECRET);
+          return {
+            proc,
+            system: { ...direct, pids: () => ({}), publish: async () => undefined, typing: async () => undefined } as System,
+            redisBytes: async () => (await redisBytesWithPrefix(redis, `${prefix}{q:`)) + (await redisBytesWithPrefix(redis, `${prefix}events:user:`)),
+            parkedAll: async (queueIds: string[]) => {
+              for (;;) {
+                const pipeline = redis.pipeline();
+                for (const id of queueIds) pipeline.hexists(`${prefix}{q:${id}}:m`, 'k');
+                const parked = (await pipeline.exec())!.filter(([, value]) => value === 1).length;
+                if (parked === queueIds.length) return;
+                await sleep(500);
+              }
+            },
+          };
+        }, allUsers)),
+      };
+    }
+
+    const rows: Row[] = [
+      { metric: 'deliveries/s to 1,000 parked polls (gateway)', value: teamchat1.throughput.perSecond, baseline: baseline1.throughput.perSecond, unit: 'events/s', better: 'higher', goal: '>= 0.5' },
+      // The issue's figure: from POST /typing accepted, against the baseline's publish-to-receive.
+      { metric: 'p99 typing accepted -> received (1,000 parked)', value: teamchat1.latency!.acceptedP99, baseline: baseline1.latency!.sentP99, unit: 'ms', better: 'lower', goal: '<= 2' },
+      { metric: 'memory per idle queue + parked poll @10k', value: memory.perQueue, baseline: baseMemory.perQueue, unit: 'bytes', better: 'lower', goal: '<= 3' },
+      { metric: 'deliveries/s, 2 event replicas vs 1', value: balanced2.throughput.perSecond, baseline: balanced1.throughput.perSecond, unit: 'events/s', better: 'higher', goal: '>= 0.9' },
+    ];
+    console.log('');
+    report('events', rows, {
+      notes,
+      details: {
+        throughput: { baseline: baseline1.throughput, oneReplica: teamchat1.throughput, balancedOne: balanced1.throughput, balancedTwo: balanced2.throughput, events: THROUGHPUT_EVENTS, window: WINDOW },
+        latency: { baseline: baseline1.latency, teamchat: teamchat1.latency, samples: LATENCY_SAMPLES, typingThrough: messagesAvailable ? 'POST /api/v1/typing' : 'intake' },
+        memory: { baseline: baseMemory, teamchat: memory },
+      },
+    });
+    const t = teamchat1.latency!;
+    console.log(`\ntyping latency, teamchat: accepted -> received p99 ${t.acceptedP99.toFixed(2)} / p50 ${t.acceptedP50.toFixed(2)} ms; POST /typing sent -> received p99 ${t.sentP99.toFixed(2)} / p50 ${t.sentP50.toFixed(2)} ms`);
+    console.log(`typing latency, baseline: publish sent -> received p99 ${baseline1.latency!.sentP99.toFixed(2)} / p50 ${baseline1.latency!.sentP50.toFixed(2)} ms`);
+    console.log(`memory @10k: event tier process ${(memory.processBytes / 1e6).toFixed(1)} MB + Redis ${(memory.redisBytes / 1e6).toFixed(1)} MB; baseline process ${(baseMemory.processBytes / 1e6).toFixed(1)} MB`);
+    for (const note of notes) console.log(`note: ${note}`);
+    log('» cleaning up');
+  } finally {
+    for (const proc of procs) await stop(proc);
+    log('   processes stopped');
+    await redis.quit();
+    await deps.close();
+    log('   connections closed');
+    await database.drop();
+    log('   database dropped');
+  }
+}
+
+/** Bytes Redis uses for the keys starting with `prefix` (MEMORY USAGE of each). */
+async function redisBytesWithPrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let total = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) {
+      const pipeline = redis.pipeline();
+      for (const key of keys) pipeline.memory('USAGE', key);
+      for (const [, bytes] of (await pipeline.exec())!) total += Number(bytes ?? 0);
+    }
+  } while (cursor !== '0');
+  return total;
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

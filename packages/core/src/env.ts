@@ -1,0 +1,81 @@
+// Reading configuration from the environment: each service declares what it needs in its
+// own env.ts; loadEnv validates everything at boot and reports every problem at once.
+
+export interface EnvVar<T> {
+  parse(raw: string): T;
+  default?: T;
+  description: string;
+}
+
+export type EnvSpec = Record<string, EnvVar<unknown>>;
+export type EnvOf<S extends EnvSpec> = { [K in keyof S]: S[K] extends EnvVar<infer T> ? T : never };
+
+export class EnvError extends Error {}
+
+export function loadEnv<S extends EnvSpec>(spec: S, source: NodeJS.ProcessEnv = process.env): EnvOf<S> {
+  const problems: string[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(spec)) {
+    const raw = source[name];
+    if (raw === undefined || raw === '') {
+      if (variable.default === undefined) problems.push(`${name} is missing (${variable.description})`);
+      else out[name] = variable.default;
+      continue;
+    }
+    try {
+      out[name] = variable.parse(raw);
+    } catch (error) {
+      // The value itself is not echoed: it may be a secret or a URL with credentials.
+      problems.push(`${name} is invalid: ${(error as Error).message} (${variable.description})`);
+    }
+  }
+  if (problems.length) throw new EnvError(`Bad configuration:\n  - ${problems.join('\n  - ')}`);
+  return out as EnvOf<S>;
+}
+
+export const env = {
+  string(description: string, defaultValue?: string): EnvVar<string> {
+    return { parse: (raw) => raw, default: defaultValue, description };
+  },
+  int(description: string, defaultValue?: number): EnvVar<number> {
+    return {
+      parse(raw) {
+        if (!/^-?\d+$/.test(raw)) throw new Error('not an integer');
+        return Number(raw);
+      },
+      default: defaultValue,
+      description,
+    };
+  },
+  bool(description: string, defaultValue?: boolean): EnvVar<boolean> {
+    return {
+      parse(raw) {
+        if (['1', 'true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+        if (['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+        throw new Error('not a boolean');
+      },
+      default: defaultValue,
+      description,
+    };
+  },
+  url(description: string, defaultValue?: string): EnvVar<string> {
+    return {
+      parse(raw) {
+        new URL(raw);
+        return raw.replace(/\/$/, '');
+      },
+      default: defaultValue,
+      description,
+    };
+  },
+};
+
+/** Variables every service reads. */
+export const commonEnv = {
+  DATABASE_URL: env.url('PostgreSQL connection string'),
+  REDIS_URL: env.url('Redis connection string', 'redis://127.0.0.1:6379'),
+  REDIS_PREFIX: env.string('prefix of every Redis key this deployment uses', 'tc:'),
+  INTERNAL_JWT_SECRET: env.string('secret shared by the gateway and services to sign internal tokens'),
+  LOG_LEVEL: env.string('pino log level', 'info'),
+  HOST: env.string('interface to listen on', '127.0.0.1'),
+};

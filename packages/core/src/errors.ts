@@ -1,0 +1,162 @@
+// The one error hierarchy. Views and actions throw these; one middleware renders them
+// into Zulip's envelope {result: "error", msg, code, ...data} with the right HTTP status.
+// Codes, statuses and wording follow Zulip Server 10.2 (zerver/lib/exceptions.py).
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'REQUEST_VARIABLE_MISSING'
+  | 'REQUEST_VARIABLE_INVALID'
+  | 'REQUEST_CONFUSING_VAR'
+  | 'INVALID_JSON'
+  | 'BAD_NARROW'
+  | 'BAD_IMAGE'
+  | 'REALM_UPLOAD_QUOTA'
+  | 'STREAM_DOES_NOT_EXIST'
+  | 'CHANNEL_ALREADY_EXISTS'
+  | 'UNAUTHORIZED'
+  | 'AUTHENTICATION_FAILED'
+  | 'USER_DEACTIVATED'
+  | 'REALM_DEACTIVATED'
+  | 'UNAUTHORIZED_PRINCIPAL'
+  | 'CANNOT_DEACTIVATE_LAST_USER'
+  | 'CANNOT_DEACTIVATE_GROUP_IN_USE'
+  | 'EXPECTATION_MISMATCH'
+  | 'BAD_EVENT_QUEUE_ID'
+  | 'RATE_LIMIT_HIT'
+  | 'INVALID_PUSH_DEVICE_TOKEN'
+  | 'INVITATION_FAILED'
+  | 'REACTION_ALREADY_EXISTS'
+  | 'REACTION_DOES_NOT_EXIST'
+  | 'STREAM_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED'
+  | 'INTERNAL_SERVER_ERROR';
+
+export interface JsonableErrorOptions {
+  code?: ErrorCode;
+  status?: number;
+  /** Extra fields of the envelope, e.g. {queue_id} or {objections}. */
+  data?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export class JsonableError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly data: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(msg: string, options: JsonableErrorOptions = {}) {
+    super(msg);
+    this.name = new.target.name;
+    this.code = options.code ?? 'BAD_REQUEST';
+    this.status = options.status ?? 400;
+    this.data = options.data ?? {};
+    this.headers = options.headers ?? {};
+  }
+
+  /** The response body: {result, msg, code, ...data}. */
+  toJSON(): Record<string, unknown> {
+    return { result: 'error', msg: this.message, code: this.code, ...this.data };
+  }
+}
+
+export const NOT_LOGGED_IN = 'Not logged in: API authentication or user session required';
+
+export class UnauthorizedError extends JsonableError {
+  constructor(msg: string = NOT_LOGGED_IN) {
+    super(msg, { code: 'UNAUTHORIZED', status: 401, headers: { 'WWW-Authenticate': 'Basic realm="zulip"' } });
+  }
+}
+
+/** Wrong username or password on the password login endpoints (fetch_api_key). */
+export class AuthenticationFailedError extends JsonableError {
+  constructor(msg = 'Your username or password is incorrect', code: ErrorCode = 'AUTHENTICATION_FAILED') {
+    super(msg, { code, status: 401 });
+  }
+}
+
+export class MissingArgumentError extends JsonableError {
+  constructor(readonly varName: string) {
+    super(`Missing '${varName}' argument`, { code: 'REQUEST_VARIABLE_MISSING', data: { var_name: varName } });
+  }
+}
+
+/** A parameter that is present but not of the expected type or value. */
+export class InvalidArgumentError extends JsonableError {
+  constructor(msg: string) {
+    super(msg, { code: 'BAD_REQUEST' });
+  }
+}
+
+export class OrganizationAdministratorRequiredError extends JsonableError {
+  constructor() {
+    super('Must be an organization administrator', { code: 'UNAUTHORIZED_PRINCIPAL' });
+  }
+}
+
+export class OrganizationOwnerRequiredError extends JsonableError {
+  constructor() {
+    super('Must be an organization owner', { code: 'UNAUTHORIZED_PRINCIPAL' });
+  }
+}
+
+export class BadEventQueueIdError extends JsonableError {
+  constructor(queueId: string) {
+    super(`Bad event queue ID: ${queueId}`, { code: 'BAD_EVENT_QUEUE_ID', data: { queue_id: queueId } });
+  }
+}
+
+export class CannotDeactivateLastUserError extends JsonableError {
+  constructor(isLastOwner: boolean) {
+    const entity = isLastOwner ? 'organization owner' : 'user';
+    super(`Cannot deactivate the only ${entity}.`, {
+      code: 'CANNOT_DEACTIVATE_LAST_USER',
+      data: { is_last_owner: isLastOwner, entity },
+    });
+  }
+}
+
+export interface GroupObjection {
+  type: string;
+  /** The settings that use the group (absent for "subgroup" objections, which list supergroup_ids). */
+  settings?: string[];
+  [key: string]: unknown;
+}
+
+export class CannotDeactivateGroupInUseError extends JsonableError {
+  constructor(objections: GroupObjection[]) {
+    super('Cannot deactivate user group in use.', {
+      code: 'CANNOT_DEACTIVATE_GROUP_IN_USE',
+      data: { objections },
+    });
+  }
+}
+
+export class RateLimitedError extends JsonableError {
+  constructor(secondsToFreedom: number) {
+    super('API usage exceeded rate limit', {
+      code: 'RATE_LIMIT_HIT',
+      status: 429,
+      data: { 'retry-after': secondsToFreedom },
+      headers: { 'Retry-After': String(Math.ceil(secondsToFreedom)) },
+    });
+  }
+}
+
+export class ResourceNotFoundError extends JsonableError {
+  constructor(msg = 'Endpoint does not exist') {
+    super(msg, { code: 'BAD_REQUEST', status: 404 });
+  }
+}
+
+export class MethodNotAllowedError extends JsonableError {
+  constructor(allowed: string[]) {
+    super('Method Not Allowed', { code: 'BAD_REQUEST', status: 405, headers: { Allow: allowed.join(', ') } });
+  }
+}
+
+/** Turns anything thrown into a JsonableError; unknown errors become a 500 without details. */
+export function asJsonableError(error: unknown): JsonableError {
+  if (error instanceof JsonableError) return error;
+  return new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 });
+}

@@ -1,0 +1,247 @@
+// Building a service's express app from its route table: internal-token check, the Zulip
+// wire format (urlencoded, multipart and JSON bodies), the success and error envelopes,
+// 404/405 for unknown paths and methods, health and metrics endpoints, and for every request
+// one log line (with its request id and trace id) and its Prometheus metrics.
+
+import type http from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import multer from 'multer';
+import { activeTraceIds, httpServerMetrics, renderMetrics } from '@teamchat/telemetry';
+import { asJsonableError, JsonableError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError } from './errors';
+import { INTERNAL_TOKEN_HEADER, type InternalClaims, REQUEST_ID_HEADER, type Requester, verifyInternalToken } from './internal-token';
+import type { Logger } from './logger';
+import { RequestParams } from './params';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** Returned by a view that wrote the response itself (file downloads, tus). */
+export const RESPONDED = Symbol('responded');
+export type ViewResult = Record<string, unknown> | void | typeof RESPONDED;
+
+export interface ViewContext<D> {
+  req: Request;
+  res: Response;
+  params: RequestParams;
+  deps: D;
+  requestId: string;
+  /** The realm the request is for. */
+  realmId: number;
+  /** The authenticated user; routes with auth "anonymous" get null. */
+  requester: Requester | null;
+  log: Logger;
+}
+
+/** A view of an authenticated route: `requester` is always set. */
+export type AuthedContext<D> = ViewContext<D> & { requester: Requester };
+
+export interface Route<D> {
+  method: HttpMethod;
+  /** An express path pattern, e.g. "/api/v1/streams/:stream_id". */
+  path: string;
+  view: (ctx: AuthedContext<D>) => Promise<ViewResult> | ViewResult;
+  /** "user" (default): needs an authenticated user. "anonymous": the realm is enough. */
+  auth?: 'user' | 'anonymous';
+  /** "form" (default): parse the body here. "raw": the view reads the request stream itself. */
+  body?: 'form' | 'raw';
+}
+
+export interface ServiceAppOptions<D> {
+  name: string;
+  routes: Route<D>[];
+  deps: D;
+  internalSecret: string;
+  logger: Logger;
+  /** Readiness check (PostgreSQL, Redis, ...); throw if not ready. */
+  ready?: () => Promise<void>;
+  /** Largest accepted form body. */
+  bodyLimitBytes?: number;
+}
+
+export function jsonSuccess(res: Response, data: Record<string, unknown> = {}, ignored: string[] = []): void {
+  const body: Record<string, unknown> = { result: 'success', msg: '', ...data };
+  if (ignored.length) body.ignored_parameters_unsupported = ignored;
+  res.status(200).json(body);
+}
+
+export function sendError(res: Response, error: JsonableError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json(error.toJSON());
+}
+
+export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Express {
+  const { routes, deps, internalSecret, logger } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.set('etag', false);
+
+  app.use(observeRequests(options.name, logger));
+
+  app.get('/health/live', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/health/ready', async (_req, res) => {
+    try {
+      await options.ready?.();
+      res.json({ status: 'ok' });
+    } catch (error) {
+      res.status(503).json({ status: 'unavailable', reason: (error as Error).message });
+    }
+  });
+  app.get('/metrics', async (_req, res) => {
+    const { contentType, body } = await renderMetrics();
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) }).end(body);
+  });
+
+  const limit = options.bodyLimitBytes ?? 10 * 1024 * 1024;
+  const multipartFields = multer({ limits: { fieldSize: limit, files: 0 } }).none();
+  const formParsers = [
+    express.urlencoded({ extended: false, limit, parameterLimit: 10_000 }),
+    express.json({ limit, strict: false }),
+    // zulip-js sends a POST without parameters as an empty multipart body (not even the closing
+    // boundary), which busboy rejects as "Unexpected end of form": it simply has no fields.
+    (req: Request, res: Response, next: NextFunction) => (req.headers['content-length'] === '0' ? next() : multipartFields(req, res, next)),
+  ];
+
+  const allowedMethods = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const methods = allowedMethods.get(route.path) ?? new Set<string>();
+    methods.add(route.method);
+    allowedMethods.set(route.path, methods);
+
+    const handlers = [
+      authenticate(route, internalSecret),
+      ...(route.body === 'raw' ? [] : formParsers),
+      async (req: Request, res: Response) => {
+        const params = RequestParams.fromRequest(req);
+        const claims = res.locals.claims as ReturnType<typeof verifyInternalToken>;
+        const ctx: ViewContext<D> = {
+          req,
+          res,
+          params,
+          deps,
+          requestId: claims.requestId,
+          realmId: claims.user?.realmId ?? claims.realmId ?? 0,
+          requester: claims.user,
+          log: logger.child({ request_id: claims.requestId }),
+        };
+        const result = await route.view(ctx as AuthedContext<D>);
+        if (result === RESPONDED || res.headersSent) return;
+        jsonSuccess(res, result ?? {}, params.ignored());
+      },
+    ];
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'put' | 'delete';
+    app[method](route.path, ...handlers);
+  }
+
+  // A known path with another method: 405, as Zulip's rest_dispatch answers.
+  for (const [path, methods] of allowedMethods) {
+    app.all(path, (_req, res) => sendError(res, new MethodNotAllowedError([...methods])));
+  }
+  app.use((_req, res) => sendError(res, new ResourceNotFoundError()));
+
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const jsonable = toJsonable(error);
+    if (jsonable.status >= 500) {
+      logger.error({ err: error, method: req.method, path: req.path, request_id: req.get(REQUEST_ID_HEADER) }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, jsonable);
+  });
+
+  return app;
+}
+
+/** Probes and scrapes: neither logged nor counted. */
+const OPERATIONAL_PATHS = new Set(['/health/live', '/health/ready', '/metrics']);
+
+/** The route template a request matched (`/api/v1/streams/:stream_id`), for metric labels. */
+function routeTemplate(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? `${req.baseUrl ?? ''}${path}` : 'unmatched';
+}
+
+/**
+ * The status the client got: the response's, or 499 (nginx's "client closed request") when
+ * the client went away before the response was done or before it sent its whole request.
+ */
+export function answeredStatus(req: http.IncomingMessage, res: http.ServerResponse): number {
+  const clientGone = !res.writableFinished || (!req.complete && req.socket.destroyed);
+  return clientGone ? 499 : res.statusCode;
+}
+
+/**
+ * One log line and the request metrics per request, written when the response ends (or the
+ * client goes away: status 499, as nginx logs it). The trace ids are the request's server span,
+ * captured when the request arrives.
+ */
+function observeRequests(service: string, logger: Logger) {
+  const metrics = httpServerMetrics();
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (OPERATIONAL_PATHS.has(req.path)) return next();
+    const started = process.hrtime.bigint();
+    const traceIds = activeTraceIds();
+    metrics.inFlight.inc({ service });
+    let observed = false;
+    const observe = () => {
+      if (observed) return;
+      observed = true;
+      metrics.inFlight.dec({ service });
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = routeTemplate(req);
+      const status = answeredStatus(req, res);
+      metrics.requests.inc({ service, method: req.method, route, status: String(status) });
+      metrics.duration.observe({ service, method: req.method, route }, seconds);
+      const claims = res.locals.claims as InternalClaims | undefined;
+      logger.info(
+        {
+          method: req.method,
+          route,
+          path: req.path,
+          status,
+          ms: Math.round(seconds * 1e4) / 10,
+          request_id: claims?.requestId ?? req.get(REQUEST_ID_HEADER),
+          user_id: claims?.user?.userId,
+          realm_id: claims?.user?.realmId ?? claims?.realmId ?? undefined,
+          ...traceIds,
+        },
+        'request',
+      );
+    };
+    res.on('finish', observe);
+    res.on('close', observe);
+    next();
+  };
+}
+
+function authenticate<D>(route: Route<D>, secret: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const token = req.get(INTERNAL_TOKEN_HEADER);
+    const claims = verifyInternalToken(secret, token, req.method, req.path);
+    if ((route.auth ?? 'user') === 'user' && !claims.user) throw new UnauthorizedError();
+    res.locals.claims = claims;
+    next();
+  };
+}
+
+/** Errors of the body parsers (body-parser, multer/busboy) become 4xx envelopes. */
+function toJsonable(error: unknown): JsonableError {
+  if (error instanceof JsonableError) return error;
+  const e = error as { type?: string; status?: number; code?: string; name?: string; message?: string };
+  if (e?.name === 'MulterError') {
+    if (e.code === 'LIMIT_UNEXPECTED_FILE') return new JsonableError('This endpoint does not accept files');
+    return new JsonableError(`Malformed request body: ${e.message}`);
+  }
+  if (e?.type === 'entity.too.large') return new JsonableError('Request body too large', { status: 413 });
+  if (e?.type === 'entity.parse.failed') return new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new JsonableError(`Malformed request: ${e.message ?? 'bad request'}`, { status: e.status });
+  }
+  if (e?.message && /Multipart|Unexpected end of form|boundary/i.test(e.message)) {
+    return new JsonableError('Malformed multipart body');
+  }
+  return asJsonableError(error);
+}

@@ -1,0 +1,147 @@
+// Validators for decoded values (JSON or plain strings), producing Zulip's error texts
+// (zerver/lib/typed_endpoint.py ERROR_TEMPLATES). A validator gets the value and the
+// variable's display name (e.g. `narrow[0]["operand"]`) and returns the typed value or throws.
+
+import { InvalidArgumentError } from './errors';
+
+export type Validator<T> = (value: unknown, varName: string) => T;
+export type Infer<V> = V extends Validator<infer T> ? T : never;
+
+const fail = (msg: string): never => {
+  throw new InvalidArgumentError(msg);
+};
+
+export interface IntOptions {
+  min?: number;
+  max?: number;
+}
+
+/** An integer (not a float, not a numeric string). */
+export function int(options: IntOptions = {}): Validator<number> {
+  return (value, varName) => {
+    if (typeof value !== 'number' || !Number.isInteger(value)) return fail(`${varName} is not an integer`);
+    if (!Number.isSafeInteger(value)) return fail(`${varName} is too large`);
+    if (options.min !== undefined && value < options.min) return fail(`${varName} is too small`);
+    if (options.max !== undefined && value > options.max) return fail(`${varName} is too large`);
+    return value;
+  };
+}
+
+/** Database ids: positive 32-bit integers. Anything else can name nothing. */
+export const id = (): Validator<number> => int({ min: 0, max: 2 ** 31 - 1 });
+
+export function bool(): Validator<boolean> {
+  return (value, varName) => (typeof value === 'boolean' ? value : fail(`${varName} is not a boolean`));
+}
+
+export interface StrOptions {
+  maxLength?: number;
+  /** Strip surrounding whitespace before the checks. */
+  strip?: boolean;
+  /** Refuse "" (after stripping): "X cannot be blank". */
+  nonEmpty?: boolean;
+  /** Refuse NUL characters, which PostgreSQL text cannot store. */
+  allowNullBytes?: boolean;
+}
+
+export function str(options: StrOptions = {}): Validator<string> {
+  return (value, varName) => {
+    if (typeof value !== 'string') return fail(`${varName} is not a string`);
+    const text = options.strip ? value.trim() : value;
+    if (!options.allowNullBytes && text.includes('\u0000')) return fail(`${varName} contains NULL (0x00) characters.`);
+    if (options.nonEmpty && text.length === 0) return fail(`${varName} cannot be blank`);
+    if (options.maxLength !== undefined && [...text].length > options.maxLength) {
+      return fail(`${varName} is too long (limit: ${options.maxLength} characters)`);
+    }
+    return text;
+  };
+}
+
+/** One of a fixed set of values: "Invalid X" otherwise. */
+export function literal<const T extends readonly (string | number | boolean | null)[]>(...allowed: T): Validator<T[number]> {
+  return (value, varName) => (allowed.includes(value as T[number]) ? (value as T[number]) : fail(`Invalid ${varName}`));
+}
+
+export function list<T>(item: Validator<T>, options: { maxLength?: number } = {}): Validator<T[]> {
+  return (value, varName) => {
+    if (!Array.isArray(value)) return fail(`${varName} is not a list`);
+    if (options.maxLength !== undefined && value.length > options.maxLength) return fail(`${varName} is too long`);
+    return value.map((element, index) => item(element, `${varName}[${index}]`));
+  };
+}
+
+type Shape = Record<string, Validator<unknown>>;
+type ObjectOf<Required extends Shape, Optional extends Shape> = { [K in keyof Required]: Infer<Required[K]> } & {
+  [K in keyof Optional]?: Infer<Optional[K]>;
+};
+
+/** A JSON object with known keys; unknown keys are refused as Zulip's pydantic models do. */
+export function object<Required extends Shape, Optional extends Shape = Record<never, never>>(
+  required: Required,
+  optional?: Optional,
+  options: { allowExtra?: boolean } = {},
+): Validator<ObjectOf<Required, Optional>> {
+  return (value, varName) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(`${varName} is not a dict`);
+    const input = value as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [key, validate] of Object.entries(required)) {
+      if (!(key in input)) return fail(`${varName} is missing the '${key}' key`);
+      out[key] = validate(input[key], `${varName}[${JSON.stringify(key)}]`);
+    }
+    for (const [key, validate] of Object.entries(optional ?? {})) {
+      if (key in input && input[key] !== undefined) out[key] = validate(input[key], `${varName}[${JSON.stringify(key)}]`);
+    }
+    if (!options.allowExtra) {
+      for (const key of Object.keys(input)) {
+        if (!(key in required) && !(optional && key in optional)) {
+          return fail(`Argument "${key}" at ${varName} is unexpected`);
+        }
+      }
+    }
+    return out as ObjectOf<Required, Optional>;
+  };
+}
+
+/** A string-keyed dict whose values all pass `item`. */
+export function dict<T>(item: Validator<T>): Validator<Record<string, T>> {
+  return (value, varName) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(`${varName} is not a dict`);
+    const out: Record<string, T> = {};
+    for (const [key, element] of Object.entries(value)) out[key] = item(element, `${varName}[${JSON.stringify(key)}]`);
+    return out;
+  };
+}
+
+export function nullable<T>(inner: Validator<T>): Validator<T | null> {
+  return (value, varName) => (value === null ? null : inner(value, varName));
+}
+
+/**
+ * The first alternative that accepts the value wins; if none does, the error of the
+ * alternative matching the value's JSON type is reported (else the first one's).
+ */
+export function union<A, B>(a: Validator<A>, b: Validator<B>): Validator<A | B>;
+export function union<A, B, C>(a: Validator<A>, b: Validator<B>, c: Validator<C>): Validator<A | B | C>;
+export function union(...alternatives: Validator<unknown>[]): Validator<unknown> {
+  return (value, varName) => {
+    let firstError: unknown;
+    for (const alternative of alternatives) {
+      try {
+        return alternative(value, varName);
+      } catch (error) {
+        firstError ??= error;
+      }
+    }
+    throw firstError;
+  };
+}
+
+/** Applies `check` to an already-validated value (for cross-field or domain rules). */
+export function refine<T>(inner: Validator<T>, check: (value: T, varName: string) => void): Validator<T> {
+  return (value, varName) => {
+    const result = inner(value, varName);
+    check(result, varName);
+    return result;
+  };
+}

@@ -1,0 +1,404 @@
+// Zulip's message Markdown on top of the shared markdown-it renderer (markdown.ts): mentions
+// (@**Name**, @**Name|id**, @_**Name**, wildcards, @*group*), channel and topic links
+// (#**channel**, #**channel>topic**), the realm's linkifiers (pattern → RFC 6570 url_template,
+// expanded with uri-template-lite), and Zulip's code-block markup. Output follows
+// api_docs/message-formatting.md.
+//
+// Rendering is synchronous; what it needs from the database (users, groups, channels,
+// linkifiers named in the message) is loaded first by loadMarkdownData, the way Zulip's
+// MentionData is built before rendering.
+
+import type MarkdownIt from 'markdown-it';
+import type { TxClient } from '@teamchat/db';
+import { createMarkdownRenderer } from './markdown';
+import { streamAccess, type Viewer } from './streams';
+import { linkedUploadPathIds } from './attachments';
+
+type StateCore = MarkdownIt.StateCore;
+type StateInline = MarkdownIt.StateInline;
+type Token = MarkdownIt.Token;
+
+// uri-template-lite (RFC 6570 expansion) ships no type declarations.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { expand: expandUriTemplate } = require('uri-template-lite') as { expand(template: string, data: Record<string, unknown>): string };
+
+export const STREAM_WILDCARDS = ['all', 'everyone', 'stream', 'channel'];
+export const TOPIC_WILDCARD = 'topic';
+
+export interface MentionableUser {
+  id: number;
+  full_name: string;
+  is_bot: boolean;
+}
+
+export interface MentionableGroup {
+  id: number;
+  name: string;
+}
+
+export interface LinkableChannel {
+  id: number;
+  name: string;
+}
+
+export interface CompiledLinkifier {
+  regex: RegExp;
+  urlTemplate: string;
+}
+
+/** Everything a message's rendering looks up, loaded before rendering. */
+export interface MarkdownData {
+  usersByName: Map<string, MentionableUser>;
+  usersById: Map<number, MentionableUser>;
+  groupsByName: Map<string, MentionableGroup>;
+  channelsByName: Map<string, LinkableChannel>;
+  linkifiers: CompiledLinkifier[];
+}
+
+/** What rendering found: Zulip's MessageRenderingResult. */
+export interface RenderingResult {
+  html: string;
+  mentionedUserIds: Set<number>;
+  mentionedGroupIds: Set<number>;
+  streamWildcard: boolean;
+  topicWildcard: boolean;
+  hasLink: boolean;
+  hasImage: boolean;
+}
+
+const BEFORE_MENTION = /[\s'"(,:<]/;
+const USER_MENTION = /^@(_?)\*\*([^*]+)\*\*/;
+const GROUP_MENTION = /^@(_?)\*([^*]+)\*/;
+const CHANNEL_LINK = /^#\*\*([^*>]+)\*\*/;
+const TOPIC_LINK = /^#\*\*([^*>]+)>([^*]*)\*\*/;
+const IMAGE_PATH = /\.(bmp|gif|jpe?g|png|tiff?|webp)$/i;
+
+// ---------------------------------------------------------------- loading
+
+/** Names and ids the content might mention (before knowing what is inside code). */
+export function possibleMentions(content: string) {
+  const userNames = new Set<string>();
+  const userIds = new Set<number>();
+  const groupNames = new Set<string>();
+  const channelNames = new Set<string>();
+  for (const match of content.matchAll(/@_?\*\*([^*]+)\*\*/g)) {
+    const idSyntax = /^(.*)\|(\d+)$/.exec(match[1]);
+    if (idSyntax) userIds.add(Number(idSyntax[2]));
+    else userNames.add(match[1].toLowerCase());
+  }
+  for (const match of content.matchAll(/@_?\*([^*]+)\*/g)) groupNames.add(match[1].toLowerCase());
+  for (const match of content.matchAll(/#\*\*([^*>]+)(?:>[^*]*)?\*\*/g)) channelNames.add(match[1].toLowerCase());
+  return { userNames, userIds, groupNames, channelNames };
+}
+
+/** Zulip's linkifier pattern (Python regex syntax) as a JS regex, with Zulip's word boundaries. */
+export function compileLinkifier(pattern: string, urlTemplate: string): CompiledLinkifier | null {
+  const source = pattern.replace(/\(\?P</g, '(?<');
+  try {
+    return { regex: new RegExp(`(?<=^|[\\s\\p{Z}'"(,:<])(?:${source})(?=$|[^\\p{L}\\p{N}])`, 'gu'), urlTemplate };
+  } catch {
+    try {
+      return { regex: new RegExp(`(?<=^|[\\s'"(,:<])(?:${source})(?=$|[^A-Za-z0-9])`, 'g'), urlTemplate };
+    } catch {
+      return null;
+    }
+  }
+}
+
+type MarkdownReader = Pick<
+  TxClient,
+  'userProfile' | 'userGroup' | 'stream' | 'linkifier' | '$queryRaw' | 'subscription' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userMessage'
+>;
+
+/** The realm's linkifiers, compiled, in their order. */
+export async function loadLinkifiers(db: Pick<TxClient, 'linkifier'>, realmId: number): Promise<CompiledLinkifier[]> {
+  const rows = await db.linkifier.findMany({ where: { realm_id: realmId }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
+  return rows.map((row) => compileLinkifier(row.pattern, row.url_template)).filter((linkifier): linkifier is CompiledLinkifier => linkifier !== null);
+}
+
+/**
+ * Loads what `content` may reference: active users by name or id, active named groups,
+ * channels the sender can see, and the realm's linkifiers.
+ */
+export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, content: string): Promise<MarkdownData> {
+  const { userNames, userIds, groupNames, channelNames } = possibleMentions(content);
+  const realmId = sender.realm_id;
+  const [users, groups, channels, linkifiers] = await Promise.all([
+    userNames.size || userIds.size
+      ? db.userProfile.findMany({
+          where: {
+            realm_id: realmId,
+            is_active: true,
+            OR: [
+              ...[...userNames].map((name) => ({ full_name: { equals: name, mode: 'insensitive' as const } })),
+              ...(userIds.size ? [{ id: { in: [...userIds] } }] : []),
+            ],
+          },
+          select: { id: true, full_name: true, is_bot: true },
+          orderBy: { id: 'asc' },
+        })
+      : [],
+    groupNames.size
+      ? db.userGroup.findMany({
+          where: { realm_id: realmId, named: true, deactivated: false, OR: [...groupNames].map((name) => ({ name: { equals: name, mode: 'insensitive' as const } })) },
+          select: { id: true, name: true },
+        })
+      : [],
+    channelNames.size
+      ? db.stream.findMany({ where: { realm_id: realmId, OR: [...channelNames].map((name) => ({ name: { equals: name, mode: 'insensitive' as const } })) } })
+      : [],
+    loadLinkifiers(db, realmId),
+  ]);
+  const visibleChannels: LinkableChannel[] = [];
+  for (const channel of channels) {
+    if ((await streamAccess(db, sender, channel)).metadata) visibleChannels.push({ id: channel.id, name: channel.name });
+  }
+  const usersByName = new Map<string, MentionableUser>();
+  for (const user of users) if (!usersByName.has(user.full_name.toLowerCase())) usersByName.set(user.full_name.toLowerCase(), user);
+  return {
+    usersByName,
+    usersById: new Map(users.map((user) => [user.id, user])),
+    groupsByName: new Map(groups.map((group) => [group.name!.toLowerCase(), { id: group.id, name: group.name! }])),
+    channelsByName: new Map(visibleChannels.map((channel) => [channel.name.toLowerCase(), channel])),
+    linkifiers,
+  };
+}
+
+// ---------------------------------------------------------------- rendering
+
+interface RenderEnv {
+  data: MarkdownData;
+  result: Omit<RenderingResult, 'html'>;
+}
+
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** Zulip's hash_util_encode for narrow URLs. */
+function hashEncode(text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E').replace(/%/g, '.');
+}
+
+export function channelNarrowUrl(channel: LinkableChannel): string {
+  return `/#narrow/channel/${channel.id}-${hashEncode(channel.name.replace(/ /g, '-'))}`;
+}
+
+function pushHtml(state: StateInline, html: string): void {
+  const token = state.push('zulip_html', '', 0);
+  token.content = html;
+}
+
+function precededByBoundary(state: StateInline): boolean {
+  return state.pos === 0 || BEFORE_MENTION.test(state.src[state.pos - 1]);
+}
+
+function mentionRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x40 /* @ */ || !precededByBoundary(state)) return false;
+  const env = state.env as RenderEnv;
+  const rest = state.src.slice(state.pos);
+  const userMatch = USER_MENTION.exec(rest);
+  if (userMatch) {
+    const isSilent = userMatch[1] === '_';
+    const name = userMatch[2];
+    let html: string | null = null;
+    if (STREAM_WILDCARDS.includes(name)) {
+      html = `<span class="user-mention channel-wildcard-mention${isSilent ? ' silent' : ''}" data-user-id="*">${isSilent ? '' : '@'}${escapeHtml(name)}</span>`;
+      if (!isSilent && !silent) env.result.streamWildcard = true;
+    } else if (name === TOPIC_WILDCARD) {
+      html = `<span class="topic-mention${isSilent ? ' silent' : ''}">${isSilent ? '' : '@'}${escapeHtml(name)}</span>`;
+      if (!isSilent && !silent) env.result.topicWildcard = true;
+    } else {
+      const idSyntax = /^(.+)?\|(\d+)$/.exec(name);
+      let user: MentionableUser | undefined;
+      if (idSyntax) {
+        user = env.data.usersById.get(Number(idSyntax[2]));
+        if (user && idSyntax[1] !== undefined && user.full_name !== idSyntax[1]) user = undefined;
+      } else {
+        user = env.data.usersByName.get(name.toLowerCase());
+      }
+      if (user) {
+        html = `<span class="user-mention${isSilent ? ' silent' : ''}" data-user-id="${user.id}">${isSilent ? '' : '@'}${escapeHtml(user.full_name)}</span>`;
+        if (!isSilent && !silent) env.result.mentionedUserIds.add(user.id);
+      }
+    }
+    if (html === null) return false;
+    if (!silent) pushHtml(state, html);
+    state.pos += userMatch[0].length;
+    return true;
+  }
+  const groupMatch = GROUP_MENTION.exec(rest);
+  if (groupMatch) {
+    const isSilent = groupMatch[1] === '_';
+    const group = env.data.groupsByName.get(groupMatch[2].toLowerCase());
+    if (!group) return false;
+    if (!silent) {
+      pushHtml(state, `<span class="user-group-mention${isSilent ? ' silent' : ''}" data-user-group-id="${group.id}">${isSilent ? '' : '@'}${escapeHtml(group.name)}</span>`);
+      if (!isSilent) env.result.mentionedGroupIds.add(group.id);
+    }
+    state.pos += groupMatch[0].length;
+    return true;
+  }
+  return false;
+}
+
+function channelLinkRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x23 /* # */ || !precededByBoundary(state)) return false;
+  const env = state.env as RenderEnv;
+  const rest = state.src.slice(state.pos);
+  const topicMatch = TOPIC_LINK.exec(rest);
+  const match = topicMatch ?? CHANNEL_LINK.exec(rest);
+  if (!match) return false;
+  const channel = env.data.channelsByName.get(match[1].toLowerCase());
+  if (!channel) return false;
+  if (!silent) {
+    const url = channelNarrowUrl(channel);
+    if (topicMatch) {
+      const topic = topicMatch[2];
+      pushHtml(
+        state,
+        `<a class="stream-topic" data-stream-id="${channel.id}" href="${url}/topic/${hashEncode(topic)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`,
+      );
+    } else {
+      pushHtml(state, `<a class="stream" data-stream-id="${channel.id}" href="${url}">#${escapeHtml(channel.name)}</a>`);
+    }
+  }
+  state.pos += match[0].length;
+  return true;
+}
+
+/** Linkifier matches in `text`: earliest first, the first linkifier winning ties. */
+export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[]): { index: number; text: string; url: string }[] {
+  const matches: { index: number; text: string; url: string }[] = [];
+  let position = 0;
+  while (position < text.length) {
+    let best: { index: number; text: string; url: string } | null = null;
+    for (const linkifier of linkifiers) {
+      linkifier.regex.lastIndex = position;
+      const found = linkifier.regex.exec(text);
+      if (!found || found[0].length === 0) continue;
+      if (best === null || found.index < best.index) {
+        best = { index: found.index, text: found[0], url: expandUriTemplate(linkifier.urlTemplate, found.groups ?? {}) };
+      }
+    }
+    if (!best) break;
+    matches.push(best);
+    position = best.index + best.text.length;
+  }
+  return matches;
+}
+
+function linkifierRule(state: StateCore): void {
+  const env = state.env as RenderEnv;
+  if (env.data.linkifiers.length === 0) return;
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue;
+    const out: Token[] = [];
+    let linkDepth = 0;
+    for (const token of block.children) {
+      if (token.type === 'link_open') linkDepth++;
+      if (token.type === 'link_close') linkDepth--;
+      if (token.type !== 'text' || linkDepth > 0) {
+        out.push(token);
+        continue;
+      }
+      const matches = linkifierMatches(token.content, env.data.linkifiers);
+      if (matches.length === 0) {
+        out.push(token);
+        continue;
+      }
+      let last = 0;
+      for (const match of matches) {
+        if (match.index > last) {
+          const before = new state.Token('text', '', 0);
+          before.content = token.content.slice(last, match.index);
+          out.push(before);
+        }
+        const open = new state.Token('link_open', 'a', 1);
+        open.attrs = [['href', match.url]];
+        open.markup = 'linkifier';
+        const text = new state.Token('text', '', 0);
+        text.content = match.text;
+        const close = new state.Token('link_close', 'a', -1);
+        out.push(open, text, close);
+        last = match.index + match.text.length;
+      }
+      if (last < token.content.length) {
+        const after = new state.Token('text', '', 0);
+        after.content = token.content.slice(last);
+        out.push(after);
+      }
+    }
+    block.children = out;
+  }
+}
+
+/** Records links and images, and gives every link Zulip's title (its URL). */
+function linkFacts(state: StateCore): void {
+  const env = state.env as RenderEnv;
+  const visit = (tokens: Token[]) => {
+    for (const token of tokens) {
+      if (token.type === 'link_open') {
+        const href = token.attrGet('href') ?? '';
+        env.result.hasLink = true;
+        if (!token.attrGet('title')) token.attrSet('title', href);
+        if (href.includes('/user_uploads/') && IMAGE_PATH.test(href.split(/[?#]/)[0])) env.result.hasImage = true;
+      }
+      if (token.type === 'image') {
+        env.result.hasLink = true;
+        env.result.hasImage = true;
+      }
+      if (token.children) visit(token.children);
+    }
+  };
+  visit(state.tokens);
+}
+
+const PRETTY_LANGUAGES: Record<string, string> = {
+  py: 'Python', python: 'Python', python3: 'Python', js: 'JavaScript', javascript: 'JavaScript', ts: 'TypeScript', typescript: 'TypeScript',
+  java: 'Java', c: 'C', cpp: 'C++', 'c++': 'C++', cs: 'C#', csharp: 'C#', go: 'Go', golang: 'Go', rust: 'Rust', rs: 'Rust', rb: 'Ruby', ruby: 'Ruby',
+  sh: 'Bash', bash: 'Bash', shell: 'Bash', console: 'Bash Session', sql: 'SQL', json: 'JSON', yaml: 'YAML', yml: 'YAML', html: 'HTML', css: 'CSS',
+  xml: 'XML', md: 'Markdown', markdown: 'Markdown', text: 'Text only', kotlin: 'Kotlin', swift: 'Swift', php: 'PHP', haskell: 'Haskell', scala: 'Scala',
+};
+
+function codeBlock(content: string, language: string): string {
+  const pretty = language ? PRETTY_LANGUAGES[language.toLowerCase()] ?? language : '';
+  const attribute = pretty ? ` data-code-language="${escapeHtml(pretty)}"` : '';
+  return `<div class="codehilite"${attribute}><pre><span></span><code>${escapeHtml(content)}</code></pre></div>\n`;
+}
+
+function zulipMessageSyntax(md: MarkdownIt): void {
+  md.inline.ruler.before('emphasis', 'zulip_mention', mentionRule);
+  md.inline.ruler.before('emphasis', 'zulip_channel_link', channelLinkRule);
+  md.core.ruler.push('zulip_linkifiers', linkifierRule);
+  md.core.ruler.push('zulip_link_facts', linkFacts);
+  md.renderer.rules.zulip_html = (tokens, idx) => tokens[idx].content;
+  md.renderer.rules.fence = (tokens, idx, _options, env) => {
+    const token = tokens[idx];
+    const language = token.info.trim().split(/\s+/)[0] ?? '';
+    if (language === 'quote') return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    return codeBlock(token.content, language);
+  };
+  md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');
+}
+
+const messageRenderer = createMarkdownRenderer([zulipMessageSyntax]);
+
+/** Renders a message's Markdown with what `data` resolved (Zulip's render_message_markdown). */
+export function renderMessageMarkdown(content: string, data: MarkdownData): RenderingResult {
+  const env: RenderEnv = {
+    data,
+    result: { mentionedUserIds: new Set(), mentionedGroupIds: new Set(), streamWildcard: false, topicWildcard: false, hasLink: false, hasImage: false },
+  };
+  const html = messageRenderer.render(content, env).trim();
+  if (linkedUploadPathIds(content).some((path) => IMAGE_PATH.test(path))) env.result.hasImage = true;
+  return { html, ...env.result };
+}
+
+/** Links shown beside a topic: linkifier matches and plain URLs, in order (Zulip's topic_links). */
+export function topicLinks(topic: string, linkifiers: CompiledLinkifier[]): { text: string; url: string }[] {
+  const links = linkifierMatches(topic, linkifiers).map((match) => ({ index: match.index, text: match.text, url: match.url }));
+  for (const match of topic.matchAll(/https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]]/g)) {
+    const index = match.index ?? 0;
+    if (!links.some((link) => index >= link.index && index < link.index + link.text.length)) links.push({ index, text: match[0], url: match[0] });
+  }
+  return links.sort((a, b) => a.index - b.index).map(({ text, url }) => ({ text, url }));
+}

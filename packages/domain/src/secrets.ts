@@ -1,0 +1,48 @@
+// API keys and passwords. Neither is ever stored: API keys as a sha256 hash (they are 32
+// random characters, so a fast hash is enough and keeps the gateway's lookup cheap),
+// passwords with scrypt.
+
+import { createHash, randomBytes, randomInt, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+
+const API_KEY_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+export const API_KEY_LENGTH = 32;
+
+export function generateApiKey(): string {
+  let key = '';
+  for (let i = 0; i < API_KEY_LENGTH; i++) key += API_KEY_ALPHABET[randomInt(API_KEY_ALPHABET.length)];
+  return key;
+}
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex');
+}
+
+/** Zulip's has_api_key_format: exactly 32 alphanumeric characters. */
+export function hasApiKeyFormat(candidate: string): boolean {
+  return /^[0-9a-zA-Z]{32}$/.test(candidate);
+}
+
+const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1 };
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, 32, SCRYPT_PARAMS);
+  return `scrypt$${SCRYPT_PARAMS.N}$${salt.toString('base64')}$${hash.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string | null): Promise<boolean> {
+  if (!stored) return false;
+  const [scheme, n, saltText, hashText] = stored.split('$');
+  if (scheme !== 'scrypt' || !saltText || !hashText) return false;
+  const expected = Buffer.from(hashText, 'base64');
+  const actual = await scrypt(password, Buffer.from(saltText, 'base64'), expected.length, { ...SCRYPT_PARAMS, N: Number(n) });
+  return timingSafeEqual(actual, expected);
+}
+
+/** A random token for links and paths (invites, upload paths). */
+export function randomToken(bytes = 18): string {
+  return randomBytes(bytes).toString('base64url');
+}

@@ -1,0 +1,417 @@
+// Who may see a channel and its messages (Zulip's access_stream_common and has_message_access),
+// who must hear about a change to it, and the channel objects of the API.
+//
+// Content access: read messages, send, see subscribers. Metadata access: see the channel
+// exists and its settings. Public channels: every non-guest has content access; web-public
+// channels: everyone. Private channels: subscribers; members of can_add_subscribers_group and
+// can_subscribe_group have content access; administrators and members of
+// can_administer_channel_group have metadata access. Guests never gain access through a
+// group setting (those settings do not allow role:everyone).
+
+import { JsonableError } from '@teamchat/core';
+import type { Stream, TxClient } from '@teamchat/db';
+import { groupSettingApiValues, isUserInGroup, type GroupSettingValue } from './group-settings';
+import { SystemGroup } from './groups';
+import { isAdministrator, isGuest } from './roles';
+
+type Reader = Pick<TxClient, '$queryRaw' | 'subscription' | 'stream' | 'groupSetting' | 'userMessage' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'>;
+
+export interface Viewer {
+  id: number;
+  realm_id: number;
+  role: number;
+}
+
+export interface StreamAccess {
+  subscribed: boolean;
+  metadata: boolean;
+  content: boolean;
+}
+
+export const INVALID_CHANNEL_ID = 'Invalid channel ID';
+
+/** The channel group settings that open a private channel's content to their members. */
+export const CONTENT_ACCESS_SETTINGS = ['can_add_subscribers_group', 'can_subscribe_group'] as const;
+/** The channel group settings whose members can see a private channel exists. */
+export const METADATA_ACCESS_SETTINGS = ['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group'] as const;
+
+async function inStreamGroup(db: Reader, viewer: Viewer, streamId: number, settings: readonly string[]): Promise<boolean> {
+  if (isGuest(viewer.role)) return false;
+  const rows = await db.groupSetting.findMany({
+    where: { owner_kind: 'stream', owner_id: streamId, name: { in: [...settings] } },
+    select: { group_id: true },
+  });
+  for (const row of rows) {
+    if (await isUserInGroup(db, viewer.id, row.group_id)) return true;
+  }
+  return false;
+}
+
+export async function isSubscribed(db: Reader, userId: number, streamId: number): Promise<boolean> {
+  const sub = await db.subscription.findUnique({
+    where: { user_profile_id_stream_id: { user_profile_id: userId, stream_id: streamId } },
+    select: { active: true },
+  });
+  return sub?.active ?? false;
+}
+
+export async function streamAccess(db: Reader, viewer: Viewer, stream: Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>): Promise<StreamAccess> {
+  const none = { subscribed: false, metadata: false, content: false };
+  if (stream.realm_id !== viewer.realm_id) return none;
+  const subscribed = await isSubscribed(db, viewer.id, stream.id);
+  if (subscribed || stream.is_web_public || (!stream.invite_only && !isGuest(viewer.role))) {
+    return { subscribed, metadata: true, content: true };
+  }
+  if (await inStreamGroup(db, viewer, stream.id, CONTENT_ACCESS_SETTINGS)) {
+    return { subscribed, metadata: true, content: true };
+  }
+  if (isGuest(viewer.role)) return none;
+  if (isAdministrator(viewer.role) || (await inStreamGroup(db, viewer, stream.id, ['can_administer_channel_group']))) {
+    return { subscribed, metadata: true, content: false };
+  }
+  return none;
+}
+
+/**
+ * The channel `streamId` if the viewer may access it ("Invalid channel ID" otherwise, the
+ * same answer as for a channel that does not exist, so private channels do not leak).
+ * `requireActiveChannel` refuses archived channels the same way (Zulip's default for reads).
+ */
+export async function accessStreamById(
+  db: Reader,
+  viewer: Viewer,
+  streamId: number,
+  options: { requireContentAccess?: boolean; requireActiveChannel?: boolean } = {},
+): Promise<{ stream: Stream; access: StreamAccess }> {
+  const stream = await db.stream.findFirst({ where: { id: streamId, realm_id: viewer.realm_id } });
+  if (!stream) throw new JsonableError(INVALID_CHANNEL_ID);
+  if (options.requireActiveChannel && stream.is_archived) throw new JsonableError(INVALID_CHANNEL_ID);
+  const access = await streamAccess(db, viewer, stream);
+  if (!(options.requireContentAccess ?? true ? access.content : access.metadata)) throw new JsonableError(INVALID_CHANNEL_ID);
+  return { stream, access };
+}
+
+/**
+ * Whether the viewer may read a message: they received it (a user_message row), or it is in
+ * a channel they have content access to whose history is open to them.
+ */
+export async function hasMessageAccess(
+  db: Reader,
+  viewer: Viewer,
+  message: { id: number; realm_id: number; stream_id: number | null },
+): Promise<boolean> {
+  if (message.realm_id !== viewer.realm_id) return false;
+  const received = await db.userMessage.findUnique({
+    where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: message.id } },
+    select: { id: true },
+  });
+  if (received) return true;
+  if (message.stream_id === null) return false;
+  const stream = await db.stream.findUnique({ where: { id: message.stream_id } });
+  if (!stream) return false;
+  const access = await streamAccess(db, viewer, stream);
+  if (!access.content) return false;
+  // Protected history: only what one received as a subscriber.
+  if (stream.invite_only && !stream.history_public_to_subscribers) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- access for many channels at once
+
+/** Group ids that hold each setting of each channel: streamId → {setting name → group id}. */
+export type StreamSettingGroups = Map<number, Record<string, number>>;
+
+export async function streamSettingGroups(db: Pick<TxClient, 'groupSetting'>, streamIds: number[]): Promise<StreamSettingGroups> {
+  const result: StreamSettingGroups = new Map(streamIds.map((id) => [id, {}]));
+  if (streamIds.length === 0) return result;
+  const rows = await db.groupSetting.findMany({
+    where: { owner_kind: 'stream', owner_id: { in: streamIds } },
+    select: { owner_id: true, name: true, group_id: true },
+  });
+  for (const row of rows) result.get(row.owner_id)![row.name] = row.group_id;
+  return result;
+}
+
+/** Every group the user is in, directly or through subgroups (Zulip's recursive membership). */
+export async function userRecursiveGroupIds(db: Pick<TxClient, '$queryRaw'>, userId: number): Promise<Set<number>> {
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    WITH RECURSIVE groups(id) AS (
+      SELECT user_group_id FROM user_group_membership WHERE user_profile_id = ${userId}
+      UNION SELECT ggm.supergroup_id FROM group_group_membership ggm JOIN groups ON ggm.subgroup_id = groups.id
+    )
+    SELECT id FROM groups`;
+  return new Set(rows.map((row) => row.id));
+}
+
+/** What channel access checks need to know about one user, loaded once. */
+export interface ViewerContext {
+  viewer: Viewer;
+  groupIds: Set<number>;
+  subscribedStreamIds: Set<number>;
+}
+
+export async function loadViewerContext(db: Pick<TxClient, '$queryRaw'>, viewer: Viewer): Promise<ViewerContext> {
+  const [groupIds, subs] = await Promise.all([
+    userRecursiveGroupIds(db, viewer.id),
+    db.$queryRaw<{ stream_id: number }[]>`SELECT stream_id FROM subscription WHERE user_profile_id = ${viewer.id} AND active`,
+  ]);
+  return { viewer, groupIds, subscribedStreamIds: new Set(subs.map((row) => row.stream_id)) };
+}
+
+type AccessStream = Pick<Stream, 'id' | 'invite_only' | 'is_web_public'>;
+
+function inAnySetting(ctx: ViewerContext, settings: Record<string, number> | undefined, names: readonly string[]): boolean {
+  if (isGuest(ctx.viewer.role) || !settings) return false;
+  return names.some((name) => settings[name] !== undefined && ctx.groupIds.has(settings[name]));
+}
+
+export function hasContentAccess(ctx: ViewerContext, stream: AccessStream, settings: Record<string, number> | undefined): boolean {
+  if (stream.is_web_public || ctx.subscribedStreamIds.has(stream.id)) return true;
+  if (isGuest(ctx.viewer.role)) return false;
+  if (!stream.invite_only) return true;
+  return inAnySetting(ctx, settings, CONTENT_ACCESS_SETTINGS);
+}
+
+export function hasMetadataAccess(ctx: ViewerContext, stream: AccessStream, settings: Record<string, number> | undefined): boolean {
+  if (hasContentAccess(ctx, stream, settings)) return true;
+  if (isGuest(ctx.viewer.role)) return false;
+  return isAdministrator(ctx.viewer.role) || inAnySetting(ctx, settings, METADATA_ACCESS_SETTINGS);
+}
+
+/** Administrators administer every channel; others need can_administer_channel_group (never guests). */
+export function canAdministerChannel(ctx: ViewerContext, settings: Record<string, number> | undefined): boolean {
+  return isAdministrator(ctx.viewer.role) || inAnySetting(ctx, settings, ['can_administer_channel_group']);
+}
+
+/** Whether the viewer holds one of the channel's group settings (not through the admin role). */
+export function inChannelSetting(ctx: ViewerContext, settings: Record<string, number> | undefined, name: string): boolean {
+  return inAnySetting(ctx, settings, [name]);
+}
+
+// ---------------------------------------------------------------- who hears about a channel
+
+/** Active users of the realm; without guests when `nonGuestsOnly`. */
+export async function activeRealmUserIds(db: Pick<TxClient, '$queryRaw'>, realmId: number, options: { nonGuestsOnly?: boolean } = {}): Promise<number[]> {
+  const rows = options.nonGuestsOnly
+    ? await db.$queryRaw<{ id: number }[]>`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <> 600 ORDER BY id`
+    : await db.$queryRaw<{ id: number }[]>`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active ORDER BY id`;
+  return rows.map((row) => row.id);
+}
+
+/** Active administrators (and owners) of the realm, bots included. */
+export async function realmAdministratorIds(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<number[]> {
+  const rows = await db.$queryRaw<{ id: number }[]>`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <= 200 ORDER BY id`;
+  return rows.map((row) => row.id);
+}
+
+/** Active subscribers of each channel. */
+export async function activeSubscriberIds(db: Pick<TxClient, '$queryRaw'>, streamIds: number[]): Promise<Map<number, number[]>> {
+  const result = new Map<number, number[]>(streamIds.map((id) => [id, []]));
+  if (streamIds.length === 0) return result;
+  const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`
+    SELECT s.stream_id, s.user_profile_id AS user_id FROM subscription s
+    JOIN user_profile u ON u.id = s.user_profile_id AND u.is_active
+    WHERE s.stream_id = ANY(${streamIds}::int[]) AND s.active
+    ORDER BY s.user_profile_id`;
+  for (const row of rows) result.get(row.stream_id)!.push(row.user_id);
+  return result;
+}
+
+/** Active non-guest members (recursively) of the groups holding a channel's metadata-granting settings. */
+export async function metadataGroupMemberIds(db: Pick<TxClient, '$queryRaw'>, settings: Record<string, number>): Promise<number[]> {
+  const groupIds = METADATA_ACCESS_SETTINGS.map((name) => settings[name]).filter((id): id is number => id !== undefined);
+  if (groupIds.length === 0) return [];
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    WITH RECURSIVE groups(id) AS (
+      SELECT unnest(${groupIds}::int[])
+      UNION SELECT ggm.subgroup_id FROM group_group_membership ggm JOIN groups ON ggm.supergroup_id = groups.id
+    )
+    SELECT DISTINCT m.user_profile_id AS id FROM user_group_membership m JOIN groups ON m.user_group_id = groups.id
+    JOIN user_profile u ON u.id = m.user_profile_id AND u.is_active AND u.role <> 600
+    ORDER BY 1`;
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Everyone who can see the channel's settings (Zulip's can_access_stream_metadata_user_ids):
+ * web-public channels: everyone; public channels: every non-guest plus subscribed guests;
+ * private channels: subscribers,
+ * administrators and the members of the metadata-granting settings.
+ */
+export async function metadataAccessUserIds(
+  db: Pick<TxClient, '$queryRaw'>,
+  stream: Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>,
+  settings: Record<string, number>,
+): Promise<number[]> {
+  const subscribers = (await activeSubscriberIds(db, [stream.id])).get(stream.id)!;
+  // Guests can see web-public channels too.
+  if (!stream.invite_only && stream.is_web_public) return activeRealmUserIds(db, stream.realm_id);
+  if (!stream.invite_only) {
+    const nonGuests = await activeRealmUserIds(db, stream.realm_id, { nonGuestsOnly: true });
+    return sortedUnion(nonGuests, subscribers);
+  }
+  const [admins, groupMembers] = await Promise.all([realmAdministratorIds(db, stream.realm_id), metadataGroupMemberIds(db, settings)]);
+  return sortedUnion(subscribers, admins, groupMembers);
+}
+
+export function sortedUnion(...lists: number[][]): number[] {
+  return [...new Set(lists.flat())].sort((a, b) => a - b);
+}
+
+// ---------------------------------------------------------------- rule 7: deleting messages in a channel
+
+/**
+ * Whether the user may delete any message in the channel: the realm's
+ * can_delete_any_message_group or the channel's, with content access to the channel.
+ */
+export async function canDeleteAnyMessageInChannel(db: Reader, viewer: Viewer, stream: Stream): Promise<boolean> {
+  return canDeleteInChannel(db, viewer, stream, 'can_delete_any_message_group');
+}
+
+/** The same for one's own messages (can_delete_own_message_group). */
+export async function canDeleteOwnMessageInChannel(db: Reader, viewer: Viewer, stream: Stream): Promise<boolean> {
+  return canDeleteInChannel(db, viewer, stream, 'can_delete_own_message_group');
+}
+
+async function canDeleteInChannel(db: Reader, viewer: Viewer, stream: Stream, settingName: string): Promise<boolean> {
+  const access = await streamAccess(db, viewer, stream);
+  if (!access.content) return false;
+  const settings = await db.groupSetting.findMany({
+    where: {
+      OR: [
+        { owner_kind: 'realm', owner_id: stream.realm_id, name: settingName },
+        { owner_kind: 'stream', owner_id: stream.id, name: settingName },
+      ],
+    },
+    select: { group_id: true },
+  });
+  for (const setting of settings) {
+    if (await isUserInGroup(db, viewer.id, setting.group_id)) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- API objects
+
+/** The channel settings a client sees, in the order zulip.yaml lists them. */
+export const API_STREAM_GROUP_SETTINGS = [
+  'can_add_subscribers_group',
+  'can_remove_subscribers_group',
+  'can_administer_channel_group',
+  'can_send_message_group',
+  'can_subscribe_group',
+  'can_delete_any_message_group',
+  'can_delete_own_message_group',
+] as const;
+
+/** Legacy stream_post_policy, derived from can_send_message_group (Zulip's SYSTEM_GROUPS_ENUM_MAP). */
+const STREAM_POST_POLICY_BY_GROUP: Record<string, number> = {
+  [SystemGroup.EVERYONE]: 1,
+  [SystemGroup.ADMINISTRATORS]: 2,
+  [SystemGroup.FULL_MEMBERS]: 3,
+  [SystemGroup.MODERATORS]: 4,
+};
+
+export type ApiStream = Record<string, unknown> & { stream_id: number; name: string };
+
+/**
+ * The API objects of channels (zulip.yaml BasicChannel, plus the spec's folder_id,
+ * topics_policy and channel-level delete permissions), keyed by channel id.
+ */
+export async function streamApiDicts(db: Reader, streams: Stream[]): Promise<Map<number, ApiStream>> {
+  const settings = await streamSettingGroups(db, streams.map((stream) => stream.id));
+  const groupIds = [...settings.values()].flatMap((byName) => Object.values(byName));
+  const [values, named] = await Promise.all([
+    groupSettingApiValues(db, groupIds),
+    db.userGroup.findMany({ where: { id: { in: [...new Set(groupIds)] }, is_system_group: true }, select: { id: true, name: true } }),
+  ]);
+  const systemGroupName = new Map(named.map((group) => [group.id, group.name ?? '']));
+  const result = new Map<number, ApiStream>();
+  for (const stream of streams) {
+    const byName = settings.get(stream.id)!;
+    const valueOf = (name: string): GroupSettingValue | null => (byName[name] === undefined ? null : (values.get(byName[name]) ?? null));
+    const sendGroup = byName.can_send_message_group;
+    const postPolicy = STREAM_POST_POLICY_BY_GROUP[systemGroupName.get(sendGroup) ?? ''] ?? 1;
+    const dict: ApiStream = {
+      stream_id: stream.id,
+      name: stream.name,
+      is_archived: stream.is_archived,
+      description: stream.description,
+      date_created: Math.floor(stream.date_created.getTime() / 1000),
+      creator_id: stream.creator_id,
+      invite_only: stream.invite_only,
+      rendered_description: stream.rendered_description,
+      is_web_public: stream.is_web_public,
+      stream_post_policy: postPolicy,
+      message_retention_days: stream.message_retention_days,
+      history_public_to_subscribers: stream.history_public_to_subscribers,
+      first_message_id: stream.first_message_id,
+      is_recently_active: stream.is_recently_active,
+      is_announcement_only: postPolicy === 2,
+      stream_weekly_traffic: null,
+      folder_id: stream.folder_id,
+      topics_policy: stream.topics_policy,
+    };
+    for (const name of API_STREAM_GROUP_SETTINGS) dict[name] = valueOf(name);
+    result.set(stream.id, dict);
+  }
+  return result;
+}
+
+/** A subscription's own properties (Zulip's Subscription.API_FIELDS plus in_home_view). */
+export function subscriptionProperties(sub: {
+  color: string;
+  pin_to_top: boolean;
+  is_muted: boolean;
+  desktop_notifications: boolean | null;
+  audible_notifications: boolean | null;
+  push_notifications: boolean | null;
+  email_notifications: boolean | null;
+  wildcard_mentions_notify: boolean | null;
+}) {
+  return {
+    color: sub.color,
+    pin_to_top: sub.pin_to_top,
+    is_muted: sub.is_muted,
+    in_home_view: !sub.is_muted,
+    desktop_notifications: sub.desktop_notifications,
+    audible_notifications: sub.audible_notifications,
+    push_notifications: sub.push_notifications,
+    email_notifications: sub.email_notifications,
+    wildcard_mentions_notify: sub.wildcard_mentions_notify,
+  };
+}
+
+/** Channels above this size may answer include_subscribers=partial with partial_subscribers. */
+export const PARTIAL_SUBSCRIBERS_THRESHOLD = 250;
+
+/**
+ * Subscriber lists for `include_subscribers`: full lists, or with "partial" and a large
+ * channel, only its bots and the users active in the last 14 days (partial_subscribers).
+ */
+export async function subscriberFields(
+  db: Pick<TxClient, '$queryRaw'>,
+  streamIds: number[],
+  mode: boolean | 'partial',
+): Promise<Map<number, { subscribers: number[] } | { partial_subscribers: number[] }>> {
+  const result = new Map<number, { subscribers: number[] } | { partial_subscribers: number[] }>();
+  if (!mode || streamIds.length === 0) return result;
+  const all = await activeSubscriberIds(db, streamIds);
+  const large = mode === 'partial' ? streamIds.filter((id) => all.get(id)!.length >= PARTIAL_SUBSCRIBERS_THRESHOLD) : [];
+  let partial = new Map<number, number[]>();
+  if (large.length) {
+    const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`
+      SELECT s.stream_id, u.id AS user_id FROM subscription s
+      JOIN user_profile u ON u.id = s.user_profile_id AND u.is_active
+      LEFT JOIN user_presence p ON p.user_profile_id = u.id
+      WHERE s.stream_id = ANY(${large}::int[]) AND s.active
+        AND (u.is_bot OR u.last_active_at > now() - interval '14 days' OR p.last_active_time > now() - interval '14 days')
+      ORDER BY u.id`;
+    partial = new Map(large.map((id) => [id, []]));
+    for (const row of rows) partial.get(row.stream_id)!.push(row.user_id);
+  }
+  for (const id of streamIds) {
+    result.set(id, partial.has(id) ? { partial_subscribers: partial.get(id)! } : { subscribers: all.get(id)! });
+  }
+  return result;
+}

@@ -1,0 +1,2 @@
+export * from './deps';
+export * from './serve';

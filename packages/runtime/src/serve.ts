@@ -1,0 +1,123 @@
+// Listening and graceful shutdown, the same for every service: on SIGTERM/SIGINT stop
+// accepting connections, let the service hand back what it holds (e.g. parked polls),
+// finish in-flight requests, close connections, flush telemetry, exit 0.
+// Every served process also answers GET /metrics (Prometheus) whatever its handler is.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@teamchat/core';
+import { flushTelemetry, renderMetrics, setProcessLogger } from '@teamchat/telemetry';
+
+export interface RunningService {
+  /** Handles HTTP requests. */
+  handler: http.RequestListener;
+  /** Called first on shutdown: stop background work, answer parked requests. */
+  drain?(): Promise<void>;
+  /** Called last: close connections. */
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  name: string;
+  port: number;
+  host: string;
+  logger: Logger;
+  /** Longest wait for in-flight requests before closing anyway. */
+  shutdownTimeoutMs?: number;
+}
+
+export async function listen(handler: http.RequestListener, port: number, host: string): Promise<http.Server> {
+  const server = http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+
+export function serverUrl(server: http.Server): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://127.0.0.1:${port}`;
+}
+
+export interface ProcessState {
+  /** Set when shutdown has begun. */
+  stopping: boolean;
+}
+
+function pathOf(url: string | undefined): string {
+  const path = url ?? '/';
+  const query = path.indexOf('?');
+  return query === -1 ? path : path.slice(0, query);
+}
+
+/**
+ * The process-level endpoints in front of a service's handler: GET /metrics, and once shutdown
+ * has begun a 503 from /health/ready (so no new work is routed here) and `Connection: close`
+ * on every response (so keep-alive clients move to another replica).
+ */
+export function withProcessEndpoints(handler: http.RequestListener, state: ProcessState): http.RequestListener {
+  return (req, res) => {
+    const path = pathOf(req.url);
+    if (path === '/metrics' && req.method === 'GET') {
+      renderMetrics().then(
+        ({ contentType, body }) => {
+          res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) }).end(body);
+        },
+        (error: Error) => {
+          res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error.message}\n`);
+        },
+      );
+      return;
+    }
+    if (state.stopping) {
+      res.setHeader('Connection', 'close');
+      if (path === '/health/ready') {
+        res.writeHead(503, { 'Content-Type': 'application/json' }).end('{"status":"stopping"}');
+        return;
+      }
+    }
+    handler(req, res);
+  };
+}
+
+/** Boots a service: listen, log, and shut down cleanly on SIGTERM or SIGINT. */
+export async function serve(service: RunningService, options: ServeOptions): Promise<http.Server> {
+  setProcessLogger(options.logger);
+  const state: ProcessState = { stopping: false };
+  const server = await listen(withProcessEndpoints(service.handler, state), options.port, options.host);
+  options.logger.info({ url: serverUrl(server) }, `${options.name} listening`);
+  const shutdown = async (signal: string) => {
+    if (state.stopping) return;
+    state.stopping = true;
+    const started = Date.now();
+    options.logger.info({ signal }, `${options.name} shutting down`);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Keep-alive connections close as soon as their current response is done.
+    server.closeIdleConnections();
+    const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+    try {
+      await service.drain?.();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, options.shutdownTimeoutMs ?? 10_000)))]);
+      clearTimeout(timer);
+      clearInterval(idleSweep);
+      server.closeAllConnections();
+      await service.close();
+      await flushTelemetry();
+      options.logger.info({ signal, ms: Date.now() - started }, `${options.name} stopped`);
+      process.exit(0);
+    } catch (error) {
+      clearInterval(idleSweep);
+      options.logger.error({ err: error }, 'shutdown failed');
+      await flushTelemetry();
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  return server;
+}

@@ -1,0 +1,63 @@
+// The initial state POST /register returns, built from sections. Each domain contributes
+// its sections in its own file under sections/ and lists them in sections/index.ts; the
+// event tier only asks the registry. A section runs inside the register transaction
+// (one REPEATABLE READ snapshot), so every section sees the same moment.
+
+import type { Realm, TxClient, UserProfile } from '@teamchat/db';
+
+export interface ClientCapabilities {
+  notification_settings_null?: boolean;
+  bulk_message_deletion?: boolean;
+  user_avatar_url_field_optional?: boolean;
+  stream_typing_notifications?: boolean;
+  user_settings_object?: boolean;
+  linkifier_url_template?: boolean;
+  user_list_incomplete?: boolean;
+  include_deactivated_groups?: boolean;
+  archived_channels?: boolean;
+  empty_topic_name?: boolean;
+  simplified_presence_events?: boolean;
+  [name: string]: boolean | undefined;
+}
+
+export interface RegisterOptions {
+  applyMarkdown: boolean;
+  clientGravatar: boolean;
+  includeSubscribers: boolean | 'partial';
+  /** The queue's narrow, in the object form ({operator, operand, negated}). */
+  narrow: { operator: string; operand: unknown; negated?: boolean }[];
+  allPublicStreams: boolean;
+  capabilities: ClientCapabilities;
+  /** Presence keyed by user id, in the modern format. */
+  slimPresence?: boolean;
+  /** How many days of presence history to send (null: the server's default). */
+  presenceHistoryLimitDays?: number | null;
+}
+
+export interface StateContext {
+  db: TxClient;
+  realm: Realm;
+  user: UserProfile;
+  options: RegisterOptions;
+  /** Scheme clients reach the server by, for absolute URLs (e.g. "https"). */
+  scheme: string;
+}
+
+export interface StateSection {
+  /** The event type, as named in `fetch_event_types`, that asks for this section. */
+  eventType: string;
+  /** Returns the keys this section adds to the register response. */
+  fetch(ctx: StateContext): Promise<Record<string, unknown>>;
+}
+
+/** The sections to fetch for `fetchEventTypes` (null: all of them, Zulip's default). */
+export function sectionsFor(sections: StateSection[], fetchEventTypes: string[] | null): StateSection[] {
+  return fetchEventTypes === null ? sections : sections.filter((section) => fetchEventTypes.includes(section.eventType));
+}
+
+/** Runs the sections in order and merges their keys. */
+export async function fetchInitialState(sections: StateSection[], ctx: StateContext): Promise<Record<string, unknown>> {
+  const state: Record<string, unknown> = {};
+  for (const section of sections) Object.assign(state, await section.fetch(ctx));
+  return state;
+}

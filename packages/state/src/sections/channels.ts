@@ -1,0 +1,132 @@
+// Register state of the channels domain (Zulip's fetch_initial_state_data for subscription,
+// stream, default_streams, user_topic, muted_topics and channel_folder).
+
+import type { Stream, Subscription } from '@teamchat/db';
+import {
+  hasMetadataAccess,
+  loadViewerContext,
+  streamApiDicts,
+  streamSettingGroups,
+  subscriberFields,
+  subscriptionProperties,
+} from '@teamchat/domain';
+import type { StateContext, StateSection } from '../registry';
+
+const viewerOf = (ctx: StateContext) => ({ id: ctx.user.id, realm_id: ctx.user.realm_id, role: ctx.user.role });
+
+/** The realm's channels the user can see exist; archived ones only for clients that handle them. */
+async function visibleStreams(ctx: StateContext): Promise<{ streams: Stream[]; subscriptions: Subscription[] }> {
+  const includeArchived = Boolean(ctx.options.capabilities.archived_channels);
+  const [candidates, subscriptions, viewer] = await Promise.all([
+    ctx.db.stream.findMany({ where: { realm_id: ctx.realm.id, ...(includeArchived ? {} : { is_archived: false }) }, orderBy: { id: 'asc' } }),
+    ctx.db.subscription.findMany({ where: { user_profile_id: ctx.user.id }, orderBy: { stream_id: 'asc' } }),
+    loadViewerContext(ctx.db, viewerOf(ctx)),
+  ]);
+  const settings = await streamSettingGroups(ctx.db, candidates.map((stream) => stream.id));
+  const streams = candidates.filter((stream) => hasMetadataAccess(viewer, stream, settings.get(stream.id)));
+  return { streams, subscriptions };
+}
+
+const subscriptionSection: StateSection = {
+  eventType: 'subscription',
+  async fetch(ctx) {
+    const { streams, subscriptions } = await visibleStreams(ctx);
+    const byId = new Map(streams.map((stream) => [stream.id, stream]));
+    const subByStream = new Map(subscriptions.map((sub) => [sub.stream_id, sub]));
+    const [dicts, subscribers] = await Promise.all([
+      streamApiDicts(ctx.db, streams),
+      subscriberFields(ctx.db, streams.map((stream) => stream.id), ctx.options.includeSubscribers),
+    ]);
+    const withSubscribers = (id: number) => ({ ...dicts.get(id)!, ...(subscribers.get(id) ?? {}) });
+    // A subscription survives losing access to a private channel; it is then not shown.
+    const subscribed = subscriptions.filter((sub) => sub.active && byId.has(sub.stream_id));
+    const unsubscribed = subscriptions.filter((sub) => !sub.active && byId.has(sub.stream_id));
+    return {
+      subscriptions: subscribed.map((sub) => ({ ...withSubscribers(sub.stream_id), ...subscriptionProperties(sub) })),
+      unsubscribed: unsubscribed.map((sub) => ({ ...withSubscribers(sub.stream_id), ...subscriptionProperties(sub) })),
+      never_subscribed: streams.filter((stream) => !subByStream.has(stream.id)).map((stream) => withSubscribers(stream.id)),
+    };
+  },
+};
+
+const streamSection: StateSection = {
+  eventType: 'stream',
+  async fetch(ctx) {
+    const { streams } = await visibleStreams(ctx);
+    const dicts = await streamApiDicts(ctx.db, streams);
+    return { streams: streams.map((stream) => dicts.get(stream.id)!) };
+  },
+};
+
+const defaultStreamsSection: StateSection = {
+  eventType: 'default_streams',
+  async fetch(ctx) {
+    const rows = await ctx.db.stream.findMany({ where: { realm_id: ctx.realm.id, is_default: true, is_archived: false }, select: { id: true }, orderBy: { id: 'asc' } });
+    return { realm_default_streams: rows.map((row) => row.id) };
+  },
+};
+
+/** Default channel groups are not offered: the list is always empty. */
+const defaultStreamGroupsSection: StateSection = {
+  eventType: 'default_stream_groups',
+  async fetch() {
+    return { realm_default_stream_groups: [] };
+  },
+};
+
+const userTopicSection: StateSection = {
+  eventType: 'user_topic',
+  async fetch(ctx) {
+    const rows = await ctx.db.userTopic.findMany({ where: { user_profile_id: ctx.user.id }, orderBy: { id: 'asc' } });
+    return {
+      user_topics: rows.map((row) => ({
+        stream_id: row.stream_id,
+        topic_name: row.topic_name,
+        last_updated: Math.floor(row.last_updated.getTime() / 1000),
+        visibility_policy: row.visibility_policy,
+      })),
+    };
+  },
+};
+
+/** The deprecated muted_topics list: [channel name, topic, muted at] of every muted topic. */
+const mutedTopicsSection: StateSection = {
+  eventType: 'muted_topics',
+  async fetch(ctx) {
+    const rows = await ctx.db.userTopic.findMany({
+      where: { user_profile_id: ctx.user.id, visibility_policy: 1 },
+      include: { stream: { select: { name: true } } },
+      orderBy: { id: 'asc' },
+    });
+    return { muted_topics: rows.map((row) => [row.stream.name, row.topic_name, Math.floor(row.last_updated.getTime() / 1000)]) };
+  },
+};
+
+const channelFolderSection: StateSection = {
+  eventType: 'channel_folder',
+  async fetch(ctx) {
+    const folders = await ctx.db.channelFolder.findMany({ where: { realm_id: ctx.realm.id }, orderBy: { id: 'asc' } });
+    return {
+      channel_folders: folders.map((folder) => ({
+        id: folder.id,
+        name: folder.name,
+        description: folder.description,
+        rendered_description: folder.rendered_description,
+        creator_id: folder.creator_id,
+        date_created: Math.floor(folder.date_created.getTime() / 1000),
+        is_archived: folder.is_archived,
+        order: folder.order,
+      })),
+    };
+  },
+};
+
+export const CHANNEL_SECTIONS: StateSection[] = [
+  subscriptionSection,
+  streamSection,
+  defaultStreamsSection,
+  defaultStreamGroupsSection,
+  userTopicSection,
+  mutedTopicsSection,
+  channelFolderSection,
+];

@@ -1,0 +1,52 @@
+// Server-level keys of POST /register (Zulip sends them with the `realm` event type): limits,
+// protocol timings and server capabilities. They do not depend on the user; the two topic
+// keys are the ones the event tier's empty-topic rewrite relies on, so they are here too (the
+// realm section may send the same values).
+
+import { SERVER_LIMITS } from '@teamchat/domain';
+import type { StateSection } from '../registry';
+
+/** Changes on every server start, as Zulip's settings.SERVER_GENERATION does. */
+const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+export const serverSection: StateSection = {
+  eventType: 'realm',
+  async fetch({ realm }) {
+    return {
+      max_stream_name_length: SERVER_LIMITS.max_stream_name_length,
+      max_stream_description_length: SERVER_LIMITS.max_stream_description_length,
+      max_topic_length: SERVER_LIMITS.max_topic_length,
+      max_message_length: SERVER_LIMITS.max_message_length,
+      max_file_upload_size_mib: SERVER_LIMITS.max_file_upload_size_mib,
+      max_avatar_file_size_mib: 5,
+      max_icon_file_size_mib: 5,
+      max_logo_file_size_mib: 5,
+      event_queue_longpoll_timeout_seconds: SERVER_LIMITS.event_queue_longpoll_timeout_seconds,
+      server_typing_started_wait_period_milliseconds: SERVER_LIMITS.server_typing_started_wait_period_milliseconds,
+      server_typing_stopped_wait_period_milliseconds: SERVER_LIMITS.server_typing_stopped_wait_period_milliseconds,
+      server_typing_started_expiry_period_milliseconds: SERVER_LIMITS.server_typing_started_expiry_period_milliseconds,
+      server_presence_ping_interval_seconds: 60,
+      server_presence_offline_threshold_seconds: 140,
+      server_generation: SERVER_GENERATION,
+      server_inline_image_preview: true,
+      server_inline_url_embed_preview: false,
+      server_avatar_changes_disabled: false,
+      server_name_changes_disabled: false,
+      server_needs_upgrade: false,
+      server_web_public_streams_enabled: true,
+      server_can_summarize_topics: false,
+      server_jitsi_server_url: null,
+      server_min_deactivated_realm_deletion_days: 0,
+      server_max_deactivated_realm_deletion_days: null,
+      development_environment: false,
+      password_min_length: 6,
+      password_max_length: 100,
+      password_min_guesses: 10000,
+      settings_send_digest_emails: false,
+      zulip_plan_is_not_limited: true,
+      upgrade_text_for_wide_organization_logo: '',
+      realm_empty_topic_display_name: SERVER_LIMITS.realm_empty_topic_display_name,
+      realm_topics_policy: realm.topics_policy,
+    };
+  },
+};

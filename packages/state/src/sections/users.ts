@@ -1,0 +1,232 @@
+// Register state of the users domain (Zulip's fetch_initial_state_data for realm_user,
+// realm_user_groups, user_settings and its legacy forms, custom_profile_fields,
+// navigation_view, realm_linkifiers, realm_filters, realm_bot and presence).
+
+import type { UserProfile } from '@teamchat/db';
+import {
+  apiUserDict,
+  avatarUrl,
+  hasRealmPermission,
+  inaccessibleUserDict,
+  inaccessibleUserIds,
+  isAdministrator,
+  isModerator,
+  PROFILE_FIELD_TYPES,
+  profileFieldDict,
+  realmPresence,
+  roleFlags,
+  userGroupDicts,
+  userSettings,
+  type ProfileData,
+} from '@teamchat/domain';
+import type { StateContext, StateSection } from '../registry';
+
+async function profileDataByUser(ctx: StateContext): Promise<Map<number, ProfileData>> {
+  const values = await ctx.db.customProfileFieldValue.findMany({ where: { field: { realm_id: ctx.realm.id } }, orderBy: { field_id: 'asc' } });
+  const byUser = new Map<number, ProfileData>();
+  for (const row of values) {
+    const data = byUser.get(row.user_profile_id) ?? {};
+    data[String(row.field_id)] = row.rendered_value === null ? { value: row.value } : { value: row.value, rendered_value: row.rendered_value };
+    byUser.set(row.user_profile_id, data);
+  }
+  return byUser;
+}
+
+const realmUserSection: StateSection = {
+  eventType: 'realm_user',
+  async fetch(ctx) {
+    const { db, realm, user, options } = ctx;
+    const users = await db.userProfile.findMany({ where: { realm_id: realm.id }, orderBy: { id: 'asc' } });
+    const [hidden, profiles] = await Promise.all([inaccessibleUserIds(db, user, users), profileDataByUser(ctx)]);
+    const listIncomplete = Boolean(options.capabilities.user_list_incomplete);
+    const dict = (target: UserProfile) =>
+      hidden.has(target.id)
+        ? inaccessibleUserDict(target.id, realm)
+        : apiUserDict(target, user, { clientGravatar: options.clientGravatar, profileData: profiles.get(target.id) ?? {} });
+    const visible = (target: UserProfile) => !(listIncomplete && hidden.has(target.id));
+    const permission = (name: string) => hasRealmPermission(db, user, name);
+    const [publicChannels, privateChannels, webPublicChannels, subscribeOthers, invite] = await Promise.all([
+      permission('can_create_public_channel_group'),
+      permission('can_create_private_channel_group'),
+      permission('can_create_web_public_channel_group'),
+      permission('can_add_subscribers_group'),
+      permission('can_invite_users_group'),
+    ]);
+    const flags = roleFlags(user.role);
+    return {
+      realm_users: users.filter((target) => target.is_active && visible(target)).map(dict),
+      realm_non_active_users: users.filter((target) => !target.is_active && visible(target)).map(dict),
+      cross_realm_bots: [],
+      avatar_source: user.avatar_source,
+      avatar_url: avatarUrl(user),
+      avatar_url_medium: avatarUrl(user).replace(/version=/, 's=500&version='),
+      can_create_streams: publicChannels || privateChannels,
+      can_create_public_streams: publicChannels,
+      can_create_private_streams: privateChannels,
+      can_create_web_public_streams: webPublicChannels && realm.enable_spectator_access,
+      can_subscribe_other_users: subscribeOthers,
+      can_invite_others_to_realm: invite,
+      is_admin: flags.is_admin,
+      is_owner: flags.is_owner,
+      is_moderator: isModerator(user.role),
+      is_guest: flags.is_guest,
+      user_id: user.id,
+      email: user.email,
+      delivery_email: user.delivery_email,
+      full_name: user.full_name,
+    };
+  },
+};
+
+const realmUserGroupsSection: StateSection = {
+  eventType: 'realm_user_groups',
+  async fetch({ db, realm, options }) {
+    return { realm_user_groups: await userGroupDicts(db, realm.id, { includeDeactivated: Boolean(options.capabilities.include_deactivated_groups) }) };
+  },
+};
+
+/** Legacy top-level notification settings (Zulip's notification_settings_legacy). */
+const NOTIFICATION_SETTINGS_LEGACY = [
+  'enable_desktop_notifications',
+  'enable_digest_emails',
+  'enable_login_emails',
+  'enable_marketing_emails',
+  'email_notifications_batching_period_seconds',
+  'enable_offline_email_notifications',
+  'enable_offline_push_notifications',
+  'enable_online_push_notifications',
+  'enable_sounds',
+  'enable_stream_desktop_notifications',
+  'enable_stream_email_notifications',
+  'enable_stream_push_notifications',
+  'enable_stream_audible_notifications',
+  'wildcard_mentions_notify',
+  'message_content_in_email_notifications',
+  'notification_sound',
+  'pm_content_in_desktop_notifications',
+  'desktop_icon_count_display',
+  'realm_name_in_email_notifications_policy',
+  'presence_enabled',
+  'available_notification_sounds',
+] as const;
+
+/** Legacy top-level display settings (Zulip's display_settings_legacy). */
+const DISPLAY_SETTINGS_LEGACY = [
+  'color_scheme',
+  'default_language',
+  'demote_inactive_streams',
+  'emojiset',
+  'enable_drafts_synchronization',
+  'fluid_layout_width',
+  'web_home_view',
+  'high_contrast_mode',
+  'left_side_userlist',
+  'starred_message_counts',
+  'timezone',
+  'translate_emoticons',
+  'twenty_four_hour_time',
+  'receives_typing_notifications',
+  'enter_sends',
+  'emojiset_choices',
+] as const;
+
+const userSettingsSection: StateSection = {
+  eventType: 'user_settings',
+  async fetch({ user }) {
+    return { user_settings: userSettings(user) };
+  },
+};
+
+function legacySettingsSection(eventType: string, names: readonly string[]): StateSection {
+  return {
+    eventType,
+    async fetch({ user, options }) {
+      if (options.capabilities.user_settings_object) return {};
+      const settings = userSettings(user) as Record<string, unknown>;
+      return Object.fromEntries(names.map((name) => [name, settings[name]]));
+    },
+  };
+}
+
+const customProfileFieldsSection: StateSection = {
+  eventType: 'custom_profile_fields',
+  async fetch({ db, realm }) {
+    const fields = await db.customProfileField.findMany({ where: { realm_id: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
+    return {
+      custom_profile_fields: fields.map(profileFieldDict),
+      custom_profile_field_types: Object.fromEntries(PROFILE_FIELD_TYPES.map((type) => [type.keyword, { id: type.id, name: type.name }])),
+    };
+  },
+};
+
+const navigationViewsSection: StateSection = {
+  eventType: 'navigation_view',
+  async fetch({ db, user }) {
+    const views = await db.navigationView.findMany({ where: { user_profile_id: user.id }, orderBy: { id: 'asc' } });
+    return { navigation_views: views.map((view) => ({ fragment: view.fragment, is_pinned: view.is_pinned, name: view.name })) };
+  },
+};
+
+const realmLinkifiersSection: StateSection = {
+  eventType: 'realm_linkifiers',
+  async fetch({ db, realm }) {
+    const linkifiers = await db.linkifier.findMany({ where: { realm_id: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
+    return { realm_linkifiers: linkifiers.map((l) => ({ pattern: l.pattern, url_template: l.url_template, id: l.id })) };
+  },
+};
+
+/** Zulip stopped filling the legacy realm_filters at feature level 176: always empty. */
+const realmFiltersSection: StateSection = {
+  eventType: 'realm_filters',
+  async fetch() {
+    return { realm_filters: [] };
+  },
+};
+
+const realmBotSection: StateSection = {
+  eventType: 'realm_bot',
+  async fetch({ db, realm, user }) {
+    // Administrators see every bot, others the ones they own. API keys are stored hashed
+    // (docs/adr/0003), so unlike Zulip there is no api_key to show here.
+    const bots = await db.userProfile.findMany({
+      where: { realm_id: realm.id, is_bot: true, ...(isAdministrator(user.role) ? {} : { bot_owner_id: user.id }) },
+      orderBy: { id: 'asc' },
+    });
+    return {
+      realm_bots: bots.map((bot) => ({
+        user_id: bot.id,
+        full_name: bot.full_name,
+        email: bot.email,
+        bot_type: bot.bot_type,
+        is_active: bot.is_active,
+        avatar_url: avatarUrl(bot),
+        owner_id: bot.bot_owner_id,
+        default_sending_stream: null,
+        default_events_register_stream: null,
+        default_all_public_streams: false,
+        services: [],
+      })),
+    };
+  },
+};
+
+const presenceSection: StateSection = {
+  eventType: 'presence',
+  async fetch({ db, user, options }) {
+    return realmPresence(db, user, { slim: Boolean(options.slimPresence), historyDays: options.presenceHistoryLimitDays });
+  },
+};
+
+export const USER_SECTIONS: StateSection[] = [
+  realmUserSection,
+  realmUserGroupsSection,
+  userSettingsSection,
+  legacySettingsSection('update_display_settings', DISPLAY_SETTINGS_LEGACY),
+  legacySettingsSection('update_global_notifications', NOTIFICATION_SETTINGS_LEGACY),
+  customProfileFieldsSection,
+  navigationViewsSection,
+  realmLinkifiersSection,
+  realmFiltersSection,
+  realmBotSection,
+  presenceSection,
+];

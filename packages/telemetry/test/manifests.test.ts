@@ -1,0 +1,369 @@
+// The deployment descriptions, checked without Docker or a cluster: docker-compose.yml against
+// the Compose specification's schema, the kustomize overlays rendered and checked against the
+// Kubernetes API schemas, infra/Dockerfile's shape, and the wiring between all of them and the
+// services themselves (names, ports, variables, probes, resources, autoscaling signals).
+
+import fs from 'node:fs';
+import path from 'node:path';
+import Ajv from 'ajv';
+import YAML from 'yaml';
+import { eventTierMetrics, jobMetrics } from '@teamchat/telemetry';
+import { containersOf, podTemplate, readYamlDocuments, renderKustomization, resourceId, strategicMerge, type Resource } from './support/kustomize';
+import { schemaErrors, unknownFieldErrors } from './support/kubernetes-schema';
+import { repoRoot, stackServices } from './support/processes';
+import { defaultPort, isPlatformVariable, REQUIRED_VARIABLES, serviceFolders, variablesReadBy } from './support/service-config';
+
+jest.setTimeout(60_000);
+
+const { gatewayPort, services: STACK } = stackServices();
+/** Every process of the stack with its port: scripts/lib/services.mjs plus the gateway. */
+const PROCESSES = [{ name: 'gateway', port: gatewayPort }, ...STACK.map(({ name, port }) => ({ name, port }))];
+const HTTP_BACKENDS = STACK.filter((service) => service.urlVar);
+const LONG_POLL_SECONDS = 90;
+
+const read = (file: string) => fs.readFileSync(path.join(repoRoot, file), 'utf8');
+/** The name a metric is exported under (prom-client keeps it on the metric). */
+const metricName = (metric: object) => (metric as { name: string }).name;
+
+test('scripts/lib/services.mjs, the services and their env defaults agree on every process and port', () => {
+  expect(PROCESSES.map((process) => process.name).sort()).toEqual(serviceFolders());
+  for (const { name, port } of PROCESSES) expect([name, defaultPort(name)]).toEqual([name, port]);
+});
+
+describe('docker-compose.yml', () => {
+  const compose = YAML.parse(read('docker-compose.yml'), { merge: true });
+  const schema = JSON.parse(fs.readFileSync(path.join(__dirname, 'schemas/compose-spec.json'), 'utf8'));
+  delete schema.$schema;
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+
+  test('is valid against the Compose specification (and the check catches a misspelt key)', () => {
+    expect(validate(compose) ? [] : validate.errors).toEqual([]);
+    const broken = structuredClone(compose);
+    broken.services.users.healtcheck = broken.services.users.healthcheck;
+    expect(validate(broken)).toBe(false);
+  });
+
+  test('every process is a service built from infra/Dockerfile, with a pinned image, its port, probes and dependencies', () => {
+    for (const { name, port } of PROCESSES) {
+      const service = compose.services[name];
+      expect([name, service?.build]).toEqual([name, { context: '.', dockerfile: 'infra/Dockerfile', target: 'runtime', args: { SERVICE: name } }]);
+      expect(service.image).toBe(`teamchat/${name}:0.1.0`);
+      expect([name, service.environment.PORT]).toEqual([name, String(port)]);
+      expect(service.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${port}/health/ready`);
+      expect(service.depends_on).toMatchObject({
+        postgres: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+        migrate: { condition: 'service_completed_successfully' },
+      });
+      expect(service.read_only).toBe(true);
+    }
+    // Only the gateway is published.
+    const published = Object.entries(compose.services).filter(([, service]: [string, any]) => service.ports).map(([name]) => name);
+    expect(published.filter((name) => PROCESSES.some((process) => process.name === name))).toEqual(['gateway']);
+    expect(compose.services.gateway.ports).toEqual(['${TEAMCHAT_PORT:-9991}:9991']);
+    for (const { name } of HTTP_BACKENDS) expect(compose.services.gateway.depends_on[name]).toEqual({ condition: 'service_healthy' });
+  });
+
+  test('every variable a service is given is one it reads, the required ones are set, and service URLs point at the services', () => {
+    for (const { name } of PROCESSES) {
+      const environment = compose.services[name].environment as Record<string, string>;
+      const known = variablesReadBy(name);
+      const unknown = Object.keys(environment).filter((variable) => !known.has(variable) && !isPlatformVariable(variable));
+      expect([name, unknown]).toEqual([name, []]);
+      for (const variable of REQUIRED_VARIABLES) expect([name, variable, Boolean(environment[variable])]).toEqual([name, variable, true]);
+      expect(environment.HOST).toBe('0.0.0.0');
+      for (const backend of HTTP_BACKENDS) expect(environment[backend.urlVar!]).toBe(`http://${backend.name}:${backend.port}`);
+      // Traces are exported only when the operator sets an endpoint.
+      expect(environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+    }
+    expect(compose.services.uploads.environment).toMatchObject({ UPLOADS_STORAGE: 's3', UPLOADS_S3_ENDPOINT: 'http://minio:9000', UPLOADS_S3_FORCE_PATH_STYLE: 'true' });
+    expect(compose.services.uploads.depends_on['minio-setup']).toEqual({ condition: 'service_completed_successfully' });
+  });
+
+  test('data stores use the production configuration; the migration runs once before the services', () => {
+    expect(compose.services.redis.volumes).toContain('./infra/redis/redis.conf:/usr/local/etc/redis/redis.conf:ro');
+    const redisConf = read('infra/redis/redis.conf');
+    expect(redisConf).toMatch(/^maxmemory-policy noeviction$/m);
+    expect(redisConf).toMatch(/^appendonly yes$/m);
+    expect(compose.services.postgres.command).toEqual(['postgres', '-c', 'config_file=/etc/postgresql/postgresql.conf']);
+    expect(compose.services.postgres.volumes).toContain('./infra/postgres/postgresql.conf:/etc/postgresql/postgresql.conf:ro');
+    expect(compose.services.migrate).toMatchObject({ build: { target: 'migrate' }, restart: 'no', depends_on: { postgres: { condition: 'service_healthy' } } });
+    expect(compose.services.minio.image).toMatch(/^minio\/minio:RELEASE\./);
+    for (const [name, service] of Object.entries(compose.services) as [string, any][]) {
+      expect([name, service.image]).not.toEqual([name, expect.stringMatching(/:latest$|^[^:]+$/)]);
+    }
+  });
+
+  test('stop grace periods cover the long-poll; the observability profile brings a collector, a trace viewer and Prometheus', () => {
+    const seconds = (value: string) => Number(/^(\d+)s$/.exec(value)![1]);
+    expect(seconds(compose.services.events.stop_grace_period)).toBeGreaterThan(LONG_POLL_SECONDS);
+    expect(seconds(compose.services.gateway.stop_grace_period)).toBeGreaterThan(LONG_POLL_SECONDS);
+    for (const name of ['otel-collector', 'jaeger', 'prometheus']) expect([name, compose.services[name].profiles]).toEqual([name, ['observability']]);
+    const collector = YAML.parse(read('infra/otel-collector/config.yaml'));
+    expect(collector.receivers.otlp.protocols.http.endpoint).toBe('0.0.0.0:4318');
+    expect(collector.service.pipelines.traces.exporters).toEqual(['otlp/jaeger']);
+    const prometheus = YAML.parse(read('infra/prometheus/prometheus.yml'));
+    const targets = prometheus.scrape_configs[0].static_configs.map((config: { targets: string[] }) => config.targets[0]);
+    expect(targets.sort()).toEqual(PROCESSES.map(({ name, port }) => `${name}:${port}`).sort());
+  });
+});
+
+describe('infra/Dockerfile', () => {
+  const dockerfile = read('infra/Dockerfile');
+  const instructions = dockerfile
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('#'));
+  const stages = instructions.filter((line) => line.startsWith('FROM ')).map((line) => line.split(/\s+/).at(-1));
+
+  test('one multi-stage file builds any service (named by a build argument) and the migration image', () => {
+    expect(stages).toEqual(['workspace', 'build', 'production-dependencies', 'migrate', 'runtime']);
+    expect(instructions).toContain('ARG SERVICE');
+    expect(instructions).toContain('RUN node scripts/build.mjs "$SERVICE"');
+    // The base image is pinned to an exact Node.js release the project supports.
+    const nodeImage = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)\.(\d+)-bookworm-slim$/.exec(instructions.find((line) => line.startsWith('ARG NODE_IMAGE='))!);
+    expect(nodeImage).not.toBeNull();
+    expect([Number(nodeImage![1]), Number(nodeImage![2])]).toEqual([20, expect.any(Number)]);
+    expect(Number(nodeImage![2])).toBeGreaterThanOrEqual(19);
+    const migrate = instructions.slice(instructions.indexOf('FROM ${NODE_IMAGE} AS migrate'), instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'));
+    expect(migrate.find((line) => line.startsWith('CMD '))).toContain('"migrate", "deploy"');
+  });
+
+  test('the runtime image is small, unprivileged and starts the telemetry preload first', () => {
+    const runtime = instructions.slice(instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'));
+    expect(runtime).toContain('USER node');
+    expect(runtime.filter((line) => line.startsWith('COPY '))).toEqual([
+      'COPY --from=production-dependencies /app/node_modules ./node_modules',
+      'COPY --from=build /app/services/${SERVICE}/dist ./services/${SERVICE}/dist',
+    ]);
+    expect(runtime.find((line) => line.startsWith('ENV '))).toContain('HOST=0.0.0.0');
+    expect(runtime.at(-1)).toBe('CMD ["node", "--enable-source-maps", "--require", "./dist/telemetry.js", "./dist/main.js"]');
+    expect(instructions).toContain('RUN npm ci --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false');
+    const ignored = read('infra/Dockerfile.dockerignore').split('\n');
+    for (const pattern of ['**/node_modules', '**/dist', '.git', 'var']) expect(ignored).toContain(pattern);
+  });
+});
+
+describe('Kubernetes manifests (k8s/)', () => {
+  const overlays = ['dev', 'prod'] as const;
+  const rendered = Object.fromEntries(overlays.map((overlay) => [overlay, renderKustomization(path.join(repoRoot, 'k8s/overlays', overlay))])) as Record<(typeof overlays)[number], Resource[]>;
+  const find = (resources: Resource[], kind: string, name: string) => resources.find((resource) => resource.kind === kind && resource.metadata.name === name);
+  const configMaps = (resources: Resource[]) => resources.filter((resource) => resource.kind === 'ConfigMap');
+
+  test.each(overlays)('the %s overlay renders, and every resource is valid against the Kubernetes API schemas', (overlay) => {
+    const resources = rendered[overlay];
+    expect(resources.length).toBeGreaterThan(30);
+    expect(schemaErrors(resources)).toEqual([]);
+    expect(unknownFieldErrors(resources)).toEqual([]);
+  });
+
+  test('the schema checks catch wrong types and misspelt fields', () => {
+    const deployment = structuredClone(find(rendered.prod, 'Deployment', 'users')!);
+    const container = deployment.spec.template.spec.containers[0];
+    container.readinesProbe = container.readinessProbe;
+    container.resources.limits.memory = 'a lot';
+    expect(schemaErrors([deployment]).join('\n')).toMatch(/limits\/memory/);
+    expect(unknownFieldErrors([deployment]).join('\n')).toMatch(/readinesProbe/);
+  });
+
+  test.each(overlays)('%s: every process has a Deployment and a Service whose names and ports agree with the services', (overlay) => {
+    const resources = rendered[overlay];
+    for (const { name, port } of PROCESSES) {
+      const deployment = find(resources, 'Deployment', name);
+      const service = find(resources, 'Service', name);
+      expect([name, Boolean(deployment), Boolean(service)]).toEqual([name, true, true]);
+      const pod = podTemplate(deployment!)!;
+      const container = pod.spec.containers.find((candidate: { name: string }) => candidate.name === name);
+      expect(container.ports).toEqual([{ name: 'http', containerPort: port, protocol: 'TCP' }]);
+      expect(container.env).toContainEqual({ name: 'PORT', value: String(port) });
+      expect(service!.spec.ports).toEqual([{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }]);
+      // The Service, the Deployment's selector and the pods agree.
+      expect(deployment!.spec.selector.matchLabels).toEqual(service!.spec.selector);
+      expect(pod.metadata.labels).toMatchObject(service!.spec.selector);
+      expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(port), 'prometheus.io/path': '/metrics' });
+    }
+    // Services find each other through the Services (the config's *_URL variables).
+    const config = find(resources, 'ConfigMap', 'teamchat-config')!;
+    for (const backend of HTTP_BACKENDS) expect(config.data[backend.urlVar!]).toBe(`http://${backend.name}:${backend.port}`);
+  });
+
+  test.each(overlays)('%s: every container has probes, resources, a pinned image and a locked-down security context', (overlay) => {
+    const resources = rendered[overlay];
+    for (const { name } of PROCESSES) {
+      const deployment = find(resources, 'Deployment', name)!;
+      const pod = podTemplate(deployment)!;
+      const container = pod.spec.containers[0];
+      expect([name, container.readinessProbe?.httpGet]).toEqual([name, { path: '/health/ready', port: 'http' }]);
+      expect([name, container.livenessProbe?.httpGet]).toEqual([name, { path: '/health/live', port: 'http' }]);
+      expect([name, container.startupProbe?.httpGet]).toEqual([name, { path: '/health/live', port: 'http' }]);
+      expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      expect(pod.spec.automountServiceAccountToken).toBe(false);
+      for (const each of containersOf(deployment)) {
+        expect([name, each.name, Object.keys(each.resources?.requests ?? {}).sort(), Object.keys(each.resources?.limits ?? {}).sort()]).toEqual([name, each.name, ['cpu', 'memory'], ['cpu', 'memory']]);
+        expect(each.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+      }
+    }
+    for (const resource of resources) {
+      for (const container of containersOf(resource)) {
+        expect([resourceId(resource), container.image]).toEqual([resourceId(resource), expect.stringMatching(/^[^@]+:(?!latest$)[\w.-]+$|@sha256:[0-9a-f]{64}$/)]);
+      }
+    }
+  });
+
+  test('production images come from the registry at one pinned release', () => {
+    const images = new Set(rendered.prod.flatMap(containersOf).map((container) => container.image));
+    expect([...images].sort()).toEqual([...PROCESSES.map(({ name }) => name), 'migrate'].map((name) => `registry.example.com/teamchat/${name}:0.1.0`).sort());
+  });
+
+  test.each(overlays)('%s: every variable a container is given is one its service reads; config and secrets it needs exist', (overlay) => {
+    const resources = rendered[overlay];
+    const present = new Set(resources.map((resource) => `${resource.kind}/${resource.metadata.name}`));
+    // Production's Secrets are created out of band; docs/operations.md says how.
+    const external = overlay === 'prod' ? new Set(['Secret/teamchat-secrets', 'Secret/teamchat-storage-secrets', 'Secret/teamchat-tls']) : new Set<string>();
+    const operations = read('docs/operations.md');
+    for (const secret of external) expect(operations).toContain(secret.split('/')[1]);
+    // The keys of each Secret, as the dev overlay's throw-away copies have them.
+    const secretKeys = (name: string) => Object.keys(find(rendered.dev, 'Secret', name)!.stringData);
+
+    for (const { name } of PROCESSES) {
+      const deployment = find(resources, 'Deployment', name)!;
+      const container = podTemplate(deployment)!.spec.containers[0];
+      const given = new Set<string>(container.env.map((variable: { name: string }) => variable.name));
+      for (const source of container.envFrom) {
+        const reference = source.configMapRef ? `ConfigMap/${source.configMapRef.name}` : `Secret/${source.secretRef.name}`;
+        expect([name, reference, present.has(reference) || external.has(reference)]).toEqual([name, reference, true]);
+        if (source.configMapRef) for (const key of Object.keys(find(resources, 'ConfigMap', source.configMapRef.name)!.data)) given.add(key);
+        else for (const key of secretKeys(source.secretRef.name)) given.add(key);
+      }
+      const known = variablesReadBy(name);
+      const unknown = [...given].filter((variable) => !known.has(variable) && !isPlatformVariable(variable));
+      expect([name, unknown]).toEqual([name, []]);
+      for (const variable of [...REQUIRED_VARIABLES, 'REDIS_URL', 'HOST']) expect([name, variable, given.has(variable)]).toEqual([name, variable, true]);
+    }
+    expect(find(resources, 'ConfigMap', 'teamchat-config')!.data.HOST).toBe('0.0.0.0');
+    // Uploaded files: the two readers of the storage settings get them, nobody else.
+    const storageReaders = PROCESSES.filter(({ name }) =>
+      podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some((source: any) => source.configMapRef?.name === 'teamchat-storage'),
+    ).map(({ name }) => name);
+    expect(storageReaders.sort()).toEqual(['uploads', 'worker']);
+    const storageSecretReaders = PROCESSES.filter(({ name }) =>
+      podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some((source: any) => source.secretRef?.name === 'teamchat-storage-secrets'),
+    ).map(({ name }) => name);
+    expect(storageSecretReaders.sort()).toEqual(['uploads', 'worker']);
+    expect(configMaps(resources).map((map) => map.metadata.name).sort()).toEqual(['teamchat-config', 'teamchat-storage']);
+  });
+
+  test.each(overlays)('%s: the event tier scales on its own signal, survives disruptions and outlives its long-polls', (overlay) => {
+    const resources = rendered[overlay];
+    const hpa = find(resources, 'HorizontalPodAutoscaler', 'events')!;
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'events' });
+    const signals = hpa.spec.metrics.map((metric: any) => metric.pods?.metric.name ?? metric.resource?.name);
+    expect(signals).toEqual([metricName(eventTierMetrics().parkedPolls), 'cpu']);
+    const pdb = find(resources, 'PodDisruptionBudget', 'events')!;
+    expect(pdb.spec.selector.matchLabels).toEqual(find(resources, 'Deployment', 'events')!.spec.selector.matchLabels);
+    const pod = podTemplate(find(resources, 'Deployment', 'events')!)!;
+    expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(LONG_POLL_SECONDS);
+    expect(podTemplate(find(resources, 'Deployment', 'gateway')!)!.spec.terminationGracePeriodSeconds).toBeGreaterThan(LONG_POLL_SECONDS);
+    // Each replica is its own intake consumer: its name comes from the pod.
+    expect(pod.spec.containers[0].env).toContainEqual({ name: 'EVENTS_REPLICA_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+  });
+
+  test.each(overlays)('%s: every tier has its autoscaler: HTTP services on CPU, workers on queue depth', (overlay) => {
+    const resources = rendered[overlay];
+    for (const { name } of PROCESSES) {
+      const hpa = find(resources, 'HorizontalPodAutoscaler', name);
+      expect([name, hpa?.spec.scaleTargetRef]).toEqual([name, { apiVersion: 'apps/v1', kind: 'Deployment', name }]);
+      expect(hpa!.spec.minReplicas).toBeLessThanOrEqual(hpa!.spec.maxReplicas);
+      expect(find(resources, 'PodDisruptionBudget', name)).toBeDefined();
+    }
+    for (const { name } of HTTP_BACKENDS.filter((backend) => backend.name !== 'events').concat([{ name: 'gateway', port: gatewayPort }])) {
+      expect([name, find(resources, 'HorizontalPodAutoscaler', name)!.spec.metrics]).toEqual([
+        name,
+        [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
+      ]);
+    }
+    const worker = find(resources, 'HorizontalPodAutoscaler', 'worker')!;
+    expect(worker.spec.metrics).toEqual([{ type: 'External', external: { metric: { name: 'teamchat_jobs_waiting' }, target: { type: 'AverageValue', averageValue: '100' } } }]);
+    // The adapter rules turn the metrics the processes export into the HPAs' signals.
+    const adapter = YAML.parse(read('infra/prometheus/adapter-rules.yaml'));
+    expect(adapter.rules[0]).toMatchObject({ name: { as: 'teamchat_event_parked_polls' }, seriesQuery: expect.stringContaining('teamchat_event_parked_polls{') });
+    expect(adapter.externalRules[0]).toMatchObject({ name: { as: 'teamchat_jobs_waiting' }, seriesQuery: expect.stringContaining(`${metricName(jobMetrics().jobs)}{`) });
+  });
+
+  test.each(overlays)('%s: the Ingress routes only to the gateway, with long-poll timeouts for /api/v1/events', (overlay) => {
+    const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
+    const routes = ingresses.flatMap((ingress) =>
+      ingress.spec.rules.flatMap((rule: any) => rule.http.paths.map((route: any) => ({ ingress: ingress.metadata.name, host: rule.host, ...route }))),
+    );
+    expect(new Set(routes.map((route) => route.backend.service.name))).toEqual(new Set(['gateway']));
+    expect(new Set(routes.map((route) => route.backend.service.port.name))).toEqual(new Set(['http']));
+    expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual(['Exact /api/v1/events', 'Prefix /api/', 'Prefix /user_uploads/']);
+    const events = ingresses.find((ingress) => ingress.spec.rules.some((rule: any) => rule.http.paths.some((route: any) => route.path === '/api/v1/events')))!;
+    expect(Number(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(LONG_POLL_SECONDS);
+    expect(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
+    const main = ingresses.find((ingress) => ingress !== events)!;
+    expect(Number(main.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeLessThanOrEqual(LONG_POLL_SECONDS);
+    // /metrics and /health are not public.
+    expect(routes.some((route) => route.path === '/' || route.path.startsWith('/metrics') || route.path.startsWith('/health'))).toBe(false);
+    const host = overlay === 'prod' ? 'chat.example.com' : 'teamchat.localtest.me';
+    expect(new Set(routes.map((route) => route.host))).toEqual(new Set([host]));
+    if (overlay === 'prod') for (const ingress of ingresses) expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'teamchat-tls' }]);
+  });
+
+  test.each(overlays)('%s: a Job applies the migrations, and services start only once the schema is current', (overlay) => {
+    const resources = rendered[overlay];
+    const job = find(resources, 'Job', 'migrate')!;
+    const [container] = podTemplate(job)!.spec.containers;
+    expect(container.command.slice(-4)).toEqual(['migrate', 'deploy', '--config', 'prisma.config.ts']);
+    expect(container.command.slice(0, 2)).toEqual(['node', '/app/node_modules/prisma/build/index.js']);
+    expect(container.env).toContainEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_URL' } } });
+    expect(podTemplate(job)!.spec.restartPolicy).toBe('Never');
+    for (const { name } of PROCESSES) {
+      const [init] = podTemplate(find(resources, 'Deployment', name)!)!.spec.initContainers;
+      expect([name, init.image, init.command.slice(2, 4)]).toEqual([name, container.image, ['migrate', 'status']]);
+    }
+  });
+
+  test('each resource is in the overlay namespace; dev brings its data stores and a throw-away Secret, production neither', () => {
+    for (const [overlay, namespace] of [
+      ['dev', 'teamchat-dev'],
+      ['prod', 'teamchat'],
+    ] as const) {
+      for (const resource of rendered[overlay]) {
+        if (resource.kind === 'Namespace') expect(resource.metadata.name).toBe(namespace);
+        else expect([resourceId(resource), resource.metadata.namespace]).toEqual([resourceId(resource), namespace]);
+      }
+    }
+    for (const name of ['postgres', 'redis']) expect(find(rendered.dev, 'StatefulSet', name)).toBeDefined();
+    expect(find(rendered.dev, 'Secret', 'teamchat-secrets')).toBeDefined();
+    expect(rendered.prod.some((resource) => resource.kind === 'Secret' || resource.kind === 'StatefulSet')).toBe(false);
+    const redis = podTemplate(find(rendered.dev, 'StatefulSet', 'redis')!)!.spec.containers[0];
+    expect(redis.args.join(' ')).toContain('--maxmemory-policy noeviction');
+  });
+});
+
+describe('the kustomize renderer', () => {
+  test('strategic merge: maps merge, keyed lists merge by name, other lists are replaced, null deletes', () => {
+    const base = { spec: { replicas: 2, containers: [{ name: 'a', image: 'x:1', args: ['--one'] }, { name: 'b', image: 'y:1' }], paused: true } };
+    const patch = { spec: { replicas: 3, containers: [{ name: 'b', image: 'y:2' }], paused: null } };
+    expect(strategicMerge(base, patch)).toEqual({ spec: { replicas: 3, containers: [{ name: 'a', image: 'x:1', args: ['--one'] }, { name: 'b', image: 'y:2' }] } });
+    expect(strategicMerge({ args: ['a', 'b'] }, { args: ['c'] })).toEqual({ args: ['c'] });
+  });
+
+  test('a patch that matches nothing, or a kustomize feature it does not implement, is an error', () => {
+    fs.mkdirSync(path.join(repoRoot, 'var'), { recursive: true });
+    const dir = fs.mkdtempSync(path.join(repoRoot, 'var', 'kustomize-test-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  A: "1"\n');
+      fs.writeFileSync(path.join(dir, 'patch.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  A: "2"\n');
+      fs.writeFileSync(path.join(dir, 'kustomization.yaml'), 'resources: [cm.yaml]\npatches:\n  - path: patch.yaml\n');
+      expect(() => renderKustomization(dir)).toThrow(/no resource matches the patch for ConfigMap\/two/);
+      fs.writeFileSync(path.join(dir, 'kustomization.yaml'), 'resources: [cm.yaml]\nnamePrefix: x-\n');
+      expect(() => renderKustomization(dir)).toThrow(/"namePrefix" is not supported/);
+      expect(readYamlDocuments(path.join(dir, 'cm.yaml'))).toHaveLength(1);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

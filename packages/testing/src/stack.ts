@@ -1,0 +1,223 @@
+// An in-process Teamchat stack for API tests: a fresh database cloned from the migrated
+// template, its own Redis key prefix, the requested services and the real gateway, each on
+// its own port. Tests speak HTTP to the gateway, as clients do.
+
+import crypto from 'node:crypto';
+import type http from 'node:http';
+import type { Realm, UserProfile } from '@teamchat/db';
+import { groupForSettingValue, Role, setGroupSetting, STREAM_GROUP_SETTING_DEFAULTS, systemGroupId } from '@teamchat/domain';
+import { transaction, type Stream } from '@teamchat/db';
+import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type RunningService } from '@teamchat/runtime';
+import { createLogger } from '@teamchat/core';
+import { doCreateRealm, doCreateUser, type CreateUserInput } from '@teamchat/service-users';
+import { createGateway } from '@teamchat/service-gateway';
+import { ApiClient } from './client';
+import { createTestDatabase, type TestDatabase } from './database';
+
+export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'worker';
+
+type ServiceFactory = (deps: BaseDeps, env: NodeJS.ProcessEnv) => Promise<RunningService>;
+
+/** Loaded on demand, so a test starts only the services it needs. */
+function serviceFactory(name: ServiceName): ServiceFactory {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(`@teamchat/service-${name}`).createService as ServiceFactory;
+}
+
+export interface StackOptions {
+  /** Services to start besides the gateway; "users" is always started. */
+  services?: ServiceName[];
+  /** Extra environment for the services (e.g. storage settings). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface TestUser {
+  id: number;
+  email: string;
+  deliveryEmail: string;
+  apiKey: string;
+  realm: Realm;
+  profile: UserProfile;
+  client: ApiClient;
+}
+
+export function testRedisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+}
+
+export class Stack {
+  private constructor(
+    readonly database: TestDatabase,
+    readonly deps: BaseDeps,
+    readonly gatewayUrl: string,
+    readonly realm: Realm,
+    readonly serviceUrls: Partial<Record<ServiceName, string>>,
+    private readonly servers: http.Server[],
+    private readonly services: RunningService[],
+  ) {}
+
+  static async start(options: StackOptions = {}): Promise<Stack> {
+    const database = await createTestDatabase();
+    const prefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
+    const env: BaseEnv = {
+      DATABASE_URL: database.url,
+      REDIS_URL: testRedisUrl(),
+      REDIS_PREFIX: prefix,
+      INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      HOST: '127.0.0.1',
+      EXTERNAL_SCHEME: 'http',
+      EVENT_PARTITIONS: 4,
+      DB_POOL_SIZE: 8,
+    };
+    const logger = createLogger('test', env.LOG_LEVEL);
+    const deps = createBaseDeps('test', env, { logger });
+    const names = [...new Set<ServiceName>(['users', ...(options.services ?? [])])];
+    // Listen first, so every service can be told where the others are (USERS_URL, ...).
+    const handlers = new Map<ServiceName, http.RequestListener>();
+    const servers: http.Server[] = [];
+    const serviceUrls: Partial<Record<ServiceName, string>> = {};
+    for (const name of names) {
+      const server = await listen((req, res) => handlers.get(name)!(req, res), 0, '127.0.0.1');
+      servers.push(server);
+      serviceUrls[name] = serverUrl(server);
+    }
+    const urlVars = Object.fromEntries(Object.entries(serviceUrls).map(([name, url]) => [`${name.toUpperCase()}_URL`, url]));
+    const serviceEnv: NodeJS.ProcessEnv = { ...process.env, ...stringValues(env), ...urlVars, ...options.env };
+    const services: RunningService[] = [];
+    for (const name of names) {
+      const service = await serviceFactory(name)(deps, serviceEnv);
+      services.push(service);
+      handlers.set(name, service.handler);
+    }
+    const unreachable = 'http://127.0.0.1:9';
+    const gateway = createGateway({
+      env: { INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET, REDIS_PREFIX: prefix, UPSTREAM_TIMEOUT_MS: 60_000 },
+      db: deps.db,
+      redis: deps.redis,
+      logger,
+      serviceUrls: {
+        users: serviceUrls.users!,
+        messages: serviceUrls.messages ?? unreachable,
+        channels: serviceUrls.channels ?? unreachable,
+        uploads: serviceUrls.uploads ?? unreachable,
+        events: serviceUrls.events ?? unreachable,
+      },
+    });
+    services.push(gateway);
+    const gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');
+    servers.push(gatewayServer);
+    const gatewayUrl = serverUrl(gatewayServer);
+    const realm = await doCreateRealm(deps.db, {
+      stringId: '',
+      name: 'Test Organization',
+      host: new URL(gatewayUrl).host,
+    });
+    return new Stack(database, deps, gatewayUrl, realm, serviceUrls, servers, services);
+  }
+
+  get db() {
+    return this.deps.db;
+  }
+
+  get redis() {
+    return this.deps.redis;
+  }
+
+  /** A client without credentials. */
+  anonymous(): ApiClient {
+    return new ApiClient(this.gatewayUrl);
+  }
+
+  client(credentials: { email: string; apiKey: string }): ApiClient {
+    return new ApiClient(this.gatewayUrl, credentials);
+  }
+
+  /** Another realm, served on `host` (send that Host header to address it). */
+  async createRealm(stringId: string, host: string, name = `Realm ${stringId}`): Promise<Realm> {
+    return doCreateRealm(this.db, { stringId, name, host });
+  }
+
+  private userCounter = 0;
+
+  /** A user of the test realm (or `realm`), with a client that authenticates as them. */
+  async createUser(input: Partial<CreateUserInput> & { realm?: Realm } = {}): Promise<TestUser> {
+    const n = ++this.userCounter;
+    const realm = input.realm ?? this.realm;
+    const { user, apiKey } = await doCreateUser(this.deps, realm, {
+      email: input.email ?? `user${n}@example.com`,
+      fullName: input.fullName ?? `User ${n}`,
+      role: input.role ?? Role.MEMBER,
+      ...input,
+    });
+    let client = this.client({ email: user.delivery_email, apiKey });
+    if (realm.id !== this.realm.id) client = client.withHost(realm.host);
+    return { id: user.id, email: user.email, deliveryEmail: user.delivery_email, apiKey, realm, profile: user, client };
+  }
+
+  /**
+   * A channel written straight to the database, with Zulip's default group settings, for tests
+   * of services that need one to exist. (The channels service's own tests create them through
+   * the API.)
+   */
+  async createStream(input: {
+    name: string;
+    realm?: Realm;
+    creatorId?: number;
+    inviteOnly?: boolean;
+    isWebPublic?: boolean;
+    historyPublicToSubscribers?: boolean;
+    subscribers?: number[];
+  }): Promise<Stream> {
+    const realm = input.realm ?? this.realm;
+    return transaction(this.db, async ({ db }) => {
+      const stream = await db.stream.create({
+        data: {
+          realm_id: realm.id,
+          name: input.name,
+          invite_only: input.inviteOnly ?? false,
+          is_web_public: input.isWebPublic ?? false,
+          history_public_to_subscribers: input.historyPublicToSubscribers ?? !(input.inviteOnly ?? false),
+          creator_id: input.creatorId ?? null,
+        },
+      });
+      for (const [name, holder] of Object.entries(STREAM_GROUP_SETTING_DEFAULTS)) {
+        const groupId =
+          holder === 'creator'
+            ? input.creatorId
+              ? await groupForSettingValue(db, realm.id, name, { direct_members: [input.creatorId], direct_subgroups: [] })
+              : await systemGroupId(db, realm.id, 'role:nobody')
+            : await systemGroupId(db, realm.id, holder);
+        await setGroupSetting(db, realm.id, 'stream', stream.id, name, groupId);
+      }
+      if (input.subscribers?.length) {
+        await db.subscription.createMany({ data: input.subscribers.map((userId) => ({ user_profile_id: userId, stream_id: stream.id })) });
+      }
+      return stream;
+    });
+  }
+
+  /** Subscribes users to a channel straight in the database (a fixture, like createStream). */
+  async subscribe(streamId: number, userIds: number[]): Promise<void> {
+    await this.db.subscription.createMany({ data: userIds.map((userId) => ({ user_profile_id: userId, stream_id: streamId })), skipDuplicates: true });
+  }
+
+  async close(): Promise<void> {
+    for (const server of this.servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    for (const service of this.services) {
+      await service.drain?.();
+      await service.close();
+    }
+    await this.deps.close();
+    await this.database.drop();
+  }
+}
+
+function stringValues(values: object): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([name, value]) => [name, String(value)]));
+}
+
+export const startStack = (options?: StackOptions) => Stack.start(options);

@@ -1,0 +1,51 @@
+// Bundles every service's entry points (src/main.ts, and src/manage.ts where present) into
+// services/<name>/dist/ with esbuild, plus dist/telemetry.js: the OpenTelemetry preload every
+// launcher runs first (`node --require ./dist/telemetry.js ./dist/main.js`). Workspace packages
+// are bundled in; npm packages stay external and are loaded from node_modules at run time.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ensureInstalled, root } from './lib/deps.mjs';
+
+/** The preload next to each service's main.js; launchers pass it to `node --require`. */
+export const TELEMETRY_PRELOAD = 'telemetry.js';
+
+/** Builds the named services (all when `only` is empty); returns the names built. */
+export async function build({ quiet = false, only = [] } = {}) {
+  ensureInstalled();
+  const esbuild = await import('esbuild');
+  const keepNpmPackagesExternal = {
+    name: 'external-npm-packages',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@teamchat/') ? undefined : { path: args.path, external: true }));
+    },
+  };
+  const services = fs
+    .readdirSync(path.join(root, 'services'))
+    .filter((name) => fs.existsSync(path.join(root, 'services', name, 'src/main.ts')))
+    .filter((name) => only.length === 0 || only.includes(name));
+  const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: quiet ? 'warning' : 'info', plugins: [keepNpmPackagesExternal] };
+  await Promise.all(
+    services.flatMap((name) => {
+      const dir = path.join(root, 'services', name);
+      const entryPoints = ['main.ts', 'manage.ts'].map((file) => path.join(dir, 'src', file)).filter((file) => fs.existsSync(file));
+      return [
+        esbuild.build({ ...common, entryPoints, outdir: path.join(dir, 'dist') }),
+        esbuild.build({
+          ...common,
+          entryPoints: [path.join(root, 'packages/telemetry/src/preload.ts')],
+          outfile: path.join(dir, 'dist', TELEMETRY_PRELOAD),
+          define: { TEAMCHAT_SERVICE: JSON.stringify(name) },
+        }),
+      ];
+    }),
+  );
+  return services;
+}
+
+// node scripts/build.mjs [service ...]
+if (import.meta.url === `file://${process.argv[1]}`) {
+  build({ only: process.argv.slice(2) }).catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

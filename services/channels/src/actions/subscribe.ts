@@ -1,0 +1,292 @@
+// Subscribing users to channels, creating the channels that do not exist yet
+// (Zulip's add_subscriptions_backend, list_to_streams, create_stream_if_needed, bulk_add_subscriptions).
+
+import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
+import type { Stream, Tx, UserProfile } from '@teamchat/db';
+import {
+  canAdministerChannel,
+  groupSettingIds,
+  hasContentAccess,
+  inChannelSetting,
+  isAdministrator,
+  isGuest,
+  isOwner,
+  loadViewerContext,
+  renderMarkdown,
+  STREAM_GROUP_SETTING_DEFAULTS,
+  streamSettingGroups,
+  systemGroupId,
+  type GroupSettingValue,
+} from '@teamchat/domain';
+import type { ChannelsDeps } from '../deps';
+import { creationAudience, peerAudience } from '../lib/audiences';
+import { sendPeerEvent, sendStreamCreationEvent } from '../lib/channel-events';
+import { DELETE_PERMISSION_SETTINGS, holderGroupFor, nobodyGroupId, normaliseSettingValue } from '../lib/group-settings';
+import { checkStreamName, singleLineDescription } from '../lib/names';
+import {
+  canCreatePrivateChannels,
+  canCreatePublicChannels,
+  canCreateWebPublicChannels,
+  canSetDeleteMessagePolicy,
+  canSetTopicsPolicy,
+  canSubscribeOthersToAllChannels,
+  webPublicChannelsEnabled,
+} from '../lib/permissions';
+import { pickColors, streamsByName } from '../lib/streams';
+import { subscriptionDicts } from '../lib/subscription-dicts';
+import { inTransaction } from '../lib/transactions';
+import { usersByPrincipals, viewerOf } from '../lib/users';
+import { sendDefaultStreamsEvent } from './default-streams';
+
+export interface ChannelRequest {
+  name: string;
+  color?: string;
+  description?: string;
+}
+
+export interface SubscribeInput {
+  subscriptions: ChannelRequest[];
+  principals: (string | number)[];
+  /** Settings of channels this request creates. */
+  inviteOnly: boolean;
+  isWebPublic: boolean;
+  isDefaultStream: boolean;
+  historyPublicToSubscribers: boolean | null;
+  /** null: the organisation's setting; -1: forever. `retentionGiven` says whether the client chose it. */
+  messageRetentionDays: number | null;
+  retentionGiven: boolean;
+  topicsPolicy: string | null;
+  groupSettings: Record<string, GroupSettingValue>;
+  folderId: number | null;
+  authorizationErrorsFatal: boolean;
+}
+
+export interface SubscribeResult {
+  subscribed: Record<string, string[]>;
+  already_subscribed: Record<string, string[]>;
+  unauthorized?: string[];
+}
+
+export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, input: SubscribeInput, outer?: Tx): Promise<SubscribeResult> {
+  if (isGuest(user.role)) throw new JsonableError('Not allowed for guest users');
+  const requests = input.subscriptions.map((request) => ({
+    ...request,
+    name: request.name.trim(),
+    description: request.description === undefined ? undefined : singleLineDescription(request.description),
+  }));
+  for (const request of requests) checkStreamName(request.name);
+
+  return inTransaction(deps.db, outer, async (tx) => {
+    const db = tx.db;
+    const names = requests.map((request) => request.name);
+    let existing = await streamsByName(db, user.realm_id, names);
+    if (names.some((name) => !existing.has(name.toLowerCase()))) {
+      // Channel names are unique case-insensitively: creations in a realm go one at a time.
+      await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('teamchat:stream-create'), ${user.realm_id})`;
+      existing = await streamsByName(db, user.realm_id, names);
+    }
+    const missing = uniqueByName(requests.filter((request) => !existing.has(request.name.toLowerCase())));
+    const existingStreams = [...new Set(names.map((name) => existing.get(name.toLowerCase())).filter((stream): stream is Stream => stream !== undefined))];
+
+    if (input.folderId !== null && !(await db.channelFolder.findFirst({ where: { id: input.folderId, realm_id: user.realm_id } }))) {
+      throw new JsonableError('Invalid channel folder ID');
+    }
+
+    const subscribers = input.principals.length ? await usersByPrincipals(db, user.realm_id, input.principals) : [user];
+    const subscribingOthers = subscribers.some((subscriber) => subscriber.id !== user.id);
+
+    // Existing channels: the requester needs content access; to add others, permission to do so.
+    const viewer = await loadViewerContext(db, viewerOf(user));
+    const settingsByStream = await streamSettingGroups(db, existingStreams.map((stream) => stream.id));
+    const authorized: Stream[] = [];
+    const unauthorized: Stream[] = [];
+    for (const stream of existingStreams) {
+      (hasContentAccess(viewer, stream, settingsByStream.get(stream.id)) ? authorized : unauthorized).push(stream);
+    }
+    if (unauthorized.length && input.authorizationErrorsFatal) {
+      throw new JsonableError(`Unable to access channel (${unauthorized[0].name}).`);
+    }
+    if (subscribingOthers && authorized.length && !isAdministrator(user.role) && !(await canSubscribeOthersToAllChannels(db, user))) {
+      for (const stream of authorized) {
+        const settings = settingsByStream.get(stream.id);
+        if (!canAdministerChannel(viewer, settings) && !inChannelSetting(viewer, settings, 'can_add_subscribers_group')) {
+          throw new JsonableError('Insufficient permission');
+        }
+      }
+    }
+
+    if (missing.length) await checkCreationAllowed(deps, tx, user, input);
+    const created: Stream[] = [];
+    for (const request of missing) created.push(await createStream(deps, tx, user, request, input));
+    if (input.isDefaultStream && created.length) {
+      await db.stream.updateMany({ where: { id: { in: created.map((stream) => stream.id) } }, data: { is_default: true } });
+      await sendDefaultStreamsEvent(deps, tx, user.realm_id);
+    }
+
+    const colorByName = new Map(requests.filter((r) => r.color !== undefined).map((r) => [r.name.toLowerCase(), r.color!]));
+    const { added, already } = await bulkAddSubscriptions(deps, tx, [...authorized, ...created], subscribers, colorByName);
+
+    const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
+    for (const { userId, stream } of added) (result.subscribed[String(userId)] ??= []).push(stream.name);
+    for (const { userId, stream } of already) (result.already_subscribed[String(userId)] ??= []).push(stream.name);
+    if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized.map((stream) => stream.name);
+    return result;
+  });
+}
+
+function uniqueByName(requests: ChannelRequest[]): ChannelRequest[] {
+  const seen = new Set<string>();
+  return requests.filter((request) => !seen.has(request.name.toLowerCase()) && seen.add(request.name.toLowerCase()));
+}
+
+/** Zulip's check_channel_creation_permissions plus the checks of the requested settings. */
+async function checkCreationAllowed(deps: ChannelsDeps, tx: Tx, user: UserProfile, input: SubscribeInput): Promise<void> {
+  const db = tx.db;
+  if (input.inviteOnly && !(await canCreatePrivateChannels(db, user))) throw new JsonableError('Insufficient permission');
+  if (!input.inviteOnly && !(await canCreatePublicChannels(db, user))) throw new JsonableError('Insufficient permission');
+  if (input.isDefaultStream && !isAdministrator(user.role)) throw new JsonableError('Insufficient permission');
+  if (input.inviteOnly && input.isDefaultStream) throw new JsonableError('A default channel cannot be private.');
+  if (input.isWebPublic) {
+    if (!(await webPublicChannelsEnabled(db, user.realm_id, deps.config.WEB_PUBLIC_STREAMS_ENABLED))) {
+      throw new JsonableError('Web-public channels are not enabled.');
+    }
+    if (!(await canCreateWebPublicChannels(db, user))) throw new JsonableError('Insufficient permission');
+    if (input.inviteOnly) throw new JsonableError('Invalid parameters');
+  }
+  if (input.retentionGiven && input.messageRetentionDays !== null && !isOwner(user.role)) throw new OrganizationOwnerRequiredError();
+  if (input.topicsPolicy !== null && input.topicsPolicy !== 'inherit' && !(await canSetTopicsPolicy(db, user))) {
+    throw new JsonableError('Insufficient permission');
+  }
+  const nobody = await nobodyGroupId(db, user.realm_id);
+  for (const [name, value] of Object.entries(input.groupSettings)) {
+    if (DELETE_PERMISSION_SETTINGS.has(name) && normaliseSettingValue(value, nobody) !== nobody && !(await canSetDeleteMessagePolicy(db, user))) {
+      throw new JsonableError('Insufficient permission');
+    }
+  }
+}
+
+/** Zulip's create_stream_if_needed for a name known not to exist; sends the stream creation event. */
+async function createStream(deps: ChannelsDeps, tx: Tx, user: UserProfile, request: ChannelRequest, input: SubscribeInput): Promise<Stream> {
+  const db = tx.db;
+  const description = request.description ?? '';
+  const stream = await db.stream.create({
+    data: {
+      realm_id: user.realm_id,
+      name: request.name,
+      description,
+      rendered_description: renderMarkdown(description),
+      invite_only: input.inviteOnly,
+      is_web_public: input.isWebPublic,
+      // Public channels always share their history; private ones protect it unless asked.
+      history_public_to_subscribers: input.inviteOnly ? (input.historyPublicToSubscribers ?? false) : true,
+      message_retention_days: input.messageRetentionDays,
+      topics_policy: input.topicsPolicy ?? 'inherit',
+      folder_id: input.folderId,
+      creator_id: user.id,
+    },
+  });
+  const nobody = await nobodyGroupId(db, user.realm_id);
+  for (const [name, holder] of Object.entries(STREAM_GROUP_SETTING_DEFAULTS)) {
+    const requested = input.groupSettings[name];
+    let groupId: number;
+    if (requested !== undefined) {
+      groupId = await holderGroupFor(db, user.realm_id, name, normaliseSettingValue(requested, nobody));
+    } else if (holder === 'creator') {
+      groupId = await holderGroupFor(db, user.realm_id, name, { direct_members: [user.id], direct_subgroups: [] });
+    } else {
+      groupId = await systemGroupId(db, user.realm_id, holder);
+    }
+    await db.groupSetting.create({ data: { realm_id: user.realm_id, owner_kind: 'stream', owner_id: stream.id, name, group_id: groupId } });
+  }
+  const settings = await groupSettingIds(db, 'stream', stream.id);
+  await sendStreamCreationEvent(deps, tx, stream, await creationAudience(db, stream, settings));
+  return stream;
+}
+
+interface SubscriptionChange {
+  userId: number;
+  stream: Stream;
+}
+
+/**
+ * Subscribes `users` to `streams` (new rows, or reactivating old ones with their settings),
+ * then sends Zulip's events: stream creation for those who could not see a private channel
+ * (or a public one, for guests), subscription add to each new subscriber, peer_add to the rest.
+ */
+export async function bulkAddSubscriptions(
+  deps: ChannelsDeps,
+  tx: Tx,
+  streams: Stream[],
+  users: UserProfile[],
+  colorByName: Map<string, string> = new Map(),
+): Promise<{ added: SubscriptionChange[]; already: SubscriptionChange[] }> {
+  const db = tx.db;
+  const added: SubscriptionChange[] = [];
+  const already: SubscriptionChange[] = [];
+  if (streams.length === 0 || users.length === 0) return { added, already };
+  const streamIds = streams.map((stream) => stream.id);
+  const userIds = users.map((user) => user.id);
+  const existing = await db.subscription.findMany({ where: { user_profile_id: { in: userIds }, stream_id: { in: streamIds } } });
+  const usedColors = await db.subscription.findMany({ where: { user_profile_id: { in: userIds } }, select: { user_profile_id: true, color: true } });
+
+  const toCreate: { user_profile_id: number; stream_id: number; color: string; is_user_active: boolean }[] = [];
+  const toActivate: number[] = [];
+  for (const user of users) {
+    const mine = existing.filter((sub) => sub.user_profile_id === user.id);
+    const fresh = streams.filter((stream) => !mine.some((sub) => sub.stream_id === stream.id));
+    const colors = pickColors(new Set(usedColors.filter((row) => row.user_profile_id === user.id).map((row) => row.color)), fresh.length);
+    fresh.forEach((stream, i) => {
+      toCreate.push({ user_profile_id: user.id, stream_id: stream.id, color: colorByName.get(stream.name.toLowerCase()) ?? colors[i], is_user_active: user.is_active });
+      added.push({ userId: user.id, stream });
+    });
+    for (const sub of mine) {
+      const stream = streams.find((candidate) => candidate.id === sub.stream_id)!;
+      if (sub.active) {
+        already.push({ userId: user.id, stream });
+      } else {
+        toActivate.push(sub.id);
+        added.push({ userId: user.id, stream });
+      }
+    }
+  }
+  if (added.length === 0) return { added, already };
+  await db.subscription.createMany({ data: toCreate });
+  if (toActivate.length) await db.subscription.updateMany({ where: { id: { in: toActivate } }, data: { active: true } });
+
+  const settingsByStream = await streamSettingGroups(db, streamIds);
+  const admins = new Set(users.filter((user) => isAdministrator(user.role)).map((user) => user.id));
+  const guests = new Set(users.filter((user) => isGuest(user.role)).map((user) => user.id));
+  for (const stream of streams) {
+    const newUserIds = added.filter((change) => change.stream.id === stream.id).map((change) => change.userId);
+    if (newUserIds.length === 0) continue;
+    const settings = settingsByStream.get(stream.id)!;
+    // Those who could not see the channel before need it to exist before their subscription does.
+    let needCreation: number[] = [];
+    if (stream.invite_only) {
+      const alreadyAware = new Set(await creationAudience(db, stream, settings));
+      needCreation = newUserIds.filter((id) => !alreadyAware.has(id) && !admins.has(id));
+    } else if (!stream.is_web_public) {
+      needCreation = newUserIds.filter((id) => guests.has(id));
+    }
+    await sendStreamCreationEvent(deps, tx, stream, needCreation);
+  }
+
+  for (const user of users) {
+    const subs = await db.subscription.findMany({
+      where: { user_profile_id: user.id, stream_id: { in: added.filter((change) => change.userId === user.id).map((change) => change.stream.id) } },
+      include: { stream: true },
+      orderBy: { stream_id: 'asc' },
+    });
+    if (subs.length === 0) continue;
+    const dicts = await subscriptionDicts(db, subs, true);
+    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'add', subscriptions: dicts }, [user.id]);
+  }
+
+  for (const stream of streams) {
+    const newUserIds = added.filter((change) => change.stream.id === stream.id).map((change) => change.userId);
+    if (newUserIds.length === 0) continue;
+    const audience = await peerAudience(db, stream, settingsByStream.get(stream.id)!);
+    await sendPeerEvent(deps, tx, stream.realm_id, 'peer_add', stream.id, newUserIds, audience);
+  }
+  return { added, already };
+}

@@ -1,0 +1,22 @@
+// Subscription objects: the channel's API object merged with the user's own subscription properties.
+import type { Stream, Subscription, TxClient } from '@teamchat/db';
+import { streamApiDicts, subscriberFields, subscriptionProperties } from '@teamchat/domain';
+
+type Reader = Parameters<typeof streamApiDicts>[0] & Pick<TxClient, '$queryRaw'>;
+
+export async function subscriptionDicts(
+  db: Reader,
+  subs: (Subscription & { stream: Stream })[],
+  includeSubscribers: boolean | 'partial',
+): Promise<Record<string, unknown>[]> {
+  const streams = subs.map((sub) => sub.stream);
+  const [dicts, subscribers] = await Promise.all([
+    streamApiDicts(db, streams),
+    subscriberFields(db, streams.map((stream) => stream.id), includeSubscribers),
+  ]);
+  return subs.map((sub) => ({
+    ...dicts.get(sub.stream_id)!,
+    ...subscriptionProperties(sub),
+    ...(subscribers.get(sub.stream_id) ?? {}),
+  }));
+}

@@ -1,0 +1,16 @@
+// Boot only: env, dependencies, listen, graceful shutdown.
+import { env, loadEnv } from '@teamchat/core';
+import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
+import { createService } from './app';
+
+async function main() {
+  const config = loadEnv({ ...baseEnvSpec, PORT: env.int('port the channels service listens on', 9103) });
+  const deps = createBaseDeps('channels', config);
+  const service = await createService(deps, process.env);
+  await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'channels', port: config.PORT, host: config.HOST, logger: deps.logger });
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+// Fixtures and event assertions for the channels tests.
+import type { Stack } from '@teamchat/testing';
+
+export interface OutboxEvent {
+  id: bigint;
+  event: Record<string, any>;
+  users: number[];
+}
+
+/** The newest event_outbox id: events after it belong to what the test does next. */
+export async function outboxMark(stack: Stack): Promise<bigint> {
+  const [row] = await stack.db.$queryRaw<{ id: bigint | null }[]>`SELECT max(id) AS id FROM event_outbox`;
+  return row.id ?? 0n;
+}
+
+/** Events committed after `mark`, in order, with their recipients as sorted user ids. */
+export async function eventsSince(stack: Stack, mark: bigint): Promise<OutboxEvent[]> {
+  const rows = await stack.db.$queryRaw<{ id: bigint; payload: { event: Record<string, any>; users: (number | { id: number })[] } }[]>`
+    SELECT id, payload FROM event_outbox WHERE id > ${mark} ORDER BY id`;
+  return rows.map((row) => ({
+    id: row.id,
+    event: row.payload.event,
+    users: row.payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
+  }));
+}
+
+/** Events of one type (and op, when given). */
+export function ofType(events: OutboxEvent[], type: string, op?: string): OutboxEvent[] {
+  return events.filter((e) => e.event.type === type && (op === undefined || e.event.op === op));
+}
+
+export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+
+/**
+ * Channel messages written straight to the database (the messages service owns sending):
+ * `count` messages in `topic`, each received by `recipients` (user_message rows).
+ * Returns their ids, oldest first.
+ */
+export async function insertMessages(
+  stack: Stack,
+  input: { streamId: number; senderId: number; topic: string; count: number; recipients: number[]; realmId?: number; content?: string },
+): Promise<number[]> {
+  const realmId = input.realmId ?? stack.realm.id;
+  const rows = await stack.db.$queryRaw<{ id: number }[]>`
+    INSERT INTO message (realm_id, sender_id, stream_id, topic, content, rendered_content)
+    SELECT ${realmId}, ${input.senderId}, ${input.streamId}, ${input.topic}, ${input.content ?? 'hello'} || ' ' || n, '<p>hello</p>'
+    FROM generate_series(1, ${input.count}) AS n
+    RETURNING id`;
+  const ids = rows.map((row) => row.id).sort((a, b) => a - b);
+  if (input.recipients.length) {
+    await stack.db.$executeRaw`
+      INSERT INTO user_message (user_profile_id, message_id, flags)
+      SELECT u, m, 0 FROM unnest(${input.recipients}::int[]) AS u CROSS JOIN unnest(${ids}::int[]) AS m`;
+  }
+  // The channel's first message, as the messages service keeps it.
+  await stack.db.$executeRaw`
+    UPDATE stream SET first_message_id = (SELECT min(id) FROM message WHERE stream_id = ${input.streamId}) WHERE id = ${input.streamId}`;
+  return ids;
+}
+
+/** Points a realm permission at a system group (the users service owns realm settings; a fixture here). */
+export async function setRealmSetting(stack: Stack, name: string, systemGroup: string): Promise<void> {
+  const group = await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name: systemGroup, is_system_group: true } });
+  await stack.db.groupSetting.update({
+    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
+    data: { group_id: group.id },
+  });
+}
+
+export async function systemGroupId(stack: Stack, name: string): Promise<number> {
+  return (await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name, is_system_group: true } })).id;
+}
+
+/** The group id holding a channel setting. */
+export async function streamSettingGroupId(stack: Stack, streamId: number, name: string): Promise<number> {
+  const row = await stack.db.groupSetting.findUniqueOrThrow({ where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } } });
+  return row.group_id;
+}
+
+let channelCounter = 0;
+export const uniqueName = (prefix: string) => `${prefix}-${++channelCounter}`;

@@ -1,0 +1,57 @@
+// Registering an event queue, in Zulip's race-free order: the queue exists (and is listed for
+// its user) before the state is read, so every event committed after that read reaches it;
+// the state is read in ONE repeatable-read transaction whose snapshot is recorded with the
+// queue, so every event whose change the state already shows is dropped from it (now, or
+// when it arrives later). Events without a transaction (typing) are always delivered.
+
+import crypto from 'node:crypto';
+import type { Requester } from '@teamchat/core';
+import { Prisma } from '@teamchat/db';
+import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
+import { fetchInitialState, sectionsFor, STATE_SECTIONS } from '@teamchat/state';
+import type { EventsDeps } from '../deps';
+import { isRealmWide, type QueueRequest } from '../lib/queue-options';
+import { parseSnapshot } from '../lib/snapshot';
+
+export interface RegisteredQueue {
+  queueId: string;
+  /** The register response's state keys (empty when registered without state). */
+  state: Record<string, unknown>;
+}
+
+/** Creates a queue that receives everything from now on, without initial state (GET /events without queue_id). */
+export async function doCreateQueue(deps: EventsDeps, requester: Requester, request: QueueRequest): Promise<string> {
+  const queueId = crypto.randomUUID();
+  await deps.events.store.create(queueId, request.descriptor, { realmWide: isRealmWide(request.descriptor, requester.role), pendingSnapshot: false });
+  return queueId;
+}
+
+export async function doRegisterQueue(deps: EventsDeps, requester: Requester, request: QueueRequest): Promise<RegisteredQueue> {
+  const { store } = deps.events;
+  const queueId = crypto.randomUUID();
+  await store.create(queueId, request.descriptor, { realmWide: isRealmWide(request.descriptor, requester.role), pendingSnapshot: true });
+  try {
+    const { snapshot, state } = await deps.db.$transaction(
+      async (db) => {
+        // First statement: the transaction's snapshot is taken here and every section reads through it.
+        const [row] = await db.$queryRaw<{ snapshot: string }[]>`SELECT pg_current_snapshot()::text AS snapshot`;
+        const [realm, user] = await Promise.all([
+          db.realm.findUniqueOrThrow({ where: { id: requester.realmId } }),
+          db.userProfile.findUniqueOrThrow({ where: { id: requester.userId } }),
+        ]);
+        const sections = sectionsFor(STATE_SECTIONS, request.fetchEventTypes);
+        const state = await fetchInitialState(sections, { db, realm, user, options: request.registerOptions, scheme: deps.env.EXTERNAL_SCHEME });
+        return { snapshot: row.snapshot, state };
+      },
+      { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000, maxWait: 10_000 },
+    );
+    await store.setSnapshot(queueId, parseSnapshot(snapshot));
+    return {
+      queueId,
+      state: { zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE, ...state },
+    };
+  } catch (error) {
+    await store.delete(queueId, requester.userId).catch(() => undefined);
+    throw error;
+  }
+}

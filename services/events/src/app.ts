@@ -1,0 +1,125 @@
+// The event tier: POST /register, GET /events (long-poll), DELETE /events, plus the background
+// work of every replica: consuming its share of the intake partitions (fan-out), parking and
+// waking polls, and relaying outbox rows whose after-commit publish failed.
+
+import { createRedis, relayOutbox, type Redis } from '@teamchat/bus';
+import IORedis from 'ioredis';
+import { createServiceApp } from '@teamchat/core';
+import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import type { EventsDeps } from './deps';
+import { loadEventsEnv } from './env';
+import { Fanout } from './lib/fanout';
+import { IntakeConsumers } from './lib/intake';
+import { PollHub } from './lib/polls';
+import { QueueStore } from './lib/queue-store';
+import { routes } from './routes';
+import { isPlainGetEvents, serveGetEvents } from './views/events';
+
+/**
+ * Whether the outbox holds rows the relay would publish (older than its 2 s grace): one cheap
+ * query, so the relay's transaction runs only when a publish actually failed.
+ */
+async function relayNeeded(base: BaseDeps): Promise<boolean> {
+  const rows = await base.db.$queryRaw<unknown[]>`SELECT 1 FROM event_outbox WHERE created_at < now() - interval '2 seconds' LIMIT 1`;
+  return rows.length > 0;
+}
+
+export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
+  const config = loadEventsEnv(source);
+  const logger = base.logger;
+  const connectionName = (role: string) => `events:${config.EVENTS_REPLICA_ID}:${role}`;
+  const connections: Redis[] = [];
+  const connect = (role: string, blocking: boolean) => {
+    const connection = createRedis(base.env.REDIS_URL, { blocking, name: connectionName(role) });
+    connection.on('error', (error) => logger.debug({ err: error, connection: role }, 'redis connection error'));
+    return connection;
+  };
+  // Polls arriving together share one write to Redis (auto-pipelining batches the commands
+  // issued within one turn of the event loop): on the long-poll path that write is most of the cost.
+  const commands: Redis = new IORedis(base.env.REDIS_URL, {
+    connectionName: connectionName('commands'),
+    enableAutoPipelining: true,
+    maxRetriesPerRequest: 50,
+    retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
+  });
+  commands.on('error', (error) => logger.debug({ err: error, connection: 'commands' }, 'redis connection error'));
+  const subscriber = connect('wake', true);
+  connections.push(commands, subscriber);
+
+  const store = new QueueStore(commands, base.env.REDIS_PREFIX, {
+    maxEvents: config.EVENTS_QUEUE_MAX_EVENTS,
+    // A queue must not expire under a parked poll: after a poll its keys live this much longer than its lifespan.
+    parkAllowanceMs: config.EVENTS_HEARTBEAT_MIN_MS + config.EVENTS_HEARTBEAT_JITTER_MS + 5000,
+  });
+  const polls = new PollHub(store, subscriber, {
+    heartbeatMinMs: config.EVENTS_HEARTBEAT_MIN_MS,
+    heartbeatJitterMs: config.EVENTS_HEARTBEAT_JITTER_MS,
+    subscriptionLingerMs: config.EVENTS_SUBSCRIPTION_LINGER_MS,
+  }, logger);
+  polls.start();
+
+  const fanout = new Fanout(store, base.db, logger);
+  const intake = new IntakeConsumers(commands, (role) => connect(role, true), fanout, {
+    replicaId: config.EVENTS_REPLICA_ID,
+    partitions: base.env.EVENT_PARTITIONS,
+    leaseMs: config.EVENTS_LEASE_MS,
+    batchSize: config.EVENTS_FANOUT_BATCH,
+    trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
+    streamKey: (partition) => base.bus.keys.intakeStream(partition),
+    prefix: base.env.REDIS_PREFIX,
+  }, logger);
+  intake.start();
+
+  // Outbox rows whose after-commit publish failed are published by the relay (safe in every replica).
+  let relayTimer: NodeJS.Timeout | undefined;
+  let relaying: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  const relayLoop = () => {
+    if (stopped || config.EVENTS_RELAY_INTERVAL_MS <= 0) return;
+    relaying = relayNeeded(base)
+      .then((needed) => (needed ? relayOutbox(base.db, base.bus) : 0))
+      .catch((error) => logger.warn({ err: error }, 'outbox relay failed'))
+      .finally(() => {
+        if (!stopped) relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);
+      });
+  };
+  relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);
+
+  const deps: EventsDeps = { ...base, events: { config, store, polls } };
+  const app = createServiceApp({
+    name: 'events',
+    routes,
+    deps,
+    internalSecret: base.env.INTERNAL_JWT_SECRET,
+    logger,
+    ready: async () => {
+      await Promise.all([base.db.$queryRaw`SELECT 1`, commands.ping()]);
+    },
+  });
+
+  let stopping: Promise<void> | undefined;
+  const stopBackgroundWork = () =>
+    (stopping ??= (async () => {
+      stopped = true;
+      clearTimeout(relayTimer);
+      await intake.stop();
+      await relaying;
+    })());
+
+  return {
+    handler: (req, res) => {
+      if (isPlainGetEvents(req)) void serveGetEvents(deps, req, res);
+      else app(req, res);
+    },
+    async drain() {
+      // Parked polls are answered at once; their clients poll again, on another replica.
+      polls.drain();
+      await stopBackgroundWork();
+    },
+    async close() {
+      polls.close();
+      await stopBackgroundWork();
+      await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import type { BaseDeps } from '@teamchat/runtime';
+import type { EventsEnv } from './env';
+import type { PollHub } from './lib/polls';
+import type { QueueStore } from './lib/queue-store';
+
+/** What the event tier's views and actions use: the common dependencies plus the queues. */
+export interface EventsDeps extends BaseDeps {
+  events: {
+    config: EventsEnv;
+    store: QueueStore;
+    polls: PollHub;
+  };
+}

@@ -1,0 +1,310 @@
+// Long-polls. A poll that finds its queue empty parks here until the fan-out (on any replica)
+// publishes a wake-up on the queue's channel, a heartbeat is due, or a newer poll of the same
+// queue (on any replica) supersedes it. Each replica has ONE subscriber connection; a queue's
+// channel stays subscribed a little after its poll ends, so the client's next poll parks in a
+// single round trip. The first append to an empty queue carries its events in the wake-up, so
+// the poll is answered without reading the queue; the queue in Redis stays the truth (events
+// leave it only when acknowledged), so a lost wake-up only delays an answer.
+
+import type http from 'node:http';
+import type { Redis } from '@teamchat/bus';
+import { BadEventQueueIdError, JsonableError, type Logger } from '@teamchat/core';
+import type { PollMode, PollResult, QueueStore } from './queue-store';
+
+export interface PollOptions {
+  heartbeatMinMs: number;
+  heartbeatJitterMs: number;
+  subscriptionLingerMs: number;
+}
+
+export interface PollRequest {
+  queueId: string;
+  userId: number;
+  lastEventId: number;
+  dontBlock: boolean;
+  /** Sent parameters nobody read, for ignored_parameters_unsupported. */
+  ignored: string[];
+  res: http.ServerResponse;
+}
+
+interface ParkedPoll {
+  request: PollRequest;
+  /** The queue's poll sequence number of this poll; unknown until the parking script answered. */
+  seq?: number;
+  finished: boolean;
+  checking: boolean;
+  /** A check to run once the one in progress ends (heartbeat wins over wake). */
+  queued?: 'wake' | 'heartbeat';
+  heartbeat?: NodeJS.Timeout;
+}
+
+/** The success body, built around the events JSON array the queue script returned as text. */
+export function eventsBody(queueId: string, events: string, ignored: string[]): string {
+  const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
+  return `{"result":"success","msg":"","events":${events},"queue_id":${JSON.stringify(queueId)}${extra}}`;
+}
+
+/** Writes a JSON answer with plain node:http (the long-poll path does not go through express). */
+export function sendJson(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function prunedError(lastEventId: number): JsonableError {
+  return new JsonableError(`An event newer than ${lastEventId} has already been pruned!`);
+}
+
+export class PollHub {
+  private readonly parked = new Map<string, Set<ParkedPoll>>();
+  /** Events that woke a poll whose parking script has not answered yet, by queue. */
+  private readonly earlyWakes = new Map<string, { seq: number; events: string }>();
+  private readonly subscribed = new Set<string>();
+  private readonly lastUsed = new Map<string, number>();
+  private readonly subscribing = new Map<string, Promise<void>>();
+  private pendingSubscriptions: { queueIds: string[]; done: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null = null;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private draining = false;
+
+  constructor(
+    private readonly store: QueueStore,
+    private readonly subscriber: Redis,
+    private readonly options: PollOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.subscriber.on('message', (channel: string, message: string) => this.onWake(this.store.queueIdOfChannel(channel), message));
+    // Wake-ups published while the subscriber was reconnecting are lost: look at every parked queue again.
+    this.subscriber.on('ready', () => setTimeout(() => this.wakeAll(), 50));
+    this.sweepTimer = setInterval(() => this.unsubscribeIdle(), Math.max(1000, this.options.subscriptionLingerMs / 2));
+  }
+
+  get parkedCount(): number {
+    let count = 0;
+    for (const polls of this.parked.values()) count += polls.size;
+    return count;
+  }
+
+  /** Answers GET /events for an existing queue: at once when events are queued, else when they come. */
+  async poll(request: PollRequest): Promise<void> {
+    const { queueId } = request;
+    const canPark = !request.dontBlock && !this.draining;
+    const alreadySubscribed = canPark && this.subscribed.has(queueId);
+    // Listed before the script runs: a wake-up may arrive before the script's reply does.
+    const poll: ParkedPoll | null = alreadySubscribed ? this.track(request) : null;
+    let result: PollResult;
+    try {
+      result = await this.store.poll(queueId, alreadySubscribed ? 'readpark' : 'read', request.userId, request.lastEventId);
+    } catch (error) {
+      if (poll) this.untrack(poll);
+      throw error;
+    }
+    if (result.status === 'pruned') throw this.failed(poll, prunedError(request.lastEventId));
+    if (result.status === 'missing') throw this.failed(poll, new JsonableError(`Event ${request.lastEventId} was not in this queue`));
+    if (result.status !== 'ok') throw this.failed(poll, new BadEventQueueIdError(queueId));
+    if (result.events !== '[]' || !canPark) {
+      if (poll) this.untrack(poll);
+      this.respond(request, result.events);
+      return;
+    }
+    if (poll) {
+      this.parkedAt(poll, result.seq);
+      return;
+    }
+    // Not subscribed yet: subscribe, then park (an event appended in between is seen by the park script).
+    const parked = this.track(request);
+    try {
+      await this.subscribe(queueId);
+    } catch (error) {
+      this.untrack(parked);
+      throw error;
+    }
+    if (parked.finished) return;
+    parked.seq = result.seq;
+    await this.check(parked, 'park');
+  }
+
+  private failed(poll: ParkedPoll | null, error: JsonableError): JsonableError {
+    if (poll) this.untrack(poll);
+    return error;
+  }
+
+  private track(request: PollRequest): ParkedPoll {
+    const poll: ParkedPoll = { request, finished: false, checking: false };
+    let polls = this.parked.get(request.queueId);
+    if (!polls) this.parked.set(request.queueId, (polls = new Set()));
+    polls.add(poll);
+    this.lastUsed.set(request.queueId, Date.now());
+    request.res.on('close', () => {
+      // The client went away (or the response was sent): nothing more to do for it.
+      if (!poll.finished) this.untrack(poll);
+    });
+    return poll;
+  }
+
+  private untrack(poll: ParkedPoll): void {
+    poll.finished = true;
+    clearTimeout(poll.heartbeat);
+    const polls = this.parked.get(poll.request.queueId);
+    polls?.delete(poll);
+    if (polls?.size === 0) {
+      this.parked.delete(poll.request.queueId);
+      this.earlyWakes.delete(poll.request.queueId);
+    }
+    this.lastUsed.set(poll.request.queueId, Date.now());
+  }
+
+  /** The poll is parked in Redis under `seq`: arm its heartbeat, and look again if woken meanwhile. */
+  private parkedAt(poll: ParkedPoll, seq: number): void {
+    if (poll.finished) return;
+    poll.seq = seq;
+    const early = this.earlyWakes.get(poll.request.queueId);
+    if (early?.seq === seq) {
+      this.finish(poll, early.events);
+      return;
+    }
+    const delay = this.options.heartbeatMinMs + Math.floor(Math.random() * (this.options.heartbeatJitterMs + 1));
+    poll.heartbeat = setTimeout(() => void this.check(poll, 'heartbeat'), delay);
+    if (poll.queued) {
+      const mode = poll.queued;
+      poll.queued = undefined;
+      void this.check(poll, mode);
+    }
+  }
+
+  /**
+   * "e<seq>:<events>": events appended to the empty queue a poll (sequence seq) parked on; that
+   * poll is answered with them. Anything else ("s" superseded, "x" gone): parked polls look again.
+   */
+  private onWake(queueId: string, message: string): void {
+    if (!message.startsWith('e')) {
+      this.wakeQueue(queueId);
+      return;
+    }
+    const colon = message.indexOf(':');
+    const seq = Number(message.slice(1, colon));
+    const events = `[${message.slice(colon + 1)}]`;
+    const polls = this.parked.get(queueId);
+    if (!polls) return;
+    for (const poll of polls) {
+      if (poll.seq === seq) {
+        this.finish(poll, events);
+        return;
+      }
+    }
+    if ([...polls].some((poll) => poll.seq === undefined)) this.earlyWakes.set(queueId, { seq, events });
+  }
+
+  private wakeQueue(queueId: string): void {
+    for (const poll of this.parked.get(queueId) ?? []) void this.check(poll, 'wake');
+  }
+
+  private wakeAll(): void {
+    for (const queueId of [...this.parked.keys()]) this.wakeQueue(queueId);
+  }
+
+  /** Runs one script for a parked poll, one at a time per poll, and answers it if it is done. */
+  private async check(poll: ParkedPoll, mode: PollMode): Promise<void> {
+    if (poll.finished) return;
+    if (poll.seq === undefined || poll.checking) {
+      if (poll.queued !== 'heartbeat') poll.queued = mode === 'park' ? 'wake' : (mode as 'wake' | 'heartbeat');
+      return;
+    }
+    poll.checking = true;
+    const { request } = poll;
+    try {
+      const result = await this.store.poll(request.queueId, mode, request.userId, poll.seq);
+      if (poll.finished) return;
+      if (result.status === 'superseded') this.finish(poll, '[]');
+      else if (result.status === 'heartbeat') this.finish(poll, `[{"type":"heartbeat","id":${result.heartbeatId}}]`);
+      else if (result.status === 'ok' && result.events !== '[]') this.finish(poll, result.events);
+      else if (result.status !== 'ok') this.finishWithError(poll, new BadEventQueueIdError(request.queueId));
+      else if (mode === 'park') this.parkedAt(poll, poll.seq);
+    } catch (error) {
+      this.logger.warn({ err: error, queue_id: request.queueId }, 'checking a parked poll failed; retrying');
+      if (!poll.finished && !poll.queued) setTimeout(() => void this.check(poll, mode === 'park' ? 'park' : 'wake'), 500);
+    } finally {
+      poll.checking = false;
+    }
+    if (poll.queued && !poll.finished) {
+      const next = poll.queued;
+      poll.queued = undefined;
+      await this.check(poll, next);
+    }
+  }
+
+  private finish(poll: ParkedPoll, events: string): void {
+    this.untrack(poll);
+    this.respond(poll.request, events);
+  }
+
+  private finishWithError(poll: ParkedPoll, error: JsonableError): void {
+    this.untrack(poll);
+    sendJson(poll.request.res, error.status, JSON.stringify(error.toJSON()), error.headers);
+  }
+
+  private respond(request: PollRequest, events: string): void {
+    sendJson(request.res, 200, eventsBody(request.queueId, events, request.ignored), this.draining ? { Connection: 'close' } : {});
+  }
+
+  private subscribe(queueId: string): Promise<void> {
+    if (this.subscribed.has(queueId)) return Promise.resolve();
+    const inFlight = this.subscribing.get(queueId);
+    if (inFlight) return inFlight;
+    // Polls arriving together share one SUBSCRIBE.
+    if (!this.pendingSubscriptions) {
+      let resolve!: () => void;
+      let reject!: (error: unknown) => void;
+      const done = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      const batch = { queueIds: [] as string[], done, resolve, reject };
+      this.pendingSubscriptions = batch;
+      setImmediate(() => {
+        this.pendingSubscriptions = null;
+        this.subscriber
+          .subscribe(...batch.queueIds.map((id) => this.store.wakeChannel(id)))
+          .then(() => {
+            for (const id of batch.queueIds) this.subscribed.add(id);
+            batch.resolve();
+          }, batch.reject)
+          .finally(() => {
+            for (const id of batch.queueIds) this.subscribing.delete(id);
+          });
+      });
+    }
+    this.pendingSubscriptions.queueIds.push(queueId);
+    this.subscribing.set(queueId, this.pendingSubscriptions.done);
+    return this.pendingSubscriptions.done;
+  }
+
+  /** Drops the subscriptions of queues nobody polled here for a while. */
+  private unsubscribeIdle(): void {
+    const cutoff = Date.now() - this.options.subscriptionLingerMs;
+    const idle: string[] = [];
+    for (const queueId of this.subscribed) {
+      if (!this.parked.has(queueId) && (this.lastUsed.get(queueId) ?? 0) < cutoff) idle.push(queueId);
+    }
+    if (idle.length === 0) return;
+    for (const queueId of idle) {
+      this.subscribed.delete(queueId);
+      this.lastUsed.delete(queueId);
+    }
+    this.subscriber.unsubscribe(...idle.map((id) => this.store.wakeChannel(id))).catch((error) => {
+      this.logger.warn({ err: error }, 'unsubscribing idle queues failed');
+    });
+  }
+
+  /** Graceful stop: every parked poll is answered now (no events); new polls no longer park. */
+  drain(): void {
+    this.draining = true;
+    for (const polls of [...this.parked.values()]) for (const poll of [...polls]) this.finish(poll, '[]');
+  }
+
+  close(): void {
+    clearInterval(this.sweepTimer);
+    for (const polls of [...this.parked.values()]) for (const poll of [...polls]) this.untrack(poll);
+  }
+}

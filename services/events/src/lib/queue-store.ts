@@ -1,0 +1,348 @@
+// The event queues in Redis. Every structure of a queue shares the hash tag {q:<id>}, so a
+// queue lives in one Redis Cluster slot and each operation on it is one atomic Lua script:
+//
+//   {q:ID}:m  hash   u user id, r realm id, d descriptor (JSON), l lifespan ms,
+//                    n next event id, p newest pruned (acknowledged) id,
+//                    q poll sequence (the latest poll owns the queue), k sequence of the poll
+//                    parked on the empty queue (the next append wakes it with its events),
+//                    h high-water mark: the newest intake entry applied (stream id "ms-seq"),
+//                    sp "1" while register has not read its state yet,
+//                    sa/sb/sc register's snapshot (xmin, xmax, ",xip,xip,") once it has
+//   {q:ID}:e  list   the queued events, as final JSON with "id" first, oldest first
+//   {q:ID}:x  hash   event id -> xid, for events appended while the state was being read
+//
+// Queue keys expire after the queue's lifespan without a poll (plus the longest parked poll).
+// Indexes (user -> queues, realm -> realm-wide queues) live in other slots and may list a
+// queue that is gone; whoever notices removes it.
+
+import type { Redis } from '@teamchat/bus';
+import type { QueueDescriptor } from './queue-options';
+import type { Snapshot } from './snapshot';
+
+const CREATE = `
+redis.call('HSET', KEYS[1], 'u', ARGV[1], 'r', ARGV[2], 'd', ARGV[3], 'l', ARGV[4], 'n', 0, 'p', -1, 'q', 0)
+if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'sp', '1') end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+`;
+
+// An xid is part of a snapshot's state when it committed before the snapshot was taken.
+const VISIBLE = `
+local function visible(xid, xmin, xmax, xip)
+  local x = tonumber(xid)
+  if x < tonumber(xmin) then return true end
+  if x >= tonumber(xmax) then return false end
+  return not string.find(xip, ',' .. xid .. ',', 1, true)
+end
+local function eventId(item)
+  return tonumber(string.match(item, '^{"id":(%d+)'))
+end
+`;
+
+// KEYS meta, events, xids. ARGV entry id, xid ('' for none), cap, wake channel, event JSON...
+// Returns the number appended, 0 for an entry already applied or already in the queue's
+// state, -1 when the queue is gone, -2 when the cap was exceeded and the queue dropped.
+const APPEND = `${VISIBLE}
+local f = redis.call('HMGET', KEYS[1], 'u', 'h', 'sp', 'sa', 'sb', 'sc', 'k', 'n')
+if not f[1] then return -1 end
+local ms, seq = string.match(ARGV[1], '^(%d+)-(%d+)$')
+ms = tonumber(ms)
+seq = tonumber(seq)
+if f[2] then
+  local hms, hseq = string.match(f[2], '^(%d+)-(%d+)$')
+  hms = tonumber(hms)
+  hseq = tonumber(hseq)
+  if ms < hms or (ms == hms and seq <= hseq) then return 0 end
+end
+redis.call('HSET', KEYS[1], 'h', ARGV[1])
+local xid = ARGV[2]
+if xid ~= '' and f[4] and visible(xid, f[4], f[5], f[6]) then return 0 end
+local nextId = tonumber(f[8])
+local count = #ARGV - 4
+local length = 0
+for i = 1, count do
+  local id = nextId + i - 1
+  length = redis.call('RPUSH', KEYS[2], '{"id":' .. id .. ',' .. string.sub(ARGV[4 + i], 2))
+  if f[3] and xid ~= '' then redis.call('HSET', KEYS[3], id, xid) end
+end
+redis.call('HSET', KEYS[1], 'n', nextId + count)
+if length > tonumber(ARGV[3]) then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  redis.call('PUBLISH', ARGV[4], 'x')
+  return -2
+end
+local ttl = redis.call('PTTL', KEYS[1])
+if length == count and ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+if f[3] and xid ~= '' and ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+if f[7] then
+  -- A poll is parked on an empty queue: these events are all it can be waiting for. They go
+  -- in the wake-up itself (it answers without another round trip) and stay queued until acknowledged.
+  redis.call('HDEL', KEYS[1], 'k')
+  redis.call('PUBLISH', ARGV[4], 'e' .. f[7] .. ':' .. table.concat(redis.call('LRANGE', KEYS[2], -count, -1), ','))
+end
+return count
+`;
+
+// KEYS meta, events, xids. ARGV xmin, xmax, ",xip,...," — drops the events whose change the
+// state already contains and remembers the snapshot for events still to come.
+const SET_SNAPSHOT = `${VISIBLE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local pending = redis.call('HGETALL', KEYS[3])
+local drop = {}
+local dropping = false
+for i = 1, #pending, 2 do
+  if visible(pending[i + 1], ARGV[1], ARGV[2], ARGV[3]) then
+    drop[tonumber(pending[i])] = true
+    dropping = true
+  end
+end
+local dropped = 0
+if dropping then
+  local items = redis.call('LRANGE', KEYS[2], 0, -1)
+  local ttl = redis.call('PTTL', KEYS[1])
+  redis.call('DEL', KEYS[2])
+  for _, item in ipairs(items) do
+    if drop[eventId(item)] then dropped = dropped + 1 else redis.call('RPUSH', KEYS[2], item) end
+  end
+  if ttl > 0 and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('PEXPIRE', KEYS[2], ttl) end
+end
+redis.call('DEL', KEYS[3])
+redis.call('HDEL', KEYS[1], 'sp')
+redis.call('HSET', KEYS[1], 'sa', ARGV[1], 'sb', ARGV[2], 'sc', ARGV[3])
+return dropped
+`;
+
+// KEYS meta, events, xids. ARGV mode, user id, last event id or poll sequence, park allowance ms, wake channel.
+//   read / readpark: a new poll. Acknowledges events up to ARGV[3], finishes a poll parked
+//     elsewhere, returns the queued events; readpark parks this poll when there are none.
+//   park / wake / heartbeat: a parked poll (ARGV[3] = its sequence); 'superseded' once a newer
+//     poll came; heartbeat allocates an event id for the heartbeat when nothing is queued.
+// Returns {status, events JSON array | heartbeat id, poll sequence}.
+const POLL = `
+local f = redis.call('HMGET', KEYS[1], 'u', 'n', 'p', 'k', 'l', 'q')
+if not f[1] or f[1] ~= ARGV[2] then return {'bad'} end
+local mode = ARGV[1]
+local seq
+if mode == 'read' or mode == 'readpark' then
+  local last = tonumber(ARGV[3])
+  local pruned = tonumber(f[3])
+  if last < pruned then return {'pruned'} end
+  if last >= tonumber(f[2]) then return {'missing'} end
+  if last > pruned then
+    local items = redis.call('LRANGE', KEYS[2], 0, last - pruned - 1)
+    local drop = 0
+    for i, item in ipairs(items) do
+      if tonumber(string.match(item, '^{"id":(%d+)')) <= last then drop = i else break end
+    end
+    if drop > 0 then redis.call('LTRIM', KEYS[2], drop, -1) end
+    redis.call('HSET', KEYS[1], 'p', last)
+  end
+  local ttl = tonumber(f[5]) + tonumber(ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+  seq = redis.call('HINCRBY', KEYS[1], 'q', 1)
+  if f[4] then
+    redis.call('HDEL', KEYS[1], 'k')
+    redis.call('PUBLISH', ARGV[5], 's')
+  end
+else
+  seq = tonumber(ARGV[3])
+  if tonumber(f[6]) ~= seq then return {'superseded'} end
+end
+local items = redis.call('LRANGE', KEYS[2], 0, -1)
+if #items > 0 then
+  if mode ~= 'read' and mode ~= 'readpark' then redis.call('HDEL', KEYS[1], 'k') end
+  return {'ok', '[' .. table.concat(items, ',') .. ']', seq}
+end
+if mode == 'heartbeat' then
+  redis.call('HDEL', KEYS[1], 'k')
+  return {'heartbeat', redis.call('HINCRBY', KEYS[1], 'n', 1) - 1, seq}
+end
+if mode == 'readpark' or mode == 'park' then redis.call('HSET', KEYS[1], 'k', seq) end
+return {'ok', '[]', seq}
+`;
+
+// KEYS meta, events, xids. ARGV user id, wake channel. Returns 1, 0 (no such queue) or -1 (another user's).
+const DELETE = `
+local owner = redis.call('HGET', KEYS[1], 'u')
+if not owner then return 0 end
+if owner ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+redis.call('PUBLISH', ARGV[2], 'x')
+return 1
+`;
+
+export type PollMode = 'read' | 'readpark' | 'park' | 'wake' | 'heartbeat';
+
+export type PollResult =
+  | { status: 'ok'; events: string; seq: number }
+  | { status: 'heartbeat'; heartbeatId: number; seq: number }
+  | { status: 'bad' | 'pruned' | 'missing' | 'superseded' };
+
+export type AppendResult = 'appended' | 'skipped' | 'gone' | 'dropped';
+
+interface QueueCommands {
+  tcQueueCreate(meta: string, ...args: (string | number)[]): Promise<number>;
+  tcQueueAppend(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<number>;
+  tcQueueSetSnapshot(meta: string, events: string, xids: string, ...args: string[]): Promise<number>;
+  tcQueuePoll(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<(string | number)[]>;
+  tcQueueDelete(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<number>;
+}
+
+type Scripted = Redis & QueueCommands;
+type ScriptedPipeline = ReturnType<Redis['pipeline']> & { [K in keyof QueueCommands]: (...args: Parameters<QueueCommands[K]>) => ScriptedPipeline };
+
+export function defineQueueCommands(redis: Redis): void {
+  if ('tcQueuePoll' in redis) return;
+  redis.defineCommand('tcQueueCreate', { numberOfKeys: 1, lua: CREATE });
+  redis.defineCommand('tcQueueAppend', { numberOfKeys: 3, lua: APPEND });
+  redis.defineCommand('tcQueueSetSnapshot', { numberOfKeys: 3, lua: SET_SNAPSHOT });
+  redis.defineCommand('tcQueuePoll', { numberOfKeys: 3, lua: POLL });
+  redis.defineCommand('tcQueueDelete', { numberOfKeys: 3, lua: DELETE });
+}
+
+/** An index that lists a queue which is gone. */
+export interface StaleIndexEntry {
+  queueId: string;
+  userId?: number;
+  realmId?: number;
+}
+
+/** One pending append of a fan-out batch. */
+export interface Append {
+  queueId: string;
+  entryId: string;
+  xid: string | undefined;
+  events: string[];
+}
+
+export class QueueStore {
+  private readonly redis: Scripted;
+
+  constructor(
+    redis: Redis,
+    readonly prefix: string,
+    private readonly options: { maxEvents: number; parkAllowanceMs: number },
+  ) {
+    defineQueueCommands(redis);
+    this.redis = redis as Scripted;
+  }
+
+  keys(queueId: string): [string, string, string] {
+    const tag = `${this.prefix}{q:${queueId}}`;
+    return [`${tag}:m`, `${tag}:e`, `${tag}:x`];
+  }
+
+  wakeChannel(queueId: string): string {
+    return `${this.prefix}events:wake:${queueId}`;
+  }
+
+  /** The queue id a wake channel belongs to. */
+  queueIdOfChannel(channel: string): string {
+    return channel.slice(`${this.prefix}events:wake:`.length);
+  }
+
+  userIndex(userId: number): string {
+    return `${this.prefix}events:user:${userId}`;
+  }
+
+  realmWideIndex(realmId: number): string {
+    return `${this.prefix}events:realm-wide:${realmId}`;
+  }
+
+  /**
+   * Creates the queue and lists it in its indexes, both before returning: register reads its
+   * state only afterwards, so no event committed after that read can miss the queue.
+   */
+  async create(queueId: string, descriptor: QueueDescriptor, options: { realmWide: boolean; pendingSnapshot: boolean }): Promise<void> {
+    const lifespanMs = descriptor.lifespanSecs * 1000;
+    const indexTtlMs = lifespanMs + this.options.parkAllowanceMs + 60_000;
+    const pipeline = this.redis.pipeline() as ScriptedPipeline;
+    pipeline.tcQueueCreate(this.keys(queueId)[0], descriptor.userId, descriptor.realmId, JSON.stringify(descriptor), lifespanMs, options.pendingSnapshot ? '1' : '0');
+    const indexes = [this.userIndex(descriptor.userId)];
+    if (options.realmWide) indexes.push(this.realmWideIndex(descriptor.realmId));
+    for (const index of indexes) {
+      pipeline.sadd(index, queueId);
+      // An index outlives its longest-lived queue; stale members are removed when noticed.
+      pipeline.pexpire(index, indexTtlMs, 'GT');
+      pipeline.pexpire(index, indexTtlMs, 'NX');
+    }
+    throwPipelineErrors(await pipeline.exec());
+  }
+
+  /** Records register's snapshot; returns how many already-queued events it made redundant. */
+  async setSnapshot(queueId: string, snapshot: Snapshot): Promise<number> {
+    return this.redis.tcQueueSetSnapshot(...this.keys(queueId), snapshot.xmin, snapshot.xmax, `,${snapshot.xip.join(',')},`);
+  }
+
+  async descriptors(queueIds: string[]): Promise<(QueueDescriptor | null)[]> {
+    if (queueIds.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const queueId of queueIds) pipeline.hget(this.keys(queueId)[0], 'd');
+    const results = throwPipelineErrors(await pipeline.exec());
+    return results.map((raw) => (typeof raw === 'string' ? (JSON.parse(raw) as QueueDescriptor) : null));
+  }
+
+  async queuesOfUsers(userIds: number[]): Promise<Map<number, string[]>> {
+    const pipeline = this.redis.pipeline();
+    for (const userId of userIds) pipeline.smembers(this.userIndex(userId));
+    const results = throwPipelineErrors(await pipeline.exec()) as string[][];
+    return new Map(userIds.map((userId, i) => [userId, results[i]]));
+  }
+
+  async realmWideQueues(realmIds: number[]): Promise<Map<number, string[]>> {
+    const pipeline = this.redis.pipeline();
+    for (const realmId of realmIds) pipeline.smembers(this.realmWideIndex(realmId));
+    const results = throwPipelineErrors(await pipeline.exec()) as string[][];
+    return new Map(realmIds.map((realmId, i) => [realmId, results[i]]));
+  }
+
+  /** Applies a fan-out batch in order (one pipeline per chunk); results in the same order. */
+  async append(appends: Append[], chunkSize = 2000): Promise<AppendResult[]> {
+    const out: AppendResult[] = [];
+    for (let start = 0; start < appends.length; start += chunkSize) {
+      const pipeline = this.redis.pipeline() as ScriptedPipeline;
+      for (const append of appends.slice(start, start + chunkSize)) {
+        pipeline.tcQueueAppend(...this.keys(append.queueId), append.entryId, append.xid ?? '', this.options.maxEvents, this.wakeChannel(append.queueId), ...append.events);
+      }
+      for (const result of throwPipelineErrors(await pipeline.exec()) as number[]) {
+        out.push(result > 0 ? 'appended' : result === 0 ? 'skipped' : result === -1 ? 'gone' : 'dropped');
+      }
+    }
+    return out;
+  }
+
+  async poll(queueId: string, mode: PollMode, userId: number, lastEventIdOrSeq: number): Promise<PollResult> {
+    const lifespanAllowance = this.options.parkAllowanceMs;
+    const reply = await this.redis.tcQueuePoll(...this.keys(queueId), mode, userId, lastEventIdOrSeq, lifespanAllowance, this.wakeChannel(queueId));
+    const status = reply[0] as string;
+    if (status === 'ok') return { status, events: reply[1] as string, seq: Number(reply[2]) };
+    if (status === 'heartbeat') return { status, heartbeatId: Number(reply[1]), seq: Number(reply[2]) };
+    return { status: status as 'bad' | 'pruned' | 'missing' | 'superseded' };
+  }
+
+  /** Deletes a queue of `userId`: 'deleted', 'missing' or 'forbidden' (another user's). */
+  async delete(queueId: string, userId: number): Promise<'deleted' | 'missing' | 'forbidden'> {
+    const result = await this.redis.tcQueueDelete(...this.keys(queueId), userId, this.wakeChannel(queueId));
+    return result === 1 ? 'deleted' : result === 0 ? 'missing' : 'forbidden';
+  }
+
+  /** Removes queues that are gone from the indexes that still list them. */
+  async forget(entries: StaleIndexEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const { queueId, userId, realmId } of entries) {
+      if (userId !== undefined) pipeline.srem(this.userIndex(userId), queueId);
+      if (realmId !== undefined) pipeline.srem(this.realmWideIndex(realmId), queueId);
+    }
+    await pipeline.exec();
+  }
+}
+
+export function throwPipelineErrors(results: [Error | null, unknown][] | null): unknown[] {
+  if (!results) throw new Error('Redis pipeline was discarded');
+  return results.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
+}

@@ -1,0 +1,91 @@
+import type http from 'node:http';
+import {
+  asJsonableError,
+  INTERNAL_TOKEN_HEADER,
+  JsonableError,
+  optional,
+  param,
+  RequestParams,
+  required,
+  RESPONDED,
+  UnauthorizedError,
+  verifyInternalToken,
+  type AuthedContext,
+  type Requester,
+  type ViewResult,
+} from '@teamchat/core';
+import { doCreateQueue } from '../actions/register-queue';
+import { doDeleteQueue } from '../actions/delete-queue';
+import type { EventsDeps } from '../deps';
+import { eventsBody, sendJson } from '../lib/polls';
+import { parseQueueRequest, REGISTER_PARAMETERS } from '../lib/queue-options';
+
+/**
+ * GET /events: the queue's events after `last_event_id` (acknowledging and dropping the
+ * ones up to it); parks until one comes or a heartbeat is due, unless `dont_block`. Without
+ * a `queue_id`, a non-blocking call registers a queue (without initial state) with the
+ * register parameters it carries.
+ */
+async function getEventsFor(deps: EventsDeps, params: RequestParams, requester: Requester, res: http.ServerResponse): Promise<void> {
+  const { queue_id: queueId, last_event_id: lastEventId, dont_block: dontBlock } = params.parse({
+    queue_id: optional(param.string()),
+    last_event_id: optional(param.int()),
+    dont_block: optional(param.bool(), false),
+  });
+  if (queueId === undefined) {
+    if (!dontBlock) throw new JsonableError("Missing 'queue_id' argument");
+    const newQueueId = await doCreateQueue(deps, requester, parseQueueRequest(params, requester, deps.events.config));
+    sendJson(res, 200, eventsBody(newQueueId, '[]', params.ignored()));
+    return;
+  }
+  if (lastEventId === undefined) throw new JsonableError("Missing 'last_event_id' argument");
+  // Register parameters mean nothing for an existing queue, but Zulip accepts them here all the same.
+  params.markUsed(...REGISTER_PARAMETERS);
+  await deps.events.polls.poll({ queueId, userId: requester.userId, lastEventId, dontBlock, ignored: params.ignored(), res });
+}
+
+/** GET /events through the service's express app (requests that carry a body). */
+export async function getEvents({ deps, params, requester, res }: AuthedContext<EventsDeps>): Promise<ViewResult> {
+  await getEventsFor(deps, params, requester, res);
+  return RESPONDED;
+}
+
+/** A GET /events without a body: the long-poll hot path, served with plain node:http. */
+export function isPlainGetEvents(req: http.IncomingMessage): boolean {
+  if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+  const url = req.url ?? '';
+  return url === '/api/v1/events' || url.startsWith('/api/v1/events?');
+}
+
+/**
+ * Serves a plain GET /events without express (design §3: a parked long-poll should not pay
+ * for layers of middleware). Same token check, same parameter parser, same envelopes.
+ */
+export async function serveGetEvents(deps: EventsDeps, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const started = process.hrtime.bigint();
+  let requestId: string | undefined;
+  res.once('finish', () => {
+    deps.logger.info({ method: 'GET', path: '/api/v1/events', status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6, request_id: requestId }, 'request');
+  });
+  try {
+    const url = new URL(req.url ?? '/', 'http://events');
+    const token = req.headers[INTERNAL_TOKEN_HEADER];
+    const claims = verifyInternalToken(deps.env.INTERNAL_JWT_SECRET, typeof token === 'string' ? token : undefined, 'GET', url.pathname);
+    requestId = claims.requestId;
+    if (!claims.user) throw new UnauthorizedError();
+    const raw = new Map<string, string>();
+    for (const [name, value] of url.searchParams) raw.set(name, value);
+    await getEventsFor(deps, new RequestParams(raw), claims.user, res);
+  } catch (error) {
+    const jsonable = asJsonableError(error);
+    if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: requestId }, 'request failed');
+    sendJson(res, jsonable.status, JSON.stringify(jsonable.toJSON()), jsonable.headers);
+  }
+}
+
+/** DELETE /events: removes a queue (a poll parked on it is answered with BAD_EVENT_QUEUE_ID). */
+export async function deleteQueue({ deps, params, requester }: AuthedContext<EventsDeps>) {
+  const { queue_id: queueId } = params.parse({ queue_id: required(param.string()) });
+  await doDeleteQueue(deps, requester, queueId);
+  return {};
+}

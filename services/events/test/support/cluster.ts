@@ -1,0 +1,275 @@
+// Several event-tier processes (the built bundle, as deployed) against one Redis and one test
+// database, behind a small HTTP load balancer (round robin, skipping replicas that refuse
+// connections, like a Kubernetes Service) and the real gateway. A request may be pinned to one
+// replica with the header `x-replica: <index>`.
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { createLogger } from '@teamchat/core';
+import { listen, serverUrl, type RunningService } from '@teamchat/runtime';
+import { createGateway } from '@teamchat/service-gateway';
+import { ApiClient, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
+
+const ROOT = path.resolve(__dirname, '../../../..');
+const BUNDLE = path.join(ROOT, 'services/events/dist/main.js');
+
+let built = false;
+/** Builds services/events/dist (once per test file). */
+export function buildEventsBundle(): void {
+  if (built) return;
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), 'events'], { stdio: 'ignore' });
+  built = true;
+}
+
+/** A port nobody listens on right now (PORT=0 could not be read back from a child process). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class Replica {
+  alive = true;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output = '';
+
+  constructor(
+    readonly replicaId: string,
+    readonly port: number,
+    readonly child: ChildProcess,
+  ) {
+    child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) => {
+      child.on('exit', (code, signal) => {
+        this.alive = false;
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+}
+
+async function waitUntilReady(replica: Replica): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (!replica.alive) throw new Error(`replica ${replica.replicaId} exited:\n${replica.output}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      http.get(`${replica.url}/health/ready`, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      }).on('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`replica ${replica.replicaId} not ready:\n${replica.output}`);
+    await sleep(50);
+  }
+}
+
+export class EventCluster {
+  readonly replicas: Replica[] = [];
+  private roundRobin = 0;
+  private servers: http.Server[] = [];
+  private gateway!: RunningService;
+  private agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  gatewayUrl = '';
+
+  private constructor(
+    readonly stack: Stack,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {}
+
+  /** `count` replicas, the balancer and a gateway in front of them. */
+  static async start(stack: Stack, count: number, env: NodeJS.ProcessEnv = {}): Promise<EventCluster> {
+    buildEventsBundle();
+    const cluster = new EventCluster(stack, env);
+    await Promise.all(Array.from({ length: count }, () => cluster.startReplica()));
+    const balancer = await listen((req, res) => cluster.balance(req, res), 0, '127.0.0.1');
+    cluster.servers.push(balancer);
+    cluster.gateway = createGateway({
+      env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 60_000 },
+      db: stack.db,
+      redis: stack.redis,
+      logger: createLogger('cluster-gateway', 'silent'),
+      serviceUrls: {
+        users: stack.serviceUrls.users!,
+        messages: 'http://127.0.0.1:9',
+        channels: 'http://127.0.0.1:9',
+        uploads: 'http://127.0.0.1:9',
+        events: serverUrl(balancer),
+      },
+    });
+    const gatewayServer = await listen(cluster.gateway.handler, 0, '127.0.0.1');
+    cluster.servers.push(gatewayServer);
+    cluster.gatewayUrl = serverUrl(gatewayServer);
+    return cluster;
+  }
+
+  async startReplica(env: NodeJS.ProcessEnv = {}): Promise<Replica> {
+    const port = await freePort();
+    const replicaId = `replica-${this.replicas.length}-${crypto.randomBytes(3).toString('hex')}`;
+    const { deps } = this.stack;
+    const child = spawn(process.execPath, [BUNDLE], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: this.stack.database.url,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: deps.env.REDIS_PREFIX,
+        INTERNAL_JWT_SECRET: deps.env.INTERNAL_JWT_SECRET,
+        EVENT_PARTITIONS: String(deps.env.EVENT_PARTITIONS),
+        DB_POOL_SIZE: '3',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+        EVENTS_REPLICA_ID: replicaId,
+        EVENTS_LEASE_MS: '1000',
+        EVENTS_TRIM_INTERVAL_MS: '1000',
+        EVENTS_RELAY_INTERVAL_MS: '300',
+        ...this.env,
+        ...env,
+      },
+    });
+    const replica = new Replica(replicaId, port, child);
+    this.replicas.push(replica);
+    await waitUntilReady(replica);
+    return replica;
+  }
+
+  /** Routes a request to its pinned replica, or round robin over the live ones. */
+  private balance(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => this.forward(req, res, Buffer.concat(chunks), 0));
+  }
+
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, attempt: number): void {
+    const pinned = req.headers['x-replica'];
+    const live = this.replicas.filter((replica) => replica.alive);
+    const target = pinned !== undefined ? this.replicas[Number(pinned)] : live[this.roundRobin++ % Math.max(1, live.length)];
+    const fail = () => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ result: 'error', msg: 'Bad gateway', code: 'BAD_REQUEST' }));
+    };
+    if (!target) return fail();
+    const upstream = http.request(
+      { host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+      (response) => {
+        res.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(res);
+        response.on('error', () => res.destroy());
+      },
+    );
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      // Nothing reached a replica that refused the connection: another one may take it.
+      if (error.code === 'ECONNREFUSED' && pinned === undefined && attempt < live.length) {
+        this.forward(req, res, body, attempt + 1);
+        return;
+      }
+      fail();
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    upstream.end(body);
+  }
+
+  /** A Zulip client of `user` through the cluster's gateway (optionally pinned to one replica). */
+  client(user: TestUser, replicaIndex?: number): ApiClient {
+    const headers: Record<string, string> = { host: this.stack.realm.host };
+    if (replicaIndex !== undefined) headers['x-replica'] = String(replicaIndex);
+    return new ApiClient(this.gatewayUrl, { email: user.deliveryEmail, apiKey: user.apiKey }, headers);
+  }
+
+  /** The replica owning an intake partition right now (by its lease). */
+  async partitionOwner(partition: number): Promise<Replica | undefined> {
+    const owner = await this.stack.redis.get(`${this.stack.deps.env.REDIS_PREFIX}events:lease:${partition}`);
+    return this.replicas.find((replica) => replica.replicaId === owner);
+  }
+
+  async stop(): Promise<void> {
+    for (const replica of this.replicas) if (replica.alive) replica.kill('SIGKILL');
+    await Promise.all(this.replicas.map((replica) => replica.exited));
+    for (const server of this.servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    await this.gateway?.close();
+    this.agent.destroy();
+  }
+}
+
+/**
+ * A client that long-polls one queue in a loop, as Zulip clients do: it acknowledges what it
+ * got, and on a failed request (a replica died, a 502) it simply polls again.
+ */
+export class PollingClient {
+  readonly received: Record<string, any>[] = [];
+  readonly failures: string[] = [];
+  private running = true;
+  private done: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly client: ApiClient,
+    readonly queueId: string,
+    private lastEventId: number,
+  ) {}
+
+  start(): this {
+    this.done = this.loop();
+    return this;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      try {
+        const response = await this.client.get('/api/v1/events', { queue_id: this.queueId, last_event_id: this.lastEventId });
+        if (response.status === 200) {
+          for (const event of response.body.events) {
+            this.lastEventId = Math.max(this.lastEventId, event.id);
+            if (event.type !== 'heartbeat') this.received.push(event);
+          }
+          continue;
+        }
+        this.failures.push(`${response.status} ${response.body?.code ?? ''} ${response.body?.msg ?? ''}`);
+        if (response.body?.code === 'BAD_EVENT_QUEUE_ID') return;
+      } catch (error) {
+        this.failures.push(String(error));
+      }
+      await sleep(50);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+}
+
+/** Waits until `check` holds (polling), or throws with `describe()` after `timeoutMs`. */
+export async function eventually(check: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${describe()}`);
+    await sleep(50);
+  }
+}

@@ -1,0 +1,193 @@
+// The gateway: the only public HTTP entry. For each request it finds the owning service,
+// authenticates the caller, signs a short-lived internal token and streams the request to
+// the service and the answer back. Plain node:http on purpose: long-polls and high-rate
+// endpoints pass through no middleware stack (design §3).
+
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { Redis } from '@teamchat/bus';
+import {
+  asJsonableError,
+  INTERNAL_TOKEN_HEADER,
+  JsonableError,
+  REQUEST_ID_HEADER,
+  ResourceNotFoundError,
+  signInternalToken,
+  UnauthorizedError,
+  type Logger,
+  type Requester,
+} from '@teamchat/core';
+import type { Db } from '@teamchat/db';
+import type { RunningService } from '@teamchat/runtime';
+import { Authenticator, parseBasicAuth, type Credentials } from './auth';
+import { countUpstreamFailure, observeRequest } from './observe';
+import type { GatewayEnv } from './env';
+import { RealmDirectory } from './realms';
+import { matchRoute, type RouteRule, type ServiceName } from './routes';
+
+export interface GatewayDeps {
+  env: Pick<GatewayEnv, 'INTERNAL_JWT_SECRET' | 'REDIS_PREFIX' | 'UPSTREAM_TIMEOUT_MS'>;
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  serviceUrls: Record<ServiceName, string>;
+}
+
+/** Headers a service must not receive from the client (credentials stay at the gateway). */
+const STRIPPED_REQUEST_HEADERS = new Set(['authorization', 'cookie', 'connection', 'keep-alive', INTERNAL_TOKEN_HEADER]);
+const HOP_BY_HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+
+function sendJsonError(res: http.ServerResponse, error: JsonableError, requestId: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify(error.toJSON());
+  res.writeHead(error.status, {
+    ...error.headers,
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(body),
+    [REQUEST_ID_HEADER]: requestId,
+  });
+  res.end(body);
+}
+
+function requestIdOf(req: http.IncomingMessage): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && /^[\w.-]{8,64}$/.test(given) ? given : randomUUID();
+}
+
+/** Zulip's legacy ?api_key= on file URLs: the key alone identifies the user. */
+function queryApiKey(url: URL): Credentials | null {
+  const apiKey = url.searchParams.get('api_key');
+  return apiKey ? { email: null, apiKey } : null;
+}
+
+export function createGateway(deps: GatewayDeps): RunningService {
+  const { env, logger } = deps;
+  const realms = new RealmDirectory(deps.db);
+  const authenticator = new Authenticator(deps.db, deps.redis, env.REDIS_PREFIX);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256 });
+  const upstreams = Object.fromEntries(Object.entries(deps.serviceUrls).map(([name, url]) => [name, new URL(url)])) as Record<ServiceName, URL>;
+
+  async function authenticate(req: http.IncomingMessage, url: URL, rule: RouteRule): Promise<{ user: Requester | null; realmId: number | null }> {
+    const hostRealm = await realms.byHost(req.headers.host);
+    let credentials = parseBasicAuth(req.headers.authorization);
+    if (!credentials && rule.auth === 'file') credentials = queryApiKey(url);
+    if (!credentials) {
+      if (rule.auth !== 'public') throw new UnauthorizedError();
+      const realm = hostRealm ?? (await realms.fallback());
+      return { user: null, realmId: realm?.id ?? null };
+    }
+    const user = await authenticator.authenticate(credentials, hostRealm?.id);
+    return { user, realmId: user.realmId };
+  }
+
+  function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, rule: RouteRule, token: string, requestId: string) {
+    const upstream = upstreams[rule.service];
+    const headers: http.OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (!STRIPPED_REQUEST_HEADERS.has(name)) headers[name] = value;
+    }
+    headers[INTERNAL_TOKEN_HEADER] = token;
+    headers[REQUEST_ID_HEADER] = requestId;
+    headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
+    headers['x-forwarded-host'] = req.headers.host ?? '';
+    headers.host = upstream.host;
+
+    const upstreamReq = http.request({
+      protocol: upstream.protocol,
+      hostname: upstream.hostname,
+      port: upstream.port,
+      method: req.method,
+      path: url.pathname + url.search,
+      headers,
+      agent,
+      timeout: rule.longPoll ? 0 : env.UPSTREAM_TIMEOUT_MS,
+    });
+    upstreamReq.on('response', (upstreamRes) => {
+      const responseHeaders: http.OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(upstreamRes.headers)) {
+        if (!HOP_BY_HOP_RESPONSE_HEADERS.has(name)) responseHeaders[name] = value;
+      }
+      responseHeaders[REQUEST_ID_HEADER] = requestId;
+      res.writeHead(upstreamRes.statusCode ?? 502, responseHeaders);
+      upstreamRes.pipe(res);
+    });
+    upstreamReq.on('timeout', () => upstreamReq.destroy(new Error('upstream timeout')));
+    upstreamReq.on('error', (error) => {
+      if (res.writableEnded) return;
+      countUpstreamFailure(rule.service);
+      logger.warn({ err: error, upstream: rule.service, request_id: requestId }, 'upstream request failed');
+      sendJsonError(res, new JsonableError(`The ${rule.service} service is unavailable`, { code: 'BAD_REQUEST', status: 503 }), requestId);
+    });
+    // A client that goes away (e.g. a long-poll cut short) releases the upstream request too.
+    res.on('close', () => {
+      if (!res.writableFinished) upstreamReq.destroy();
+    });
+    req.pipe(upstreamReq);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const requestId = requestIdOf(req);
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://gateway');
+    } catch {
+      sendJsonError(res, new JsonableError('Malformed URL'), requestId);
+      return;
+    }
+    if (url.pathname === '/health/live' || url.pathname === '/health/ready') {
+      const ready = url.pathname === '/health/live' || (await isReady());
+      res.writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ status: ready ? 'ok' : 'unavailable' }));
+      return;
+    }
+    const rule = matchRoute(url.pathname);
+    const observation = observeRequest(req, res, { path: url.pathname, requestId, rule }, logger);
+    if (!rule) {
+      sendJsonError(res, new ResourceNotFoundError(), requestId);
+      return;
+    }
+    try {
+      const { user, realmId } = await authenticate(req, url, rule);
+      observation.userId = user?.userId;
+      observation.realmId = realmId;
+      const token = signInternalToken(env.INTERNAL_JWT_SECRET, {
+        user,
+        realmId,
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        requestId,
+      });
+      forward(req, res, url, rule, token, requestId);
+    } catch (error) {
+      const jsonable = asJsonableError(error);
+      if (jsonable.status >= 500) logger.error({ err: error, request_id: requestId }, 'gateway error');
+      // Drain the body so the client sees the answer instead of a reset.
+      req.resume();
+      sendJsonError(res, jsonable, requestId);
+    }
+  }
+
+  async function isReady(): Promise<boolean> {
+    try {
+      await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  return {
+    handler: (req, res) => {
+      handle(req, res).catch((error) => {
+        logger.error({ err: error }, 'unhandled gateway error');
+        sendJsonError(res, asJsonableError(error), requestIdOf(req));
+      });
+    },
+    async close() {
+      agent.destroy();
+    },
+  };
+}

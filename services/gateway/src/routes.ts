@@ -1,0 +1,71 @@
+// The gateway's routing table: which service owns which path, and how callers of that path
+// authenticate. First match wins. A path no rule matches is a 404; a path a rule matches
+// but its service does not know is the service's 404.
+
+export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events';
+
+export const SERVICE_NAMES: readonly ServiceName[] = ['users', 'messages', 'channels', 'uploads', 'events'];
+
+/**
+ * basic: HTTP Basic email:api_key, required.
+ * public: no credentials needed (the realm comes from the Host header); Basic is still used if sent.
+ * file: Basic, or Zulip's legacy `api_key` query parameter (file downloads in <img> tags).
+ */
+export type AuthMode = 'basic' | 'public' | 'file';
+
+export interface RouteRule {
+  pattern: RegExp;
+  service: ServiceName;
+  auth: AuthMode;
+  /** Long-polls: no upstream timeout. */
+  longPoll?: boolean;
+}
+
+const api = (path: string) => new RegExp(`^/api/v1/${path}$`);
+
+export const ROUTES: RouteRule[] = [
+  // Unauthenticated entry points.
+  { pattern: api('server_settings'), service: 'users', auth: 'public' },
+  { pattern: api('fetch_api_key'), service: 'users', auth: 'public' },
+  { pattern: api('invites/multiuse/accept'), service: 'users', auth: 'public' },
+  // A reusable invitation link, {realm_url}/join/{key}/: the sign-up form and its submission.
+  { pattern: /^\/join\/[^/]+\/?$/, service: 'users', auth: 'public' },
+
+  // Event queues.
+  { pattern: api('register'), service: 'events', auth: 'basic' },
+  { pattern: api('events'), service: 'events', auth: 'basic', longPoll: true },
+
+  // Messages, flags, typing, drafts.
+  { pattern: api('messages(/.*)?'), service: 'messages', auth: 'basic' },
+  { pattern: api('mark_all_as_read|mark_stream_as_read|mark_topic_as_read'), service: 'messages', auth: 'basic' },
+  { pattern: api('typing'), service: 'messages', auth: 'basic' },
+  { pattern: api('drafts(/.*)?'), service: 'messages', auth: 'basic' },
+
+  // Channels, subscriptions, topics.
+  { pattern: api('streams(/.*)?'), service: 'channels', auth: 'basic' },
+  { pattern: api('channel_folders(/.*)?'), service: 'channels', auth: 'basic' },
+  { pattern: api('default_streams'), service: 'channels', auth: 'basic' },
+  { pattern: api('get_stream_id'), service: 'channels', auth: 'basic' },
+  { pattern: api('user_topics'), service: 'channels', auth: 'basic' },
+  { pattern: api('users/me/subscriptions(/.*)?'), service: 'channels', auth: 'basic' },
+  { pattern: api('users/me/[0-9]+/topics'), service: 'channels', auth: 'basic' },
+  { pattern: api('users/[0-9]+/subscriptions/[0-9]+'), service: 'channels', auth: 'basic' },
+
+  // Uploads and files.
+  { pattern: api('user_uploads'), service: 'uploads', auth: 'basic' },
+  { pattern: api('attachments(/.*)?'), service: 'uploads', auth: 'basic' },
+  { pattern: api('tus(/.*)?'), service: 'uploads', auth: 'basic' },
+  { pattern: /^\/user_uploads\/.+$/, service: 'uploads', auth: 'file' },
+
+  // Users, groups, invitations, realm configuration, personal settings: the users service.
+  { pattern: api('users(/.*)?'), service: 'users', auth: 'basic' },
+  { pattern: api('user_groups(/.*)?'), service: 'users', auth: 'basic' },
+  { pattern: api('invites(/.*)?'), service: 'users', auth: 'basic' },
+  { pattern: api('navigation_views(/.*)?'), service: 'users', auth: 'basic' },
+  { pattern: api('realm(/.*)?'), service: 'users', auth: 'basic' },
+  { pattern: api('settings'), service: 'users', auth: 'basic' },
+];
+
+export function matchRoute(path: string): RouteRule | undefined {
+  return ROUTES.find((rule) => rule.pattern.test(path));
+}

@@ -1,0 +1,154 @@
+import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
+import { hashApiKey, Role } from '@teamchat/domain';
+import { doRegenerateApiKey } from '@teamchat/service-users';
+import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+
+let stack: Stack;
+let user: TestUser;
+beforeAll(async () => {
+  stack = await startStack();
+  user = await stack.createUser({ email: 'cordelia@example.com' });
+});
+afterAll(() => stack.close());
+
+const ME = '/api/v1/users/me';
+const NOT_LOGGED_IN = 'Not logged in: API authentication or user session required';
+
+function withAuthorization(header: string) {
+  return stack.anonymous().get(ME, {}, { headers: { authorization: header } });
+}
+
+describe('every authentication failure is a 401 UNAUTHORIZED', () => {
+  test('no credentials', async () => {
+    const response = await stack.anonymous().get(ME);
+    expectError(response, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+    expect(response.headers['www-authenticate']).toBe('Basic realm="zulip"');
+  });
+
+  test('not HTTP Basic', async () => {
+    expectError(await withAuthorization('Bearer abc'), 401, 'UNAUTHORIZED', 'This endpoint requires HTTP basic authentication.');
+  });
+
+  test('Basic without a colon', async () => {
+    expectError(await withAuthorization(`Basic ${Buffer.from('no-colon').toString('base64')}`), 401, 'UNAUTHORIZED', 'Invalid authorization header for basic auth');
+  });
+
+  test('a key of the wrong shape', async () => {
+    const response = await stack.client({ email: user.deliveryEmail, apiKey: 'short' }).get(ME);
+    expectError(response, 401, 'UNAUTHORIZED', 'Malformed API key');
+  });
+
+  test('a wrong key', async () => {
+    const response = await stack.client({ email: user.deliveryEmail, apiKey: 'a'.repeat(32) }).get(ME);
+    expectError(response, 401, 'UNAUTHORIZED', 'Invalid API key');
+  });
+
+  test('the right key with another email, or an unknown email', async () => {
+    const other = await stack.createUser();
+    for (const email of [other.deliveryEmail, 'nobody@example.com']) {
+      const response = await stack.client({ email, apiKey: user.apiKey }).get(ME);
+      expectError(response, 401, 'UNAUTHORIZED', 'Invalid API key');
+    }
+  });
+
+  test('a deactivated user, also when the lookup was cached', async () => {
+    const victim = await stack.createUser();
+    expect((await victim.client.get(ME)).status).toBe(200);
+    await stack.db.userProfile.update({ where: { id: victim.id }, data: { is_active: false } });
+    await invalidateAuthCache(stack.redis, stack.deps.env.REDIS_PREFIX, [hashApiKey(victim.apiKey)]);
+    expectError(await victim.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+  });
+
+  test('a deactivated realm', async () => {
+    const realm = await stack.createRealm('closing', 'closing.example.test');
+    const member = await stack.createUser({ realm });
+    await stack.db.realm.update({ where: { id: realm.id }, data: { deactivated: true } });
+    expectError(await member.client.get(ME), 401, 'UNAUTHORIZED', 'This organization has been deactivated');
+  });
+
+  test("a key used on another realm's host", async () => {
+    await stack.createRealm('elsewhere', 'elsewhere.example.test');
+    const response = await user.client.withHost('elsewhere.example.test').get(ME);
+    expectError(response, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
+  });
+});
+
+describe('the auth cache', () => {
+  test('a lookup is cached in Redis under the key hash, never the key', async () => {
+    const cached = await stack.createUser();
+    await cached.client.get(ME);
+    const cacheKey = new RedisKeys(stack.deps.env.REDIS_PREFIX).auth(hashApiKey(cached.apiKey));
+    const value = await stack.redis.get(cacheKey);
+    expect(JSON.parse(value!)).toMatchObject({ userId: cached.id, realmId: stack.realm.id, role: Role.MEMBER });
+    expect(value).not.toContain(cached.apiKey);
+    expect(await stack.redis.ttl(cacheKey)).toBeGreaterThan(0);
+  });
+
+  test('regenerating the key refuses the old one at once', async () => {
+    const rotating = await stack.createUser();
+    expect((await rotating.client.get(ME)).status).toBe(200);
+    const newKey = await doRegenerateApiKey(stack.deps, rotating.id);
+    expectError(await rotating.client.get(ME), 401, 'UNAUTHORIZED', 'Invalid API key');
+    const fresh = stack.client({ email: rotating.deliveryEmail, apiKey: newKey });
+    expect((await fresh.get(ME)).body.user_id).toBe(rotating.id);
+  });
+});
+
+describe('routing', () => {
+  test('an unknown /api/v1 path is a 404 envelope, before any authentication', async () => {
+    for (const client of [stack.anonymous(), user.client]) {
+      const response = await client.get('/api/v1/no_such_endpoint');
+      expectError(response, 404, 'BAD_REQUEST', 'Endpoint does not exist');
+    }
+  });
+
+  test("an unknown path under a service's prefix is that service's 404", async () => {
+    expectError(await user.client.get('/api/v1/users/me/no_such_thing'), 404, 'BAD_REQUEST', 'Endpoint does not exist');
+  });
+
+  test('every answer carries a request id; a sane one from the client is kept', async () => {
+    const generated = await user.client.get(ME);
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const given = await user.client.get(ME, {}, { headers: { 'x-request-id': 'trace-12345678' } });
+    expect(given.headers['x-request-id']).toBe('trace-12345678');
+  });
+
+  test('a service that is down gives a 503 envelope', async () => {
+    const response = await user.client.get('/api/v1/drafts');
+    expect(response.status).toBe(503);
+    expect(response.body).toMatchObject({ result: 'error', code: 'BAD_REQUEST', msg: 'The messages service is unavailable' });
+  });
+});
+
+describe('services accept only requests that came through the gateway', () => {
+  const direct = () => new ApiClient(stack.serviceUrls.users!, { email: user.deliveryEmail, apiKey: user.apiKey });
+
+  test('without an internal token', async () => {
+    expectError(await direct().get(ME), 401, 'UNAUTHORIZED', 'Requests must come through the gateway');
+  });
+
+  test('with a forged, misdirected or expired token', async () => {
+    const jwt = await import('jsonwebtoken');
+    const { signInternalToken } = await import('@teamchat/core');
+    const claims = { user: { userId: user.id, realmId: stack.realm.id, role: 400, email: user.email, isBot: false }, realmId: stack.realm.id, method: 'GET', requestId: 'r-12345678' };
+    const forged = signInternalToken('not-the-secret', { ...claims, path: ME });
+    const otherPath = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, { ...claims, path: '/api/v1/server_settings' });
+    const expired = jwt.default.sign(
+      { u: [user.id, stack.realm.id, 400, user.email, false], r: stack.realm.id, m: 'GET', p: ME, rid: 'x', exp: Math.floor(Date.now() / 1000) - 10 },
+      stack.deps.env.INTERNAL_JWT_SECRET,
+      { issuer: 'teamchat-gateway', audience: 'teamchat-services' },
+    );
+    for (const token of [forged, otherPath, expired]) {
+      const response = await new ApiClient(stack.serviceUrls.users!).get(ME, {}, { headers: { 'x-teamchat-internal-token': token } });
+      expectError(response, 401, 'UNAUTHORIZED', 'Invalid internal token');
+    }
+    const valid = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, { ...claims, path: ME });
+    const accepted = await new ApiClient(stack.serviceUrls.users!).get(ME, {}, { headers: { 'x-teamchat-internal-token': valid } });
+    expect(accepted.body.user_id).toBe(user.id);
+  });
+
+  test('the gateway drops a client-supplied internal token and the credentials before forwarding', async () => {
+    const bogus = await user.client.get(ME, {}, { headers: { 'x-teamchat-internal-token': 'garbage' } });
+    expect(bogus.status).toBe(200);
+  });
+});

@@ -1,0 +1,265 @@
+// Sending a message (Zulip's check_message + do_send_messages): address, permissions, topic
+// rules, rendering, then one atomic write of the message, one user_message row per
+// recipient, the `message` event (and, for a channel's first message, its first_message_id
+// update) in the event outbox.
+//
+// Sending is the hot path, so its reads run in parallel and its write is a single statement
+// (a one-statement transaction, with the outbox rows in the same statement, exactly what
+// sendEventOnCommit would have written); the events are published right after it, and the
+// outbox relay republishes them if that fails. Messages that link uploads also claim them,
+// in one transaction with the same statement.
+
+import { JsonableError, type Requester } from '@teamchat/core';
+import { Prisma, transaction, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
+import {
+  claimAttachments,
+  dmKey,
+  EMPTY_TOPIC_DISPLAY_NAME,
+  flagsList,
+  hasRealmPermission,
+  hasUserGroupPermission,
+  inaccessibleUserIds,
+  linkedUploadPathIds,
+  loadMarkdownData,
+  MessageFlag,
+  recursiveGroupMemberIds,
+  renderMessageMarkdown,
+  SERVER_LIMITS,
+  topicLinks,
+  truncateText,
+  wideMessageDict,
+  type DisplayRecipientUser,
+} from '@teamchat/domain';
+import type { MessagesDeps } from '../deps';
+import { streamMetadataAudience } from '../lib/audiences';
+import { loadActor } from '../lib/context';
+import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
+import { checkTopicInput, streamForSending, usersForRecipients, type PrivateRecipients, type StreamIndicator } from '../lib/recipients';
+
+/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+export type SendMessageInput =
+  | { type: 'stream'; to: StreamIndicator | undefined; topic: string | undefined; content: string; options: SendOptions }
+  | { type: 'private'; to: PrivateRecipients; content: string; options: SendOptions };
+
+export interface SendOptions {
+  sendingClient: string;
+  readBySender: boolean;
+  localId?: string;
+  senderQueueId?: string;
+}
+
+/** Zulip's normalize_body. */
+export function normalizeBody(body: string): string {
+  const trimmed = body.trimEnd().replace(/^\n+/, '');
+  if (trimmed.length === 0) throw new JsonableError('Message must not be empty');
+  if (trimmed.includes('\u0000')) throw new JsonableError('Message must not contain null bytes');
+  return truncateText(trimmed, SERVER_LIMITS.max_message_length, '\n[message truncated]');
+}
+
+type Target =
+  | { kind: 'stream'; stream: Stream; topic: string; recipientIds: number[] }
+  | { kind: 'private'; participants: UserProfile[]; key: string };
+
+async function activeSubscriberIds(db: MessagesDeps['db'], streamId: number): Promise<number[]> {
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    SELECT s.user_profile_id AS id FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id
+    WHERE s.stream_id = ${streamId} AND s.active AND u.is_active ORDER BY s.user_profile_id`;
+  return rows.map((row) => row.id);
+}
+
+export async function doSendMessage(deps: MessagesDeps, requester: Requester, input: SendMessageInput): Promise<{ id: number }> {
+  const db = deps.db;
+  const viewer = { id: requester.userId, realm_id: requester.realmId, role: requester.role };
+
+  // Checks on the request itself first, in Zulip's order (Addressee, then normalize_body).
+  let topicInput = '';
+  let recipientUsers: UserProfile[] = [];
+  if (input.type === 'stream') {
+    if (input.to === undefined) throw new JsonableError('Missing channel');
+    if (input.topic === undefined) throw new JsonableError('Missing topic');
+    topicInput = checkTopicInput(input.topic);
+  } else {
+    if (input.to.length === 0) throw new JsonableError('Message must have recipients');
+    recipientUsers = await usersForRecipients(db, requester.realmId, input.to);
+  }
+  const content = normalizeBody(input.content);
+
+  // Independent reads at once: the sender, the channel, what the content mentions, the new id.
+  const streamLoaded = input.type === 'stream' ? streamForSending(db, requester.realmId, input.to!) : Promise.resolve(null);
+  const markdownLoaded = loadMarkdownData(db, viewer, content);
+  const idLoaded = db.$queryRaw<{ id: number }[]>`SELECT nextval(pg_get_serial_sequence('message', 'id'))::int AS id`;
+  for (const pending of [streamLoaded, markdownLoaded, idLoaded]) pending.catch(() => {});
+  const { user: sender, realm } = await loadActor(db, requester.userId);
+
+  let target: Target;
+  if (input.type === 'stream') {
+    const topic = truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
+    const stream = (await streamLoaded)!;
+    const [, recipientIds] = await Promise.all([checkCanSendToStream(db, sender, stream), activeSubscriberIds(db, stream.id)]);
+    const policy = stream.topics_policy === 'inherit' ? realm.topics_policy : stream.topics_policy;
+    if (policy === 'disable_empty_topic' && topic === '') {
+      throw new JsonableError(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
+    }
+    if (policy === 'empty_topic_only' && topic !== '') {
+      throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
+    }
+    target = { kind: 'stream', stream, topic, recipientIds };
+  } else {
+    for (const user of recipientUsers) {
+      if (!user.is_active) throw new JsonableError(`'${user.email}' is no longer using Zulip.`);
+    }
+    if ((await inaccessibleUserIds(db, viewer, recipientUsers)).size > 0) {
+      throw new JsonableError('You do not have permission to access some of the recipients.');
+    }
+    const participantsById = new Map([...recipientUsers, sender].map((user) => [user.id, user]));
+    const key = dmKey(participantsById.keys());
+    await checkCanSendDirectMessage(db, sender, recipientUsers, key);
+    target = { kind: 'private', participants: [...participantsById.values()], key };
+  }
+
+  // Rendering and the permissions that depend on what was actually mentioned.
+  const markdownData = await markdownLoaded;
+  const rendering = renderMessageMarkdown(content, markdownData);
+  let topicParticipants = new Set<number>();
+  if (target.kind === 'stream') {
+    if (rendering.streamWildcard && target.recipientIds.length > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
+      throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
+    }
+    if (rendering.topicWildcard) {
+      topicParticipants = await topicParticipantIds(db, target.stream.id, target.topic);
+      topicParticipants.add(sender.id);
+      if (topicParticipants.size > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
+        throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
+      }
+    }
+  }
+  const mentionedIds = new Set(rendering.mentionedUserIds);
+  if (rendering.mentionedGroupIds.size > 0) {
+    const groups = await db.userGroup.findMany({ where: { id: { in: [...rendering.mentionedGroupIds] } }, select: { id: true, name: true } });
+    for (const group of groups) {
+      if (!(await hasUserGroupPermission(db, sender, group.id, 'can_mention_group'))) {
+        throw new JsonableError(`You are not allowed to mention user group '${group.name}'.`);
+      }
+      for (const memberId of await recursiveGroupMemberIds(db, group.id)) mentionedIds.add(memberId);
+    }
+  }
+
+  // Who gets a user_message row, with which flags (Zulip's create_user_messages).
+  const recipientIds = target.kind === 'stream' ? [...target.recipientIds] : target.participants.map((user) => user.id);
+  if (target.kind === 'stream' && mentionedIds.size > 0) {
+    // Mentioned generic bots receive the message even when not subscribed.
+    const bots = await db.userProfile.findMany({
+      where: { id: { in: [...mentionedIds].filter((id) => !recipientIds.includes(id)) }, is_bot: true, bot_type: 1, is_active: true },
+      select: { id: true },
+    });
+    recipientIds.push(...bots.map((bot) => bot.id));
+  }
+  let baseFlags = 0;
+  if (rendering.streamWildcard) baseFlags |= MessageFlag.stream_wildcard_mentioned;
+  if (target.kind === 'private') baseFlags |= MessageFlag.is_private;
+  const flagsOf = (userId: number) => {
+    let flags = baseFlags;
+    if (userId === sender.id && input.options.readBySender) flags |= MessageFlag.read;
+    if (mentionedIds.has(userId)) flags |= MessageFlag.mentioned;
+    if (rendering.topicWildcard && topicParticipants.has(userId)) flags |= MessageFlag.topic_wildcard_mentioned;
+    return flags;
+  };
+  const flags = recipientIds.map(flagsOf);
+
+  // The row and the event, built before the write so both go in one statement.
+  const [{ id }] = await idLoaded;
+  const row = {
+    id,
+    realm_id: realm.id,
+    sender_id: sender.id,
+    stream_id: target.kind === 'stream' ? target.stream.id : null,
+    topic: target.kind === 'stream' ? target.topic : '',
+    dm_key: target.kind === 'private' ? target.key : null,
+    content,
+    rendered_content: rendering.html,
+    date_sent: new Date(),
+    last_edit_time: null,
+    edit_history: null,
+    sending_client: input.options.sendingClient,
+  };
+  const participants: DisplayRecipientUser[] =
+    target.kind === 'private' ? target.participants.map((user) => ({ id: user.id, email: user.email, full_name: user.full_name, is_mirror_dummy: false })) : [];
+  const wide = wideMessageDict(row, {
+    sender,
+    realmStringId: realm.string_id,
+    streamName: target.kind === 'stream' ? target.stream.name : null,
+    participants,
+    reactions: [],
+    topicLinks: target.kind === 'stream' ? topicLinks(target.topic, markdownData.linkifiers) : [],
+  });
+  const messageEvent: { type: string } & Record<string, unknown> = { type: 'message', message: wide };
+  // Local echo: Zulip gives local_id back to the queue that sent the message (queue_id) only;
+  // as internal fields, they reach no client unless the event tier maps them for that queue.
+  if (input.options.localId !== undefined) messageEvent._local_id = input.options.localId;
+  if (input.options.senderQueueId !== undefined) messageEvent._sender_queue_id = input.options.senderQueueId;
+  // The sender first: with thousands of recipients, they see their message soonest.
+  const order = recipientIds.map((userId, index) => ({ id: userId, bits: flags[index] })).sort((a, b) => Number(b.id === sender.id) - Number(a.id === sender.id));
+  const messagePayload = { event: messageEvent, users: order.map(({ id: userId, bits }) => ({ id: userId, flags: flagsList(bits) })) };
+  const firstInChannel = target.kind === 'stream' && target.stream.first_message_id === null ? target.stream : null;
+  const streamPayload = firstInChannel && {
+    event: { type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: firstInChannel.id, name: firstInChannel.name },
+    users: await streamMetadataAudience(db, firstInChannel),
+  };
+
+  const write = (client: Pick<TxClient, '$queryRaw'>) =>
+    client.$queryRaw<{ kind: string; id: string; xid: string }[]>`
+      WITH m AS (
+        INSERT INTO message (id, realm_id, sender_id, stream_id, topic, dm_key, content, rendered_content, rendered_content_version,
+                             date_sent, has_link, has_image, sending_client)
+        VALUES (${id}, ${row.realm_id}, ${row.sender_id}, ${row.stream_id}, ${row.topic}, ${row.dm_key}, ${content}, ${rendering.html}, 1,
+                ${row.date_sent}, ${rendering.hasLink}, ${rendering.hasImage}, ${row.sending_client})
+      ), um AS (
+        INSERT INTO user_message (user_profile_id, message_id, flags)
+        SELECT recipient, ${id}, flags FROM unnest(${recipientIds}::int[], ${flags}::int[]) AS t(recipient, flags)
+      ), first_message AS (
+        UPDATE stream SET first_message_id = ${id}
+        WHERE ${firstInChannel !== null} AND id = ${firstInChannel?.id ?? 0} AND first_message_id IS NULL
+        RETURNING id
+      ), message_event AS (
+        INSERT INTO event_outbox (realm_id, payload) VALUES (${realm.id}, ${JSON.stringify(messagePayload)}::jsonb)
+        RETURNING id::text AS id, xid::text AS xid
+      ), stream_event AS (
+        INSERT INTO event_outbox (realm_id, payload)
+        SELECT ${realm.id}, ${JSON.stringify(streamPayload)}::jsonb FROM first_message
+        RETURNING id::text AS id, xid::text AS xid
+      )
+      SELECT 'message' AS kind, id, xid FROM message_event UNION ALL SELECT 'stream', id, xid FROM stream_event`;
+
+  const outboxRows =
+    linkedUploadPathIds(content).length === 0
+      ? await write(db)
+      : await transaction(db, async (tx) => {
+          const written = await write(tx.db);
+          if (await claimAttachments(tx.db, { id, realm_id: realm.id, sender_id: sender.id, content })) {
+            await tx.db.$executeRaw(Prisma.sql`UPDATE message SET has_attachment = TRUE WHERE id = ${id}`);
+          }
+          return written;
+        });
+
+  // Committed: publish now, in order on the one Redis connection, without holding the answer
+  // back for it (the outbox relay covers a failure here).
+  for (const outboxRow of outboxRows.sort((a, b) => Number(a.kind !== 'message') - Number(b.kind !== 'message'))) {
+    const payload = outboxRow.kind === 'message' ? messagePayload : streamPayload!;
+    void deps.bus.publish({ outboxId: outboxRow.id, xid: outboxRow.xid, realmId: realm.id, event: payload.event, users: payload.users }).catch((error) => {
+      deps.logger.warn({ err: error, outbox_id: outboxRow.id }, 'event publish failed; the outbox relay will retry');
+    });
+  }
+  return { id };
+}
+
+/** Senders of and reactors to the topic (Zulip's participants_for_topic). */
+async function topicParticipantIds(db: MessagesDeps['db'], streamId: number, topic: string): Promise<Set<number>> {
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    SELECT m.sender_id AS id FROM message m WHERE m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})
+    UNION
+    SELECT r.user_profile_id FROM reaction r JOIN message m ON m.id = r.message_id
+    WHERE m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})`;
+  return new Set(rows.map((row) => row.id));
+}

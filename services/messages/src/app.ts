@@ -1,0 +1,24 @@
+import { createServiceApp } from '@teamchat/core';
+import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import type { MessagesDeps } from './deps';
+import { loadMessagesConfig } from './env';
+import { routes } from './routes';
+
+export function createApp(deps: MessagesDeps) {
+  return createServiceApp({
+    name: 'messages',
+    routes,
+    deps,
+    internalSecret: deps.env.INTERNAL_JWT_SECRET,
+    logger: deps.logger,
+    ready: async () => {
+      await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
+    },
+  });
+}
+
+/** The service as the runtime and the test harness start it; it owns nothing beyond deps. */
+export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
+  const messagesDeps: MessagesDeps = { ...deps, config: loadMessagesConfig(env) };
+  return { handler: createApp(messagesDeps), close: async () => {} };
+}

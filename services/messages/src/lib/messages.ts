@@ -1,0 +1,89 @@
+// Reading messages for one viewer: access (Zulip's access_message), and the finalized message
+// objects GET /messages and GET /messages/{id} answer with (Zulip's messages_for_ids).
+
+import { JsonableError } from '@teamchat/core';
+import { Prisma, type TxClient } from '@teamchat/db';
+import {
+  buildWideMessageDicts,
+  finalizeMessageDict,
+  flagsList,
+  hasMessageAccess,
+  HISTORICAL_FLAGS,
+  loadLinkifiers,
+  MESSAGE_DICT_COLUMNS,
+  topicLinks,
+  type FinalizeOptions,
+  type Viewer,
+} from '@teamchat/domain';
+
+type Reader = Pick<
+  TxClient,
+  '$queryRaw' | 'message' | 'userMessage' | 'userProfile' | 'stream' | 'reaction' | 'realm' | 'linkifier' | 'subscription' | 'groupSetting' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership'
+>;
+
+export const INVALID_MESSAGES = 'Invalid message(s)';
+
+/** The message and the viewer's flags on it; "Invalid message(s)" if they may not read it. */
+export async function accessMessage(db: Reader, viewer: Viewer, messageId: number) {
+  const message = await db.message.findFirst({ where: { id: messageId, realm_id: viewer.realm_id } });
+  if (!message) throw new JsonableError(INVALID_MESSAGES);
+  const userMessage = await db.userMessage.findUnique({
+    where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: messageId } },
+    select: { flags: true },
+  });
+  if (userMessage) return { message, flags: userMessage.flags, received: true };
+  if (!(await hasMessageAccess(db, viewer, message))) throw new JsonableError(INVALID_MESSAGES);
+  return { message, flags: HISTORICAL_FLAGS, received: false };
+}
+
+const MATCH_START = 'TCHLSTART';
+const MATCH_STOP = 'TCHLSTOP';
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+const highlight = (text: string) => text.split(MATCH_START).join('<span class="highlight">').split(MATCH_STOP).join('</span>');
+
+/** Zulip's match_content / match_subject: the search's words highlighted. */
+async function searchHighlights(db: Reader, ids: number[], search: string): Promise<Map<number, { match_content: string; match_subject: string }>> {
+  const options = `HighlightAll=TRUE, StartSel=${MATCH_START}, StopSel=${MATCH_STOP}`;
+  const rows = await db.$queryRaw<{ id: number; content: string; topic: string }[]>`
+    SELECT m.id,
+      ts_headline('english', COALESCE(m.rendered_content, ''), plainto_tsquery('english', ${search}), ${options}) AS content,
+      ts_headline('english', m.topic, plainto_tsquery('english', ${search}), ${options}) AS topic
+    FROM message m WHERE m.id = ANY(${ids}::int[])`;
+  return new Map(rows.map((row) => [row.id, { match_content: highlight(row.content), match_subject: highlight(escapeHtml(row.topic)) }]));
+}
+
+/**
+ * Finalized message objects, with `flags`, in the order of `ids`. `flagsById` holds the
+ * viewer's flags; messages missing from it are historical (read, historical).
+ */
+export async function messagesForIds(
+  db: Reader,
+  realmId: number,
+  ids: number[],
+  flagsById: Map<number, number>,
+  options: FinalizeOptions & { search?: string | null },
+): Promise<Record<string, unknown>[]> {
+  if (ids.length === 0) return [];
+  const [rows, linkifiers] = await Promise.all([
+    db.message.findMany({ where: { id: { in: ids } }, select: MESSAGE_DICT_COLUMNS }),
+    loadLinkifiers(db, realmId),
+  ]);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined);
+  const wide = await buildWideMessageDicts(db, ordered, (topic) => topicLinks(topic, linkifiers));
+  const matches = options.search ? await searchHighlights(db, ids, options.search) : null;
+  return wide.map((dict) => ({
+    ...finalizeMessageDict(dict, options),
+    flags: flagsList(flagsById.get(dict.id) ?? HISTORICAL_FLAGS),
+    ...(matches?.get(dict.id) ?? {}),
+  }));
+}
+
+/** The viewer's flags on these messages (rows they have). */
+export async function flagsOf(db: Reader, userId: number, ids: number[]): Promise<Map<number, number>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.$queryRaw<{ message_id: number; flags: number }[]>(
+    Prisma.sql`SELECT message_id, flags FROM user_message WHERE user_profile_id = ${userId} AND message_id = ANY(${ids}::int[])`,
+  );
+  return new Map(rows.map((row) => [row.message_id, row.flags]));
+}

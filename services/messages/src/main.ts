@@ -1,0 +1,16 @@
+// Boot only: env, dependencies, listen, graceful shutdown.
+import { env, loadEnv } from '@teamchat/core';
+import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
+import { createService } from './app';
+
+async function main() {
+  const config = loadEnv({ ...baseEnvSpec, PORT: env.int('port the messages service listens on', 9102) });
+  const deps = createBaseDeps('messages', config);
+  const service = await createService(deps, process.env);
+  await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'messages', port: config.PORT, host: config.HOST, logger: deps.logger });
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

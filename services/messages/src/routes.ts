@@ -1,0 +1,25 @@
+// The whole HTTP surface of the messages service.
+import type { Route } from '@teamchat/core';
+import type { MessagesDeps } from './deps';
+import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
+import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './views/flags';
+import { getMessage, getMessages, renderMessage, sendMessage } from './views/messages';
+import { setMessageEditTypingStatus, setTypingStatus } from './views/typing';
+
+export const routes: Route<MessagesDeps>[] = [
+  { method: 'POST', path: '/api/v1/messages', view: sendMessage },
+  { method: 'GET', path: '/api/v1/messages', view: getMessages },
+  { method: 'POST', path: '/api/v1/messages/render', view: renderMessage },
+  { method: 'POST', path: '/api/v1/messages/flags', view: updateMessageFlags },
+  { method: 'POST', path: '/api/v1/messages/flags/narrow', view: updateMessageFlagsForNarrow },
+  { method: 'GET', path: '/api/v1/messages/:message_id', view: getMessage },
+  { method: 'POST', path: '/api/v1/messages/:message_id/typing', view: setMessageEditTypingStatus },
+  { method: 'POST', path: '/api/v1/mark_all_as_read', view: markAllAsRead },
+  { method: 'POST', path: '/api/v1/mark_stream_as_read', view: markStreamAsRead },
+  { method: 'POST', path: '/api/v1/mark_topic_as_read', view: markTopicAsRead },
+  { method: 'POST', path: '/api/v1/typing', view: setTypingStatus },
+  { method: 'GET', path: '/api/v1/drafts', view: getDrafts },
+  { method: 'POST', path: '/api/v1/drafts', view: createDrafts },
+  { method: 'PATCH', path: '/api/v1/drafts/:draft_id', view: editDraft },
+  { method: 'DELETE', path: '/api/v1/drafts/:draft_id', view: deleteDraft },
+];

@@ -1,0 +1,115 @@
+import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import { loadMarkdownData, parseAnchor, parseNarrow, renderMessageMarkdown } from '@teamchat/domain';
+import { doSendMessage, normalizeBody } from '../actions/send-message';
+import type { MessagesDeps } from '../deps';
+import { defaultReadBySender, sendingClientName } from '../lib/client';
+import { loadActor, viewerOf } from '../lib/context';
+import { fetchMessages } from '../lib/fetch';
+import { accessMessage, messagesForIds } from '../lib/messages';
+import { extractPrivateRecipients, extractStreamIndicator } from '../lib/recipients';
+
+const MAX_MESSAGES_PER_FETCH = 5000;
+
+/** POST /messages */
+export async function sendMessage({ deps, requester, params, req }: AuthedContext<MessagesDeps>) {
+  const parsed = params.parse({
+    type: required(param.enumString('direct', 'private', 'stream', 'channel')),
+    to: optional(param.string({ allowNullBytes: true })),
+    topic: optional(param.string({ allowNullBytes: true }), undefined, { aliases: ['subject'] }),
+    content: required(param.string({ allowNullBytes: true })),
+    queue_id: optional(param.string()),
+    local_id: optional(param.string()),
+    read_by_sender: optional(param.bool()),
+    client: optional(param.string()),
+  });
+  const sendingClient = sendingClientName(req, parsed.client);
+  const options = {
+    sendingClient,
+    readBySender: parsed.read_by_sender ?? defaultReadBySender(sendingClient),
+    localId: parsed.local_id,
+    senderQueueId: parsed.queue_id,
+  };
+  const isStream = parsed.type === 'stream' || parsed.type === 'channel';
+  const result = isStream
+    ? await doSendMessage(deps, requester, {
+        type: 'stream',
+        to: parsed.to === undefined ? undefined : extractStreamIndicator(parsed.to),
+        topic: parsed.topic,
+        content: parsed.content,
+        options,
+      })
+    : await doSendMessage(deps, requester, {
+        type: 'private',
+        to: parsed.to === undefined ? [] : extractPrivateRecipients(parsed.to),
+        content: parsed.content,
+        options,
+      });
+  return { id: result.id };
+}
+
+/** GET /messages */
+export async function getMessages({ deps, requester, params }: AuthedContext<MessagesDeps>) {
+  const parsed = params.parse({
+    anchor: optional(param.string()),
+    include_anchor: optional(param.bool(), true),
+    num_before: optional(param.int({ min: 0 }), 0),
+    num_after: optional(param.int({ min: 0 }), 0),
+    narrow: optional(param.json((value, name) => parseNarrow(value, name)), null),
+    use_first_unread_anchor: optional(param.bool(), false),
+    client_gravatar: optional(param.bool(), true),
+    apply_markdown: optional(param.bool(), true),
+    allow_empty_topic_name: optional(param.bool(), false),
+    message_ids: optional(param.json(v.list(v.int({ min: 0 })))),
+  });
+  let includeAnchor = parsed.include_anchor;
+  if (parsed.message_ids !== undefined) {
+    if (parsed.num_before || parsed.num_after || parsed.anchor !== undefined || parsed.use_first_unread_anchor) {
+      throw new JsonableError(
+        'Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor',
+        { data: { parameters: 'num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor' } },
+      );
+    }
+    includeAnchor = false;
+  }
+  const anchor = parsed.message_ids === undefined ? parseAnchor(parsed.anchor, parsed.use_first_unread_anchor) : 0;
+  const requested = parsed.message_ids?.length ?? parsed.num_before + parsed.num_after;
+  if (requested > MAX_MESSAGES_PER_FETCH) throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor) throw new JsonableError('The anchor can only be excluded at an end of the range');
+
+  const { user } = await loadActor(deps.db, requester.userId);
+  return fetchMessages(deps, viewerOf(user), {
+    narrow: parsed.narrow,
+    anchor,
+    includeAnchor,
+    numBefore: parsed.num_before,
+    numAfter: parsed.num_after,
+    messageIds: parsed.message_ids,
+    finalize: { applyMarkdown: parsed.apply_markdown, clientGravatar: parsed.client_gravatar, allowEmptyTopicName: parsed.allow_empty_topic_name },
+  });
+}
+
+/** GET /messages/{message_id} */
+export async function getMessage({ deps, requester, params, req }: AuthedContext<MessagesDeps>) {
+  const messageId = pathInt(req, 'message_id');
+  const parsed = params.parse({
+    apply_markdown: optional(param.bool(), true),
+    allow_empty_topic_name: optional(param.bool(), false),
+  });
+  const { user } = await loadActor(deps.db, requester.userId);
+  const { message, flags } = await accessMessage(deps.db, viewerOf(user), messageId);
+  const [dict] = await messagesForIds(deps.db, user.realm_id, [message.id], new Map([[message.id, flags]]), {
+    applyMarkdown: parsed.apply_markdown,
+    clientGravatar: true,
+    allowEmptyTopicName: parsed.allow_empty_topic_name,
+  });
+  return { raw_content: message.content, message: dict };
+}
+
+/** POST /messages/render: a preview of what sending `content` would show. */
+export async function renderMessage({ deps, requester, params }: AuthedContext<MessagesDeps>) {
+  const { content } = params.parse({ content: required(param.string({ allowNullBytes: true })) });
+  const body = normalizeBody(content);
+  const { user } = await loadActor(deps.db, requester.userId);
+  const rendering = renderMessageMarkdown(body, await loadMarkdownData(deps.db, viewerOf(user), body));
+  return { rendered: rendering.html };
+}

@@ -1,0 +1,118 @@
+// Names, paths and types of uploaded files, as Zulip derives them (zerver/lib/upload/__init__.py,
+// zerver/lib/mime_types.py, django.utils.http.content_disposition_header).
+
+import crypto from 'node:crypto';
+import mime from 'mime-types';
+
+/**
+ * A name safe in a file system, in S3 and in a URL: Unicode letters and digits, "_", ".", "-"
+ * (Zulip's sanitize_name). `strict` keeps ASCII only, for tus uploads as Zulip does.
+ */
+export function sanitizeName(value: string, options: { strict?: boolean } = {}): string {
+  const kept = options.strict
+    ? value.replace(/[^A-Za-z0-9_ .-]/g, '').trim()
+    : value.normalize('NFKC').replace(/[^\p{L}\p{N}_\s.-]/gu, '').trim();
+  const name = kept.replace(/[-\s]+/g, '-');
+  return name === '' || name === '.' || name === '..' ? 'uploaded-file' : name;
+}
+
+/**
+ * The filename parameter of a multipart part as its UTF-8 text. Parsers (busboy, under
+ * multer) read a plain filename="..." as latin1, but clients send UTF-8 there (requests,
+ * browsers), as Django reads it; names from filename*=UTF-8'' arrive decoded already.
+ */
+export function multipartFileName(parsed: string): string {
+  if (!/^[\x00-\xff]*$/.test(parsed)) return parsed;
+  const bytes = Buffer.from(parsed, 'latin1');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return parsed;
+  }
+}
+
+/**
+ * The name a client gave its file, as Zulip keeps it: the last path segment, without
+ * unprintable characters, percent-escapes decoded. null when nothing usable is left.
+ */
+export function clientFileName(raw: string): string | null {
+  const base = raw.split('/').pop()!.split('\\').pop()!;
+  const printable = base.replace(/[\p{C}\p{Zl}\p{Zp}]/gu, '').replace(/[^\P{Zs} ]/gu, '');
+  if (printable === '' || printable === '.' || printable === '..') return null;
+  return percentDecode(printable);
+}
+
+/** Python's unquote: %XX sequences decoded as UTF-8, malformed ones left as they are. */
+function percentDecode(text: string): string {
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => {
+    const bytes = Buffer.from(run.replace(/%/g, ''), 'hex');
+    return new TextDecoder('utf-8', { fatal: false }).decode(bytes);
+  });
+}
+
+/** "{realm_id}/{24 random URL-safe characters}/{sanitised name}": the key and URL path of an upload. */
+export function newPathId(realmId: number, sanitizedName: string): string {
+  return `${realmId}/${crypto.randomBytes(18).toString('base64url')}/${sanitizedName}`;
+}
+
+export function uploadUrl(pathId: string): string {
+  return `/user_uploads/${pathId}`;
+}
+
+export function guessContentType(fileName: string): string | null {
+  return mime.lookup(fileName) || null;
+}
+
+/**
+ * The type to store: the one the client declared, else a guess from the name, else
+ * application/octet-stream (Zulip's get_file_info). Multipart parsers report a part without a
+ * Content-Type header (python-zulip-api sends none) as text/plain, so that value counts as
+ * undeclared: a real text file still gets text/plain from its name.
+ */
+export function storedContentType(declared: string | undefined, fileName: string): string {
+  if (declared && declared !== 'text/plain') return declared;
+  return guessContentType(fileName) ?? 'application/octet-stream';
+}
+
+/**
+ * Types browsers may show inline from our origin. Everything else is served as a download.
+ * (Zulip's list, without image/svg+xml: SVG can carry scripts.)
+ */
+const INLINE_MIME_TYPES = new Set([
+  'application/pdf',
+  'audio/aac',
+  'audio/flac',
+  'audio/mp4',
+  'audio/mpeg',
+  'audio/wav',
+  'audio/webm',
+  'image/apng',
+  'image/avif',
+  'image/gif',
+  'image/jpeg',
+  'image/png',
+  'image/webp',
+  'text/plain',
+  'video/mp4',
+  'video/webm',
+]);
+
+export function isInlineContentType(contentType: string): boolean {
+  return INLINE_MIME_TYPES.has(contentType.split(';')[0].trim().toLowerCase());
+}
+
+/** Django's content_disposition_header: a quoted ASCII name, or RFC 5987 filename*= otherwise. */
+export function contentDisposition(asAttachment: boolean, fileName: string): string {
+  const disposition = asAttachment ? 'attachment' : 'inline';
+  if (/^[\t \x21-\x7e]*$/.test(fileName)) {
+    return `${disposition}; filename="${fileName.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  }
+  return `${disposition}; filename*=utf-8''${pythonQuote(fileName)}`;
+}
+
+/** Python's urllib.parse.quote: everything but A-Z a-z 0-9 _ . - ~ / percent-encoded as UTF-8. */
+function pythonQuote(text: string): string {
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%2F/g, '/');
+}

@@ -1,0 +1,21 @@
+// The whole HTTP surface of the uploads service.
+import type { Route } from '@teamchat/core';
+import type { UploadsDeps } from './deps';
+import { deleteAttachment, listAttachments } from './views/attachments';
+import { downloadUpload, serveUpload } from './views/serve-file';
+import { handleTus } from './views/tus';
+import { uploadFile } from './views/upload-file';
+
+export const routes: Route<UploadsDeps>[] = [
+  { method: 'POST', path: '/api/v1/user_uploads', view: uploadFile, body: 'raw' },
+  { method: 'GET', path: '/api/v1/attachments', view: listAttachments },
+  { method: 'DELETE', path: '/api/v1/attachments/:attachment_id', view: deleteAttachment },
+  // tus: creation, then HEAD (served by the GET route), PATCH and DELETE per upload.
+  { method: 'POST', path: '/api/v1/tus', view: handleTus, body: 'raw' },
+  { method: 'GET', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
+  { method: 'PATCH', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
+  { method: 'DELETE', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
+  // Files (HEAD is served by the GET routes); the download form first, as it is also a path.
+  { method: 'GET', path: '/user_uploads/download/*path', view: downloadUpload },
+  { method: 'GET', path: '/user_uploads/*path', view: serveUpload },
+];

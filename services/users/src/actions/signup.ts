@@ -1,0 +1,83 @@
+// Joining through a reusable invitation link: the account gets the invitation's role and
+// groups here, in the users service's own transaction; its channels are subscribed by the
+// channels service (which owns subscriptions), called as the inviter once the account exists.
+
+import { callService, JsonableError, type Logger } from '@teamchat/core';
+import type { MultiuseInvite, Realm } from '@teamchat/db';
+import { checkFullName } from '@teamchat/domain';
+import type { BaseDeps } from '@teamchat/runtime';
+import { doCreateUser, type CreatedUser } from './users';
+import { isUsable } from './invites';
+
+type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
+
+export const LINK_NOT_FOUND = "Whoops. We couldn't find your confirmation link in the system.";
+export const LINK_EXPIRED = 'The confirmation link has expired or been deactivated.';
+const PASSWORD_MIN_LENGTH = 6;
+const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
+
+/** The invitation behind a link key, if it belongs to this realm and can still be used. */
+export async function usableInvite(deps: Pick<Deps, 'db'>, realmId: number, key: string): Promise<MultiuseInvite & { realm: Realm }> {
+  const invite = await deps.db.multiuseInvite.findUnique({ where: { confirmation_key: key }, include: { realm: true } });
+  if (!invite || invite.realm_id !== realmId || invite.realm.deactivated) throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
+  if (!isUsable(invite)) throw new JsonableError(LINK_EXPIRED);
+  return invite;
+}
+
+export interface Signup {
+  key: string;
+  email: string;
+  fullName: string;
+  password: string;
+}
+
+export interface SignupServices {
+  channelsUrl: string;
+  logger: Logger;
+}
+
+/**
+ * Creates the account an invitation link promises: role, groups (those still active),
+ * the invitation's channels and, if it says so, the realm's default channels.
+ */
+export async function doAcceptMultiuseInvite(deps: Deps, services: SignupServices, realmId: number, signup: Signup): Promise<CreatedUser> {
+  const invite = await usableInvite(deps, realmId, signup.key);
+  const email = signup.email.trim();
+  if (!EMAIL_PATTERN.test(email)) throw new JsonableError('Enter a valid email address.');
+  const fullName = checkFullName(signup.fullName);
+  if ([...signup.password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
+
+  const created = await doCreateUser(deps, invite.realm, {
+    email,
+    fullName,
+    password: signup.password,
+    role: invite.invited_as,
+    groupIds: invite.group_ids,
+    description: 'invitation link',
+  });
+
+  const streams = await deps.db.stream.findMany({
+    where: {
+      realm_id: invite.realm_id,
+      is_archived: false,
+      OR: [{ id: { in: invite.stream_ids } }, ...(invite.include_realm_default_subscriptions ? [{ is_default: true }] : [])],
+    },
+    orderBy: { id: 'asc' },
+  });
+  if (streams.length) {
+    const inviter = await deps.db.userProfile.findUniqueOrThrow({ where: { id: invite.referred_by_id } });
+    try {
+      await callService(services.channelsUrl, deps.env.INTERNAL_JWT_SECRET, {
+        method: 'POST',
+        path: '/api/v1/users/me/subscriptions',
+        actingAs: { userId: inviter.id, realmId: inviter.realm_id, role: inviter.role, email: inviter.email, isBot: inviter.is_bot },
+        params: { subscriptions: streams.map((stream) => ({ name: stream.name })), principals: [created.user.id] },
+      });
+    } catch (error) {
+      // The account exists and works; only its first subscriptions are missing. Say so in the
+      // log rather than failing a signup the person cannot repeat (their email is now taken).
+      services.logger.error({ err: error, user_id: created.user.id, invite_id: invite.id }, 'subscribing a new user to the invitation channels failed');
+    }
+  }
+  return created;
+}

@@ -1,0 +1,297 @@
+// Creating users, their credentials, and the changes that follow them around the realm:
+// role (with the system groups that mirror it), name, deactivation.
+
+import { invalidateAuthCache } from '@teamchat/bus';
+import { CannotDeactivateLastUserError, JsonableError } from '@teamchat/core';
+import { transaction, type Realm, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
+import {
+  apiUserDict,
+  canAccessDeliveryEmail,
+  directSystemGroupsForRole,
+  EmailVisibility,
+  generateApiKey,
+  hashApiKey,
+  hashPassword,
+  placeholderEmail,
+  Role,
+  ROLE_VALUES,
+  userIdsWhoCanAccessUser,
+} from '@teamchat/domain';
+import type { BaseDeps } from '@teamchat/runtime';
+import { activeAdministratorIds, activeUserIds } from '../lib/users';
+import { setProfileData, type ProfileDataUpdate } from './profile-fields';
+
+type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
+
+export interface CreateUserInput {
+  email: string;
+  fullName: string;
+  role?: number;
+  password?: string;
+  /** Set for bots: 1 generic, 2 incoming webhook, 3 outgoing webhook, 4 embedded. */
+  botType?: number;
+  botOwnerId?: number;
+  emailAddressVisibility?: number;
+  timezone?: string;
+  /** Named user groups the new user joins besides the system groups of their role. */
+  groupIds?: number[];
+  /** Who made this account (recorded on the invitation's behalf; unused otherwise). */
+  description?: string;
+}
+
+export interface CreatedUser {
+  user: UserProfile;
+  /** Shown once: only its hash is stored. */
+  apiKey: string;
+}
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+
+/** Whether a member counts as a full member (role:fullmembers) of the realm now. */
+function isFullMember(realm: Pick<Realm, 'waiting_period_threshold'>, dateJoined: Date): boolean {
+  return Date.now() - dateJoined.getTime() >= realm.waiting_period_threshold * 86_400_000;
+}
+
+/** Creates an account in `realm`, with its system-group memberships and a first API key. */
+export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserInput): Promise<CreatedUser> {
+  const deliveryEmail = input.email.trim().toLowerCase();
+  const role = input.role ?? Role.MEMBER;
+  if (!EMAIL_PATTERN.test(deliveryEmail)) throw new JsonableError(`Invalid email '${input.email}'`);
+  if (!ROLE_VALUES.includes(role)) throw new JsonableError('Invalid role');
+  const visibility = input.emailAddressVisibility ?? EmailVisibility.EVERYONE;
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+
+  return transaction(deps.db, async (tx) => {
+    if (await tx.db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: deliveryEmail } })) {
+      throw new JsonableError(`Email '${deliveryEmail}' already in use`);
+    }
+    let user = await tx.db.userProfile.create({
+      data: {
+        realm_id: realm.id,
+        email: deliveryEmail,
+        delivery_email: deliveryEmail,
+        full_name: input.fullName,
+        role,
+        is_bot: input.botType !== undefined,
+        bot_type: input.botType ?? null,
+        bot_owner_id: input.botOwnerId ?? null,
+        password_hash: passwordHash,
+        email_address_visibility: visibility,
+        timezone: input.timezone ?? '',
+      },
+    });
+    if (visibility !== EmailVisibility.EVERYONE) {
+      user = await tx.db.userProfile.update({ where: { id: user.id }, data: { email: placeholderEmail(user.id, realm) } });
+    }
+    const systemGroups = await tx.db.userGroup.findMany({
+      where: { realm_id: realm.id, is_system_group: true, name: { in: directSystemGroupsForRole(role, isFullMember(realm, user.date_joined)) } },
+      select: { id: true },
+    });
+    const extraGroups = input.groupIds?.length
+      ? await tx.db.userGroup.findMany({ where: { realm_id: realm.id, id: { in: input.groupIds }, named: true, deactivated: false }, select: { id: true } })
+      : [];
+    const groups = [...systemGroups, ...extraGroups];
+    await tx.db.userGroupMembership.createMany({ data: groups.map((group) => ({ user_group_id: group.id, user_profile_id: user.id })) });
+    const apiKey = await issueApiKey(tx, user.id, input.description ?? 'signup');
+
+    await notifyCreatedUser(deps, tx, user);
+    const audience = await activeUserIds(tx.db, realm.id);
+    for (const group of groups) {
+      await deps.bus.sendEventOnCommit(tx, realm.id, { type: 'user_group', op: 'add_members', group_id: group.id, user_ids: [user.id] }, audience);
+    }
+    return { user, apiKey };
+  });
+}
+
+/**
+ * realm_user add, to those who may see the new user (Zulip's notify_created_user): one copy
+ * with the real email for those allowed to see it, one without for the others.
+ */
+async function notifyCreatedUser(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
+  const audienceIds = await userIdsWhoCanAccessUser(tx.db, user);
+  const audience = await tx.db.userProfile.findMany({ where: { id: { in: audienceIds } }, select: { id: true, role: true } });
+  const seeing = audience.filter((viewer) => canAccessDeliveryEmail(viewer, user));
+  const notSeeing = audience.filter((viewer) => !canAccessDeliveryEmail(viewer, user));
+  const profileData = user.is_bot ? undefined : {};
+  for (const group of [seeing, notSeeing]) {
+    if (group.length === 0) continue;
+    const person = apiUserDict(user, group[0], { profileData });
+    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'realm_user', op: 'add', person }, group.map((viewer) => viewer.id));
+  }
+}
+
+async function issueApiKey(tx: Tx, userId: number, description: string): Promise<string> {
+  const apiKey = generateApiKey();
+  await tx.db.apiKey.create({ data: { user_profile_id: userId, key_hash: hashApiKey(apiKey), description } });
+  return apiKey;
+}
+
+/** A new API key for another client of the same user (each login gets its own). */
+export async function doIssueApiKey(deps: Deps, userId: number, description: string): Promise<string> {
+  return transaction(deps.db, (tx) => issueApiKey(tx, userId, description));
+}
+
+/** Revokes every API key of the user and issues one new key. */
+export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<string> {
+  return transaction(deps.db, async (tx) => {
+    const old = await tx.db.apiKey.findMany({ where: { user_profile_id: userId }, select: { key_hash: true } });
+    await tx.db.apiKey.deleteMany({ where: { user_profile_id: userId } });
+    const apiKey = await issueApiKey(tx, userId, 'regenerated');
+    tx.onCommit(() => invalidateAuthCache(deps.redis, deps.env.REDIS_PREFIX, old.map((row) => row.key_hash)));
+    return apiKey;
+  });
+}
+
+export async function doSetPassword(deps: Deps, userId: number, password: string): Promise<void> {
+  await deps.db.userProfile.update({ where: { id: userId }, data: { password_hash: await hashPassword(password) } });
+}
+
+/** After commit, the gateway forgets what it cached about these users' keys (role, activity). */
+async function invalidateKeysAfterCommit(deps: Deps, tx: Tx, userIds: number[]): Promise<void> {
+  const keys = await tx.db.apiKey.findMany({ where: { user_profile_id: { in: userIds } }, select: { key_hash: true } });
+  tx.onCommit(() => invalidateAuthCache(deps.redis, deps.env.REDIS_PREFIX, keys.map((key) => key.key_hash)));
+}
+
+/** Serialises changes that count a realm's owners or active users. */
+async function lockRealm(db: TxClient, realmId: number): Promise<void> {
+  await db.$queryRaw`SELECT id FROM realm WHERE id = ${realmId} FOR UPDATE`;
+}
+
+async function sendPersonUpdate(deps: Deps, tx: Tx, target: UserProfile, person: Record<string, unknown>): Promise<void> {
+  const audience = await userIdsWhoCanAccessUser(tx.db, target);
+  await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, ...person } }, audience);
+}
+
+/**
+ * Changes a user's role and keeps the system groups in step (Zulip's do_change_user_role):
+ * the user leaves the system groups of the old role and joins those of the new one.
+ */
+async function changeUserRole(deps: Deps, tx: Tx, targetId: number, role: number): Promise<void> {
+  const before = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId }, include: { realm: true } });
+  await lockRealm(tx.db, before.realm_id);
+  if (before.role === Role.OWNER && role !== Role.OWNER && !before.is_bot) {
+    const owners = await tx.db.userProfile.count({ where: { realm_id: before.realm_id, role: Role.OWNER, is_active: true, is_bot: false } });
+    if (owners <= 1) throw new JsonableError('The owner permission cannot be removed from the only organization owner.');
+  }
+  const target = await tx.db.userProfile.update({ where: { id: targetId }, data: { role } });
+  const wanted = await tx.db.userGroup.findMany({
+    where: {
+      realm_id: target.realm_id,
+      is_system_group: true,
+      name: { in: directSystemGroupsForRole(role, isFullMember(before.realm, target.date_joined)) },
+    },
+    select: { id: true },
+  });
+  const current = await tx.db.userGroupMembership.findMany({
+    where: { user_profile_id: target.id, user_group: { is_system_group: true } },
+    select: { user_group_id: true },
+  });
+  const wantedIds = new Set(wanted.map((group) => group.id));
+  const currentIds = new Set(current.map((row) => row.user_group_id));
+  const leaving = [...currentIds].filter((id) => !wantedIds.has(id));
+  const joining = [...wantedIds].filter((id) => !currentIds.has(id));
+  await tx.db.userGroupMembership.deleteMany({ where: { user_profile_id: target.id, user_group_id: { in: leaving } } });
+  await tx.db.userGroupMembership.createMany({ data: joining.map((groupId) => ({ user_group_id: groupId, user_profile_id: target.id })) });
+
+  await sendPersonUpdate(deps, tx, target, { role });
+  if (target.is_bot) await sendBotUpdate(deps, tx, target, { role });
+  const everyone = await activeUserIds(tx.db, target.realm_id);
+  for (const groupId of leaving) {
+    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: groupId, user_ids: [target.id] }, everyone);
+  }
+  for (const groupId of joining) {
+    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] }, everyone);
+  }
+  await invalidateKeysAfterCommit(deps, tx, [target.id]);
+}
+
+async function changeFullName(deps: Deps, tx: Tx, targetId: number, fullName: string): Promise<void> {
+  const target = await tx.db.userProfile.update({ where: { id: targetId }, data: { full_name: fullName } });
+  await sendPersonUpdate(deps, tx, target, { full_name: fullName });
+  if (target.is_bot) await sendBotUpdate(deps, tx, target, { full_name: fullName });
+}
+
+export interface UserUpdate {
+  role?: number;
+  fullName?: string;
+  profileData?: ProfileDataUpdate[];
+}
+
+/** An administrator's changes to one user (PATCH /users/{id}), all or nothing. */
+export async function doUpdateUser(deps: Deps, actor: UserProfile, targetId: number, update: UserUpdate): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    if (update.role !== undefined) await changeUserRole(deps, tx, targetId, update.role);
+    if (update.fullName !== undefined) await changeFullName(deps, tx, targetId, update.fullName);
+    if (update.profileData !== undefined) await setProfileData(deps, tx, actor, targetId, update.profileData);
+  });
+}
+
+/** Changes one user's role (the manage command and tests use it; the API goes through doUpdateUser). */
+export async function doChangeUserRole(deps: Deps, targetId: number, role: number): Promise<void> {
+  await transaction(deps.db, (tx) => changeUserRole(deps, tx, targetId, role));
+}
+
+async function sendBotUpdate(deps: Deps, tx: Tx, bot: UserProfile, fields: Record<string, unknown>): Promise<void> {
+  const audience = new Set(await activeAdministratorIds(tx.db, bot.realm_id));
+  if (bot.bot_owner_id !== null) audience.add(bot.bot_owner_id);
+  await deps.bus.sendEventOnCommit(tx, bot.realm_id, { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } }, [...audience]);
+}
+
+/**
+ * Zulip's deactivate_user_own_backend rules, checked under a realm lock: not the only active
+ * user, and not the only human owner.
+ */
+export async function doDeactivateOwnUser(deps: Deps, userId: number): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    const user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
+    await lockRealm(tx.db, user.realm_id);
+    const activeUsers = await tx.db.userProfile.count({ where: { realm_id: user.realm_id, is_active: true } });
+    if (activeUsers === 1) throw new CannotDeactivateLastUserError(false);
+    if (user.role === Role.OWNER && !user.is_bot) {
+      const owners = await tx.db.userProfile.count({ where: { realm_id: user.realm_id, role: Role.OWNER, is_active: true, is_bot: false } });
+      if (owners === 1) throw new CannotDeactivateLastUserError(true);
+    }
+    await deactivateInTransaction(deps, tx, user);
+  });
+}
+
+/**
+ * Deactivates a user and, for a human, the bots they own (Zulip's do_deactivate_user):
+ * realm_user updates to those who may see them, their group memberships disappear for those
+ * who may not, their reusable invitations stop working, and the gateway forgets their keys.
+ */
+async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
+  const bots = user.is_bot ? [] : await tx.db.userProfile.findMany({ where: { bot_owner_id: user.id, is_active: true, is_bot: true } });
+  const deactivated = [user, ...bots];
+  await tx.db.userProfile.updateMany({ where: { id: { in: deactivated.map((u) => u.id) } }, data: { is_active: false } });
+  const revoked = await tx.db.multiuseInvite.updateMany({
+    where: { referred_by_id: user.id, status: 0, OR: [{ expiry_date: null }, { expiry_date: { gt: new Date() } }] },
+    data: { expiry_date: new Date() },
+  });
+  const everyone = await activeUserIds(tx.db, user.realm_id);
+  for (const target of deactivated) {
+    const updated = { ...target, is_active: false };
+    const audience = await userIdsWhoCanAccessUser(tx.db, updated);
+    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } }, audience);
+    const unaware = everyone.filter((id) => !audience.includes(id));
+    if (unaware.length) {
+      const memberships = await tx.db.userGroupMembership.findMany({ where: { user_profile_id: target.id, user_group: { named: true } }, select: { user_group_id: true }, orderBy: { user_group_id: 'asc' } });
+      for (const { user_group_id } of memberships) {
+        await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] }, unaware);
+      }
+    }
+    if (target.is_bot) await sendBotUpdate(deps, tx, updated, { is_active: false });
+  }
+  if (revoked.count > 0) await notifyInvitesChanged(deps, tx, user.realm_id, null);
+  await invalidateKeysAfterCommit(deps, tx, deactivated.map((u) => u.id));
+}
+
+/** invites_changed to the realm's administrators and the inviter (Zulip's notify_invites_changed). */
+export async function notifyInvitesChanged(deps: Pick<Deps, 'bus'>, tx: Tx, realmId: number, inviterId: number | null): Promise<void> {
+  const audience = new Set(await activeAdministratorIds(tx.db, realmId));
+  if (inviterId !== null) {
+    const inviter = await tx.db.userProfile.findUnique({ where: { id: inviterId }, select: { is_active: true } });
+    if (inviter?.is_active) audience.add(inviterId);
+  }
+  await deps.bus.sendEventOnCommit(tx, realmId, { type: 'invites_changed' }, [...audience]);
+}

@@ -1,0 +1,26 @@
+import { createServiceApp } from '@teamchat/core';
+import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import type { UsersDeps } from './deps';
+import { routes } from './routes';
+
+export function createApp(deps: UsersDeps) {
+  return createServiceApp({
+    name: 'users',
+    routes,
+    deps,
+    internalSecret: deps.env.INTERNAL_JWT_SECRET,
+    logger: deps.logger,
+    ready: async () => {
+      await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
+    },
+  });
+}
+
+/** Where the channels service is when CHANNELS_URL does not say (its default port). */
+export const DEFAULT_CHANNELS_URL = 'http://127.0.0.1:9103';
+
+/** The service as the runtime and the test harness start it; it owns nothing beyond deps. */
+export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
+  const usersDeps: UsersDeps = { ...deps, serviceUrls: { channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL } };
+  return { handler: createApp(usersDeps), close: async () => {} };
+}

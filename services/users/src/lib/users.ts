@@ -1,0 +1,15 @@
+import type { TxClient } from '@teamchat/db';
+
+type Reader = Pick<TxClient, 'userProfile'>;
+
+/** Ids of every active user of the realm: the audience of realm-wide events. */
+export async function activeUserIds(db: Reader, realmId: number): Promise<number[]> {
+  const users = await db.userProfile.findMany({ where: { realm_id: realmId, is_active: true }, select: { id: true } });
+  return users.map((user) => user.id);
+}
+
+/** Ids of the realm's active administrators and owners. */
+export async function activeAdministratorIds(db: Reader, realmId: number): Promise<number[]> {
+  const users = await db.userProfile.findMany({ where: { realm_id: realmId, is_active: true, role: { lte: 200 } }, select: { id: true } });
+  return users.map((user) => user.id);
+}

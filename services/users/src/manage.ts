@@ -1,0 +1,186 @@
+// The admin command line (Zulip's manage.py equivalent). Run it with `npm run manage -- <command>`.
+//
+//   create-realm   --string-id <id> --name <name> --host <host[:port]>
+//   create-user    --realm <string-id|host> --email <email> --name <full name> [--role owner|admin|moderator|member|guest]
+//                  [--password <pw>] [--bot --owner <owner email>]
+//   reset-api-key  --realm <r> --email <email>                 revoke every key, print a new one
+//   write-zuliprc  --realm <r> --email <email> --path <file> [--site <url>]   issue a key, write a zuliprc
+//   list-users     --realm <r>
+//   seed-demo      --host <host[:port]> --dir <zuliprc folder>   the demo realm and users, once; zuliprc files when missing
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { env, loadEnv } from '@teamchat/core';
+import type { Db, Realm } from '@teamchat/db';
+import { BotType, realmUrl, Role, ROLE_BY_NAME } from '@teamchat/domain';
+import { baseEnvSpec, createBaseDeps, type BaseDeps } from '@teamchat/runtime';
+import { doCreateRealm } from './actions/realms';
+import { doCreateUser, doIssueApiKey, doRegenerateApiKey } from './actions/users';
+
+const USAGE = `usage: manage <command> [options]
+  create-realm   --string-id <id> --name <name> --host <host[:port]>
+  create-user    --realm <string-id|host> --email <email> --name <full name> [--role owner|admin|moderator|member|guest]
+                 [--password <pw>] [--bot --owner <owner email>]
+  reset-api-key  --realm <r> --email <email>
+  write-zuliprc  --realm <r> --email <email> --path <file> [--site <url>]
+  list-users     --realm <r>
+  seed-demo      --host <host[:port]> --dir <zuliprc folder>`;
+
+class UsageError extends Error {}
+
+function need(value: string | undefined, name: string): string {
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+export async function findRealm(db: Db, nameOrHost: string): Promise<Realm> {
+  const realm = await db.realm.findFirst({ where: { OR: [{ string_id: nameOrHost }, { host: nameOrHost.toLowerCase() }] } });
+  if (!realm) throw new UsageError(`no realm with subdomain or host '${nameOrHost}'`);
+  return realm;
+}
+
+async function findUser(db: Db, realm: Realm, email: string) {
+  const user = await db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: email.toLowerCase() } });
+  if (!user) throw new UsageError(`no user '${email}' in realm '${realm.string_id || realm.host}'`);
+  return user;
+}
+
+/** The file python-zulip-api, zulip-js and zulip-terminal read. */
+export function zuliprc(email: string, apiKey: string, site: string): string {
+  return `[api]\nemail=${email}\nkey=${apiKey}\nsite=${site}\n`;
+}
+
+export async function runCommand(deps: BaseDeps, argv: string[], out: (line: string) => void = console.log): Promise<void> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      'string-id': { type: 'string' },
+      name: { type: 'string' },
+      host: { type: 'string' },
+      realm: { type: 'string' },
+      email: { type: 'string' },
+      role: { type: 'string', default: 'member' },
+      password: { type: 'string' },
+      bot: { type: 'boolean', default: false },
+      owner: { type: 'string' },
+      path: { type: 'string' },
+      site: { type: 'string' },
+      dir: { type: 'string' },
+    },
+  });
+  const { db } = deps;
+  switch (command) {
+    case 'create-realm': {
+      const realm = await doCreateRealm(db, { stringId: values['string-id'] ?? '', name: need(values.name, 'name'), host: need(values.host, 'host') });
+      out(`created realm ${realm.id} '${realm.name}' at ${realmUrl(realm, deps.env.EXTERNAL_SCHEME)}`);
+      return;
+    }
+    case 'create-user': {
+      const realm = await findRealm(db, need(values.realm, 'realm'));
+      const role = ROLE_BY_NAME[values.role!.toLowerCase()];
+      if (!role) throw new UsageError(`unknown role '${values.role}'`);
+      const owner = values.bot ? await findUser(db, realm, need(values.owner, 'owner')) : null;
+      const { user, apiKey } = await doCreateUser(deps, realm, {
+        email: need(values.email, 'email'),
+        fullName: need(values.name, 'name'),
+        role: values.bot ? Role.MEMBER : role,
+        password: values.password,
+        botType: values.bot ? BotType.DEFAULT : undefined,
+        botOwnerId: owner?.id,
+      });
+      out(`created ${values.bot ? 'bot' : 'user'} ${user.id} <${user.delivery_email}>; API key: ${apiKey}`);
+      return;
+    }
+    case 'reset-api-key': {
+      const realm = await findRealm(db, need(values.realm, 'realm'));
+      const user = await findUser(db, realm, need(values.email, 'email'));
+      out(await doRegenerateApiKey(deps, user.id));
+      return;
+    }
+    case 'write-zuliprc': {
+      const realm = await findRealm(db, need(values.realm, 'realm'));
+      const user = await findUser(db, realm, need(values.email, 'email'));
+      const file = need(values.path, 'path');
+      const apiKey = await doIssueApiKey(deps, user.id, 'manage write-zuliprc');
+      fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+      fs.writeFileSync(file, zuliprc(user.delivery_email, apiKey, values.site ?? realmUrl(realm, deps.env.EXTERNAL_SCHEME)), { mode: 0o600 });
+      out(`wrote ${file}`);
+      return;
+    }
+    case 'list-users': {
+      const realm = await findRealm(db, need(values.realm, 'realm'));
+      const users = await db.userProfile.findMany({ where: { realm_id: realm.id }, orderBy: { id: 'asc' } });
+      for (const user of users) {
+        out(`${user.id}\t${user.delivery_email}\t${user.full_name}\trole=${user.role}${user.is_bot ? '\tbot' : ''}${user.is_active ? '' : '\tdeactivated'}`);
+      }
+      return;
+    }
+    case 'seed-demo': {
+      await seedDemo(deps, need(values.host, 'host'), need(values.dir, 'dir'), out);
+      return;
+    }
+    default:
+      throw new UsageError(command ? `unknown command '${command}'` : 'no command given');
+  }
+}
+
+const DEMO_USERS = [
+  { file: 'owner', email: 'owner@teamchat.example', name: 'Demo Owner', role: Role.OWNER, bot: false },
+  { file: 'member', email: 'member@teamchat.example', name: 'Demo Member', role: Role.MEMBER, bot: false },
+  { file: 'bot', email: 'demo-bot@teamchat.example', name: 'Demo Bot', role: Role.MEMBER, bot: true },
+];
+
+/**
+ * The demo organisation of `npm start`: created on the first run only. Each demo user gets a
+ * zuliprc in `dir` when theirs is missing (API keys are shown once, so a lost file means a new key).
+ */
+async function seedDemo(deps: BaseDeps, host: string, dir: string, out: (line: string) => void): Promise<void> {
+  const { db } = deps;
+  let realm = await db.realm.findFirst({ where: { string_id: '' } });
+  if (!realm) {
+    realm = await doCreateRealm(db, { stringId: '', name: 'Teamchat Demo', host, inviteRequired: false });
+    out(`created the demo realm at ${realmUrl(realm, deps.env.EXTERNAL_SCHEME)}`);
+  }
+  const site = realmUrl(realm, deps.env.EXTERNAL_SCHEME);
+  fs.mkdirSync(dir, { recursive: true });
+  for (const demo of DEMO_USERS) {
+    let user = await db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: demo.email } });
+    if (!user) {
+      const owner = demo.bot ? await db.userProfile.findFirst({ where: { realm_id: realm.id, role: Role.OWNER } }) : null;
+      ({ user } = await doCreateUser(deps, realm, {
+        email: demo.email,
+        fullName: demo.name,
+        role: demo.role,
+        password: demo.bot ? undefined : `${demo.file}-demo-password`,
+        botType: demo.bot ? BotType.DEFAULT : undefined,
+        botOwnerId: owner?.id,
+      }));
+      out(`created ${demo.email}${demo.bot ? '' : ` (password: ${demo.file}-demo-password)`}`);
+    }
+    const file = path.join(dir, `${demo.file}.zuliprc`);
+    if (!fs.existsSync(file)) {
+      const apiKey = await doIssueApiKey(deps, user.id, 'demo zuliprc');
+      fs.writeFileSync(file, zuliprc(user.delivery_email, apiKey, site), { mode: 0o600 });
+    }
+  }
+}
+
+async function main() {
+  const config = loadEnv({ ...baseEnvSpec, INTERNAL_JWT_SECRET: env.string('unused by manage', 'unused') });
+  const deps = createBaseDeps('manage', config);
+  try {
+    await runCommand(deps, process.argv.slice(2));
+  } finally {
+    await deps.close();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}
+

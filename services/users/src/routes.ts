@@ -1,0 +1,84 @@
+// The whole HTTP surface of the users service. Specific paths come before the patterns that
+// would also match them (/users/me/... before /users/{user}).
+import type { Route } from '@teamchat/core';
+import type { UsersDeps } from './deps';
+import { fetchApiKey } from './views/fetch-api-key';
+import { createMultiuseInvite, getInvites, revokeMultiuseInvite } from './views/invites';
+import { acceptMultiuseInvite, showJoinPage, submitJoinForm } from './views/join';
+import { createLinkifier, deleteLinkifier, listLinkifiers, listLinkifiersLegacy, reorderLinkifiers, updateLinkifier } from './views/linkifiers';
+import { addNavigationView, getNavigationViews, removeNavigationView, updateNavigationView } from './views/navigation-views';
+import { getOwnUser } from './views/own-user';
+import { updatePresence } from './views/presence';
+import { createProfileField, listProfileFields, removeOwnProfileData, updateOwnProfileData } from './views/profile-fields';
+import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './views/push-tokens';
+import { getServerSettings } from './views/server-settings';
+import {
+  createUserGroup,
+  deactivateUserGroup,
+  getIsUserGroupMember,
+  getUserGroupMembers,
+  getUserGroups,
+  getUserGroupSubgroups,
+  updateUserGroup,
+  updateUserGroupMembers,
+  updateUserGroupSubgroups,
+} from './views/user-groups';
+import { deactivateOwnUser, getUser, getUsers, updateUser } from './views/users';
+
+export const routes: Route<UsersDeps>[] = [
+  { method: 'GET', path: '/api/v1/server_settings', view: getServerSettings, auth: 'anonymous' },
+  { method: 'POST', path: '/api/v1/fetch_api_key', view: fetchApiKey, auth: 'anonymous' },
+
+  // One's own account.
+  { method: 'GET', path: '/api/v1/users/me', view: getOwnUser },
+  { method: 'DELETE', path: '/api/v1/users/me', view: deactivateOwnUser },
+  { method: 'PATCH', path: '/api/v1/users/me/profile_data', view: updateOwnProfileData },
+  { method: 'DELETE', path: '/api/v1/users/me/profile_data', view: removeOwnProfileData },
+  { method: 'POST', path: '/api/v1/users/me/presence', view: updatePresence },
+  { method: 'POST', path: '/api/v1/users/me/apns_device_token', view: addApnsToken },
+  { method: 'DELETE', path: '/api/v1/users/me/apns_device_token', view: removeApnsToken },
+  { method: 'POST', path: '/api/v1/users/me/android_gcm_reg_id', view: addFcmToken },
+  { method: 'DELETE', path: '/api/v1/users/me/android_gcm_reg_id', view: removeFcmToken },
+  { method: 'POST', path: '/api/v1/users/me/mobile_push_reg_id', view: addFcmToken },
+  { method: 'DELETE', path: '/api/v1/users/me/mobile_push_reg_id', view: removeFcmToken },
+
+  // Other users.
+  { method: 'GET', path: '/api/v1/users', view: getUsers },
+  { method: 'GET', path: '/api/v1/users/:user', view: getUser },
+  { method: 'PATCH', path: '/api/v1/users/:user', view: updateUser },
+
+  // User groups.
+  { method: 'GET', path: '/api/v1/user_groups', view: getUserGroups },
+  { method: 'POST', path: '/api/v1/user_groups/create', view: createUserGroup },
+  { method: 'PATCH', path: '/api/v1/user_groups/:user_group_id', view: updateUserGroup },
+  { method: 'POST', path: '/api/v1/user_groups/:user_group_id/members', view: updateUserGroupMembers },
+  { method: 'GET', path: '/api/v1/user_groups/:user_group_id/members', view: getUserGroupMembers },
+  { method: 'GET', path: '/api/v1/user_groups/:user_group_id/members/:user_id', view: getIsUserGroupMember },
+  { method: 'POST', path: '/api/v1/user_groups/:user_group_id/subgroups', view: updateUserGroupSubgroups },
+  { method: 'GET', path: '/api/v1/user_groups/:user_group_id/subgroups', view: getUserGroupSubgroups },
+  { method: 'POST', path: '/api/v1/user_groups/:user_group_id/deactivate', view: deactivateUserGroup },
+
+  // Reusable invitation links; the link itself needs no credentials.
+  { method: 'GET', path: '/api/v1/invites', view: getInvites },
+  { method: 'POST', path: '/api/v1/invites/multiuse', view: createMultiuseInvite },
+  { method: 'POST', path: '/api/v1/invites/multiuse/accept', view: acceptMultiuseInvite, auth: 'anonymous' },
+  { method: 'DELETE', path: '/api/v1/invites/multiuse/:invite_id', view: revokeMultiuseInvite },
+  { method: 'GET', path: '/join/:key', view: showJoinPage, auth: 'anonymous' },
+  { method: 'POST', path: '/join/:key', view: submitJoinForm, auth: 'anonymous' },
+
+  // Navigation views (fragments may contain slashes).
+  { method: 'GET', path: '/api/v1/navigation_views', view: getNavigationViews },
+  { method: 'POST', path: '/api/v1/navigation_views', view: addNavigationView },
+  { method: 'PATCH', path: '/api/v1/navigation_views/*fragment', view: updateNavigationView },
+  { method: 'DELETE', path: '/api/v1/navigation_views/*fragment', view: removeNavigationView },
+
+  // Realm configuration.
+  { method: 'GET', path: '/api/v1/realm/linkifiers', view: listLinkifiers },
+  { method: 'PATCH', path: '/api/v1/realm/linkifiers', view: reorderLinkifiers },
+  { method: 'GET', path: '/api/v1/realm/filters', view: listLinkifiersLegacy },
+  { method: 'POST', path: '/api/v1/realm/filters', view: createLinkifier },
+  { method: 'PATCH', path: '/api/v1/realm/filters/:filter_id', view: updateLinkifier },
+  { method: 'DELETE', path: '/api/v1/realm/filters/:filter_id', view: deleteLinkifier },
+  { method: 'GET', path: '/api/v1/realm/profile_fields', view: listProfileFields },
+  { method: 'POST', path: '/api/v1/realm/profile_fields', view: createProfileField },
+];

@@ -1,0 +1,50 @@
+import { optional, param, pathInt, v, type AuthedContext } from '@teamchat/core';
+import { ROLE_VALUES } from '@teamchat/domain';
+import {
+  doCreateMultiuseInvite,
+  doRevokeMultiuseInvite,
+  INVITATION_LINK_VALIDITY_MINUTES,
+  listInvites,
+  MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH,
+} from '../actions/invites';
+import type { UsersDeps } from '../deps';
+import { loadActor, requireMemberOrAdmin } from '../lib/access';
+
+/** POST /invites/multiuse */
+export async function createMultiuseInvite({ deps, params, requester }: AuthedContext<UsersDeps>) {
+  const input = params.parse({
+    invite_expires_in_minutes: optional(param.json(v.nullable(v.int({ min: 0, max: 2 ** 31 - 1 }))), INVITATION_LINK_VALIDITY_MINUTES as number | null),
+    invite_as: optional(param.json(v.literal(...(ROLE_VALUES as number[]))), 400),
+    stream_ids: optional(param.json(v.list(v.int())), []),
+    group_ids: optional(param.json(v.list(v.int())), []),
+    include_realm_default_subscriptions: optional(param.bool(), false),
+    welcome_message_custom_text: optional(param.string({ maxLength: MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH })),
+  });
+  const actor = await loadActor(deps.db, requester);
+  requireMemberOrAdmin(actor);
+  const link = await doCreateMultiuseInvite(deps, actor, {
+    inviteAs: input.invite_as,
+    expiresInMinutes: input.invite_expires_in_minutes,
+    streamIds: input.stream_ids,
+    groupIds: input.group_ids,
+    includeRealmDefaultSubscriptions: input.include_realm_default_subscriptions,
+    welcomeMessageCustomText: input.welcome_message_custom_text ?? null,
+  });
+  return { invite_link: link };
+}
+
+/** GET /invites */
+export async function getInvites({ deps, requester }: AuthedContext<UsersDeps>) {
+  const actor = await loadActor(deps.db, requester);
+  requireMemberOrAdmin(actor);
+  return { invites: await listInvites(deps, actor) };
+}
+
+/** DELETE /invites/multiuse/{invite_id} */
+export async function revokeMultiuseInvite({ deps, requester, req }: AuthedContext<UsersDeps>) {
+  const inviteId = pathInt(req, 'invite_id');
+  const actor = await loadActor(deps.db, requester);
+  requireMemberOrAdmin(actor);
+  await doRevokeMultiuseInvite(deps, actor, inviteId);
+  return {};
+}

@@ -1,0 +1,53 @@
+import type { ViewContext } from '@teamchat/core';
+import { realmUrl, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
+import type { UsersDeps } from '../deps';
+
+/**
+ * GET /server_settings: what a client needs before logging in. Needs no authentication;
+ * the realm is the one the request's Host names. Real clients call it first.
+ */
+export async function getServerSettings({ deps, realmId }: ViewContext<UsersDeps>) {
+  const realm = await deps.db.realm.findUnique({ where: { id: realmId } });
+  const settings = {
+    authentication_methods: {
+      password: true,
+      dev: false,
+      email: true,
+      ldap: false,
+      remoteuser: false,
+      github: false,
+      azuread: false,
+      gitlab: false,
+      apple: false,
+      google: false,
+      saml: false,
+      'openid connect': false,
+    },
+    external_authentication_methods: [],
+    zulip_feature_level: ZULIP_FEATURE_LEVEL,
+    zulip_version: ZULIP_VERSION,
+    zulip_merge_base: ZULIP_MERGE_BASE,
+    push_notifications_enabled: false,
+    is_incompatible: false,
+    email_auth_enabled: true,
+    require_email_format_usernames: true,
+  };
+  if (!realm) return settings;
+  const url = realmUrl(realm, deps.env.EXTERNAL_SCHEME);
+  const webPublicChannels = realm.enable_spectator_access
+    ? await deps.db.stream.count({ where: { realm_id: realm.id, is_web_public: true, is_archived: false } })
+    : 0;
+  return {
+    ...settings,
+    realm_uri: url,
+    realm_url: url,
+    realm_name: realm.name,
+    realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
+    realm_description: realm.description ? `<p>${escapeHtml(realm.description)}</p>` : '',
+    realm_web_public_access_enabled: webPublicChannels > 0,
+  };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}

@@ -1,0 +1,83 @@
+import {
+  InvalidArgumentError,
+  optional,
+  OrganizationAdministratorRequiredError,
+  OrganizationOwnerRequiredError,
+  param,
+  pathInt,
+  v,
+  type AuthedContext,
+} from '@teamchat/core';
+import { apiUserDict, checkFullName, inaccessibleUserDict, inaccessibleUserIds, isAdministrator, isOwner, Role, ROLE_VALUES } from '@teamchat/domain';
+import { doDeactivateOwnUser, doUpdateUser } from '../actions/users';
+import type { UsersDeps } from '../deps';
+import { accessUserByEmail, accessUserById, loadActor } from '../lib/access';
+import { profileDataByUser } from '../lib/profile-data';
+import { profileDataUpdates } from './profile-fields';
+
+const readOptions = {
+  client_gravatar: optional(param.bool(), true),
+  include_custom_profile_fields: optional(param.bool(), false),
+};
+
+/** GET /users: every user of the realm; a restricted guest sees "Unknown user" for the others. */
+export async function getUsers({ deps, params, requester }: AuthedContext<UsersDeps>) {
+  const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
+  const actor = await loadActor(deps.db, requester);
+  const users = await deps.db.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: 'asc' } });
+  const hidden = await inaccessibleUserIds(deps.db, actor, users);
+  const profiles = include_custom_profile_fields ? await profileDataByUser(deps.db, { realmId: actor.realm_id }) : null;
+  return {
+    members: users.map((user) =>
+      hidden.has(user.id)
+        ? inaccessibleUserDict(user.id, actor.realm)
+        : apiUserDict(user, actor, { clientGravatar: client_gravatar, profileData: profiles ? (profiles.get(user.id) ?? {}) : undefined }),
+    ),
+  };
+}
+
+/** GET /users/{user_id} and GET /users/{email} (the placeholder address, or a real one the requester may see). */
+export async function getUser({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
+  const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
+  const actor = await loadActor(deps.db, requester);
+  const key = String(req.params.user);
+  const options = { allowDeactivated: true, allowBots: true, forAdmin: false };
+  const target = /^[0-9]+$/.test(key)
+    ? await accessUserById(deps.db, actor, pathInt(req, 'user'), options)
+    : await accessUserByEmail(deps.db, actor, key, options);
+  const profile = include_custom_profile_fields ? ((await profileDataByUser(deps.db, { userIds: [target.id] })).get(target.id) ?? {}) : undefined;
+  return { user: apiUserDict(target, actor, { clientGravatar: client_gravatar, profileData: profile }) };
+}
+
+/**
+ * PATCH /users/{user_id}: an administrator changes a user's name, role or profile data
+ * (Zulip's update_user_backend). Owners alone grant or remove the owner role.
+ */
+export async function updateUser({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
+  const targetId = pathInt(req, 'user');
+  const { full_name, role, profile_data } = params.parse({
+    full_name: optional(param.string()),
+    role: optional(param.json(v.refine(v.int(), (value) => {
+      if (!ROLE_VALUES.includes(value)) throw new InvalidArgumentError('Invalid role');
+    }))),
+    profile_data: optional(param.json(profileDataUpdates)),
+  });
+  const actor = await loadActor(deps.db, requester);
+  const target = await accessUserById(deps.db, actor, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
+  let newRole: number | undefined;
+  if (role !== undefined && role !== target.role) {
+    if ((role === Role.OWNER || target.role === Role.OWNER) && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
+    if (!isAdministrator(actor.role)) throw new OrganizationAdministratorRequiredError();
+    newRole = role;
+  }
+  let newName: string | undefined;
+  if (full_name !== undefined && full_name !== target.full_name && full_name.trim() !== '') newName = checkFullName(full_name);
+  await doUpdateUser(deps, actor, target.id, { role: newRole, fullName: newName, profileData: profile_data });
+  return {};
+}
+
+/** DELETE /users/me */
+export async function deactivateOwnUser({ deps, requester }: AuthedContext<UsersDeps>) {
+  await doDeactivateOwnUser(deps, requester.userId);
+  return {};
+}

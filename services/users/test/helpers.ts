@@ -1,0 +1,56 @@
+// Shared fixtures of the users service tests: one user of each role (and a bot), and the
+// events actions committed, read from the event outbox they were written to.
+import { Role } from '@teamchat/domain';
+import type { Stack, TestUser } from '@teamchat/testing';
+
+export interface Cast {
+  owner: TestUser;
+  admin: TestUser;
+  moderator: TestUser;
+  member: TestUser;
+  guest: TestUser;
+  bot: TestUser;
+}
+
+let castCounter = 0;
+
+/** An owner, administrator, moderator, member, guest, and a bot owned by the member. */
+export async function createCast(stack: Stack, prefix = 'cast'): Promise<Cast> {
+  const n = ++castCounter;
+  const make = (name: string, role: number) => stack.createUser({ email: `${prefix}${n}-${name}@example.com`, fullName: `${name} ${n}`, role });
+  const owner = await make('owner', Role.OWNER);
+  const admin = await make('admin', Role.ADMINISTRATOR);
+  const moderator = await make('moderator', Role.MODERATOR);
+  const member = await make('member', Role.MEMBER);
+  const guest = await make('guest', Role.GUEST);
+  const bot = await stack.createUser({ email: `${prefix}${n}-bot@example.com`, fullName: `Bot ${n}`, botType: 1, botOwnerId: member.id });
+  return { owner, admin, moderator, member, guest, bot };
+}
+
+export interface CommittedEvent {
+  event: Record<string, any>;
+  users: (number | { id: number })[];
+}
+
+/** The newest event_outbox id: take it before an action, then read what came after. */
+export async function outboxMark(stack: Stack): Promise<bigint> {
+  const [row] = await stack.db.$queryRaw<{ id: bigint | null }[]>`SELECT max(id) AS id FROM event_outbox`;
+  return row.id ?? 0n;
+}
+
+export async function eventsSince(stack: Stack, mark: bigint, type?: string): Promise<CommittedEvent[]> {
+  const rows = await stack.db.$queryRaw<{ payload: CommittedEvent }[]>`SELECT payload FROM event_outbox WHERE id > ${mark} ORDER BY id`;
+  return rows.map((row) => row.payload).filter((entry) => type === undefined || entry.event.type === type);
+}
+
+export const recipientIds = (entry: CommittedEvent) => entry.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b);
+
+export async function systemGroupId(stack: Stack, name: string, realmId = stack.realm.id): Promise<number> {
+  const group = await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: realmId, name, is_system_group: true } });
+  return group.id;
+}
+
+export async function activeIds(stack: Stack, realmId = stack.realm.id): Promise<number[]> {
+  const users = await stack.db.userProfile.findMany({ where: { realm_id: realmId, is_active: true }, select: { id: true }, orderBy: { id: 'asc' } });
+  return users.map((user) => user.id);
+}

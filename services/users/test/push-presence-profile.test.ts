@@ -1,0 +1,177 @@
+import { expectError, startStack, type Stack } from '@teamchat/testing';
+import { activeIds, createCast, eventsSince, outboxMark, recipientIds, type Cast } from './helpers';
+
+let stack: Stack;
+let cast: Cast;
+beforeAll(async () => {
+  stack = await startStack();
+  cast = await createCast(stack);
+});
+afterAll(() => stack.close());
+
+describe('push registration tokens', () => {
+  const paths = [
+    ['/api/v1/users/me/android_gcm_reg_id', 2],
+    ['/api/v1/users/me/mobile_push_reg_id', 2],
+  ] as const;
+
+  test.each(paths)('%s: register, re-register, remove; empty, too long and unknown tokens refused', async (path, kind) => {
+    const client = cast.member.client;
+    const token = `fcm-${path.length}-token`;
+    expect((await client.post(path, { token })).body).toEqual({ result: 'success', msg: '' });
+    expect((await client.post(path, { token })).status).toBe(200);
+    expect(await stack.db.pushDeviceToken.count({ where: { user_profile_id: cast.member.id, kind, token } })).toBe(1);
+    expectError(await client.post(path, { token: '' }), 400, 'BAD_REQUEST', 'Empty or invalid length token');
+    expectError(await client.delete(path, { token: 'x'.repeat(4097) }), 400, 'BAD_REQUEST', 'Empty or invalid length token');
+    expectError(await client.delete(path, { token: '' }), 400, 'BAD_REQUEST', 'Empty or invalid length token');
+    expectError(await cast.admin.client.delete(path, { token }), 400, 'BAD_REQUEST', 'Token does not exist');
+    expectError(await client.delete(path), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'token' argument");
+    expect((await client.delete(path, { token })).status).toBe(200);
+    expect(await stack.db.pushDeviceToken.count({ where: { user_profile_id: cast.member.id, token } })).toBe(0);
+    expectError(await client.delete(path, { token }), 400, 'BAD_REQUEST', 'Token does not exist');
+  });
+
+  test('APNs tokens need an app id and must decode', async () => {
+    const path = '/api/v1/users/me/apns_device_token';
+    const client = cast.guest.client;
+    expectError(await client.post(path, { token: 'apple-tokenbb' }), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'appid' argument");
+    expectError(await client.post(path, { token: 'abc', appid: 'org.zulip.Zulip' }), 400, 'BAD_REQUEST', 'Invalid APNS token');
+    expectError(await client.post(path, { token: 'apple-tokenbb', appid: 'bad app id!' }), 400, 'BAD_REQUEST', 'Invalid appid');
+    expect((await client.post(path, { token: 'apple-tokenbb', appid: 'org.zulip.Zulip' })).status).toBe(200);
+    const row = await stack.db.pushDeviceToken.findFirstOrThrow({ where: { user_profile_id: cast.guest.id, kind: 1 } });
+    expect(row).toMatchObject({ token: 'apple-tokenbb', ios_app_id: 'org.zulip.Zulip' });
+    // Same token, other kind: not found.
+    expectError(await client.delete('/api/v1/users/me/android_gcm_reg_id', { token: 'apple-tokenbb' }), 400, 'BAD_REQUEST', 'Token does not exist');
+    expect((await client.delete(path, { token: 'apple-tokenbb' })).status).toBe(200);
+  });
+
+  test('bots have no devices', async () => {
+    expectError(await cast.bot.client.post('/api/v1/users/me/android_gcm_reg_id', { token: 'x' }), 400, 'BAD_REQUEST', 'This endpoint does not accept bot requests.');
+  });
+});
+
+describe('POST /users/me/presence', () => {
+  test('records the ping and answers with the realm presence; an event only when the user comes online', async () => {
+    const mark = await outboxMark(stack);
+    const first = await cast.member.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true });
+    expect(first.status).toBe(200);
+    const presence = await stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: cast.member.id } });
+    expect(presence.last_active_time).not.toBeNull();
+    expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: cast.member.id } })).last_active_at).toEqual(presence.last_active_time);
+    expect(first.body.presences[String(cast.member.id)]).toEqual({
+      active_timestamp: Math.floor(presence.last_active_time!.getTime() / 1000),
+      idle_timestamp: Math.floor(presence.last_connected_time!.getTime() / 1000),
+    });
+    expect(first.body.presence_last_update_id).toBe(presence.last_connected_time!.getTime());
+
+    // A second ping soon after is no news.
+    expect((await cast.member.client.post('/api/v1/users/me/presence', { status: 'idle', ping_only: true })).body).toEqual({ result: 'success', msg: '' });
+    const events = await eventsSince(stack, mark, 'presence');
+    expect(events).toHaveLength(1);
+    expect(events[0].event).toMatchObject({ type: 'presence', user_id: cast.member.id, email: cast.member.email, presence: { website: { status: 'active', client: 'website' } } });
+    expect(recipientIds(events[0])).toEqual(await activeIds(stack));
+
+    // The legacy format, keyed by email, unless slim_presence or last_update_id ask otherwise.
+    await cast.admin.client.post('/api/v1/users/me/presence', { status: 'idle' });
+    const legacy = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active' });
+    expect(legacy.body.presences[cast.member.email]).toMatchObject({ aggregated: { client: 'website', status: 'active' }, website: { pushable: false } });
+    const since = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active', last_update_id: legacy.body.presence_last_update_id });
+    expect(Object.keys(since.body.presences)).toEqual([String(cast.admin.id)]);
+  });
+
+  test('bad status, bots', async () => {
+    expectError(await cast.member.client.post('/api/v1/users/me/presence', { status: 'away' }), 400, 'BAD_REQUEST', 'Invalid status: away');
+    expectError(await cast.member.client.post('/api/v1/users/me/presence'), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'status' argument");
+    expectError(await cast.bot.client.post('/api/v1/users/me/presence', { status: 'active' }), 400, 'BAD_REQUEST', 'This endpoint does not accept bot requests.');
+  });
+});
+
+describe('custom profile fields', () => {
+  test('administrators create fields; everyone lists them and hears of new ones', async () => {
+    const mark = await outboxMark(stack);
+    const created = await cast.admin.client.post('/api/v1/realm/profile_fields', { name: 'Biography', hint: 'About you', field_type: 2 });
+    expect(created.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
+    const select = await cast.owner.client.post('/api/v1/realm/profile_fields', {
+      name: 'Favourite colour',
+      field_type: 3,
+      field_data: { '0': { text: 'Red', order: '1' }, '1': { text: 'Blue', order: '2' } },
+      display_in_profile_summary: true,
+    });
+    expect(select.status).toBe(200);
+    const { body } = await cast.guest.client.get('/api/v1/realm/profile_fields');
+    expect(body.custom_fields.slice(-2)).toEqual([
+      { id: created.body.id, type: 2, order: expect.any(Number), name: 'Biography', hint: 'About you', field_data: '', required: false, editable_by_user: true },
+      {
+        id: select.body.id,
+        type: 3,
+        order: expect.any(Number),
+        name: 'Favourite colour',
+        hint: '',
+        field_data: JSON.stringify({ '0': { text: 'Red', order: '1' }, '1': { text: 'Blue', order: '2' } }),
+        required: false,
+        editable_by_user: true,
+        display_in_profile_summary: true,
+      },
+    ]);
+    const events = await eventsSince(stack, mark, 'custom_profile_fields');
+    expect(events).toHaveLength(2);
+    expect(events[1].event.fields).toEqual(body.custom_fields);
+    expect(recipientIds(events[1])).toEqual(await activeIds(stack));
+  });
+
+  test('creation refusals', async () => {
+    const create = (params: Record<string, unknown>) => cast.admin.client.post('/api/v1/realm/profile_fields', { name: 'Field', field_type: 1, ...params });
+    expectError(await cast.member.client.post('/api/v1/realm/profile_fields', { name: 'x', field_type: 1 }), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
+    expectError(await create({ name: ' ' }), 400, 'BAD_REQUEST', 'Label cannot be blank.');
+    expectError(await create({ field_type: 99 }), 400, 'BAD_REQUEST', 'Invalid field type.');
+    expectError(await create({ hint: 'h'.repeat(81) }), 400, 'BAD_REQUEST', 'hint is too long (limit: 80 characters)');
+    expectError(await create({ name: 'n'.repeat(41) }), 400, 'BAD_REQUEST', 'name is too long (limit: 40 characters)');
+    expectError(await create({ field_type: 3, field_data: {} }), 400, 'BAD_REQUEST', 'Field must have at least one choice.');
+    expectError(await create({ field_type: 2, display_in_profile_summary: true }), 400, 'BAD_REQUEST', 'Field type not supported for display in profile summary.');
+    expectError(await create({ field_type: 7, field_data: { subtype: 'myspace' } }), 400, 'BAD_REQUEST', 'Invalid external account type');
+    expectError(await create({ name: 'Biography' }), 400, 'BAD_REQUEST', 'A field with that name already exists.');
+    expect((await create({ name: 'Pronouns', field_type: 8, display_in_profile_summary: true })).status).toBe(200);
+    expectError(await create({ name: 'Third', display_in_profile_summary: true }), 400, 'BAD_REQUEST', 'Only 2 custom profile fields can be displayed in the profile summary.');
+  });
+
+  test('users set their own values: Markdown fields rendered, events to those who may see them', async () => {
+    const fields = await stack.db.customProfileField.findMany({ where: { realm_id: stack.realm.id } });
+    const biography = fields.find((f) => f.name === 'Biography')!;
+    const colour = fields.find((f) => f.name === 'Favourite colour')!;
+    const mark = await outboxMark(stack);
+    const response = await cast.member.client.patch('/api/v1/users/me/profile_data', {
+      data: [
+        { id: biography.id, value: 'I like *tests*' },
+        { id: colour.id, value: '1' },
+      ],
+    });
+    expect(response.body).toEqual({ result: 'success', msg: '' });
+    const me = (await cast.member.client.get('/api/v1/users/me')).body;
+    expect(me.profile_data).toEqual({
+      [biography.id]: { value: 'I like *tests*', rendered_value: '<p>I like <em>tests</em></p>' },
+      [colour.id]: { value: '1' },
+    });
+    const events = await eventsSince(stack, mark, 'realm_user');
+    expect(events.map((e) => e.event.person)).toEqual([
+      { user_id: cast.member.id, custom_profile_field: { id: biography.id, value: 'I like *tests*', rendered_value: '<p>I like <em>tests</em></p>' } },
+      { user_id: cast.member.id, custom_profile_field: { id: colour.id, value: '1' } },
+    ]);
+    expect(recipientIds(events[0])).toEqual(await activeIds(stack));
+
+    expectError(await cast.member.client.patch('/api/v1/users/me/profile_data', { data: [{ id: colour.id, value: '7' }] }), 400, 'BAD_REQUEST', "'7' is not a valid choice for 'Favourite colour'.");
+    expectError(await cast.member.client.patch('/api/v1/users/me/profile_data', { data: [{ id: 987654, value: 'x' }] }), 400, 'BAD_REQUEST', 'Field id 987654 not found.');
+    expectError(await cast.bot.client.patch('/api/v1/users/me/profile_data', { data: [{ id: biography.id, value: 'x' }] }), 400, 'BAD_REQUEST', 'This endpoint does not accept bot requests.');
+    await stack.db.customProfileField.update({ where: { id: colour.id }, data: { editable_by_user: false } });
+    expectError(
+      await cast.member.client.patch('/api/v1/users/me/profile_data', { data: [{ id: colour.id, value: '0' }] }),
+      400,
+      'BAD_REQUEST',
+      'You are not allowed to change this field. Contact an administrator to update it.',
+    );
+    // An administrator may still set it, for anyone.
+    expect((await cast.admin.client.patch(`/api/v1/users/${cast.member.id}`, { profile_data: [{ id: colour.id, value: '0' }] })).status).toBe(200);
+    // Clearing a value.
+    expect((await cast.member.client.delete('/api/v1/users/me/profile_data', { data: [biography.id] })).status).toBe(200);
+    expect((await cast.member.client.get('/api/v1/users/me')).body.profile_data).toEqual({ [colour.id]: { value: '0' } });
+  });
+});

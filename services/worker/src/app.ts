@@ -1,0 +1,51 @@
+// The worker: BullMQ workers for every queue in jobs/index.ts, and health endpoints.
+// Stalled jobs (a worker that died mid-job) are picked up again by BullMQ, so every
+// processor must be idempotent and resumable.
+
+import http from 'node:http';
+import { Worker } from 'bullmq';
+import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import { JOB_PROCESSORS } from './jobs';
+
+export async function createService(deps: BaseDeps): Promise<RunningService> {
+  const workers = JOB_PROCESSORS.map(
+    (processor) =>
+      new Worker(processor.queue, (job) => processor.process(job, deps), {
+        connection: deps.newBlockingRedis(`worker:${processor.queue}`),
+        prefix: deps.bus.keys.bullmq(),
+        concurrency: processor.concurrency,
+        stalledInterval: 5_000,
+        maxStalledCount: 3,
+      }),
+  );
+  for (const worker of workers) {
+    worker.on('failed', (job, error) => deps.logger.error({ err: error, queue: worker.name, job_id: job?.id }, 'job failed'));
+  }
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+
+  const handler: http.RequestListener = async (req, res) => {
+    if (req.url === '/health/live') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    if (req.url === '/health/ready') {
+      // Ready = every BullMQ worker is consuming, and Redis and PostgreSQL answer.
+      const stores = await Promise.all([deps.redis.ping(), deps.db.$queryRaw`SELECT 1`]).then(() => true, () => false);
+      const ready = stores && workers.every((worker) => worker.isRunning());
+      res.writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: ready ? 'ok' : 'unavailable' }));
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"result":"error","msg":"Not found","code":"BAD_REQUEST"}');
+  };
+
+  return {
+    handler,
+    // Finish the jobs in hand (their batches are transactions), take no new ones.
+    drain: async () => {
+      await Promise.all(workers.map((worker) => worker.close()));
+    },
+    close: async () => {
+      await Promise.all(workers.map((worker) => worker.close()));
+    },
+  };
+}

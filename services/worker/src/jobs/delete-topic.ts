@@ -1,0 +1,218 @@
+// delete-topic: deletes a topic's messages for the channels service (POST /streams/{id}/delete_topic).
+//
+// Batches of 100 messages, newest first (Zulip's delete_in_topic); each batch is one atomic
+// statement that also writes its delete_message event to the outbox, so a crash between
+// batches loses nothing and repeats nothing: a restarted job finds the messages that are left.
+// When the channel's oldest message goes, first_message_id moves (a stream update event);
+// uploads only these messages linked go to the uploads clean-up job; once the topic is gone,
+// the stale per-topic visibility rows are reset.
+
+import type { Job } from 'bullmq';
+import { JOB_QUEUES, type ZulipEvent } from '@teamchat/bus';
+import pg from 'pg';
+import { transaction } from '@teamchat/db';
+import { activeSubscriberIds } from '@teamchat/domain';
+import type { BaseDeps } from '@teamchat/runtime';
+import type { JobProcessor } from './index';
+
+export const DELETE_TOPIC_BATCH_SIZE = 100;
+/** How often the job reports its progress (deleted messages so far), in batches. */
+const PROGRESS_EVERY_BATCHES = 10;
+
+/** Written by the channels service (DeleteTopicJob there). */
+interface DeleteTopicData {
+  realmId: number;
+  streamId: number;
+  topic: string;
+  actingUserId: number;
+  /** Protected history: only the messages this user received are deleted. */
+  onlyReceivedBy: number | null;
+}
+
+/**
+ * The batch statement goes straight to PostgreSQL over node-postgres: Prisma spends a few
+ * milliseconds planning every query (even raw ones), as much as the whole batch costs the
+ * database. One small pool per database, for this job only; idle connections close by themselves.
+ */
+const pools = new Map<string, pg.Pool>();
+
+function poolFor(databaseUrl: string): pg.Pool {
+  let pool = pools.get(databaseUrl);
+  if (!pool) {
+    pool = new pg.Pool({ connectionString: databaseUrl, max: 2, idleTimeoutMillis: 1000, allowExitOnIdle: true });
+    // An idle connection the server closed (restart, dropped database) is just replaced.
+    pool.on('error', () => {});
+    pools.set(databaseUrl, pool);
+  }
+  return pool;
+}
+
+/** The batch to delete next: the topic's newest messages (for protected history, those the administrator received). */
+function batchQuery(data: DeleteTopicData): string {
+  const received = data.onlyReceivedBy === null ? '' : 'JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = $5';
+  return `
+    SELECT m.id, m.topic FROM message m ${received}
+    WHERE m.stream_id = $1 AND lower(m.topic) = lower($2)
+    ORDER BY m.id DESC LIMIT ${DELETE_TOPIC_BATCH_SIZE} FOR UPDATE OF m`;
+}
+
+interface OutboxRow {
+  id: string;
+  xid: string;
+  payload: { event: ZulipEvent; users: number[] };
+}
+
+interface BatchResult {
+  deleted: number;
+  /** Publishes the batch's events and hands its orphaned uploads to the clean-up job. */
+  afterCommit(): Promise<void>;
+}
+
+/**
+ * Deletes one batch: how many messages went (0: the topic is done), and what to do now that
+ * it is committed.
+ *
+ * The whole batch is ONE SQL statement, atomic on its own: lock the batch, find who had the
+ * messages and which uploads only they link (attachmentsOrphanedBy's query, inlined), delete
+ * them (user_message, reactions and attachment links cascade), move first_message_id if the
+ * channel's oldest message goes, and write the delete_message (and stream update) events to
+ * event_outbox, as sendEventOnCommit would. After it commits they are published like any
+ * outbox row (and the relay re-sends them if that publish fails). One round trip per batch
+ * instead of a transaction of seven.
+ */
+async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders: number[]): Promise<BatchResult> {
+  const values: unknown[] = [data.streamId, data.topic, data.realmId, historyReaders];
+  if (data.onlyReceivedBy !== null) values.push(data.onlyReceivedBy);
+  // Named: each connection parses it once (its generic plan uses the topic index like a custom one).
+  const { rows } = await poolFor(deps.env.DATABASE_URL).query<{ deleted: number; orphans: number[]; outbox: OutboxRow[] }>({
+    name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
+    text: `
+    WITH batch AS (${batchQuery(data)}),
+    recipients AS (
+      SELECT DISTINCT um.user_profile_id AS id FROM user_message um JOIN batch ON um.message_id = batch.id
+      UNION SELECT unnest($4::int[])
+    ),
+    orphans AS (
+      SELECT DISTINCT am.attachment_id AS id FROM attachment_message am JOIN batch ON am.message_id = batch.id
+      WHERE NOT EXISTS (
+        SELECT 1 FROM attachment_message other
+        WHERE other.attachment_id = am.attachment_id AND other.message_id NOT IN (SELECT id FROM batch)
+      )
+    ),
+    -- = ANY(ARRAY(...)): an index scan of the 100 ids (a join with the CTE may scan the table).
+    removed AS (DELETE FROM message m WHERE m.id = ANY(ARRAY(SELECT id FROM batch)) RETURNING m.id),
+    audience AS (SELECT coalesce(jsonb_agg(id ORDER BY id), '[]'::jsonb) AS users FROM recipients),
+    delete_event AS (
+      INSERT INTO event_outbox (realm_id, payload)
+      SELECT $3::int, jsonb_build_object(
+        'event', jsonb_build_object(
+          'type', 'delete_message',
+          'message_ids', (SELECT jsonb_agg(id ORDER BY id) FROM batch),
+          'message_type', 'stream',
+          'stream_id', $1::int,
+          'topic', (SELECT topic FROM batch ORDER BY id DESC LIMIT 1)),
+        'users', audience.users)
+      FROM audience WHERE EXISTS (SELECT 1 FROM batch) AND jsonb_array_length(audience.users) > 0
+      RETURNING id, xid, payload
+    ),
+    first_moved AS (
+      UPDATE stream s SET first_message_id = (
+        SELECT m.id FROM message m
+        WHERE m.stream_id = $1 AND m.id NOT IN (SELECT id FROM batch)
+        ORDER BY m.id LIMIT 1)
+      WHERE s.id = $1 AND s.first_message_id IN (SELECT id FROM batch)
+      RETURNING s.first_message_id, s.name
+    ),
+    stream_event AS (
+      INSERT INTO event_outbox (realm_id, payload)
+      SELECT $3::int, jsonb_build_object(
+        'event', jsonb_build_object(
+          'type', 'stream', 'op', 'update', 'property', 'first_message_id',
+          'value', first_moved.first_message_id, 'stream_id', $1::int, 'name', first_moved.name),
+        'users', audience.users)
+      FROM first_moved, audience WHERE jsonb_array_length(audience.users) > 0
+      RETURNING id, xid, payload
+    )
+    SELECT
+      (SELECT count(*)::int FROM removed) AS deleted,
+      (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM orphans) AS orphans,
+      (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id::text, 'xid', e.xid::text, 'payload', e.payload) ORDER BY e.rank), '[]'::jsonb)
+       FROM (SELECT 1 AS rank, * FROM delete_event UNION ALL SELECT 2, * FROM stream_event) e) AS outbox`,
+    values,
+  });
+  const result = rows[0];
+  return {
+    deleted: result.deleted,
+    async afterCommit() {
+      for (const row of result.outbox) {
+        // A failed publish is not lost: the outbox relay sends the row later.
+        await deps.bus
+          .publish({ outboxId: row.id, xid: row.xid, realmId: data.realmId, event: row.payload.event, users: row.payload.users })
+          .catch((error) => deps.logger.warn({ err: error, outbox_id: row.id }, 'publish failed; the outbox relay will send it'));
+      }
+      if (result.orphans.length) {
+        await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).add(JOB_QUEUES.uploadsCleanup, { attachmentIds: result.orphans });
+      }
+    },
+  };
+}
+
+/**
+ * The topic no longer exists: reset everyone's visibility policy for it (for protected
+ * history, only for those left with no message of it).
+ */
+async function resetStaleUserTopics(deps: BaseDeps, data: DeleteTopicData): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    let rows = await tx.db.$queryRaw<{ id: number; user_profile_id: number; topic_name: string }[]>`
+      SELECT id, user_profile_id, topic_name FROM user_topic
+      WHERE stream_id = ${data.streamId} AND lower(topic_name) = lower(${data.topic}) FOR UPDATE`;
+    if (rows.length && data.onlyReceivedBy !== null) {
+      const stillReading = await tx.db.$queryRaw<{ id: number }[]>`
+        SELECT DISTINCT um.user_profile_id AS id FROM user_message um JOIN message m ON m.id = um.message_id
+        WHERE m.stream_id = ${data.streamId} AND lower(m.topic) = lower(${data.topic})
+          AND um.user_profile_id = ANY(${rows.map((row) => row.user_profile_id)}::int[])`;
+      const keep = new Set(stillReading.map((row) => row.id));
+      rows = rows.filter((row) => !keep.has(row.user_profile_id));
+    }
+    if (rows.length === 0) return;
+    await tx.db.$executeRaw`DELETE FROM user_topic WHERE id = ANY(${rows.map((row) => row.id)}::int[])`;
+    const now = Math.floor(Date.now() / 1000);
+    for (const row of rows) {
+      await deps.bus.sendEventOnCommit(
+        tx,
+        data.realmId,
+        { type: 'user_topic', stream_id: data.streamId, topic_name: row.topic_name, last_updated: now, visibility_policy: 0 },
+        [row.user_profile_id],
+      );
+    }
+  });
+}
+
+export async function processDeleteTopic(job: Job<DeleteTopicData>, deps: BaseDeps): Promise<{ deleted: number }> {
+  const data = job.data;
+  const stream = await deps.db.stream.findUnique({ where: { id: data.streamId }, select: { history_public_to_subscribers: true } });
+  if (!stream) return { deleted: 0 };
+  const historyReaders = stream.history_public_to_subscribers ? (await activeSubscriberIds(deps.db, [data.streamId])).get(data.streamId)! : [];
+  // A resumed job continues the count of the attempt that crashed (as last reported).
+  let deleted = typeof job.progress === 'number' ? job.progress : 0;
+  // Each batch's Redis work (its events; progress every few batches) overlaps the next batch's
+  // statement, one batch behind.
+  let previous: Promise<unknown> = Promise.resolve();
+  for (let batches = 1; ; batches++) {
+    const batch = await deleteBatch(deps, data, historyReaders);
+    await previous;
+    if (batch.deleted === 0) break;
+    deleted += batch.deleted;
+    const progress = deleted;
+    previous = batch.afterCommit().then(() => (batches % PROGRESS_EVERY_BATCHES === 0 ? job.updateProgress(progress) : undefined));
+  }
+  await job.updateProgress(deleted);
+  await resetStaleUserTopics(deps, data);
+  return { deleted };
+}
+
+export const deleteTopicProcessor: JobProcessor = {
+  queue: JOB_QUEUES.deleteTopic,
+  concurrency: 2,
+  process: (job, deps) => processDeleteTopic(job, deps),
+};

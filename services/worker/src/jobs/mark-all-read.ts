@@ -1,0 +1,96 @@
+// Mark all as read (Zulip's do_mark_all_as_read), for POST /mark_all_as_read of the messages
+// service. Batches of `batchSize` unread rows, newest first; each batch is one statement
+// that marks its rows and writes its update_message_flags event to the outbox, so a worker that
+// dies mid-job loses at most an uncommitted batch. When BullMQ hands the stalled job to another
+// worker, it simply continues with what is still unread: nothing is marked or announced twice.
+import type { Job } from 'bullmq';
+import { JOB_QUEUES } from '@teamchat/bus';
+import type { BaseDeps } from '@teamchat/runtime';
+import type { JobProcessor } from './index';
+
+/** Set by the messages service (MARK_ALL_READ_* settings). */
+interface MarkAllReadJobData {
+  userId: number;
+  realmId: number;
+  batchSize: number;
+  pauseMs: number;
+}
+
+const READ = 1;
+
+interface OutboxPayload {
+  event: { type: string } & Record<string, unknown>;
+  users: number[];
+}
+
+/**
+ * One batch as one statement (so one transaction): mark the newest unread rows read and write
+ * the update_message_flags event listing them to the outbox; then publish it, as
+ * sendEventOnCommit would after COMMIT (the outbox relay republishes if this process dies first).
+ */
+async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published: Promise<void>[]): Promise<number> {
+  // The unread partial index (user_profile_id, message_id) WHERE (flags & 1) = 0 serves the
+  // newest-first scan. FOR UPDATE re-checks that condition on rows another transaction changed
+  // while we waited for them, so concurrent runs never mark (or announce) a row twice.
+  const rows = await deps.db.$queryRaw<{ count: number; outbox_id: string | null; xid: string | null; payload: OutboxPayload | null }[]>`
+    WITH batch AS (
+      UPDATE user_message um SET flags = um.flags | ${READ}
+      FROM (
+        SELECT id FROM user_message
+        WHERE user_profile_id = ${data.userId} AND (flags & ${READ}) = 0
+        ORDER BY message_id DESC LIMIT ${data.batchSize}
+        FOR UPDATE
+      ) selected
+      WHERE um.id = selected.id
+      RETURNING um.message_id
+    ), event AS (
+      INSERT INTO event_outbox (realm_id, payload)
+      SELECT ${data.realmId}, jsonb_build_object(
+        'event', jsonb_build_object('type', 'update_message_flags', 'op', 'add', 'operation', 'add', 'flag', 'read',
+                                    'messages', jsonb_agg(message_id ORDER BY message_id), 'all', false),
+        'users', jsonb_build_array(${data.userId}::int))
+      FROM batch HAVING count(*) > 0
+      RETURNING id::text AS id, xid::text AS xid, payload
+    )
+    SELECT (SELECT count(*) FROM batch)::int AS count, event.id AS outbox_id, event.xid, event.payload
+    FROM (SELECT 1) AS one LEFT JOIN event ON TRUE`;
+  const [row] = rows;
+  if (row.outbox_id && row.xid && row.payload) {
+    // Not awaited before the next batch: one Redis connection keeps the events in order.
+    published.push(
+      deps.bus
+        .publish({ outboxId: row.outbox_id, xid: row.xid, realmId: data.realmId, event: row.payload.event, users: row.payload.users })
+        .catch((error) => deps.logger.warn({ err: error, outbox_id: row.outbox_id }, 'event publish failed; the outbox relay will retry')),
+    );
+  }
+  return row.count;
+}
+
+/** Progress (rows marked so far) is reported at most this often. */
+const PROGRESS_INTERVAL_MS = 250;
+
+export async function markAllRead(job: Job<MarkAllReadJobData>, deps: BaseDeps): Promise<{ marked: number }> {
+  const data = job.data;
+  const published: Promise<void>[] = [];
+  let marked = 0;
+  let reported = Date.now();
+  for (;;) {
+    const count = await markBatchRead(deps, data, published);
+    if (count === 0) break;
+    marked += count;
+    if (Date.now() - reported >= PROGRESS_INTERVAL_MS || data.pauseMs > 0) {
+      await job.updateProgress({ marked });
+      reported = Date.now();
+    }
+    if (data.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, data.pauseMs));
+  }
+  await Promise.all(published);
+  await job.updateProgress({ marked });
+  return { marked };
+}
+
+export const markAllReadProcessor: JobProcessor = {
+  queue: JOB_QUEUES.markAllRead,
+  concurrency: 4,
+  process: (job, deps) => markAllRead(job as Job<MarkAllReadJobData>, deps),
+};

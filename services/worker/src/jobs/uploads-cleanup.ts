@@ -1,0 +1,91 @@
+// uploads-cleanup: removes uploads no message links any more, for the uploads service.
+//
+// Two kinds of job: {attachmentIds} — enqueued after messages are deleted, with the uploads
+// only those messages linked; each is deleted if it is still unlinked (it may have been shared
+// again meanwhile). {unreferencedOlderThanWeeks} — the repeatable run the uploads service
+// schedules, deleting every upload never linked (or no longer linked) that is older than that
+// (Zulip's delete_old_unclaimed_attachments). Batches of 1000; each batch is one transaction
+// that deletes the rows, tells the owners' clients, and removes the bytes before committing,
+// so a storage failure changes nothing and the retried job finds the same uploads.
+//
+// Storage settings (UPLOADS_STORAGE, UPLOADS_LOCAL_DIR, UPLOADS_S3_*) are read from the worker's
+// environment; they must match the uploads service's.
+
+import type { Job } from 'bullmq';
+import { JOB_QUEUES } from '@teamchat/bus';
+import { Prisma, transaction } from '@teamchat/db';
+import { attachmentEvent, uploadSpaceUsed } from '@teamchat/domain';
+import type { BaseDeps } from '@teamchat/runtime';
+import { createStorage, loadStorageConfig, uploadKeys, type ObjectStorage } from '@teamchat/storage';
+import type { JobProcessor } from './index';
+
+export const UPLOADS_CLEANUP_BATCH_SIZE = 1000;
+
+export interface UploadsCleanupData {
+  /** Delete these now, if no message links them. */
+  attachmentIds?: number[];
+  /** Delete every unlinked upload older than this. */
+  unreferencedOlderThanWeeks?: number;
+}
+
+interface DeletedAttachment {
+  id: number;
+  realm_id: number;
+  owner_id: number;
+  path_id: string;
+}
+
+/** One batch: returns how many uploads it removed. */
+async function deleteBatch(deps: BaseDeps, files: ObjectStorage, filter: Prisma.Sql): Promise<number> {
+  return transaction(deps.db, async (tx) => {
+    const deleted = await tx.db.$queryRaw<DeletedAttachment[]>`
+      DELETE FROM attachment WHERE id IN (
+        SELECT a.id FROM attachment a
+        WHERE ${filter}
+          AND NOT EXISTS (SELECT 1 FROM attachment_message am WHERE am.attachment_id = a.id)
+        ORDER BY a.id LIMIT ${UPLOADS_CLEANUP_BATCH_SIZE}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, realm_id, owner_id, path_id`;
+    if (deleted.length === 0) return 0;
+    for (const realmId of new Set(deleted.map((row) => row.realm_id))) {
+      const used = await uploadSpaceUsed(tx.db, realmId);
+      for (const row of deleted.filter((r) => r.realm_id === realmId)) {
+        await deps.bus.sendEventOnCommit(tx, realmId, attachmentEvent('remove', { id: row.id }, used), [row.owner_id]);
+      }
+    }
+    await files.delete(deleted.flatMap((row) => uploadKeys(files, row.path_id)));
+    return deleted.length;
+  });
+}
+
+async function processUploadsCleanup(job: Job<UploadsCleanupData>, deps: BaseDeps): Promise<{ deleted: number }> {
+  const { attachmentIds, unreferencedOlderThanWeeks } = job.data;
+  let filter: Prisma.Sql;
+  if (attachmentIds !== undefined) {
+    if (attachmentIds.length === 0) return { deleted: 0 };
+    filter = Prisma.sql`a.id = ANY(${attachmentIds}::int[])`;
+  } else if (unreferencedOlderThanWeeks !== undefined) {
+    filter = Prisma.sql`a.create_time < now() - make_interval(weeks => ${unreferencedOlderThanWeeks}::int)`;
+  } else {
+    throw new Error('uploads-cleanup job without attachmentIds or unreferencedOlderThanWeeks');
+  }
+  const files = createStorage(loadStorageConfig(process.env));
+  let deleted = 0;
+  try {
+    for (;;) {
+      const count = await deleteBatch(deps, files, filter);
+      deleted += count;
+      if (count < UPLOADS_CLEANUP_BATCH_SIZE) break;
+      await job.updateProgress({ deleted });
+    }
+  } finally {
+    await files.close();
+  }
+  return { deleted };
+}
+
+export const uploadsCleanupProcessor: JobProcessor = {
+  queue: JOB_QUEUES.uploadsCleanup,
+  concurrency: 1,
+  process: (job, deps) => processUploadsCleanup(job as Job<UploadsCleanupData>, deps),
+};

@@ -1,0 +1,16 @@
+// Boot only: env, dependencies, listen (health), graceful shutdown.
+import { env, loadEnv } from '@teamchat/core';
+import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
+import { createService } from './app';
+
+async function main() {
+  const config = loadEnv({ ...baseEnvSpec, PORT: env.int('port of the worker health endpoints', 9106) });
+  const deps = createBaseDeps('worker', config);
+  const service = await createService(deps);
+  await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'worker', port: config.PORT, host: config.HOST, logger: deps.logger });
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
