@@ -173,46 +173,66 @@ export function answeredStatus(req: http.IncomingMessage, res: http.ServerRespon
   return clientGone ? 499 : res.statusCode;
 }
 
+/** What the request log line and metrics say about a request, known once it is answered. */
+export interface ObservedRequest {
+  method: string;
+  /** Route template for metric labels (`/api/v1/streams/:stream_id`), or "unmatched". */
+  route: string;
+  path: string;
+  claims?: InternalClaims;
+  requestId?: string;
+}
+
 /**
- * One log line and the request metrics per request, written when the response ends (or the
- * client goes away: status 499, as nginx logs it). The trace ids are the request's server span,
- * captured when the request arrives.
+ * One log line and the request metrics for one request, written when the response ends (or
+ * the client goes away: status 499, as nginx logs it). The trace ids are the request's server
+ * span, captured when the request arrives. Used by every express app and by handlers that
+ * answer without express (the event tier's long-poll path).
  */
-function observeRequests(service: string, logger: Logger) {
+export function observeRequest(service: string, logger: Logger, req: http.IncomingMessage, res: http.ServerResponse, describe: () => ObservedRequest): void {
   const metrics = httpServerMetrics();
+  const started = process.hrtime.bigint();
+  const traceIds = activeTraceIds();
+  metrics.inFlight.inc({ service });
+  let observed = false;
+  const observe = () => {
+    if (observed) return;
+    observed = true;
+    metrics.inFlight.dec({ service });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const { method, route, path, claims, requestId } = describe();
+    const status = answeredStatus(req, res);
+    metrics.requests.inc({ service, method, route, status: String(status) });
+    metrics.duration.observe({ service, method, route }, seconds);
+    logger.info(
+      {
+        method,
+        route,
+        path,
+        status,
+        ms: Math.round(seconds * 1e4) / 10,
+        request_id: claims?.requestId ?? requestId,
+        user_id: claims?.user?.userId,
+        realm_id: claims?.user?.realmId ?? claims?.realmId ?? undefined,
+        ...traceIds,
+      },
+      'request',
+    );
+  };
+  res.on('finish', observe);
+  res.on('close', observe);
+}
+
+function observeRequests(service: string, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (OPERATIONAL_PATHS.has(req.path)) return next();
-    const started = process.hrtime.bigint();
-    const traceIds = activeTraceIds();
-    metrics.inFlight.inc({ service });
-    let observed = false;
-    const observe = () => {
-      if (observed) return;
-      observed = true;
-      metrics.inFlight.dec({ service });
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routeTemplate(req);
-      const status = answeredStatus(req, res);
-      metrics.requests.inc({ service, method: req.method, route, status: String(status) });
-      metrics.duration.observe({ service, method: req.method, route }, seconds);
-      const claims = res.locals.claims as InternalClaims | undefined;
-      logger.info(
-        {
-          method: req.method,
-          route,
-          path: req.path,
-          status,
-          ms: Math.round(seconds * 1e4) / 10,
-          request_id: claims?.requestId ?? req.get(REQUEST_ID_HEADER),
-          user_id: claims?.user?.userId,
-          realm_id: claims?.user?.realmId ?? claims?.realmId ?? undefined,
-          ...traceIds,
-        },
-        'request',
-      );
-    };
-    res.on('finish', observe);
-    res.on('close', observe);
+    observeRequest(service, logger, req, res, () => ({
+      method: req.method,
+      route: routeTemplate(req),
+      path: req.path,
+      claims: res.locals.claims as InternalClaims | undefined,
+      requestId: req.get(REQUEST_ID_HEADER),
+    }));
     next();
   };
 }

@@ -63,10 +63,6 @@ export function gatewayMetrics() {
  */
 export function eventTierMetrics() {
   return {
-    queues: gauge({
-      name: 'teamchat_event_queues',
-      help: 'Event queues that exist (all replicas share them in Redis; every replica reports the same number)',
-    }),
     parkedPolls: gauge({
       name: 'teamchat_event_parked_polls',
       help: 'GET /events requests parked on this replica, waiting for an event or the heartbeat',
@@ -77,7 +73,7 @@ export function eventTierMetrics() {
     }),
     fanoutLag: histogram({
       name: 'teamchat_event_fanout_lag_seconds',
-      help: 'Time from the producing transaction commit (outbox row) to the event being in every receiving queue',
+      help: 'Time from an event entering the intake stream (right after its transaction commits) to its being in every receiving queue',
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     }),
   };

@@ -52,7 +52,6 @@ describe('the metrics registry', () => {
     metrics.fanoutLag.observe(0.02);
     const scraped = await exposition();
     expect(scraped.types).toMatchObject({
-      teamchat_event_queues: 'gauge',
       teamchat_event_parked_polls: 'gauge',
       teamchat_events_fanned_out_total: 'counter',
       teamchat_event_fanout_lag_seconds: 'histogram',

@@ -316,6 +316,8 @@ test('SIGTERM while requests are in flight: every request is answered, nothing i
         async () => (await inFlight(service, 'teamchat_http_requests_in_flight', { service: name })) >= recipe.count,
         () => `${name} log:\n${service.tail()}\ngateway log:\n${gateway.tail(10)}`,
       );
+      // The event tier's autoscaling signal counts the same parked polls.
+      if (name === 'events') expect(await inFlight(service, 'teamchat_event_parked_polls', {})).toBeGreaterThanOrEqual(recipe.count);
     }
     if (names.includes('gateway')) {
       const expected = pending.length;

@@ -25,15 +25,19 @@ function runUpload(file: Buffer, options: tus.UploadOptions): Promise<Finished> 
   });
 }
 
-/** Starts an upload and cuts the connection once more than `afterBytes` were sent; resolves with its URL. */
+/**
+ * Starts an upload in chunks and stops it for good once the server has accepted at least
+ * `afterBytes` (between two chunks, so it cannot finish first); resolves with its URL.
+ */
 function interruptedUpload(file: Buffer, options: tus.UploadOptions, afterBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let aborted = false;
     const upload = new tus.Upload(file, {
       retryDelays: null,
+      chunkSize: 6 * MiB,
       ...options,
-      onProgress: (sent) => {
-        if (aborted || sent <= afterBytes) return;
+      onChunkComplete: (_chunkSize, accepted) => {
+        if (aborted || accepted < afterBytes) return;
         aborted = true;
         void upload.abort().then(() => resolve(upload.url!), reject);
       },

@@ -8,9 +8,10 @@
 import type { IntakeEntry, Recipient } from '@teamchat/bus';
 import type { Db } from '@teamchat/db';
 import type { Logger } from '@teamchat/core';
+import { eventTierMetrics } from '@teamchat/telemetry';
 import { copiesFor, copyClassOf } from './event-copies';
 import type { QueueDescriptor } from './queue-options';
-import type { Append, QueueStore, StaleIndexEntry } from './queue-store';
+import type { Append, AppendResult, QueueStore, StaleIndexEntry } from './queue-store';
 
 export interface StreamEntry {
   /** Redis stream id, "ms-seq". */
@@ -66,6 +67,7 @@ function isStreamMessage(entry: IntakeEntry): boolean {
 
 export class Fanout {
   private readonly descriptors = new DescriptorCache(100_000);
+  private readonly metrics = eventTierMetrics();
 
   constructor(
     private readonly store: QueueStore,
@@ -119,6 +121,7 @@ export class Fanout {
     }
 
     const results = await this.store.append(appends);
+    this.observe(batch, appends, results);
     results.forEach((result, i) => {
       if (result !== 'gone' && result !== 'dropped') return;
       const queueId = appends[i].queueId;
@@ -128,6 +131,17 @@ export class Fanout {
       if (result === 'dropped') this.logger.warn({ queue_id: queueId }, 'event queue dropped: too many unacknowledged events');
     });
     await this.store.forget(gone);
+  }
+
+  /** Events appended, and how long each entry took from entering the intake stream to its queues. */
+  private observe(batch: StreamEntry[], appends: Append[], results: AppendResult[]): void {
+    let appended = 0;
+    results.forEach((result, i) => {
+      if (result === 'appended') appended += appends[i].events.length;
+    });
+    if (appended) this.metrics.eventsFannedOut.inc(appended);
+    const now = Date.now();
+    for (const { id } of batch) this.metrics.fanoutLag.observe(Math.max(0, now - Number(id.slice(0, id.indexOf('-')))) / 1000);
   }
 
   private async loadDescriptors(queueIds: string[]): Promise<Map<string, CachedDescriptor | null>> {

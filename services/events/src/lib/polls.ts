@@ -9,6 +9,7 @@
 import type http from 'node:http';
 import type { Redis } from '@teamchat/bus';
 import { BadEventQueueIdError, JsonableError, type Logger } from '@teamchat/core';
+import { eventTierMetrics } from '@teamchat/telemetry';
 import type { PollMode, PollResult, QueueStore } from './queue-store';
 
 export interface PollOptions {
@@ -65,6 +66,8 @@ export class PollHub {
   private pendingSubscriptions: { queueIds: string[]; done: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null = null;
   private sweepTimer: NodeJS.Timeout | undefined;
   private draining = false;
+  /** What the event tier's autoscaler scales on (k8s/base/events/hpa.yaml). */
+  private readonly parkedGauge = eventTierMetrics().parkedPolls;
 
   constructor(
     private readonly store: QueueStore,
@@ -135,6 +138,7 @@ export class PollHub {
     let polls = this.parked.get(request.queueId);
     if (!polls) this.parked.set(request.queueId, (polls = new Set()));
     polls.add(poll);
+    this.parkedGauge.inc();
     this.lastUsed.set(request.queueId, Date.now());
     request.res.on('close', () => {
       // The client went away (or the response was sent): nothing more to do for it.
@@ -147,7 +151,7 @@ export class PollHub {
     poll.finished = true;
     clearTimeout(poll.heartbeat);
     const polls = this.parked.get(poll.request.queueId);
-    polls?.delete(poll);
+    if (polls?.delete(poll)) this.parkedGauge.dec();
     if (polls?.size === 0) {
       this.parked.delete(poll.request.queueId);
       this.earlyWakes.delete(poll.request.queueId);

@@ -3,6 +3,7 @@ import {
   asJsonableError,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
+  observeRequest,
   optional,
   param,
   RequestParams,
@@ -11,6 +12,7 @@ import {
   UnauthorizedError,
   verifyInternalToken,
   type AuthedContext,
+  type InternalClaims,
   type Requester,
   type ViewResult,
 } from '@teamchat/core';
@@ -62,23 +64,19 @@ export function isPlainGetEvents(req: http.IncomingMessage): boolean {
  * for layers of middleware). Same token check, same parameter parser, same envelopes.
  */
 export async function serveGetEvents(deps: EventsDeps, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-  const started = process.hrtime.bigint();
-  let requestId: string | undefined;
-  res.once('finish', () => {
-    deps.logger.info({ method: 'GET', path: '/api/v1/events', status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6, request_id: requestId }, 'request');
-  });
+  let claims: InternalClaims | undefined;
+  observeRequest('events', deps.logger, req, res, () => ({ method: 'GET', route: '/api/v1/events', path: '/api/v1/events', claims }));
   try {
     const url = new URL(req.url ?? '/', 'http://events');
     const token = req.headers[INTERNAL_TOKEN_HEADER];
-    const claims = verifyInternalToken(deps.env.INTERNAL_JWT_SECRET, typeof token === 'string' ? token : undefined, 'GET', url.pathname);
-    requestId = claims.requestId;
+    claims = verifyInternalToken(deps.env.INTERNAL_JWT_SECRET, typeof token === 'string' ? token : undefined, 'GET', url.pathname);
     if (!claims.user) throw new UnauthorizedError();
     const raw = new Map<string, string>();
     for (const [name, value] of url.searchParams) raw.set(name, value);
     await getEventsFor(deps, new RequestParams(raw), claims.user, res);
   } catch (error) {
     const jsonable = asJsonableError(error);
-    if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: requestId }, 'request failed');
+    if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: claims?.requestId }, 'request failed');
     sendJson(res, jsonable.status, JSON.stringify(jsonable.toJSON()), jsonable.headers);
   }
 }
