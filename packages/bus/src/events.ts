@@ -5,6 +5,7 @@
 // down, process killed), the relay (relayOutbox) publishes it later: nothing committed is
 // lost, and a dedupe marker makes sure nothing is published twice.
 
+import type { Logger } from '@teamchat/core';
 import type { Db, Tx } from '@teamchat/db';
 import type { Redis } from './redis';
 import { RedisKeys } from './redis';
@@ -23,6 +24,16 @@ export interface IntakeEntry {
   realmId: number;
   event: ZulipEvent;
   users: Recipient[];
+}
+
+/**
+ * An event_outbox row a hot-path statement wrote itself (INSERT ... RETURNING id::text, xid::text,
+ * payload), instead of calling sendEventOnCommit: one round trip instead of a transaction.
+ */
+export interface OutboxRow {
+  id: string;
+  xid: string;
+  payload: { event: ZulipEvent; users: Recipient[] };
 }
 
 export const DEFAULT_EVENT_PARTITIONS = 8;
@@ -71,6 +82,16 @@ export class EventBus {
   async sendTransientEvent(realmId: number, event: ZulipEvent, users: Recipient[]): Promise<void> {
     if (users.length === 0) return;
     await this.publish({ realmId, event, users });
+  }
+
+  /**
+   * Publishes an outbox row whose statement has committed, as sendEventOnCommit does after
+   * COMMIT. Never rejects: a failed publish is logged and the outbox relay sends the row later.
+   */
+  publishCommitted(realmId: number, row: OutboxRow, logger: Logger): Promise<void> {
+    return this.publish({ outboxId: row.id, xid: row.xid, realmId, event: row.payload.event, users: row.payload.users }).catch((error) => {
+      logger.warn({ err: error, outbox_id: row.id }, 'event publish failed; the outbox relay will send it');
+    });
   }
 
   /** Appends the entry to its realm's intake stream, at most once per outbox row. */

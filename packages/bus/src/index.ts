@@ -4,6 +4,7 @@ export {
   relayOutbox,
   DEFAULT_EVENT_PARTITIONS,
   type IntakeEntry,
+  type OutboxRow,
   type Recipient,
   type ZulipEvent,
 } from './events';

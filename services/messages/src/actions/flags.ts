@@ -2,6 +2,7 @@
 // actions). Rows are locked in message_id order so concurrent updates cannot deadlock; the
 // update_message_flags event lists exactly the messages whose flag changed.
 
+import type { OutboxRow } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Tx, type TxClient } from '@teamchat/db';
 import {
@@ -33,6 +34,9 @@ export function checkFlagUpdate(flag: string, operation: string): number {
   return MessageFlag[flag as MessageFlagName];
 }
 
+/** The update_message_flags event a flag statement wrote to the outbox. */
+type FlagsOutboxRow = OutboxRow & { payload: { event: { messages: number[] } } };
+
 export interface FlagUpdateResult {
   /** Messages whose flag changed, in request order. */
   changed: number[];
@@ -48,7 +52,7 @@ export interface FlagUpdateResult {
 async function updateReceivedFlags(deps: MessagesDeps, viewer: Viewer, operation: FlagOperation, flag: string, bit: number, ids: number[]): Promise<number[]> {
   const adding = operation === 'add';
   const differs = adding ? Prisma.sql`= 0` : Prisma.sql`<> 0`;
-  const [row] = await deps.db.$queryRaw<{ outbox_id: string; xid: string; payload: { event: { type: string; messages: number[] } & Record<string, unknown>; users: number[] } }[]>(Prisma.sql`
+  const [row] = await deps.db.$queryRaw<FlagsOutboxRow[]>(Prisma.sql`
     WITH locked AS (
       SELECT id FROM user_message
       WHERE user_profile_id = ${viewer.id} AND message_id = ANY(${ids}::int[]) AND (flags & ${bit}) ${differs}
@@ -64,10 +68,8 @@ async function updateReceivedFlags(deps: MessagesDeps, viewer: Viewer, operation
         'messages', COALESCE(jsonb_agg(message_id ORDER BY array_position(${ids}::int[], message_id)), '[]'::jsonb), 'all', false),
       'users', jsonb_build_array(${viewer.id}::int))
     FROM changed
-    RETURNING id::text AS outbox_id, xid::text AS xid, payload`);
-  await deps.bus
-    .publish({ outboxId: row.outbox_id, xid: row.xid, realmId: viewer.realm_id, event: row.payload.event, users: row.payload.users })
-    .catch((error) => deps.logger.warn({ err: error, outbox_id: row.outbox_id }, 'event publish failed; the outbox relay will retry'));
+    RETURNING id::text AS id, xid::text AS xid, payload`);
+  await deps.bus.publishCommitted(viewer.realm_id, row, deps.logger);
   return row.payload.event.messages;
 }
 
@@ -119,9 +121,7 @@ export async function doUpdateFlagsOverRange(
       last_id: number | null;
       before_count: number;
       after_count: number;
-      outbox_id: string;
-      xid: string;
-      payload: { event: { type: string; messages: number[] } & Record<string, unknown>; users: number[] };
+      outbox: FlagsOutboxRow;
     }[]
   >(Prisma.sql`
     WITH range AS MATERIALIZED (${range.sql}),
@@ -149,14 +149,12 @@ export async function doUpdateFlagsOverRange(
     )
     SELECT (SELECT count(*) FROM range)::int AS processed, (SELECT min(id) FROM range) AS first_id, (SELECT max(id) FROM range) AS last_id,
       (SELECT count(*) FROM range WHERE side = 'before')::int AS before_count, (SELECT count(*) FROM range WHERE side = 'after')::int AS after_count,
-      event.id AS outbox_id, event.xid, event.payload
+      jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) AS outbox
     FROM event`);
-  await deps.bus
-    .publish({ outboxId: row.outbox_id, xid: row.xid, realmId: viewer.realm_id, event: row.payload.event, users: row.payload.users })
-    .catch((error) => deps.logger.warn({ err: error, outbox_id: row.outbox_id }, 'event publish failed; the outbox relay will retry'));
+  await deps.bus.publishCommitted(viewer.realm_id, row.outbox, deps.logger);
   return {
     processedIds: { first: row.first_id, last: row.last_id, count: row.processed },
-    updatedCount: row.payload.event.messages.length,
+    updatedCount: row.outbox.payload.event.messages.length,
     ...rangeEnds(range, row.before_count, row.after_count),
     ignoredChannelIds: [],
   };

@@ -247,9 +247,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   // back for it (the outbox relay covers a failure here).
   for (const outboxRow of outboxRows.sort((a, b) => Number(a.kind !== 'message') - Number(b.kind !== 'message'))) {
     const payload = outboxRow.kind === 'message' ? messagePayload : streamPayload!;
-    void deps.bus.publish({ outboxId: outboxRow.id, xid: outboxRow.xid, realmId: realm.id, event: payload.event, users: payload.users }).catch((error) => {
-      deps.logger.warn({ err: error, outbox_id: outboxRow.id }, 'event publish failed; the outbox relay will retry');
-    });
+    void deps.bus.publishCommitted(realm.id, { id: outboxRow.id, xid: outboxRow.xid, payload }, deps.logger);
   }
   return { id };
 }

@@ -8,8 +8,7 @@
 // the stale per-topic visibility rows are reset.
 
 import type { Job } from 'bullmq';
-import { JOB_QUEUES, type ZulipEvent } from '@teamchat/bus';
-import pg from 'pg';
+import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { activeSubscriberIds } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
@@ -29,24 +28,6 @@ interface DeleteTopicData {
   onlyReceivedBy: number | null;
 }
 
-/**
- * The batch statement goes straight to PostgreSQL over node-postgres: Prisma spends a few
- * milliseconds planning every query (even raw ones), as much as the whole batch costs the
- * database. One small pool per database, for this job only; idle connections close by themselves.
- */
-const pools = new Map<string, pg.Pool>();
-
-function poolFor(databaseUrl: string): pg.Pool {
-  let pool = pools.get(databaseUrl);
-  if (!pool) {
-    pool = new pg.Pool({ connectionString: databaseUrl, max: 2, idleTimeoutMillis: 1000, allowExitOnIdle: true });
-    // An idle connection the server closed (restart, dropped database) is just replaced.
-    pool.on('error', () => {});
-    pools.set(databaseUrl, pool);
-  }
-  return pool;
-}
-
 /** The batch to delete next: the topic's newest messages (for protected history, those the administrator received). */
 function batchQuery(data: DeleteTopicData): string {
   const received = data.onlyReceivedBy === null ? '' : 'JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = $5';
@@ -54,12 +35,6 @@ function batchQuery(data: DeleteTopicData): string {
     SELECT m.id, m.topic FROM message m ${received}
     WHERE m.stream_id = $1 AND lower(m.topic) = lower($2)
     ORDER BY m.id DESC LIMIT ${DELETE_TOPIC_BATCH_SIZE} FOR UPDATE OF m`;
-}
-
-interface OutboxRow {
-  id: string;
-  xid: string;
-  payload: { event: ZulipEvent; users: number[] };
 }
 
 interface BatchResult {
@@ -83,10 +58,8 @@ interface BatchResult {
 async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders: number[]): Promise<BatchResult> {
   const values: unknown[] = [data.streamId, data.topic, data.realmId, historyReaders];
   if (data.onlyReceivedBy !== null) values.push(data.onlyReceivedBy);
-  // Named: each connection parses it once (its generic plan uses the topic index like a custom one).
-  const { rows } = await poolFor(deps.env.DATABASE_URL).query<{ deleted: number; orphans: number[]; outbox: OutboxRow[] }>({
-    name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
-    text: `
+  const rows = await deps.db.$queryRawUnsafe<{ deleted: number; orphans: number[]; outbox: OutboxRow[] }[]>(
+    `
     WITH batch AS (${batchQuery(data)}),
     recipients AS (
       SELECT DISTINCT um.user_profile_id AS id FROM user_message um JOIN batch ON um.message_id = batch.id
@@ -138,18 +111,13 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders
       (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM orphans) AS orphans,
       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id::text, 'xid', e.xid::text, 'payload', e.payload) ORDER BY e.rank), '[]'::jsonb)
        FROM (SELECT 1 AS rank, * FROM delete_event UNION ALL SELECT 2, * FROM stream_event) e) AS outbox`,
-    values,
-  });
+    ...values,
+  );
   const result = rows[0];
   return {
     deleted: result.deleted,
     async afterCommit() {
-      for (const row of result.outbox) {
-        // A failed publish is not lost: the outbox relay sends the row later.
-        await deps.bus
-          .publish({ outboxId: row.id, xid: row.xid, realmId: data.realmId, event: row.payload.event, users: row.payload.users })
-          .catch((error) => deps.logger.warn({ err: error, outbox_id: row.id }, 'publish failed; the outbox relay will send it'));
-      }
+      for (const row of result.outbox) await deps.bus.publishCommitted(data.realmId, row, deps.logger);
       if (result.orphans.length) {
         await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).add(JOB_QUEUES.uploadsCleanup, { attachmentIds: result.orphans });
       }

@@ -4,7 +4,7 @@
 // dies mid-job loses at most an uncommitted batch. When BullMQ hands the stalled job to another
 // worker, it simply continues with what is still unread: nothing is marked or announced twice.
 import type { Job } from 'bullmq';
-import { JOB_QUEUES } from '@teamchat/bus';
+import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { JobProcessor } from './index';
 
@@ -18,11 +18,6 @@ interface MarkAllReadJobData {
 
 const READ = 1;
 
-interface OutboxPayload {
-  event: { type: string } & Record<string, unknown>;
-  users: number[];
-}
-
 /**
  * One batch as one statement (so one transaction): mark the newest unread rows read and write
  * the update_message_flags event listing them to the outbox; then publish it, as
@@ -32,7 +27,7 @@ async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published
   // The unread partial index (user_profile_id, message_id) WHERE (flags & 1) = 0 serves the
   // newest-first scan. FOR UPDATE re-checks that condition on rows another transaction changed
   // while we waited for them, so concurrent runs never mark (or announce) a row twice.
-  const rows = await deps.db.$queryRaw<{ count: number; outbox_id: string | null; xid: string | null; payload: OutboxPayload | null }[]>`
+  const rows = await deps.db.$queryRaw<{ count: number; outbox: OutboxRow | null }[]>`
     WITH batch AS (
       UPDATE user_message um SET flags = um.flags | ${READ}
       FROM (
@@ -52,17 +47,12 @@ async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published
       FROM batch HAVING count(*) > 0
       RETURNING id::text AS id, xid::text AS xid, payload
     )
-    SELECT (SELECT count(*) FROM batch)::int AS count, event.id AS outbox_id, event.xid, event.payload
+    SELECT (SELECT count(*) FROM batch)::int AS count,
+      CASE WHEN event.id IS NULL THEN NULL ELSE jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) END AS outbox
     FROM (SELECT 1) AS one LEFT JOIN event ON TRUE`;
   const [row] = rows;
-  if (row.outbox_id && row.xid && row.payload) {
-    // Not awaited before the next batch: one Redis connection keeps the events in order.
-    published.push(
-      deps.bus
-        .publish({ outboxId: row.outbox_id, xid: row.xid, realmId: data.realmId, event: row.payload.event, users: row.payload.users })
-        .catch((error) => deps.logger.warn({ err: error, outbox_id: row.outbox_id }, 'event publish failed; the outbox relay will retry')),
-    );
-  }
+  // Not awaited before the next batch: one Redis connection keeps the events in order.
+  if (row.outbox) published.push(deps.bus.publishCommitted(data.realmId, row.outbox, deps.logger));
   return row.count;
 }
 
