@@ -139,7 +139,7 @@ describe('infra/Dockerfile', () => {
     ]);
     expect(runtime.find((line) => line.startsWith('ENV '))).toContain('HOST=0.0.0.0');
     expect(runtime.at(-1)).toBe('CMD ["node", "--enable-source-maps", "--require", "./dist/telemetry.js", "./dist/main.js"]');
-    expect(instructions).toContain('RUN npm ci --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false');
+    expect(instructions).toContain('RUN rm -rf node_modules && npm install --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false');
     const ignored = read('infra/Dockerfile.dockerignore').split('\n');
     for (const pattern of ['**/node_modules', '**/dist', '.git', 'var']) expect(ignored).toContain(pattern);
   });
