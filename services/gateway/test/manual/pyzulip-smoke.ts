@@ -1,0 +1,56 @@
+// Manual check (not part of npm test: python-zulip-api is not a project dependency and its
+// package index is out of reach on CI machines): the everyday calls of python-zulip-api's
+// Client against a stack, each answer printed. Needs the library on PYTHONPATH:
+//   PYTHONPATH=/path/to/python-zulip-api/zulip node --import tsx services/gateway/test/manual/pyzulip-smoke.ts
+import { spawn } from 'node:child_process';
+import { startStack } from '@teamchat/testing';
+
+const SCRIPT = String.raw`
+import json, sys, tempfile, zulip
+email, key, site = sys.argv[1:4]
+c = zulip.Client(email=email, api_key=key, site=site)
+results = []
+def check(name, answer, ok=lambda a: True):
+    good = answer.get("result") == "success" and ok(answer)
+    results.append(good)
+    print(("ok   " if good else "FAIL ") + name + ("" if good else " " + json.dumps(answer)[:300]), flush=True)
+    return answer
+check("get_profile", c.get_profile(), lambda a: a["email"] == email)
+check("get_members", c.get_members(), lambda a: len(a["members"]) >= 2)
+check("add_subscriptions", c.add_subscriptions([{"name": "python"}]))
+check("get_subscriptions", c.get_subscriptions(), lambda a: any(s["name"] == "python" for s in a["subscriptions"]))
+stream_id = check("get_stream_id", c.get_stream_id("python"))["stream_id"]
+sent = check("send_message (channel)", c.send_message({"type": "stream", "to": "python", "topic": "hello", "content": "hi **there**"}))
+check("send_message (direct)", c.send_message({"type": "private", "to": [sys.argv[4]], "content": "psst"}))
+check("get_messages", c.get_messages({"anchor": "newest", "num_before": 10, "num_after": 0, "narrow": [{"operator": "channel", "operand": "python"}]}),
+      lambda a: any(m["id"] == sent["id"] for m in a["messages"]))
+check("get_raw_message", c.get_raw_message(sent["id"]), lambda a: a["raw_content"] == "hi **there**")
+check("update_message_flags", c.update_message_flags({"messages": [sent["id"]], "op": "add", "flag": "starred"}), lambda a: a["messages"] == [sent["id"]])
+check("mark_all_as_read", c.mark_all_as_read())
+check("get_stream_topics", c.get_stream_topics(stream_id), lambda a: a["topics"][0]["name"] == "hello")
+check("set_typing_status", c.set_typing_status({"op": "start", "stream_id": stream_id, "type": "stream", "topic": "hello"}))
+check("get_user_groups", c.get_user_groups())
+check("create_user_group", c.create_user_group({"name": "pythonistas", "description": "py", "members": [c.get_profile()["user_id"]]}))
+with tempfile.NamedTemporaryFile("w+", suffix=".txt") as f:
+    f.write("uploaded by python"); f.flush(); f.seek(0)
+    up = check("upload_file", c.upload_file(f), lambda a: a["url"].startswith("/user_uploads/"))
+check("get_attachments", c.call_endpoint("attachments", method="GET"))
+reg = check("register", c.register(event_types=["message"]))
+c.send_message({"type": "stream", "to": "python", "topic": "hello", "content": "for the queue"})
+check("get_events", c.get_events(queue_id=reg["queue_id"], last_event_id=-1), lambda a: any(e["type"] == "message" for e in a["events"]))
+check("deregister", c.deregister(reg["queue_id"]))
+check("remove_subscriptions", c.remove_subscriptions(["python"]))
+print("SUMMARY %d/%d" % (sum(results), len(results)))
+`;
+
+async function main() {
+  const stack = await startStack({ services: ['messages', 'channels', 'uploads', 'events', 'worker'] });
+  const me = await stack.createUser({ fullName: 'Py Thon' });
+  const other = await stack.createUser({ fullName: 'Other' });
+  // Not spawnSync: the stack runs in this process and must keep answering.
+  const child = spawn('/usr/bin/python3', ['-c', SCRIPT, me.deliveryEmail, me.apiKey, stack.gatewayUrl, other.deliveryEmail], { stdio: 'inherit' });
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  await stack.close();
+  process.exit(code ?? 1);
+}
+void main();
