@@ -46,13 +46,19 @@ export interface StateContext {
 export interface StateSection {
   /** The event type, as named in `fetch_event_types`, that asks for this section. */
   eventType: string;
+  /**
+   * Other event types the client must ask for too (Zulip sends unread_msgs only for message
+   * AND update_message_flags: keeping it current needs both kinds of events).
+   */
+  alsoRequires?: string[];
   /** Returns the keys this section adds to the register response. */
   fetch(ctx: StateContext): Promise<Record<string, unknown>>;
 }
 
 /** The sections to fetch for `fetchEventTypes` (null: all of them, Zulip's default). */
 export function sectionsFor(sections: StateSection[], fetchEventTypes: string[] | null): StateSection[] {
-  return fetchEventTypes === null ? sections : sections.filter((section) => fetchEventTypes.includes(section.eventType));
+  if (fetchEventTypes === null) return sections;
+  return sections.filter((section) => [section.eventType, ...(section.alsoRequires ?? [])].every((type) => fetchEventTypes.includes(type)));
 }
 
 /** Runs the sections in order and merges their keys. */

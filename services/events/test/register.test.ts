@@ -53,6 +53,12 @@ describe('POST /register', () => {
     expect(Object.keys(none.body).sort()).toEqual(['last_event_id', 'msg', 'queue_id', 'result', 'zulip_feature_level', 'zulip_merge_base', 'zulip_version']);
   });
 
+  test('features without data on this server still answer their (empty) state', async () => {
+    const user = await stack.createUser();
+    const { body } = await user.client.post('/api/v1/register', { fetch_event_types: ['realm_emoji', 'realm_domains', 'scheduled_messages', 'saved_snippets'] });
+    expect(body).toMatchObject({ realm_emoji: {}, realm_domains: [], scheduled_messages: [], saved_snippets: [] });
+  });
+
   test('takes every register parameter (client_extavatar is client_gravatar)', async () => {
     const user = await stack.createUser();
     const { status, body } = await user.client.post('/api/v1/register', {

@@ -55,7 +55,8 @@ test('register: max_message_id, unread_msgs, starred_messages, recent_private_co
   await dave.client.post('/api/v1/drafts', { drafts: JSON.stringify([{ type: 'stream', to: [stream.id], topic: 'later', content: 'unsent' }]) });
 
   const queue = await registerEventQueue(dave.client, {
-    fetch_event_types: JSON.stringify(['message', 'unread_msgs', 'starred_messages', 'recent_private_conversations', 'drafts']),
+    // unread_msgs comes with message AND update_message_flags, as in Zulip (zulip-terminal relies on it).
+    fetch_event_types: JSON.stringify(['message', 'update_message_flags', 'starred_messages', 'recent_private_conversations', 'drafts']),
   });
   const state = queue.registration;
   expect(state.max_message_id).toBe(group);
@@ -75,8 +76,12 @@ test('register: max_message_id, unread_msgs, starred_messages, recent_private_co
   ]);
   expect(state.drafts).toEqual([{ id: expect.any(Number), type: 'stream', to: [stream.id], topic: 'later', content: 'unsent', timestamp: expect.any(Number) }]);
 
+  const messagesOnly = await registerEventQueue(dave.client, { fetch_event_types: JSON.stringify(['message']) });
+  expect(messagesOnly.registration.max_message_id).toBe(group);
+  expect(messagesOnly.registration).not.toHaveProperty('unread_msgs');
+
   const withEmptyTopics = await registerEventQueue(dave.client, {
-    fetch_event_types: JSON.stringify(['unread_msgs']),
+    fetch_event_types: JSON.stringify(['message', 'update_message_flags']),
     client_capabilities: JSON.stringify({ empty_topic_name: true }),
   });
   expect(withEmptyTopics.registration.unread_msgs.streams[0].topic).toBe('');

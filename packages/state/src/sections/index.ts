@@ -4,7 +4,7 @@ import type { StateSection } from '../registry';
 import { serverSection } from './server';
 import { CHANNEL_SECTIONS } from './channels';
 import { MESSAGE_SECTIONS } from './messages';
-import { realmSection } from './realm';
+import { EMPTY_FEATURE_SECTIONS, realmSection } from './realm';
 import { USER_SECTIONS } from './users';
 
-export const STATE_SECTIONS: StateSection[] = [serverSection, realmSection, ...USER_SECTIONS, ...CHANNEL_SECTIONS, ...MESSAGE_SECTIONS];
+export const STATE_SECTIONS: StateSection[] = [serverSection, realmSection, ...USER_SECTIONS, ...CHANNEL_SECTIONS, ...MESSAGE_SECTIONS, ...EMPTY_FEATURE_SECTIONS];

@@ -89,7 +89,7 @@ async function unreadMsgs({ db, user, options }: StateContext) {
   };
 }
 
-const unreadMsgsSection: StateSection = { eventType: 'unread_msgs', fetch: unreadMsgs };
+const unreadMsgsSection: StateSection = { eventType: 'message', alsoRequires: ['update_message_flags'], fetch: unreadMsgs };
 
 const starredMessagesSection: StateSection = {
   eventType: 'starred_messages',

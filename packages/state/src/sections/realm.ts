@@ -111,3 +111,16 @@ export const realmSection: StateSection = {
     };
   },
 };
+
+/**
+ * Event types whose features hold no data on this server (no custom emoji, allowed-domain
+ * lists, scheduled messages or saved snippets can be created yet): their state is
+ * empty, but present, because clients that ask for it read it unconditionally (zulip-terminal
+ * reads realm_emoji at start-up).
+ */
+export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
+  { eventType: 'realm_emoji', fetch: async () => ({ realm_emoji: {} }) },
+  { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
+  { eventType: 'scheduled_messages', fetch: async () => ({ scheduled_messages: [] }) },
+  { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },
+];

@@ -1,6 +1,6 @@
 // Register state of the users domain (Zulip's fetch_initial_state_data for realm_user,
 // realm_user_groups, user_settings and its legacy forms, custom_profile_fields,
-// navigation_view, realm_linkifiers, realm_filters, realm_bot and presence).
+// navigation_view, realm_linkifiers, realm_filters, realm_bot, alert_words and presence).
 
 import type { UserProfile } from '@teamchat/db';
 import {
@@ -210,6 +210,15 @@ const realmBotSection: StateSection = {
   },
 };
 
+/** The user's alert words, oldest first (Zulip's user_alert_words). */
+const alertWordsSection: StateSection = {
+  eventType: 'alert_words',
+  async fetch({ db, user }) {
+    const words = await db.alertWord.findMany({ where: { user_profile_id: user.id }, orderBy: { id: 'asc' }, select: { word: true } });
+    return { alert_words: words.map((row) => row.word) };
+  },
+};
+
 const presenceSection: StateSection = {
   eventType: 'presence',
   async fetch({ db, user, options }) {
@@ -228,5 +237,6 @@ export const USER_SECTIONS: StateSection[] = [
   realmLinkifiersSection,
   realmFiltersSection,
   realmBotSection,
+  alertWordsSection,
   presenceSection,
 ];
