@@ -2,6 +2,7 @@
 // would also match them (/users/me/... before /users/{user}).
 import type { Route } from '@teamchat/core';
 import type { UsersDeps } from './deps';
+import { addAlertWords, listAlertWords, removeAlertWords } from './views/alert-words';
 import { fetchApiKey } from './views/fetch-api-key';
 import { createMultiuseInvite, getInvites, revokeMultiuseInvite } from './views/invites';
 import { acceptMultiuseInvite, showJoinPage, submitJoinForm } from './views/join';
@@ -12,6 +13,7 @@ import { updatePresence } from './views/presence';
 import { createProfileField, listProfileFields, removeOwnProfileData, updateOwnProfileData } from './views/profile-fields';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './views/push-tokens';
 import { getServerSettings } from './views/server-settings';
+import { updateSettings } from './views/settings';
 import {
   createUserGroup,
   deactivateUserGroup,
@@ -23,7 +25,7 @@ import {
   updateUserGroupMembers,
   updateUserGroupSubgroups,
 } from './views/user-groups';
-import { deactivateOwnUser, getUser, getUsers, updateUser } from './views/users';
+import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
 
 export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/server_settings', view: getServerSettings, auth: 'anonymous' },
@@ -32,6 +34,10 @@ export const routes: Route<UsersDeps>[] = [
   // One's own account.
   { method: 'GET', path: '/api/v1/users/me', view: getOwnUser },
   { method: 'DELETE', path: '/api/v1/users/me', view: deactivateOwnUser },
+  { method: 'PATCH', path: '/api/v1/settings', view: updateSettings },
+  { method: 'GET', path: '/api/v1/users/me/alert_words', view: listAlertWords },
+  { method: 'POST', path: '/api/v1/users/me/alert_words', view: addAlertWords },
+  { method: 'DELETE', path: '/api/v1/users/me/alert_words', view: removeAlertWords },
   { method: 'PATCH', path: '/api/v1/users/me/profile_data', view: updateOwnProfileData },
   { method: 'DELETE', path: '/api/v1/users/me/profile_data', view: removeOwnProfileData },
   { method: 'POST', path: '/api/v1/users/me/presence', view: updatePresence },
@@ -46,6 +52,8 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/users', view: getUsers },
   { method: 'GET', path: '/api/v1/users/:user', view: getUser },
   { method: 'PATCH', path: '/api/v1/users/:user', view: updateUser },
+  { method: 'DELETE', path: '/api/v1/users/:user', view: deactivateUser },
+  { method: 'POST', path: '/api/v1/users/:user/reactivate', view: reactivateUser },
 
   // User groups.
   { method: 'GET', path: '/api/v1/user_groups', view: getUserGroups },

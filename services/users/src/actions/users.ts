@@ -2,7 +2,7 @@
 // role (with the system groups that mirror it), name, deactivation.
 
 import { invalidateAuthCache } from '@teamchat/bus';
-import { CannotDeactivateLastUserError, JsonableError } from '@teamchat/core';
+import { CannotDeactivateLastUserError, JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import { transaction, type Realm, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
 import {
   apiUserDict,
@@ -12,9 +12,11 @@ import {
   generateApiKey,
   hashApiKey,
   hashPassword,
+  metadataAccessUserIds,
   placeholderEmail,
   Role,
   ROLE_VALUES,
+  streamSettingGroups,
   userIdsWhoCanAccessUser,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
@@ -44,6 +46,9 @@ export interface CreatedUser {
   /** Shown once: only its hash is stored. */
   apiKey: string;
 }
+
+/** The name clients show for a user they cannot access (Zulip's INACCESSIBLE_USER_NAME). */
+const INACCESSIBLE_USER_NAME = 'Unknown user';
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 
@@ -247,18 +252,40 @@ export async function doDeactivateOwnUser(deps: Deps, userId: number): Promise<v
     await lockRealm(tx.db, user.realm_id);
     const activeUsers = await tx.db.userProfile.count({ where: { realm_id: user.realm_id, is_active: true } });
     if (activeUsers === 1) throw new CannotDeactivateLastUserError(false);
-    if (user.role === Role.OWNER && !user.is_bot) {
-      const owners = await tx.db.userProfile.count({ where: { realm_id: user.realm_id, role: Role.OWNER, is_active: true, is_bot: false } });
-      if (owners === 1) throw new CannotDeactivateLastUserError(true);
-    }
+    if (user.role === Role.OWNER && !user.is_bot && (await activeHumanOwnerCount(tx, user.realm_id)) === 1) throw new CannotDeactivateLastUserError(true);
     await deactivateInTransaction(deps, tx, user);
   });
 }
 
 /**
+ * An administrator deactivates another user (Zulip's deactivate_user_backend; the caller has
+ * checked access): owners only by owners, never the only human owner. Re-checked under the
+ * realm lock, so two concurrent requests cannot deactivate the last two owners.
+ */
+export async function doDeactivateUser(deps: Deps, actor: Pick<UserProfile, 'role'>, targetId: number): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    const first = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
+    await lockRealm(tx.db, first.realm_id);
+    const target = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
+    if (!target.is_active) throw new JsonableError('User is deactivated');
+    if (target.role === Role.OWNER && actor.role !== Role.OWNER) throw new OrganizationOwnerRequiredError();
+    if (target.role === Role.OWNER && !target.is_bot && (await activeHumanOwnerCount(tx, target.realm_id)) === 1) {
+      throw new JsonableError('Cannot deactivate the only organization owner');
+    }
+    await deactivateInTransaction(deps, tx, target);
+  });
+}
+
+async function activeHumanOwnerCount(tx: Tx, realmId: number): Promise<number> {
+  return tx.db.userProfile.count({ where: { realm_id: realmId, role: Role.OWNER, is_active: true, is_bot: false } });
+}
+
+/**
  * Deactivates a user and, for a human, the bots they own (Zulip's do_deactivate_user):
- * realm_user updates to those who may see them, their group memberships disappear for those
- * who may not, their reusable invitations stop working, and the gateway forgets their keys.
+ * realm_user updates to those who may see them; for those who may not, their group
+ * memberships disappear and, where a shared channel showed them, a realm_user remove;
+ * peer_remove for the channels they were subscribed to; their reusable invitations stop
+ * working, and the gateway forgets their keys.
  */
 async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
   const bots = user.is_bot ? [] : await tx.db.userProfile.findMany({ where: { bot_owner_id: user.id, is_active: true, is_bot: true } });
@@ -271,6 +298,7 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
   const everyone = await activeUserIds(tx.db, user.realm_id);
   for (const target of deactivated) {
     const updated = { ...target, is_active: false };
+    await sendPeerEvents(deps, tx, updated, 'peer_remove');
     const audience = await userIdsWhoCanAccessUser(tx.db, updated);
     await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } }, audience);
     const unaware = everyone.filter((id) => !audience.includes(id));
@@ -279,11 +307,81 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
       for (const { user_group_id } of memberships) {
         await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] }, unaware);
       }
+      // Guests who knew the user only through a shared channel lose them altogether.
+      const peers = await channelPeerIds(tx, target.id);
+      const losing = unaware.filter((id) => peers.has(id));
+      if (losing.length) {
+        await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person: { user_id: target.id, full_name: INACCESSIBLE_USER_NAME } }, losing);
+      }
     }
     if (target.is_bot) await sendBotUpdate(deps, tx, updated, { is_active: false });
   }
   if (revoked.count > 0) await notifyInvitesChanged(deps, tx, user.realm_id, null);
   await invalidateKeysAfterCommit(deps, tx, deactivated.map((u) => u.id));
+}
+
+/**
+ * An administrator (or a bot's owner) reactivates a user (Zulip's do_reactivate_user): a bot
+ * whose owner is deactivated passes to the one reactivating it; realm_user update to those
+ * who can access the user, realm_bot update for a bot, peer_add for their channels, and
+ * add_members for their groups (clients dropped them from every group on deactivation).
+ * Reactivating an active user changes nothing.
+ */
+export async function doReactivateUser(deps: Deps, actor: Pick<UserProfile, 'id'>, targetId: number): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    const first = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
+    await lockRealm(tx.db, first.realm_id);
+    const before = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId }, include: { bot_owner: true } });
+    if (before.is_active) return;
+    const newOwner = before.is_bot && before.bot_owner !== null && !before.bot_owner.is_active && before.bot_owner_id !== actor.id ? actor.id : null;
+    const target = await tx.db.userProfile.update({ where: { id: targetId }, data: { is_active: true, ...(newOwner !== null ? { bot_owner_id: newOwner } : {}) } });
+
+    const audience = await userIdsWhoCanAccessUser(tx.db, target);
+    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } }, audience);
+    if (target.is_bot) {
+      await sendBotUpdate(deps, tx, target, { is_active: true });
+      if (newOwner !== null) {
+        await sendBotUpdate(deps, tx, target, { owner_id: newOwner });
+        await sendPersonUpdate(deps, tx, target, { bot_owner_id: newOwner });
+      }
+    }
+    await sendPeerEvents(deps, tx, target, 'peer_add');
+    const everyone = await activeUserIds(tx.db, target.realm_id);
+    const memberships = await tx.db.userGroupMembership.findMany({ where: { user_profile_id: target.id, user_group: { named: true } }, select: { user_group_id: true }, orderBy: { user_group_id: 'asc' } });
+    for (const { user_group_id } of memberships) {
+      await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'add_members', group_id: user_group_id, user_ids: [target.id] }, everyone);
+    }
+    await invalidateKeysAfterCommit(deps, tx, [target.id]);
+  });
+}
+
+/**
+ * peer_remove / peer_add for every channel the user is subscribed to, to those who track its
+ * subscriber list (computed with the user's new activity: a deactivated user is nobody's peer).
+ */
+async function sendPeerEvents(deps: Deps, tx: Tx, user: Pick<UserProfile, 'id' | 'realm_id'>, op: 'peer_add' | 'peer_remove'): Promise<void> {
+  const streams = await tx.db.stream.findMany({
+    where: { realm_id: user.realm_id, is_archived: false, subscriptions: { some: { user_profile_id: user.id, active: true } } },
+    select: { id: true, realm_id: true, invite_only: true, is_web_public: true },
+    orderBy: { id: 'asc' },
+  });
+  if (streams.length === 0) return;
+  const settings = await streamSettingGroups(tx.db, streams.map((stream) => stream.id));
+  for (const stream of streams) {
+    const audience = (await metadataAccessUserIds(tx.db, stream, settings.get(stream.id) ?? {})).filter((id) => id !== user.id);
+    if (audience.length === 0) continue;
+    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op, stream_ids: [stream.id], user_ids: [user.id] }, audience);
+  }
+}
+
+/** Active users subscribed to a channel the user is (actively) subscribed to. */
+async function channelPeerIds(tx: Tx, userId: number): Promise<Set<number>> {
+  const rows = await tx.db.$queryRaw<{ id: number }[]>`
+    SELECT DISTINCT other.user_profile_id AS id
+    FROM subscription mine JOIN subscription other ON other.stream_id = mine.stream_id
+    JOIN user_profile u ON u.id = other.user_profile_id AND u.is_active
+    WHERE mine.user_profile_id = ${userId} AND mine.active AND other.active`;
+  return new Set(rows.map((row) => row.id));
 }
 
 /** invites_changed to the realm's administrators and the inviter (Zulip's notify_invites_changed). */

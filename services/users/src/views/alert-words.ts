@@ -1,0 +1,31 @@
+import { param, required, v, type AuthedContext } from '@teamchat/core';
+import { doAddAlertWords, doRemoveAlertWords } from '../actions/alert-words';
+import type { UsersDeps } from '../deps';
+import { userAlertWords } from '../lib/alert-words';
+import { loadActor } from '../lib/access';
+
+/** Zulip's MAX_ALERT_WORD_LENGTH. */
+export const MAX_ALERT_WORD_LENGTH = 100;
+
+/** Zulip's clean_alert_words: surrounding whitespace stripped, empty words dropped. */
+const cleanAlertWords = (words: string[]) => words.map((word) => word.trim()).filter((word) => word !== '');
+
+/** GET /users/me/alert_words */
+export async function listAlertWords({ deps, requester }: AuthedContext<UsersDeps>) {
+  const actor = await loadActor(deps.db, requester);
+  return { alert_words: await userAlertWords(deps.db, actor.id) };
+}
+
+/** POST /users/me/alert_words */
+export async function addAlertWords({ deps, params, requester }: AuthedContext<UsersDeps>) {
+  const { alert_words } = params.parse({ alert_words: required(param.json(v.list(v.str({ maxLength: MAX_ALERT_WORD_LENGTH })))) });
+  const actor = await loadActor(deps.db, requester);
+  return { alert_words: await doAddAlertWords(deps, actor, cleanAlertWords(alert_words)) };
+}
+
+/** DELETE /users/me/alert_words (words are matched ignoring case, as sent). */
+export async function removeAlertWords({ deps, params, requester }: AuthedContext<UsersDeps>) {
+  const { alert_words } = params.parse({ alert_words: required(param.json(v.list(v.str()))) });
+  const actor = await loadActor(deps.db, requester);
+  return { alert_words: await doRemoveAlertWords(deps, actor, alert_words) };
+}
