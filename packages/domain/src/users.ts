@@ -190,7 +190,8 @@ async function sharedConversationUserIds(db: Reader, viewerId: number, realmId: 
   const rows = await db.$queryRaw<{ id: number }[]>`
     SELECT other.user_profile_id AS id
     FROM subscription mine JOIN subscription other ON other.stream_id = mine.stream_id
-    WHERE mine.user_profile_id = ${viewerId} AND mine.active AND other.active AND other.is_user_active
+    JOIN user_profile other_user ON other_user.id = other.user_profile_id
+    WHERE mine.user_profile_id = ${viewerId} AND mine.active AND other.active AND other_user.is_active
     UNION
     SELECT DISTINCT unnest(string_to_array(m.dm_key, ',')::int[]) AS id
     FROM message m

@@ -229,14 +229,14 @@ export async function bulkAddSubscriptions(
   const existing = await db.subscription.findMany({ where: { user_profile_id: { in: userIds }, stream_id: { in: streamIds } } });
   const usedColors = await db.subscription.findMany({ where: { user_profile_id: { in: userIds } }, select: { user_profile_id: true, color: true } });
 
-  const toCreate: { user_profile_id: number; stream_id: number; color: string; is_user_active: boolean }[] = [];
+  const toCreate: { user_profile_id: number; stream_id: number; color: string }[] = [];
   const toActivate: number[] = [];
   for (const user of users) {
     const mine = existing.filter((sub) => sub.user_profile_id === user.id);
     const fresh = streams.filter((stream) => !mine.some((sub) => sub.stream_id === stream.id));
     const colors = pickColors(new Set(usedColors.filter((row) => row.user_profile_id === user.id).map((row) => row.color)), fresh.length);
     fresh.forEach((stream, i) => {
-      toCreate.push({ user_profile_id: user.id, stream_id: stream.id, color: colorByName.get(stream.name.toLowerCase()) ?? colors[i], is_user_active: user.is_active });
+      toCreate.push({ user_profile_id: user.id, stream_id: stream.id, color: colorByName.get(stream.name.toLowerCase()) ?? colors[i] });
       added.push({ userId: user.id, stream });
     });
     for (const sub of mine) {
