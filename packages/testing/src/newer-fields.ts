@@ -73,6 +73,9 @@ declareNewerFields('POST /register', [
   'channel_folders',
 ]);
 declareNewerFields('GET /events', [...channelFields('events.*.streams.*'), ...channelFields('events.*.subscriptions.*')]);
+// Local echo (spec "Send a message": queue_id, local_id): the message event reaching the sender's
+// queue carries local_message_id. Zulip has always sent it; zulip.yaml's message event omits it.
+declareNewerFields('GET /events', ['events.*.local_message_id']);
 
 // Channel folders (feature level 389): create, list, update.
 const isChannelFolder = (folder: unknown): boolean => {
@@ -96,6 +99,15 @@ declareNewerOperation('GET', /^\/channel_folders$/, (body) =>
   successEnvelope(body) && Array.isArray(body.channel_folders) && body.channel_folders.every(isChannelFolder) ? null : 'expected {channel_folders: [channel folder]}',
 );
 declareNewerOperation('PATCH', /^\/channel_folders\/\d+$/, (body) => (successEnvelope(body) ? null : 'expected the success envelope'));
+// The channel_folder event (feature level 389; spec "Events"): add {channel_folder}, update {channel_folder_id, data}.
+declareNewerEventType('channel_folder', (event) => {
+  const keys = Object.keys(event).filter((key) => !['id', 'type', 'op'].includes(key)).sort().join(',');
+  if (event.op === 'add') return keys === 'channel_folder' && isChannelFolder(event.channel_folder) ? null : `add carries ${keys}`;
+  if (event.op === 'update') {
+    return keys === 'channel_folder_id,data' && typeof event.channel_folder_id === 'number' && typeof event.data === 'object' && event.data !== null ? null : `update carries ${keys}`;
+  }
+  return `unknown op ${String(event.op)}`;
+});
 
 // Event tier (services/events): the realm's topics policy is sent with the server limits
 // (interface spec "Queue registration"; feature level 392).

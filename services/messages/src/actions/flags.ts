@@ -181,10 +181,12 @@ export async function doUpdateMessageFlags(
   return transaction(deps.db, async (tx) => {
     let ignoredChannelIds: number[] = [];
     if (flag === 'read' && !adding && ids.length > 0) {
-      // Unread channel messages must be in channels the user is subscribed to.
+      // Unread channel messages must be in channels the user is subscribed to. Only this
+      // realm's: another realm's message goes on to the access check and is refused exactly
+      // like one that does not exist.
       const unsubscribed = await tx.db.$queryRaw<{ id: number; stream_id: number }[]>`
         SELECT m.id, m.stream_id FROM message m
-        WHERE m.id = ANY(${ids}::int[]) AND m.stream_id IS NOT NULL
+        WHERE m.id = ANY(${ids}::int[]) AND m.stream_id IS NOT NULL AND m.realm_id = ${viewer.realm_id}
           AND m.stream_id NOT IN (SELECT s.stream_id FROM subscription s WHERE s.user_profile_id = ${viewer.id} AND s.active)`;
       const skipped = new Set(unsubscribed.map((row) => row.id));
       ignoredChannelIds = [...new Set(unsubscribed.map((row) => row.stream_id))].sort((a, b) => a - b);

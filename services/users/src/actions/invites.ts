@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import { transaction, type MultiuseInvite, type Realm, type Stream, type Tx, type UserProfile } from '@teamchat/db';
-import { accessStreamById, hasRealmPermission, isAdministrator, isGuest, isOwner, isUserInGroup, realmUrl, Role } from '@teamchat/domain';
+import { accessStreamById, hasRealmPermission, isAdministrator, isGuest, isModerator, isOwner, isUserInGroup, realmUrl, Role } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { accessUserGroupForUpdate } from '../lib/user-groups';
 import { notifyInvitesChanged } from './users';
@@ -27,10 +27,15 @@ export function inviteLink(realm: Pick<Realm, 'host'>, key: string, scheme: stri
   return `${realmUrl(realm, scheme)}/join/${key}/`;
 }
 
-/** Zulip's check_role_based_permissions. */
-function checkRoleBasedPermissions(invitedAs: number, actor: UserProfile, requireAdmin: boolean): void {
+/**
+ * Zulip's check_role_based_permissions, with the spec's rule for invite_as: "a user can invite
+ * only to roles equal or more restricted than their own" — so moderators may invite moderators
+ * (Zulip itself asks for an administrator there; the spec wins).
+ */
+function checkRoleBasedPermissions(invitedAs: number, actor: UserProfile): void {
   if (invitedAs === Role.OWNER && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
-  if (requireAdmin && !isAdministrator(actor.role)) throw new JsonableError('Must be an organization administrator');
+  if (invitedAs === Role.ADMINISTRATOR && !isAdministrator(actor.role)) throw new JsonableError('Must be an organization administrator');
+  if (invitedAs === Role.MODERATOR && !isModerator(actor.role)) throw new JsonableError('Must be an organization administrator');
 }
 
 async function inStreamGroup(tx: Tx, userId: number, streamId: number, settingName: string): Promise<boolean> {
@@ -74,8 +79,7 @@ export interface NewMultiuseInvite {
 export async function doCreateMultiuseInvite(deps: Deps, actor: UserProfile & { realm: Realm }, input: NewMultiuseInvite): Promise<string> {
   return transaction(deps.db, async (tx) => {
     if (!(await hasRealmPermission(tx.db, actor, 'create_multiuse_invite_group'))) throw new JsonableError('Insufficient permission');
-    const inviteAsStaff = input.inviteAs === Role.OWNER || input.inviteAs === Role.ADMINISTRATOR || input.inviteAs === Role.MODERATOR;
-    checkRoleBasedPermissions(input.inviteAs, actor, inviteAsStaff);
+    checkRoleBasedPermissions(input.inviteAs, actor);
     const streams: Stream[] = [];
     for (const streamId of input.streamIds) {
       try {
@@ -144,7 +148,11 @@ export async function doRevokeMultiuseInvite(deps: Deps, actor: UserProfile, inv
     const [row] = await tx.db.$queryRaw<{ id: number }[]>`SELECT id FROM multiuse_invite WHERE id = ${inviteId} FOR UPDATE`;
     const invite = row ? await tx.db.multiuseInvite.findUnique({ where: { id: row.id } }) : null;
     if (!invite || invite.realm_id !== actor.realm_id) throw new JsonableError('No such invitation');
-    if (invite.referred_by_id !== actor.id) checkRoleBasedPermissions(invite.invited_as, actor, true);
+    if (invite.referred_by_id !== actor.id) {
+      // Someone else's invitation: administrators only (owners for owner invitations).
+      if (invite.invited_as === Role.OWNER && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
+      if (!isAdministrator(actor.role)) throw new JsonableError('Must be an organization administrator');
+    }
     if (invite.status === InviteStatus.REVOKED) throw new JsonableError('Invitation has already been revoked');
     await tx.db.multiuseInvite.update({ where: { id: invite.id }, data: { status: InviteStatus.REVOKED } });
     await notifyInvitesChanged(deps, tx, actor.realm_id, invite.referred_by_id);
