@@ -67,7 +67,11 @@ export class JobClient {
       await job.waitUntilFinished(events, budgetMs);
       return true;
     } catch (error) {
-      if (/timed out|ttl/i.test((error as Error).message)) return false;
+      const message = (error as Error).message;
+      if (/timed out|ttl/i.test(message)) return false;
+      // The job finished (and was removed: removeOnComplete) between getState and the wait's own
+      // check, so no event was left to see: gone means done, as 'unknown' above.
+      if (/^Missing key for job /.test(message)) return true;
       throw error;
     }
   }

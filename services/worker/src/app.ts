@@ -4,17 +4,28 @@
 
 import http from 'node:http';
 import { Worker } from 'bullmq';
+import { env, loadEnv } from '@teamchat/core';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
 import { JOB_PROCESSORS } from './jobs';
 
-export async function createService(deps: BaseDeps): Promise<RunningService> {
+export const workerEnvSpec = {
+  // A worker renews the locks of its jobs every half lock; a job whose worker died (kill -9, a
+  // lost node) is taken over by another worker once its lock expired and the next stalled-job
+  // check ran: this lock plus WORKER_STALLED_CHECK_MS is how long a crash delays a job.
+  WORKER_JOB_LOCK_MS: env.int('how long a job stays locked by a worker that stopped renewing the lock', 30_000),
+  WORKER_STALLED_CHECK_MS: env.int('how often jobs locked by a dead worker are looked for', 5_000),
+};
+
+export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
+  const config = loadEnv(workerEnvSpec, source);
   const workers = JOB_PROCESSORS.map(
     (processor) =>
       new Worker(processor.queue, (job) => processor.process(job, deps), {
         connection: deps.newBlockingRedis(`worker:${processor.queue}`),
         prefix: deps.bus.keys.bullmq(),
         concurrency: processor.concurrency,
-        stalledInterval: 5_000,
+        lockDuration: config.WORKER_JOB_LOCK_MS,
+        stalledInterval: config.WORKER_STALLED_CHECK_MS,
         maxStalledCount: 3,
       }),
   );

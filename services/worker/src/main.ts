@@ -6,7 +6,7 @@ import { createService } from './app';
 async function main() {
   const config = loadEnv({ ...baseEnvSpec, PORT: env.int('port of the worker health endpoints', 9106) });
   const deps = createBaseDeps('worker', config);
-  const service = await createService(deps);
+  const service = await createService(deps, process.env);
   await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'worker', port: config.PORT, host: config.HOST, logger: deps.logger });
 }
 

@@ -3,34 +3,23 @@
 // connections, like a Kubernetes Service) and the real gateway. A request may be pinned to one
 // replica with the header `x-replica: <index>`.
 
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { createLogger } from '@teamchat/core';
 import { listen, serverUrl, type RunningService } from '@teamchat/runtime';
 import { createGateway } from '@teamchat/service-gateway';
-import { ApiClient, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
+import { ApiClient, Balancer, GENEROUS_RATE_LIMITS, buildServices, freePort, repoRoot, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
 
-const ROOT = path.resolve(__dirname, '../../../..');
+export { freePort };
+
+const ROOT = repoRoot;
 const BUNDLE = path.join(ROOT, 'services/events/dist/main.js');
 
-let built = false;
 /** Builds services/events/dist (once per test file). */
 export function buildEventsBundle(): void {
-  if (built) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), 'events'], { stdio: 'ignore' });
-  built = true;
-}
-
-/** A port nobody listens on right now (PORT=0 could not be read back from a child process). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  buildServices(['events']);
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -82,10 +71,9 @@ async function waitUntilReady(replica: Replica): Promise<void> {
 
 export class EventCluster {
   readonly replicas: Replica[] = [];
-  private roundRobin = 0;
   private servers: http.Server[] = [];
   private gateway!: RunningService;
-  private agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  private readonly balancer = new Balancer(() => this.replicas);
   gatewayUrl = '';
 
   private constructor(
@@ -98,10 +86,9 @@ export class EventCluster {
     buildEventsBundle();
     const cluster = new EventCluster(stack, env);
     await Promise.all(Array.from({ length: count }, () => cluster.startReplica()));
-    const balancer = await listen((req, res) => cluster.balance(req, res), 0, '127.0.0.1');
-    cluster.servers.push(balancer);
+    await cluster.balancer.listen();
     cluster.gateway = createGateway({
-      env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 60_000 },
+      env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 60_000, ...GENEROUS_RATE_LIMITS },
       db: stack.db,
       redis: stack.redis,
       logger: createLogger('cluster-gateway', 'silent'),
@@ -110,7 +97,7 @@ export class EventCluster {
         messages: 'http://127.0.0.1:9',
         channels: 'http://127.0.0.1:9',
         uploads: 'http://127.0.0.1:9',
-        events: serverUrl(balancer),
+        events: cluster.balancer.url,
       },
     });
     const gatewayServer = await listen(cluster.gateway.handler, 0, '127.0.0.1');
@@ -151,48 +138,6 @@ export class EventCluster {
     return replica;
   }
 
-  /** Routes a request to its pinned replica, or round robin over the live ones. */
-  private balance(req: http.IncomingMessage, res: http.ServerResponse): void {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => this.forward(req, res, Buffer.concat(chunks), 0));
-  }
-
-  private forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, attempt: number): void {
-    const pinned = req.headers['x-replica'];
-    const live = this.replicas.filter((replica) => replica.alive);
-    const target = pinned !== undefined ? this.replicas[Number(pinned)] : live[this.roundRobin++ % Math.max(1, live.length)];
-    const fail = () => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      res.writeHead(502, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ result: 'error', msg: 'Bad gateway', code: 'BAD_REQUEST' }));
-    };
-    if (!target) return fail();
-    const upstream = http.request(
-      { host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
-      (response) => {
-        res.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(res);
-        response.on('error', () => res.destroy());
-      },
-    );
-    upstream.on('error', (error: NodeJS.ErrnoException) => {
-      // Nothing reached a replica that refused the connection: another one may take it.
-      if (error.code === 'ECONNREFUSED' && pinned === undefined && attempt < live.length) {
-        this.forward(req, res, body, attempt + 1);
-        return;
-      }
-      fail();
-    });
-    res.on('close', () => {
-      if (!res.writableFinished) upstream.destroy();
-    });
-    upstream.end(body);
-  }
-
   /** A Zulip client of `user` through the cluster's gateway (optionally pinned to one replica). */
   client(user: TestUser, replicaIndex?: number): ApiClient {
     const headers: Record<string, string> = { host: this.stack.realm.host };
@@ -213,8 +158,8 @@ export class EventCluster {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+    await this.balancer.close();
     await this.gateway?.close();
-    this.agent.destroy();
   }
 }
 

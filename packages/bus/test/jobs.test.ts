@@ -1,0 +1,53 @@
+// JobClient.runWithBudget against real Redis and a real BullMQ worker.
+import crypto from 'node:crypto';
+import { Job, Worker } from 'bullmq';
+import { createRedis, JobClient, JOB_QUEUES, type Redis } from '../src';
+
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `t:${crypto.randomBytes(6).toString('hex')}:bull`;
+let connections: Redis[] = [];
+let client: JobClient;
+let worker: Worker;
+
+beforeAll(async () => {
+  const connection = createRedis(redisUrl);
+  connections.push(connection);
+  client = new JobClient(connection, () => {
+    const blocking = createRedis(redisUrl, { blocking: true });
+    connections.push(blocking);
+    return blocking;
+  }, prefix);
+  const workerConnection = createRedis(redisUrl, { blocking: true });
+  connections.push(workerConnection);
+  worker = new Worker(JOB_QUEUES.uploadsCleanup, async () => ({ done: true }), { connection: workerConnection, prefix });
+  await worker.waitUntilReady();
+});
+
+afterAll(async () => {
+  await worker.close();
+  await client.close();
+  const keys = await connections[0].keys(`${prefix}*`);
+  if (keys.length) await connections[0].del(...keys);
+  await Promise.all(connections.map((connection) => connection.quit()));
+  connections = [];
+});
+
+test('a job that completes before the wait begins counts as done (it was removed on completion)', async () => {
+  // The worst timing, made certain: the job is still running when its state is read, and
+  // finished and removed by the time the wait starts.
+  const getState = jest.spyOn(Job.prototype, 'getState').mockImplementation(async function (this: Job) {
+    const queue = client.queue(JOB_QUEUES.uploadsCleanup);
+    for (let i = 0; i < 200 && (await queue.getJob(this.id!)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    return 'active';
+  });
+  try {
+    await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'race-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
+  } finally {
+    getState.mockRestore();
+  }
+});
+
+test('a job that finishes within the budget answers true, and a repeated id runs again once removed', async () => {
+  await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
+  await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
+});

@@ -1,0 +1,272 @@
+// Running built services as separate processes, the way the launchers do:
+// `node --require dist/telemetry.js dist/main.js`, reading their JSON log lines. Used by the
+// tests that need real processes (production shape, event-tier replicas, fault injection).
+
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+
+export const repoRoot = path.resolve(__dirname, '../../..');
+
+export interface ServiceDefinition {
+  name: string;
+  port: number;
+  urlVar?: string;
+}
+
+/** scripts/lib/services.mjs: every process of the stack and its port (an ES module, read by node itself). */
+export function stackServices(): { gatewayPort: number; services: ServiceDefinition[] } {
+  const script = `import('${path.join(repoRoot, 'scripts/lib/services.mjs')}').then((m) => console.log(JSON.stringify({ gatewayPort: m.GATEWAY_PORT, services: m.SERVICES })))`;
+  // Without PORT: the module reads it for the gateway's port.
+  const { PORT: _port, ...env } = process.env;
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env }).toString();
+  return JSON.parse(output);
+}
+
+/** Services with a built bundle and its telemetry preload (node scripts/build.mjs). */
+export function builtServices(): string[] {
+  return fs.readdirSync(path.join(repoRoot, 'services')).filter((name) => fs.existsSync(path.join(repoRoot, 'services', name, 'dist/main.js')));
+}
+
+const builtThisProcess = new Set<string>();
+/** Builds services/<name>/dist for the named services (each once per test process). */
+export function buildServices(names: string[]): void {
+  const missing = names.filter((name) => !builtThisProcess.has(name));
+  if (missing.length === 0) return;
+  execFileSync(process.execPath, [path.join(repoRoot, 'scripts/build.mjs'), ...missing], { stdio: 'ignore' });
+  for (const name of missing) builtThisProcess.add(name);
+}
+
+export function preloadPath(service: string): string {
+  return path.join(repoRoot, 'services', service, 'dist/telemetry.js');
+}
+
+/** A port nobody listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export type LogLine = Record<string, unknown> & { msg?: string; level?: string };
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class ServiceProcess {
+  readonly logs: LogLine[] = [];
+  /** Warning and error lines (kept apart from `logs`, which may be capped), at most 500. */
+  readonly problems: LogLine[] = [];
+  /** Lines that were not JSON (there should be none). */
+  readonly otherOutput: string[] = [];
+  readonly exited: Promise<Exit>;
+  private waiters: { predicate: (line: LogLine) => boolean; resolve: (line: LogLine) => void }[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly url: string,
+    readonly child: ChildProcess,
+    /** Keep at most this many log lines (long runs); older ones are dropped. */
+    private readonly maxLogLines = Infinity,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const consume = (stream: NodeJS.ReadableStream) => {
+      let buffered = '';
+      stream.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        let newline: number;
+        while ((newline = buffered.indexOf('\n')) !== -1) {
+          this.accept(buffered.slice(0, newline));
+          buffered = buffered.slice(newline + 1);
+        }
+      });
+    };
+    consume(child.stdout!);
+    consume(child.stderr!);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  private accept(text: string): void {
+    if (!text.trim()) return;
+    let line: LogLine;
+    try {
+      line = JSON.parse(text);
+    } catch {
+      this.otherOutput.push(text);
+      if (this.otherOutput.length > this.maxLogLines) this.otherOutput.shift();
+      return;
+    }
+    this.logs.push(line);
+    if ((line.level === 'warn' || line.level === 'error' || line.level === 'fatal') && this.problems.length < 500) this.problems.push(line);
+    if (this.logs.length > this.maxLogLines) this.logs.splice(0, this.logs.length - this.maxLogLines);
+    this.waiters = this.waiters.filter((waiter) => {
+      if (!waiter.predicate(line)) return true;
+      waiter.resolve(line);
+      return false;
+    });
+  }
+
+  /** The first log line (past or future) that matches; fails after `timeoutMs`. */
+  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs = 30_000): Promise<LogLine> {
+    const seen = this.logs.find(predicate);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${this.name}: no matching log line within ${timeoutMs} ms; output:\n${this.tail()}`)), timeoutMs);
+      this.waiters.push({
+        predicate,
+        resolve: (line) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+      });
+    });
+  }
+
+  tail(lines = 30): string {
+    return [...this.logs.map((line) => JSON.stringify(line)), ...this.otherOutput].slice(-lines).join('\n');
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Sends `signal` and waits for the exit, SIGKILL after `timeoutMs`. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<Exit> {
+    if (!this.running) return this.exited;
+    this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+}
+
+export interface StartServiceOptions {
+  /** Run the telemetry preload first, as the launchers do (default true). */
+  preload?: boolean;
+  /** The name its log lines use ("events" for every replica); defaults to `name`. */
+  logName?: string;
+  maxLogLines?: number;
+}
+
+/** Starts a built service (with its telemetry preload) and waits until it listens. */
+export async function startServiceProcess(name: string, env: NodeJS.ProcessEnv, options: StartServiceOptions = {}): Promise<ServiceProcess> {
+  const dist = path.join(repoRoot, 'services', name, 'dist');
+  const preload = options.preload ?? true;
+  if (preload && !fs.existsSync(path.join(dist, 'telemetry.js'))) throw new Error(`services/${name}/dist/telemetry.js is missing: run node scripts/build.mjs`);
+  const args = ['--enable-source-maps', ...(preload ? ['--require', path.join(dist, 'telemetry.js')] : []), path.join(dist, 'main.js')];
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = `http://127.0.0.1:${env.PORT}`;
+  const service = new ServiceProcess(name, url, child, options.maxLogLines);
+  const logName = options.logName ?? name;
+  // Generous: on a loaded machine several bundles booting at once take a while.
+  const listening = service.waitForLog((line) => line.msg === `${logName} listening`, 120_000);
+  const exitedEarly = service.exited.then((exit) => {
+    throw new Error(`${name} exited during boot (${exit.signal ?? exit.code}):\n${service.tail()}`);
+  });
+  await Promise.race([listening, exitedEarly]);
+  exitedEarly.catch(() => undefined);
+  return service;
+}
+
+/** Resident set size of a process in bytes (Linux /proc), or undefined when it is gone. */
+export function residentBytes(pid: number): number | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface BalancerTarget {
+  port: number;
+  alive: boolean;
+}
+
+/**
+ * A small HTTP load balancer, like a Kubernetes Service in front of replicas: round robin over
+ * the live targets, trying the next one when a target refuses the connection (nothing reached
+ * it). A request may be pinned to one target with the header `x-replica: <index>`.
+ */
+export class Balancer {
+  private roundRobin = 0;
+  private server: http.Server | undefined;
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  url = '';
+
+  constructor(private readonly targets: () => BalancerTarget[]) {}
+
+  async listen(port = 0): Promise<this> {
+    const server = http.createServer((req, res) => this.balance(req, res));
+    server.keepAliveTimeout = 65_000;
+    server.requestTimeout = 0;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+    this.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    return this;
+  }
+
+  private balance(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => this.forward(req, res, Buffer.concat(chunks), 0));
+  }
+
+  private forward(req: http.IncomingMessage, res: http.ServerResponse, body: Buffer, attempt: number): void {
+    const pinned = req.headers['x-replica'];
+    const all = this.targets();
+    const live = all.filter((target) => target.alive);
+    const target = pinned !== undefined ? all[Number(pinned)] : live[this.roundRobin++ % Math.max(1, live.length)];
+    const fail = () => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(502, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ result: 'error', msg: 'Bad gateway', code: 'BAD_REQUEST' }));
+    };
+    if (!target) return fail();
+    const upstream = http.request(
+      { host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+      (response) => {
+        res.writeHead(response.statusCode ?? 502, response.headers);
+        response.pipe(res);
+        response.on('error', () => res.destroy());
+      },
+    );
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      // Nothing reached a target that refused the connection: another one may take it.
+      if (error.code === 'ECONNREFUSED' && pinned === undefined && attempt < live.length) {
+        this.forward(req, res, body, attempt + 1);
+        return;
+      }
+      fail();
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
+    upstream.end(body);
+  }
+
+  async close(): Promise<void> {
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise((resolve) => this.server!.close(resolve));
+    }
+    this.agent.destroy();
+  }
+}

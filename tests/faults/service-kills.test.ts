@@ -1,0 +1,57 @@
+// kill -9 of each process of the stack in turn (gateway, users, messages, channels, uploads,
+// one of two event-tier replicas, worker) while a scripted workload runs, then a restart.
+// Afterwards: every answered write is stored, every client's event stream holds exactly the
+// events the database implies (none lost, none twice, no re-registration: a killed process
+// never loses a queue), and every mark-all-read job completed exactly once.
+//
+// The processes are the built bundles (node scripts/build.mjs, done here) against a test
+// database on the shared PostgreSQL and a key prefix of its own on the shared Redis (neither is
+// restarted here; see store-restarts.test.ts for that).
+
+import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
+import { ProcessCluster, type ClusterUser } from './support/cluster';
+import { baseline, createParticipants, finishAndCheck, jobProblems, startClients, Workload } from './support/workload';
+
+jest.setTimeout(120_000);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let cluster: ProcessCluster;
+let users: ClusterUser[];
+let channelName: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  cluster = await ProcessCluster.start({ databaseUrl: database.url, redisUrl: testRedisUrl(), eventReplicas: 2 });
+  ({ users, channelName } = await createParticipants(cluster));
+}, 300_000);
+
+afterAll(async () => {
+  await cluster?.stop();
+  await database?.drop();
+});
+
+const SLOTS = ['gateway', 'users', 'messages', 'channels', 'uploads', 'events-0', 'worker'];
+
+test.each(SLOTS)('kill -9 of %s in the middle of the workload loses and duplicates nothing', async (slot) => {
+  const clients = await startClients(users);
+  const start = await baseline(cluster);
+  const workload = new Workload(users, clients, channelName);
+  workload.start();
+  await workload.progressed(10);
+  // The worker dies in the middle of a mark-all-read job (it has several batches to go).
+  if (slot === 'worker') await workload.jobRunning(cluster);
+  await cluster.kill(slot);
+  await sleep(500);
+  await cluster.startSlot(slot);
+  // The workload goes on after the restart, every kind of write succeeding again.
+  await workload.progressed(10);
+  const problems = await finishAndCheck(cluster, workload, clients, start);
+  expect(problems).toEqual([]);
+  // A killed process makes requests fail with 502/503 or a reset connection, never a 500 (a bug).
+  expect(workload.serverErrors.filter((error) => / 500 /.test(error))).toEqual([]);
+  // The killed worker's job was taken over (BullMQ saw it stalled) and still completed once.
+  if (slot === 'worker') expect((await jobProblems(cluster)).stalled).toBeGreaterThan(0);
+  console.log(`kill -9 ${slot}: ${JSON.stringify(workload.stats)}`);
+});

@@ -1,0 +1,179 @@
+// The whole stack as real processes (the built bundles with their telemetry preload, as the
+// launchers start them) against a given PostgreSQL database and Redis: gateway, users,
+// messages, channels, uploads, worker and N event-tier replicas behind a round-robin balancer
+// (a Kubernetes Service). Any process can be killed and started again on the same port.
+
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
+import { Role } from '@teamchat/domain';
+import type { Realm } from '@teamchat/db';
+import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
+import { ApiClient, Balancer, buildServices, freePort, residentBytes, type ServiceProcess, startServiceProcess } from '@teamchat/testing';
+
+export const BACKENDS = ['users', 'messages', 'channels', 'uploads', 'worker'] as const;
+export const ALL_SERVICES = ['gateway', ...BACKENDS, 'events'] as const;
+export type ServiceKind = (typeof ALL_SERVICES)[number];
+
+export interface ClusterOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  eventReplicas?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Log lines kept per process (long runs). */
+  maxLogLines?: number;
+}
+
+export interface ClusterUser {
+  id: number;
+  email: string;
+  apiKey: string;
+  client: ApiClient;
+}
+
+/** One process slot: a fixed port, and the process running there now (if any). */
+export interface Slot {
+  /** "events-0", "events-1", or the service name. */
+  id: string;
+  kind: ServiceKind;
+  port: number;
+  process?: ServiceProcess;
+  /** Every process this slot ran (for logs and RSS), oldest first. */
+  history: ServiceProcess[];
+}
+
+export class ProcessCluster {
+  readonly slots = new Map<string, Slot>();
+  readonly redisPrefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
+  readonly secret = crypto.randomBytes(24).toString('hex');
+  readonly uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-uploads-'));
+  private readonly balancer = new Balancer(() =>
+    [...this.slots.values()].filter((slot) => slot.kind === 'events').map((slot) => ({ port: slot.port, alive: slot.process?.running ?? false })),
+  );
+  deps!: BaseDeps;
+  realm!: Realm;
+  gatewayUrl = '';
+
+  private constructor(private readonly options: ClusterOptions) {}
+
+  static async start(options: ClusterOptions): Promise<ProcessCluster> {
+    buildServices([...ALL_SERVICES]);
+    const cluster = new ProcessCluster(options);
+    await cluster.balancer.listen();
+    for (const kind of ['gateway', ...BACKENDS] as ServiceKind[]) cluster.slots.set(kind, { id: kind, kind, port: await freePort(), history: [] });
+    for (let i = 0; i < (options.eventReplicas ?? 2); i++) cluster.slots.set(`events-${i}`, { id: `events-${i}`, kind: 'events', port: await freePort(), history: [] });
+    cluster.gatewayUrl = `http://127.0.0.1:${cluster.slots.get('gateway')!.port}`;
+    await Promise.all([...cluster.slots.values()].filter((slot) => slot.kind !== 'gateway').map((slot) => cluster.startSlot(slot.id)));
+    await cluster.startSlot('gateway');
+    cluster.deps = createBaseDeps('faults-test', {
+      DATABASE_URL: options.databaseUrl,
+      REDIS_URL: options.redisUrl,
+      REDIS_PREFIX: cluster.redisPrefix,
+      INTERNAL_JWT_SECRET: cluster.secret,
+      LOG_LEVEL: 'silent',
+      HOST: '127.0.0.1',
+      EXTERNAL_SCHEME: 'http',
+      EVENT_PARTITIONS: 4,
+      DB_POOL_SIZE: 3,
+    });
+    cluster.realm = await doCreateRealm(cluster.deps.db, { stringId: '', name: 'Faults', host: new URL(cluster.gatewayUrl).host });
+    return cluster;
+  }
+
+  private env(slot: Slot): NodeJS.ProcessEnv {
+    const url = (id: string) => `http://127.0.0.1:${this.slots.get(id)!.port}`;
+    return {
+      PATH: process.env.PATH,
+      DATABASE_URL: this.options.databaseUrl,
+      REDIS_URL: this.options.redisUrl,
+      REDIS_PREFIX: this.redisPrefix,
+      INTERNAL_JWT_SECRET: this.secret,
+      HOST: '127.0.0.1',
+      PORT: String(slot.port),
+      LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'info',
+      DB_POOL_SIZE: '4',
+      EVENT_PARTITIONS: '4',
+      UPLOADS_LOCAL_DIR: this.uploadsDir,
+      USERS_URL: url('users'),
+      MESSAGES_URL: url('messages'),
+      CHANNELS_URL: url('channels'),
+      UPLOADS_URL: url('uploads'),
+      EVENTS_URL: this.balancer.url,
+      // A kill of an event replica hands its partitions over within about a second.
+      EVENTS_REPLICA_ID: `${slot.id}-${crypto.randomBytes(3).toString('hex')}`,
+      EVENTS_LEASE_MS: '1000',
+      EVENTS_RELAY_INTERVAL_MS: '300',
+      EVENTS_TRIM_INTERVAL_MS: '1000',
+      EVENTS_HEARTBEAT_MIN_MS: '3000',
+      EVENTS_HEARTBEAT_JITTER_MS: '500',
+      // Mark-all-read jobs take several small batches, so a kill can land in the middle of one;
+      // requests answer complete: false instead of waiting for the job.
+      MARK_ALL_READ_BATCH_SIZE: '3',
+      MARK_ALL_READ_BATCH_PAUSE_MS: '30',
+      MARK_ALL_READ_BUDGET_MS: '1500',
+      // A job whose worker was killed is resumed within about four seconds.
+      WORKER_JOB_LOCK_MS: '3000',
+      WORKER_STALLED_CHECK_MS: '1000',
+      UPSTREAM_TIMEOUT_MS: '30000',
+      // The workload is a few users making many requests: the gateway's per-user limits are not under test.
+      RATE_LIMIT_ENABLED: 'false',
+      ...this.options.env,
+    };
+  }
+
+  async startSlot(id: string): Promise<ServiceProcess> {
+    const slot = this.slots.get(id)!;
+    if (slot.process?.running) throw new Error(`${id} is running`);
+    const process = await startServiceProcess(slot.kind, this.env(slot), { maxLogLines: this.options.maxLogLines });
+    slot.process = process;
+    slot.history.push(process);
+    return process;
+  }
+
+  /** kill -9 (no drain, no shutdown hooks), and wait for the exit. */
+  async kill(id: string): Promise<void> {
+    const slot = this.slots.get(id)!;
+    if (!slot.process?.running) return;
+    slot.process.child.kill('SIGKILL');
+    await slot.process.exited;
+  }
+
+  async killAndRestart(id: string, downMs = 0): Promise<void> {
+    await this.kill(id);
+    if (downMs) await new Promise((resolve) => setTimeout(resolve, downMs));
+    await this.startSlot(id);
+  }
+
+  slotIds(kind?: ServiceKind): string[] {
+    return [...this.slots.values()].filter((slot) => kind === undefined || slot.kind === kind).map((slot) => slot.id);
+  }
+
+  /** Resident memory of every running process, by slot. */
+  rss(): Record<string, number | undefined> {
+    return Object.fromEntries([...this.slots.values()].map((slot) => [slot.id, slot.process?.running ? residentBytes(slot.process.pid) : undefined]));
+  }
+
+  /** Processes that died although nobody killed them. */
+  unexpectedExits(killed: Set<ServiceProcess>): string[] {
+    return [...this.slots.values()].flatMap((slot) =>
+      slot.history.filter((process) => !process.running && !killed.has(process)).map((process) => `${slot.id}: ${process.tail(15)}`),
+    );
+  }
+
+  private userCounter = 0;
+
+  async createUser(role: number = Role.MEMBER): Promise<ClusterUser> {
+    const n = ++this.userCounter;
+    const { user, apiKey } = await doCreateUser(this.deps, this.realm, { email: `user${n}@faults.example.com`, fullName: `Fault User ${n}`, role });
+    return { id: user.id, email: user.delivery_email, apiKey, client: new ApiClient(this.gatewayUrl, { email: user.delivery_email, apiKey }) };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.slots.values()].map((slot) => slot.process?.stop('SIGKILL', 5_000)));
+    await this.balancer.close();
+    await this.deps?.close();
+    fs.rmSync(this.uploadsDir, { recursive: true, force: true });
+  }
+}
