@@ -50,10 +50,24 @@ export class JobClient {
    * Adds (or joins) the job `jobId` and waits up to `budgetMs` for it to finish.
    * Returns true if it completed in time; false if it is still running (it goes on).
    * A failed job throws its error.
+   *
+   * A job joined because it was already running may have passed the rows this request is
+   * about (a message sent just before it came): once that job is done, a fresh one runs, so
+   * true always means "everything up to this request is done".
    */
   async runWithBudget<T>(name: JobQueueName, jobId: string, data: T, budgetMs: number, options: JobsOptions = {}): Promise<boolean> {
+    const deadline = Date.now() + budgetMs;
+    const first = await this.addAndWait(name, jobId, data, budgetMs, options);
+    if (first !== 'joined-done') return first === 'done';
+    // Whatever job runs now started after this request did.
+    return (await this.addAndWait(name, jobId, data, Math.max(0, deadline - Date.now()), options)) !== 'running';
+  }
+
+  /** One add-or-join and wait: 'joined-done' when the job that finished was already there before this call. */
+  private async addAndWait<T>(name: JobQueueName, jobId: string, data: T, budgetMs: number, options: JobsOptions): Promise<'done' | 'joined-done' | 'running'> {
+    const requestedAt = Date.now();
     const events = await this.queueEvents(name);
-    const job = await this.queue(name).add(name, data, {
+    const added = await this.queue(name).add(name, data, {
       jobId,
       removeOnComplete: true,
       removeOnFail: true,
@@ -61,17 +75,22 @@ export class JobClient {
       backoff: { type: 'exponential', delay: 500 },
       ...options,
     });
+    // add() answers a local copy; the stored job tells whether it is ours or one we joined
+    // (already gone: it finished, and may have been one we joined).
+    const job = await this.queue(name).getJob(added.id!);
+    if (!job) return 'joined-done';
+    const finished = job.timestamp < requestedAt ? 'joined-done' : 'done';
     const state = await job.getState();
-    if (state === 'completed' || state === 'unknown') return true;
+    if (state === 'completed' || state === 'unknown') return finished;
     try {
       await job.waitUntilFinished(events, budgetMs);
-      return true;
+      return finished;
     } catch (error) {
       const message = (error as Error).message;
-      if (/timed out|ttl/i.test(message)) return false;
+      if (/timed out|ttl/i.test(message)) return 'running';
       // The job finished (and was removed: removeOnComplete) between getState and the wait's own
       // check, so no event was left to see: gone means done, as 'unknown' above.
-      if (/^Missing key for job /.test(message)) return true;
+      if (/^Missing key for job /.test(message)) return finished;
       throw error;
     }
   }

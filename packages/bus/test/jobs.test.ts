@@ -28,7 +28,7 @@ afterAll(async () => {
   await client.close();
   const keys = await connections[0].keys(`${prefix}*`);
   if (keys.length) await connections[0].del(...keys);
-  await Promise.all(connections.map((connection) => connection.quit()));
+  for (const connection of connections) connection.disconnect();
   connections = [];
 });
 
@@ -50,4 +50,36 @@ test('a job that completes before the wait begins counts as done (it was removed
 test('a job that finishes within the budget answers true, and a repeated id runs again once removed', async () => {
   await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
   await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
+});
+
+test('joining a job that was already running waits for it, then runs a fresh one', async () => {
+  const runs: { id: string; startedAt: number; endedAt: number }[] = [];
+  let firstStarted!: () => void;
+  const started = new Promise<void>((resolve) => (firstStarted = resolve));
+  const connection = createRedis(redisUrl, { blocking: true });
+  const slow = new Worker(
+    JOB_QUEUES.markAllRead,
+    async (job) => {
+      const startedAt = Date.now();
+      firstStarted();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      runs.push({ id: job.id!, startedAt, endedAt: Date.now() });
+    },
+    { connection, prefix },
+  );
+  await slow.waitUntilReady();
+  try {
+    // Another request's job is running when this one arrives: it may have passed our rows.
+    const queue = client.queue(JOB_QUEUES.markAllRead);
+    await queue.add(JOB_QUEUES.markAllRead, {}, { jobId: 'join-1', removeOnComplete: true });
+    await started;
+    const requestedAt = Date.now();
+    await expect(client.runWithBudget(JOB_QUEUES.markAllRead, 'join-1', {}, 10_000)).resolves.toBe(true);
+    expect(runs).toHaveLength(2);
+    expect(runs[0].startedAt).toBeLessThanOrEqual(requestedAt);
+    expect(runs[1].startedAt).toBeGreaterThanOrEqual(runs[0].endedAt);
+  } finally {
+    await slow.close();
+    connection.disconnect();
+  }
 });

@@ -290,9 +290,24 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     submessages: [],
   };
   if (isStream) dict.stream_id = row.stream_id!;
-  if (Array.isArray(row.edit_history) && row.edit_history.length > 0) dict.edit_history = row.edit_history as unknown[];
-  if (row.last_edit_time) dict.last_edit_timestamp = Math.floor(row.last_edit_time.getTime() / 1000);
+  const history = Array.isArray(row.edit_history) ? (row.edit_history as Record<string, unknown>[]) : [];
+  if (history.length > 0) {
+    dict.edit_history = history;
+    // Newest first: the last content edit, and the last move that was not just (un)resolving.
+    const contentEdit = history.find((entry) => 'prev_content' in entry);
+    const move = history.find((entry) => 'prev_stream' in entry || ('prev_topic' in entry && !isResolveToggle(String(entry.prev_topic), String(entry.topic))));
+    if (contentEdit) dict.last_edit_timestamp = Number(contentEdit.timestamp);
+    if (move) dict.last_moved_timestamp = Number(move.timestamp);
+  } else if (row.last_edit_time) {
+    dict.last_edit_timestamp = Math.floor(row.last_edit_time.getTime() / 1000);
+  }
   return dict;
+}
+
+/** A topic change that only adds or removes the resolved mark ("✔ "). */
+function isResolveToggle(before: string, after: string): boolean {
+  const mark = '✔ ';
+  return after === mark + before || before === mark + after || before.replace(/^[✔ ]+/u, '') === after || after.replace(/^[✔ ]+/u, '') === before;
 }
 
 export interface FinalizeOptions {

@@ -4,6 +4,8 @@ import type { MessagesDeps } from './deps';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './views/flags';
 import { getMessage, getMessages, renderMessage, sendMessage } from './views/messages';
+import { deleteMessage, getMessageHistory, updateMessage } from './views/edit';
+import { addReaction, removeReaction } from './views/reactions';
 import { setMessageEditTypingStatus, setTypingStatus } from './views/typing';
 
 export const routes: Route<MessagesDeps>[] = [
@@ -13,6 +15,11 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/messages/flags', view: updateMessageFlags },
   { method: 'POST', path: '/api/v1/messages/flags/narrow', view: updateMessageFlagsForNarrow },
   { method: 'GET', path: '/api/v1/messages/:message_id', view: getMessage },
+  { method: 'PATCH', path: '/api/v1/messages/:message_id', view: updateMessage },
+  { method: 'DELETE', path: '/api/v1/messages/:message_id', view: deleteMessage },
+  { method: 'GET', path: '/api/v1/messages/:message_id/history', view: getMessageHistory },
+  { method: 'POST', path: '/api/v1/messages/:message_id/reactions', view: addReaction },
+  { method: 'DELETE', path: '/api/v1/messages/:message_id/reactions', view: removeReaction },
   { method: 'POST', path: '/api/v1/messages/:message_id/typing', view: setMessageEditTypingStatus },
   { method: 'POST', path: '/api/v1/mark_all_as_read', view: markAllAsRead },
   { method: 'POST', path: '/api/v1/mark_stream_as_read', view: markStreamAsRead },

@@ -49,3 +49,27 @@ test('send, fetch, flag, mark all read and type with zulip-js', async () => {
 
   expect(await aliceJs.typing.send({ to: [bob.id], op: 'start' })).toMatchObject({ result: 'success' });
 });
+
+test('react, edit, read the history and delete with zulip-js', async () => {
+  const stream = await stack.createStream({ name: 'zulip-js edits', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const aliceJs = await clientFor(alice);
+  const bobJs = await clientFor(bob);
+  const sent = await aliceJs.messages.send({ to: stream.name, type: 'stream', topic: 'draft', content: 'first version' });
+
+  expect(await bobJs.reactions.add({ message_id: sent.id, emoji_name: 'octopus' })).toMatchObject({ result: 'success' });
+  expect(await bobJs.reactions.add({ message_id: sent.id, emoji_name: 'octopus' })).toMatchObject({ result: 'error', code: 'REACTION_ALREADY_EXISTS' });
+  const reacted = await aliceJs.messages.getById({ message_id: sent.id });
+  expect(reacted.message.reactions).toEqual([{ emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: bob.id }]);
+  expect(await bobJs.reactions.remove({ message_id: sent.id, emoji_name: 'octopus' })).toMatchObject({ result: 'success' });
+
+  expect(await aliceJs.messages.update({ message_id: sent.id, content: 'second version', topic: 'final' })).toMatchObject({ result: 'success', detached_uploads: [] });
+  const history = await bobJs.messages.getHistoryById({ message_id: sent.id });
+  expect(history.message_history.map((snapshot: { content: string; topic: string }) => [snapshot.content, snapshot.topic])).toEqual([
+    ['first version', 'draft'],
+    ['second version', 'final'],
+  ]);
+
+  expect(await bobJs.messages.deleteById({ message_id: sent.id })).toMatchObject({ result: 'error', msg: "You don't have permission to delete this message" });
+  expect(await aliceJs.messages.deleteById({ message_id: sent.id })).toMatchObject({ result: 'success' });
+  expect(await aliceJs.messages.getById({ message_id: sent.id })).toMatchObject({ result: 'error', msg: 'Invalid message(s)' });
+});

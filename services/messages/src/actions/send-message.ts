@@ -253,7 +253,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
 }
 
 /** Senders of and reactors to the topic (Zulip's participants_for_topic). */
-async function topicParticipantIds(db: MessagesDeps['db'], streamId: number, topic: string): Promise<Set<number>> {
+export async function topicParticipantIds(db: Pick<TxClient, '$queryRaw'>, streamId: number, topic: string): Promise<Set<number>> {
   const rows = await db.$queryRaw<{ id: number }[]>`
     SELECT m.sender_id AS id FROM message m WHERE m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})
     UNION

@@ -3,6 +3,7 @@
 
 import { JsonableError } from '@teamchat/core';
 import { Prisma, type TxClient } from '@teamchat/db';
+import { realmMessageSettings, visibleEditHistory } from './context';
 import {
   buildWideMessageDicts,
   finalizeMessageDict,
@@ -36,6 +37,25 @@ export async function accessMessage(db: Reader, viewer: Viewer, messageId: numbe
   return { message, flags: HISTORICAL_FLAGS, received: false };
 }
 
+/**
+ * accessMessage for an action that changes the message (Zulip's access_message with
+ * lock_message and is_modifying_message): the row is locked until the transaction ends, and
+ * messages of archived channels are out of reach.
+ */
+export async function accessMessageForUpdate(db: Reader, viewer: Viewer, messageId: number) {
+  const locked = await db.$queryRaw<{ id: number }[]>(
+    Prisma.sql`SELECT id FROM message WHERE id = ${messageId} AND realm_id = ${viewer.realm_id} FOR UPDATE`,
+  );
+  if (locked.length === 0) throw new JsonableError(INVALID_MESSAGES);
+  const access = await accessMessage(db, viewer, messageId);
+  if (access.message.stream_id !== null) {
+    const stream = await db.stream.findUniqueOrThrow({ where: { id: access.message.stream_id } });
+    if (stream.is_archived) throw new JsonableError(INVALID_MESSAGES);
+    return { ...access, stream };
+  }
+  return { ...access, stream: null };
+}
+
 const MATCH_START = 'TCHLSTART';
 const MATCH_STOP = 'TCHLSTOP';
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
@@ -64,14 +84,22 @@ export async function messagesForIds(
   options: FinalizeOptions & { search?: string | null },
 ): Promise<Record<string, unknown>[]> {
   if (ids.length === 0) return [];
-  const [rows, linkifiers] = await Promise.all([
+  const [rows, linkifiers, realm] = await Promise.all([
     db.message.findMany({ where: { id: { in: ids } }, select: MESSAGE_DICT_COLUMNS }),
     loadLinkifiers(db, realmId),
+    db.realm.findUniqueOrThrow({ where: { id: realmId }, select: { settings: true } }),
   ]);
+  const historyPolicy = realmMessageSettings(realm).message_edit_history_visibility_policy;
   const byId = new Map(rows.map((row) => [row.id, row]));
   const ordered = ids.map((id) => byId.get(id)).filter((row) => row !== undefined);
   const wide = await buildWideMessageDicts(db, ordered, (topic) => topicLinks(topic, linkifiers));
   const matches = options.search ? await searchHighlights(db, ids, options.search) : null;
+  for (const dict of wide) {
+    if (!dict.edit_history) continue;
+    const visible = visibleEditHistory(dict.edit_history as Record<string, unknown>[], historyPolicy);
+    if (visible === null || visible.length === 0) delete dict.edit_history;
+    else dict.edit_history = visible;
+  }
   return wide.map((dict) => ({
     ...finalizeMessageDict(dict, options),
     flags: flagsList(flagsById.get(dict.id) ?? HISTORICAL_FLAGS),

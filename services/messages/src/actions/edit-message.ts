@@ -1,0 +1,454 @@
+// Editing a message (Zulip's check_update_message and do_update_message): its content
+// (re-rendered, mention flags recomputed, uploads re-linked), its topic (one message, later
+// ones, or the whole topic; resolving and unresolving), or its channel. One transaction with
+// the message row locked; the update_message event goes out after commit.
+//
+// Not done (as Zulip does): the notification bot's breadcrumb and "marked as resolved" messages
+// (send_notification_to_old_thread / _new_thread are accepted and ignored), and moving users'
+// topic visibility policies along with a moved topic (user_topic belongs to the channels service).
+
+import { JsonableError } from '@teamchat/core';
+import { Prisma, transaction, type Message, type Realm, type Stream, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
+import {
+  attachmentDicts,
+  claimAttachments,
+  EMPTY_TOPIC_DISPLAY_NAME,
+  flagsList,
+  hasRealmPermission,
+  hasUserGroupPermission,
+  isUserInGroup,
+  linkedUploadPathIds,
+  loadLinkifiers,
+  loadMarkdownData,
+  MessageFlag,
+  normalizeTopicInput,
+  recursiveGroupMemberIds,
+  renderMessageMarkdown,
+  RESOLVED_TOPIC_PREFIX,
+  Role,
+  SERVER_LIMITS,
+  streamAccess,
+  topicLinks,
+  truncateText,
+  type AttachmentDict,
+  type RenderingResult,
+} from '@teamchat/domain';
+import type { MessagesDeps } from '../deps';
+import { streamMetadataAudience } from '../lib/audiences';
+import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
+import { accessMessageForUpdate } from '../lib/messages';
+import { checkCanSendToStream } from '../lib/permissions';
+import { unprintablePosition } from '../lib/recipients';
+import { normalizeBody, topicParticipantIds } from './send-message';
+
+/** Zulip's edit_limit_buffer: seconds of grace past each time limit. */
+const EDIT_LIMIT_BUFFER_SECONDS = 20;
+/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
+const WILDCARD_MENTION_THRESHOLD = 15;
+
+export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
+
+export interface EditMessageInput {
+  topic?: string;
+  propagateMode: PropagateMode;
+  content?: string;
+  streamId?: number;
+}
+
+type Settings = ReturnType<typeof realmMessageSettings>;
+type Db = TxClient;
+
+const isModeratorOrAbove = (user: Pick<UserProfile, 'role'>) => user.role <= Role.MODERATOR;
+
+/** Whether the user is in the group a channel setting names. */
+async function inStreamGroup(db: Db, userId: number, streamId: number, name: string): Promise<boolean> {
+  const setting = await db.groupSetting.findUnique({
+    where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } },
+    select: { group_id: true },
+  });
+  return setting !== null && (await isUserInGroup(db, userId, setting.group_id));
+}
+
+/** Zulip's validate_user_can_edit_message: content edits are the sender's, within the realm's limit. */
+export function checkCanEditContent(settings: Settings, user: Pick<UserProfile, 'id'>, message: Pick<Message, 'sender_id' | 'date_sent'>, bufferSeconds: number): void {
+  if (!settings.allow_message_editing) throw new JsonableError('Your organization has turned off message editing');
+  if (message.sender_id !== user.id) throw new JsonableError("You don't have permission to edit this message");
+  const limit = settings.message_content_edit_limit_seconds;
+  if (limit !== null && Date.now() - message.date_sent.getTime() > (limit + bufferSeconds) * 1000) {
+    throw new JsonableError('The time limit for editing this message has passed');
+  }
+}
+
+/** Zulip's can_edit_topic: the realm's or the channel's permission to move messages between topics. */
+async function canEditTopic(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
+  if (await hasRealmPermission(db, user, 'can_move_messages_between_topics_group')) return true;
+  if (await inStreamGroup(db, user.id, stream.id, 'can_move_messages_within_channel_group')) return true;
+  return inStreamGroup(db, user.id, stream.id, 'can_administer_channel_group');
+}
+
+/** Zulip's can_resolve_topics. */
+async function canResolveTopics(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
+  if (await hasRealmPermission(db, user, 'can_resolve_topics_group')) return true;
+  if (await inStreamGroup(db, user.id, stream.id, 'can_resolve_topics_group')) return true;
+  return inStreamGroup(db, user.id, stream.id, 'can_administer_channel_group');
+}
+
+/** Zulip's can_move_messages_out_of_channel. */
+async function canMoveOutOfChannel(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
+  if (await hasRealmPermission(db, user, 'can_move_messages_between_channels_group')) return true;
+  if (await inStreamGroup(db, user.id, stream.id, 'can_move_messages_out_of_channel_group')) return true;
+  return inStreamGroup(db, user.id, stream.id, 'can_administer_channel_group');
+}
+
+function topicsPolicyOf(realm: Pick<Realm, 'topics_policy'>, stream: Pick<Stream, 'topics_policy'>): string {
+  return stream.topics_policy === 'inherit' ? realm.topics_policy : stream.topics_policy;
+}
+
+/** Whether the user can read the channel's whole history (Zulip's can_access_stream_history). */
+async function canAccessStreamHistory(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
+  if (!stream.history_public_to_subscribers) return false;
+  return (await streamAccess(db, viewerOf(user), stream)).content;
+}
+
+/**
+ * The messages of a topic the user may move (Zulip's messages_for_topic filtered by
+ * bulk_access_stream_messages_query), oldest first: with protected history, only those they received.
+ */
+async function movableTopicMessages(db: Db, user: UserProfile, stream: Stream, topic: string): Promise<{ id: number; date_sent: Date }[]> {
+  const wholeHistory = await canAccessStreamHistory(db, user, stream);
+  return db.$queryRaw<{ id: number; date_sent: Date }[]>`
+    SELECT m.id, m.date_sent FROM message m
+    WHERE m.stream_id = ${stream.id} AND lower(m.topic) = lower(${topic})
+      AND (${wholeHistory} OR EXISTS (SELECT 1 FROM user_message um WHERE um.message_id = m.id AND um.user_profile_id = ${user.id}))
+    ORDER BY m.id`;
+}
+
+/** Zulip's check_time_limit_for_change_all_propagate_mode. */
+async function checkChangeAllTimeLimit(db: Db, user: UserProfile, settings: Settings, stream: Stream, topic: string, topicEdited: boolean, streamEdited: boolean) {
+  const deadlines: number[] = [];
+  if (topicEdited && settings.move_messages_within_stream_limit_seconds !== null) deadlines.push(settings.move_messages_within_stream_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
+  if (streamEdited && settings.move_messages_between_streams_limit_seconds !== null) deadlines.push(settings.move_messages_between_streams_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
+  if (deadlines.length === 0) return;
+  const oldestAllowed = Date.now() - Math.min(...deadlines) * 1000;
+  const messages = await movableTopicMessages(db, user, stream, topic);
+  const allowed = messages.filter((message) => message.date_sent.getTime() > oldestAllowed);
+  if (allowed.length === messages.length) return;
+  throw new JsonableError(`You only have permission to move the ${allowed.length}/${messages.length} most recent messages in this topic.`, {
+    code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+    data: { first_message_id_allowed_to_move: allowed[0]?.id ?? null, total_messages_in_topic: messages.length, total_messages_allowed_to_move: allowed.length },
+  });
+}
+
+/** Mention permissions and the users a rendering mentions, group members included (as sending checks them). */
+async function checkMentions(db: Db, sender: UserProfile, stream: Stream | null, topic: string, rendering: RenderingResult): Promise<{ mentioned: Set<number>; topicParticipants: Set<number> }> {
+  let topicParticipants = new Set<number>();
+  if (stream !== null) {
+    if (rendering.streamWildcard) {
+      const [{ count }] = await db.$queryRaw<{ count: number }[]>`
+        SELECT count(*)::int AS count FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id
+        WHERE s.stream_id = ${stream.id} AND s.active AND u.is_active`;
+      if (count > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
+        throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
+      }
+    }
+    if (rendering.topicWildcard) {
+      topicParticipants = await topicParticipantIds(db, stream.id, topic);
+      topicParticipants.add(sender.id);
+      if (topicParticipants.size > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
+        throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
+      }
+    }
+  }
+  const mentioned = new Set(rendering.mentionedUserIds);
+  if (rendering.mentionedGroupIds.size > 0) {
+    const groups = await db.userGroup.findMany({ where: { id: { in: [...rendering.mentionedGroupIds] } }, select: { id: true, name: true } });
+    for (const group of groups) {
+      if (!(await hasUserGroupPermission(db, sender, group.id, 'can_mention_group'))) {
+        throw new JsonableError(`You are not allowed to mention user group '${group.name}'.`);
+      }
+      for (const memberId of await recursiveGroupMemberIds(db, group.id)) mentioned.add(memberId);
+    }
+  }
+  return { mentioned, topicParticipants };
+}
+
+/**
+ * Zulip's check_attachment_reference_change: uploads the new content no longer links are
+ * unlinked from the message, new ones are claimed. Returns has_attachment and the acting user's
+ * uploads that no message links any more (the response's detached_uploads).
+ */
+async function relinkAttachments(db: Db, message: Message, content: string, actingUserId: number): Promise<{ hasAttachment: boolean; detached: AttachmentDict[] }> {
+  const kept = new Set(linkedUploadPathIds(content));
+  const linked = await db.$queryRaw<{ id: number; path_id: string; owner_id: number }[]>`
+    SELECT a.id, a.path_id, a.owner_id FROM attachment_message am JOIN attachment a ON a.id = am.attachment_id WHERE am.message_id = ${message.id}`;
+  const dropped = linked.filter((attachment) => !kept.has(attachment.path_id));
+  let detachedIds: number[] = [];
+  if (dropped.length > 0) {
+    const droppedIds = dropped.map((attachment) => attachment.id);
+    await db.$executeRaw`DELETE FROM attachment_message WHERE message_id = ${message.id} AND attachment_id = ANY(${droppedIds}::int[])`;
+    const orphans = await db.$queryRaw<{ id: number }[]>`
+      SELECT a.id FROM attachment a WHERE a.id = ANY(${droppedIds}::int[]) AND a.owner_id = ${actingUserId}
+        AND NOT EXISTS (SELECT 1 FROM attachment_message am WHERE am.attachment_id = a.id)`;
+    detachedIds = orphans.map((row) => row.id);
+  }
+  if (kept.size > 0) await claimAttachments(db, { id: message.id, realm_id: message.realm_id, sender_id: message.sender_id, content });
+  const [{ linked: stillLinked }] = await db.$queryRaw<{ linked: boolean }[]>`SELECT EXISTS (SELECT 1 FROM attachment_message WHERE message_id = ${message.id}) AS linked`;
+  return { hasAttachment: stillLinked, detached: detachedIds.length ? await attachmentDicts(db, { ids: detachedIds }) : [] };
+}
+
+/** PATCH /messages/{message_id} */
+export async function doUpdateMessage(deps: MessagesDeps, userId: number, messageId: number, input: EditMessageInput): Promise<{ detached_uploads: AttachmentDict[] }> {
+  const { user, realm } = await loadActor(deps.db, userId);
+  const settings = realmMessageSettings(realm);
+  return transaction(deps.db, async (tx) => {
+    const db = tx.db;
+    const { message, stream } = await accessMessageForUpdate(db, viewerOf(user), messageId);
+    const ageMs = Date.now() - message.date_sent.getTime();
+
+    if (input.content !== undefined) checkCanEditContent(settings, user, message, EDIT_LIMIT_BUFFER_SECONDS);
+    let topicInput = input.topic === undefined ? undefined : normalizeTopicInput(input.topic.trim());
+    if (topicInput === message.topic) topicInput = undefined;
+
+    // The request itself (Zulip's validate_message_edit_payload).
+    if (topicInput === undefined && input.content === undefined && input.streamId === undefined) throw new JsonableError('Nothing to change');
+    if (stream === null) {
+      if (input.streamId !== undefined) throw new JsonableError('Direct messages cannot be moved to channels.');
+      if (topicInput !== undefined) throw new JsonableError('Direct messages cannot have topics.');
+    }
+    if (input.propagateMode !== 'change_one' && topicInput === undefined && input.streamId === undefined) throw new JsonableError('Invalid propagate_mode without topic edit');
+    if (topicInput === RESOLVED_TOPIC_PREFIX.trim() || topicInput === `${RESOLVED_TOPIC_PREFIX}${EMPTY_TOPIC_DISPLAY_NAME}`) {
+      throw new JsonableError('General chat cannot be marked as resolved');
+    }
+    if (topicInput !== undefined) {
+      const position = unprintablePosition(topicInput);
+      if (position !== null) throw new JsonableError(`Invalid character in topic, at position ${position}!`);
+    }
+    if (input.streamId !== undefined && input.content !== undefined) throw new JsonableError('Cannot change message content while changing channel');
+
+    // What changes (Zulip's build_message_edit_request).
+    const content = input.content === undefined ? undefined : input.content.trimEnd() === '' ? '(deleted)' : normalizeBody(input.content);
+    const origTopic = message.topic;
+    const topicEdited = topicInput !== undefined;
+    const targetTopic = topicInput === undefined ? origTopic : truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
+    const topicResolved =
+      topicInput !== undefined && targetTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && topicInput.slice(RESOLVED_TOPIC_PREFIX.length) === origTopic;
+    const topicUnresolved =
+      topicInput !== undefined && origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !targetTopic.startsWith(RESOLVED_TOPIC_PREFIX) && origTopic.replace(/^[✔ ]+/u, '') === targetTopic;
+    let targetStream = stream;
+    if (stream !== null && input.streamId !== undefined && input.streamId !== stream.id) {
+      targetStream = await streamForMove(db, user, input.streamId);
+    }
+    const streamEdited = stream !== null && targetStream !== null && targetStream.id !== stream.id;
+    if (stream !== null && input.streamId !== undefined && !streamEdited && !topicEdited && content === undefined) throw new JsonableError('Nothing to change');
+    if (targetStream !== null) {
+      const policy = topicsPolicyOf(realm, targetStream);
+      if (targetTopic === '' && (topicEdited || streamEdited) && policy === 'disable_empty_topic') {
+        throw new JsonableError(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
+      }
+      if (policy === 'empty_topic_only' && targetTopic !== '') throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
+    }
+
+    // Permissions for moving.
+    if (stream !== null && topicEdited) {
+      if (topicResolved || topicUnresolved) {
+        if (!(await canResolveTopics(db, user, stream))) throw new JsonableError("You don't have permission to resolve topics in this channel.");
+      } else {
+        if (!(await canEditTopic(db, user, stream))) throw new JsonableError("You don't have permission to edit this message");
+        const limit = settings.move_messages_within_stream_limit_seconds;
+        if (limit !== null && !isModeratorOrAbove(user) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
+          throw new JsonableError("The time limit for editing this message's topic has passed.");
+        }
+      }
+    }
+
+    // The new content's rendering and the mention permissions it needs.
+    let rendering: RenderingResult | null = null;
+    let mentions: { mentioned: Set<number>; topicParticipants: Set<number> } | null = null;
+    if (content !== undefined) {
+      rendering = renderMessageMarkdown(content, await loadMarkdownData(db, viewerOf(user), content));
+      mentions = await checkMentions(db, user, stream, targetTopic, rendering);
+    }
+
+    if (stream !== null && targetStream !== null) {
+      if (streamEdited) {
+        if (!(await canMoveOutOfChannel(db, user, stream))) throw new JsonableError("You don't have permission to move this message");
+        await checkCanSendToStream(db, user, targetStream);
+        const limit = settings.move_messages_between_streams_limit_seconds;
+        if (limit !== null && !isModeratorOrAbove(user) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
+          throw new JsonableError("The time limit for editing this message's channel has passed");
+        }
+      }
+      if (input.propagateMode === 'change_all' && !isModeratorOrAbove(user) && (topicEdited || streamEdited) && !topicResolved && !topicUnresolved) {
+        await checkChangeAllTimeLimit(db, user, settings, stream, origTopic, topicEdited, streamEdited);
+      }
+    }
+
+    // ---- the change (Zulip's do_update_message)
+    const now = new Date();
+    const timestamp = Math.floor(now.getTime() / 1000);
+    const event: { type: string } & Record<string, unknown> = { type: 'update_message', user_id: user.id, edit_timestamp: timestamp, message_id: message.id, rendering_only: false };
+    const historyEntry: Record<string, unknown> = { user_id: user.id, timestamp };
+    const updates: Prisma.MessageUpdateInput = { last_edit_time: now };
+    let detached: AttachmentDict[] = [];
+
+    if (content !== undefined && rendering && mentions) {
+      historyEntry.prev_content = message.content;
+      historyEntry.prev_rendered_content = message.rendered_content ?? '';
+      event.orig_content = message.content;
+      event.orig_rendered_content = message.rendered_content ?? '';
+      event.content = content;
+      event.rendered_content = rendering.html;
+      event.is_me_message = content.startsWith('/me ') && !content.includes('\n');
+      Object.assign(updates, { content, rendered_content: rendering.html, rendered_content_version: 1, has_link: rendering.hasLink, has_image: rendering.hasImage });
+      // Mention flags follow the new content (Zulip's update_user_message_flags).
+      const mask = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
+      await db.$executeRaw`
+        UPDATE user_message SET flags = (flags & ${~mask})
+          | CASE WHEN user_profile_id = ANY(${[...mentions.mentioned]}::int[]) THEN ${MessageFlag.mentioned} ELSE 0 END
+          | ${rendering.streamWildcard ? MessageFlag.stream_wildcard_mentioned : 0}
+          | CASE WHEN user_profile_id = ANY(${[...mentions.topicParticipants]}::int[]) THEN ${MessageFlag.topic_wildcard_mentioned} ELSE 0 END
+        WHERE message_id = ${message.id}`;
+      const attachments = await relinkAttachments(db, message, content, user.id);
+      updates.has_attachment = attachments.hasAttachment;
+      detached = attachments.detached;
+    }
+
+    const moved = topicEdited || streamEdited;
+    let changedIds = [message.id];
+    if (stream !== null) {
+      event.stream_name = stream.name;
+      event.stream_id = stream.id;
+      if (moved) event.propagate_mode = input.propagateMode;
+      if (streamEdited) {
+        historyEntry.prev_stream = stream.id;
+        historyEntry.stream = targetStream!.id;
+        event.orig_subject = origTopic;
+        event.new_stream_id = targetStream!.id;
+        updates.stream = { connect: { id: targetStream!.id } };
+      }
+      if (topicEdited) {
+        event.orig_subject = origTopic;
+        event.subject = targetTopic;
+        event.topic_links = topicLinks(targetTopic, await loadLinkifiers(db, realm.id));
+        historyEntry.prev_topic = origTopic;
+        historyEntry.topic = targetTopic;
+        updates.topic = targetTopic;
+      }
+      if (moved && input.propagateMode !== 'change_one') {
+        const others = (await movableTopicMessages(db, user, stream, origTopic)).filter(
+          (other) => other.id !== message.id && (input.propagateMode === 'change_all' || other.id > message.id),
+        );
+        changedIds = [...changedIds, ...others.map((other) => other.id)].sort((a, b) => a - b);
+        if (others.length > 0) {
+          // The other messages' history records only the move.
+          const { prev_content: _c, prev_rendered_content: _r, ...moveEntry } = historyEntry;
+          await db.$executeRaw`
+            UPDATE message SET topic = ${targetTopic}, stream_id = ${targetStream!.id}, last_edit_time = ${now},
+              edit_history = jsonb_build_array(${JSON.stringify(moveEntry)}::jsonb) || COALESCE(edit_history, '[]'::jsonb)
+            WHERE id = ANY(${others.map((other) => other.id)}::int[])`;
+        }
+      }
+    }
+    const previousHistory = Array.isArray(message.edit_history) ? (message.edit_history as Prisma.JsonArray) : [];
+    updates.edit_history = [historyEntry as Prisma.JsonObject, ...previousHistory];
+    await db.message.update({ where: { id: message.id }, data: updates });
+    event.message_ids = changedIds;
+
+    // Recipients: everyone with a row for the message, with their flags after the edit; in a
+    // channel with shared history, its other subscribers too (as read).
+    const rows = await db.userMessage.findMany({ where: { message_id: message.id }, select: { user_profile_id: true, flags: true } });
+    let users: { id: number; flags: string[] }[] = rows.map((row) => ({ id: row.user_profile_id, flags: flagsList(row.flags) }));
+    let losingAccess = new Set<number>();
+    if (streamEdited) {
+      const move = await applyStreamMove(deps, tx, stream!, targetStream!, origTopic, changedIds);
+      losingAccess = move.losingAccess;
+      users = users.filter((entry) => !move.losingRows.has(entry.id));
+      await refreshFirstMessageIds(deps, tx, [stream!, targetStream!]);
+    }
+    if (stream !== null && stream.history_public_to_subscribers) {
+      const have = new Set(users.map((entry) => entry.id));
+      const subscribers = await db.$queryRaw<{ id: number }[]>`
+        SELECT DISTINCT s.user_profile_id AS id FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id
+        WHERE s.stream_id = ANY(${[...new Set([stream.id, targetStream!.id])]}::int[]) AND s.active AND u.is_active
+        ORDER BY s.user_profile_id`;
+      for (const { id } of subscribers) {
+        if (!have.has(id) && !losingAccess.has(id)) {
+          users.push({ id, flags: ['read'] });
+          have.add(id);
+        }
+      }
+    }
+    await deps.bus.sendEventOnCommit(tx, realm.id, event, users);
+    return { detached_uploads: detached };
+  });
+}
+
+/** The channel messages move to: it must exist in the realm, not be archived, and be accessible. */
+async function streamForMove(db: Db, user: UserProfile, streamId: number): Promise<Stream> {
+  const stream = await db.stream.findFirst({ where: { id: streamId, realm_id: user.realm_id } });
+  if (!stream || stream.is_archived) throw new JsonableError('Invalid channel ID');
+  const access = await streamAccess(db, viewerOf(user), stream);
+  if (!access.content) throw new JsonableError('Invalid channel ID');
+  return stream;
+}
+
+/**
+ * The user_message side of moving messages to another channel (Zulip's do_update_message for
+ * is_stream_edited): users who cannot read the new channel lose their rows and get a
+ * delete_message event; with protected history there, every current subscriber gets a row.
+ * Returns the update_message recipients that keep access.
+ */
+async function applyStreamMove(
+  deps: MessagesDeps,
+  tx: Tx,
+  from: Stream,
+  to: Stream,
+  origTopic: string,
+  messageIds: number[],
+): Promise<{ losingRows: Set<number>; losingAccess: Set<number> }> {
+  const db = tx.db;
+  const toSubscribers = new Set(
+    (await db.$queryRaw<{ id: number }[]>`SELECT user_profile_id AS id FROM subscription WHERE stream_id = ${to.id} AND active`).map((row) => row.id),
+  );
+  // Everyone ever subscribed to the old channel (their rows may date from then) and not to the new one.
+  const fromAll = await db.$queryRaw<{ id: number; role: number }[]>`
+    SELECT DISTINCT s.user_profile_id AS id, u.role FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id WHERE s.stream_id = ${from.id}`;
+  const losingRows = fromAll.filter((row) => !toSubscribers.has(row.id));
+  // In a public channel only guests lose access; in a private one, everyone not subscribed.
+  const losingAccess = to.invite_only ? losingRows : losingRows.filter((row) => row.role === Role.GUEST);
+  if (losingRows.length > 0) {
+    await db.$executeRaw`DELETE FROM user_message WHERE user_profile_id = ANY(${losingRows.map((row) => row.id)}::int[]) AND message_id = ANY(${messageIds}::int[])`;
+  }
+  if (!to.history_public_to_subscribers && toSubscribers.size > 0) {
+    await db.$executeRaw`
+      INSERT INTO user_message (user_profile_id, message_id, flags)
+      SELECT u, m, ${MessageFlag.read} FROM unnest(${[...toSubscribers]}::int[]) u CROSS JOIN unnest(${messageIds}::int[]) m
+      ON CONFLICT DO NOTHING`;
+  }
+  if (losingAccess.length > 0) {
+    await deps.bus.sendEventOnCommit(
+      tx,
+      from.realm_id,
+      { type: 'delete_message', message_ids: messageIds, message_type: 'stream', stream_id: from.id, topic: origTopic },
+      losingAccess.map((row) => row.id),
+    );
+  }
+  return { losingRows: new Set(losingRows.map((row) => row.id)), losingAccess: new Set(losingAccess.map((row) => row.id)) };
+}
+
+/** Recomputes channels' first_message_id, with a stream update event when it changes. */
+export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams: Stream[]): Promise<void> {
+  const db = tx.db;
+  for (const stream of streams) {
+    const [row] = await db.$queryRaw<{ first: number | null }[]>`SELECT min(id)::int AS first FROM message WHERE stream_id = ${stream.id}`;
+    const first = row?.first ?? null;
+    if (first === stream.first_message_id) continue;
+    await db.stream.update({ where: { id: stream.id }, data: { first_message_id: first } });
+    await deps.bus.sendEventOnCommit(
+      tx,
+      stream.realm_id,
+      { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: stream.id, name: stream.name },
+      await streamMetadataAudience(db, stream),
+    );
+  }
+}
