@@ -100,7 +100,8 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
     express.json({ limit, strict: false }),
     // zulip-js sends a POST without parameters as an empty multipart body (not even the closing
     // boundary), which busboy rejects as "Unexpected end of form": it simply has no fields.
-    (req: Request, res: Response, next: NextFunction) => (req.headers['content-length'] === '0' ? next() : multipartFields(req, res, next)),
+    (req: Request, res: Response, next: NextFunction) =>
+      req.headers['content-length'] === '0' ? next() : multipartFields(req, res, (error?: unknown) => next(error && multipartError(error))),
   ];
 
   const allowedMethods = new Map<string, Set<string>>();
@@ -245,6 +246,14 @@ function authenticate<D>(route: Route<D>, secret: string) {
     res.locals.claims = claims;
     next();
   };
+}
+
+/** Any failure of the multipart parser (multer, or busboy under it) is the body's fault: a 400. */
+function multipartError(error: unknown): JsonableError {
+  if (error instanceof JsonableError) return error;
+  const e = error as { name?: string; code?: string; message?: string };
+  if (e?.name === 'MulterError' && e.code === 'LIMIT_UNEXPECTED_FILE') return new JsonableError('This endpoint does not accept files');
+  return new JsonableError(`Malformed multipart body: ${e?.message ?? 'bad request'}`);
 }
 
 /** Errors of the body parsers (body-parser, multer/busboy) become 4xx envelopes. */

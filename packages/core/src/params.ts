@@ -18,11 +18,31 @@ export interface ParamType<T> {
   decode(raw: string, varName: string): T;
 }
 
+/** An unpaired UTF-16 surrogate: text no UTF-8 store (PostgreSQL) can hold. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function hasLoneSurrogate(value: unknown): boolean {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
+  if (value && typeof value === 'object') return Object.entries(value).some(([key, item]) => LONE_SURROGATE.test(key) || hasLoneSurrogate(item));
+  return false;
+}
+
+/** A JSON body's string values (or a JSON "\udfff" escape) can carry what no form field can. */
+function checkUnicode(raw: string, varName: string): void {
+  if (LONE_SURROGATE.test(raw)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+}
+
 export const param = {
   /** Taken as sent, then checked. */
   string(options: v.StrOptions = {}): ParamType<string> {
     const check = v.str(options);
-    return { decode: (raw, varName) => check(raw, varName) };
+    return {
+      decode: (raw, varName) => {
+        checkUnicode(raw, varName);
+        return check(raw, varName);
+      },
+    };
   },
   /** A string from a fixed set, taken as sent: "Invalid X" otherwise. */
   enumString<const T extends readonly string[]>(...allowed: T): ParamType<T[number]> {
@@ -39,6 +59,7 @@ export const param = {
         } catch {
           throw new InvalidArgumentError(`${varName} is not valid JSON`);
         }
+        if (hasLoneSurrogate(decoded)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
         return validator(decoded, varName);
       },
     };
@@ -126,7 +147,16 @@ function addAll(target: Map<string, string>, source: unknown, typedValues: boole
   for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
     const single = !typedValues && Array.isArray(value) ? value[value.length - 1] : value;
     if (single === undefined) continue;
-    target.set(name, typeof single === 'string' ? single : JSON.stringify(single));
+    if (typeof single === 'string') {
+      target.set(name, single);
+      continue;
+    }
+    try {
+      target.set(name, JSON.stringify(single));
+    } catch {
+      // Nested too deep to re-encode (JSON.parse takes more depth than JSON.stringify).
+      throw new InvalidArgumentError(`${name} is not valid JSON`);
+    }
   }
 }
 

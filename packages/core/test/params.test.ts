@@ -157,3 +157,27 @@ describe("Zulip's error texts", () => {
     }
   });
 });
+
+describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', () => {
+  const token = (method: string, path: string) =>
+    signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path, requestId: 'req-12345678' });
+  const raw = (body: string, contentType: string) =>
+    new ApiClient(baseUrl).request('POST', '/api/v1/echo/7', {}, { validate: false, body, headers: { 'x-teamchat-internal-token': token('POST', '/api/v1/echo/7'), 'content-type': contentType } });
+
+  test('an unpaired surrogate in a string parameter (a JSON body can carry one)', async () => {
+    expectError(await raw('{"op":"add","topic":"a\\udfffb"}', 'application/json'), 400, 'BAD_REQUEST', 'topic is not valid Unicode');
+  });
+
+  test('an unpaired surrogate inside a JSON-valued parameter', async () => {
+    expectError(await call('POST', { op: 'add', narrow: '[{"operator":"stream","operand":"\\ud800"}]' }), 400, 'BAD_REQUEST', 'narrow is not valid Unicode');
+  });
+
+  test('a JSON body nested deeper than it can be re-encoded', async () => {
+    expectError(await raw(`{"op":"add","to":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, 'application/json'), 400, 'BAD_REQUEST', 'to is not valid JSON');
+  });
+
+  test('a multipart body busboy cannot parse', async () => {
+    const response = await raw('--b\r\nContent-Disposition: form-data; name="op"\r\n' + 'X-Pad: y\r\n'.repeat(5000) + '\r\nadd\r\n--b--\r\n', 'multipart/form-data; boundary=b');
+    expectError(response, 400, 'BAD_REQUEST', /^Malformed multipart body/);
+  });
+});

@@ -92,8 +92,9 @@ export async function accessStreamById(
 }
 
 /**
- * Whether the viewer may read a message: they received it (a user_message row), or it is in
- * a channel they have content access to whose history is open to them.
+ * Whether the viewer may read a message (Zulip's has_message_access): a direct message they
+ * received; a channel message when they have content access to the channel — and, where the
+ * channel protects its history, only one they received while subscribed and still subscribed.
  */
 export async function hasMessageAccess(
   db: Reader,
@@ -101,19 +102,17 @@ export async function hasMessageAccess(
   message: { id: number; realm_id: number; stream_id: number | null },
 ): Promise<boolean> {
   if (message.realm_id !== viewer.realm_id) return false;
-  const received = await db.userMessage.findUnique({
-    where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: message.id } },
-    select: { id: true },
-  });
-  if (received) return true;
-  if (message.stream_id === null) return false;
+  const received = async () =>
+    (await db.userMessage.findUnique({
+      where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: message.id } },
+      select: { id: true },
+    })) !== null;
+  if (message.stream_id === null) return received();
   const stream = await db.stream.findUnique({ where: { id: message.stream_id } });
   if (!stream) return false;
   const access = await streamAccess(db, viewer, stream);
-  if (!access.content) return false;
-  // Protected history: only what one received as a subscriber.
-  if (stream.invite_only && !stream.history_public_to_subscribers) return false;
-  return true;
+  if (stream.invite_only && !stream.history_public_to_subscribers) return access.subscribed && (await received());
+  return access.content;
 }
 
 // ---------------------------------------------------------------- access for many channels at once

@@ -28,6 +28,7 @@ export interface ServeOptions {
 
 export async function listen(handler: http.RequestListener, port: number, host: string): Promise<http.Server> {
   const server = http.createServer(handler);
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
@@ -36,6 +37,22 @@ export async function listen(handler: http.RequestListener, port: number, host: 
     server.listen(port, host, () => resolve());
   });
   return server;
+}
+
+/**
+ * A request node's parser refuses before any handler sees it (a URL or headers past the 16 KiB
+ * limit, a malformed request line): answered with an error envelope, as every other refusal
+ * is, instead of node's bodiless 400/431.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  const body = JSON.stringify({ result: 'error', msg: tooLarge ? 'Request header fields too large' : 'Malformed HTTP request', code: 'BAD_REQUEST' });
+  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 export function serverUrl(server: http.Server): string {

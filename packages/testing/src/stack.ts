@@ -29,7 +29,25 @@ export interface StackOptions {
   services?: ServiceName[];
   /** Extra environment for the services (e.g. storage settings). */
   env?: NodeJS.ProcessEnv;
+  /** Where the stack's log lines go (all services and the gateway log through one logger). */
+  logs?: { level: string; destination: NonNullable<Parameters<typeof createLogger>[2]> };
+  /** The gateway's rate limits (default: generous, see GENEROUS_RATE_LIMITS). */
+  rateLimits?: Partial<GatewayRateLimitEnv>;
 }
+
+type GatewayRateLimitEnv = NonNullable<Parameters<typeof createGateway>[0]['env']>;
+
+/**
+ * Tests make many requests per user in quick succession: the stack's gateway runs the rate
+ * limiter (the real code path) with budgets no test reaches. Rate-limit tests set their own.
+ */
+export const GENEROUS_RATE_LIMITS = {
+  RATE_LIMIT_ENABLED: true,
+  RATE_LIMIT_USER_REQUESTS: 1_000_000,
+  RATE_LIMIT_USER_WINDOW_SECONDS: 60,
+  RATE_LIMIT_IP_REQUESTS: 1_000_000,
+  RATE_LIMIT_IP_WINDOW_SECONDS: 60,
+} satisfies Partial<GatewayRateLimitEnv>;
 
 export interface TestUser {
   id: number;
@@ -64,13 +82,13 @@ export class Stack {
       REDIS_URL: testRedisUrl(),
       REDIS_PREFIX: prefix,
       INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      LOG_LEVEL: options.logs?.level ?? process.env.TEST_LOG_LEVEL ?? 'silent',
       HOST: '127.0.0.1',
       EXTERNAL_SCHEME: 'http',
       EVENT_PARTITIONS: 4,
       DB_POOL_SIZE: 8,
     };
-    const logger = createLogger('test', env.LOG_LEVEL);
+    const logger = createLogger('test', env.LOG_LEVEL, options.logs?.destination);
     const deps = createBaseDeps('test', env, { logger });
     const names = [...new Set<ServiceName>(['users', ...(options.services ?? [])])];
     // Listen first, so every service can be told where the others are (USERS_URL, ...).
@@ -92,7 +110,7 @@ export class Stack {
     }
     const unreachable = 'http://127.0.0.1:9';
     const gateway = createGateway({
-      env: { INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET, REDIS_PREFIX: prefix, UPSTREAM_TIMEOUT_MS: 60_000 },
+      env: { INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET, REDIS_PREFIX: prefix, UPSTREAM_TIMEOUT_MS: 60_000, ...GENEROUS_RATE_LIMITS, ...options.rateLimits },
       db: deps.db,
       redis: deps.redis,
       logger,

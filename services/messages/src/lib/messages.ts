@@ -28,12 +28,14 @@ export const INVALID_MESSAGES = 'Invalid message(s)';
 export async function accessMessage(db: Reader, viewer: Viewer, messageId: number) {
   const message = await db.message.findFirst({ where: { id: messageId, realm_id: viewer.realm_id } });
   if (!message) throw new JsonableError(INVALID_MESSAGES);
+  // Having received a channel message is not enough (Zulip's has_message_access): one who
+  // left a private channel no longer reads it.
+  if (!(await hasMessageAccess(db, viewer, message))) throw new JsonableError(INVALID_MESSAGES);
   const userMessage = await db.userMessage.findUnique({
     where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: messageId } },
     select: { flags: true },
   });
   if (userMessage) return { message, flags: userMessage.flags, received: true };
-  if (!(await hasMessageAccess(db, viewer, message))) throw new JsonableError(INVALID_MESSAGES);
   return { message, flags: HISTORICAL_FLAGS, received: false };
 }
 

@@ -49,7 +49,8 @@ function asUploadError(error: unknown, maxBytes: number): unknown {
     return new JsonableError(`Malformed request body: ${error.message}`);
   }
   const message = (error as Error)?.message ?? '';
-  if (/Multipart|Unexpected end of form|boundary|aborted/i.test(message)) return new JsonableError('Malformed multipart body');
+  // busboy's refusals: "Malformed part header", "Unexpected end of form", "Multipart: Boundary not found"...
+  if (/Multipart|Malformed|Unexpected end of (form|file)|boundary|aborted/i.test(message)) return new JsonableError('Malformed multipart body');
   return error;
 }
 

@@ -18,6 +18,8 @@ const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]
 
 /** The invitation behind a link key, if it belongs to this realm and can still be used. */
 export async function usableInvite(deps: Pick<Deps, 'db'>, realmId: number, key: string): Promise<MultiuseInvite & { realm: Realm }> {
+  // No key holds characters PostgreSQL text cannot (NUL): such a link is simply unknown.
+  if (key.includes('\u0000')) throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
   const invite = await deps.db.multiuseInvite.findUnique({ where: { confirmation_key: key }, include: { realm: true } });
   if (!invite || invite.realm_id !== realmId || invite.realm.deactivated) throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
   if (!isUsable(invite)) throw new JsonableError(LINK_EXPIRED);

@@ -72,6 +72,8 @@ export async function accessUserByEmail(db: Reader, actor: Actor, email: string,
   const domain = placeholderEmailDomain(actor.realm).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const placeholder = new RegExp(`^user(\\d+)@${domain}$`, 'i').exec(email.trim());
   if (placeholder) return accessUserById(db, actor, Number(placeholder[1]), options);
+  // No email holds a NUL (PostgreSQL text cannot): no such user, rather than a failed query.
+  if (email.includes('\u0000')) throw new JsonableError('No such user');
   const target = await db.userProfile.findFirst({
     where: {
       realm_id: actor.realm_id,
