@@ -429,3 +429,27 @@ describe('direct messages', () => {
     }
   });
 });
+
+test("a recipient's alert words flag the message for them, on sending and on editing", async () => {
+  const stream = await stack.createStream({ name: 'alerts', creatorId: alice.id, subscribers: [alice.id, bob.id, carol.id] });
+  expect((await bob.client.post('/api/v1/users/me/alert_words', { alert_words: JSON.stringify(['Deploy', 'on fire']) })).status).toBe(200);
+  const flagsFor = async (user: TestUser, id: number) => (await user.client.get(`/api/v1/messages/${id}`)).body.message.flags as string[];
+  const send = async (content: string) => (await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ops', content })).body.id as number;
+
+  const whole = await send('The deploy is done, and the server is ON FIRE!');
+  expect(await flagsFor(bob, whole)).toContain('has_alert_word');
+  expect(await flagsFor(carol, whole)).not.toContain('has_alert_word');
+  // Only whole words, and never inside code.
+  expect(await flagsFor(bob, await send('redeploying now'))).not.toContain('has_alert_word');
+  expect(await flagsFor(bob, await send('run `deploy` then\n```\ndeploy\n```'))).not.toContain('has_alert_word');
+
+  const edited = await send('nothing yet');
+  expect(await flagsFor(bob, edited)).not.toContain('has_alert_word');
+  expect((await alice.client.patch(`/api/v1/messages/${edited}`, { content: 'time to deploy' })).status).toBe(200);
+  expect(await flagsFor(bob, edited)).toContain('has_alert_word');
+  expect((await alice.client.patch(`/api/v1/messages/${edited}`, { content: 'never mind' })).status).toBe(200);
+  expect(await flagsFor(bob, edited)).not.toContain('has_alert_word');
+  // The narrow is:alerted finds it.
+  const alertedNarrow = await bob.client.get('/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'alerted' }]) });
+  expect(alertedNarrow.body.messages.map((m: { id: number }) => m.id)).toContain(whole);
+});

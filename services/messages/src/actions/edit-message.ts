@@ -34,6 +34,7 @@ import {
   type RenderingResult,
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
+import { usersAlertedBy } from '../lib/alert-words';
 import { streamMetadataAudience } from '../lib/audiences';
 import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
 import { accessMessageForUpdate } from '../lib/messages';
@@ -301,10 +302,13 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
       event.is_me_message = content.startsWith('/me ') && !content.includes('\n');
       Object.assign(updates, { content, rendered_content: rendering.html, rendered_content_version: 1, has_link: rendering.hasLink, has_image: rendering.hasImage });
       // Mention flags follow the new content (Zulip's update_user_message_flags).
-      const mask = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
+      const mask = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned | MessageFlag.has_alert_word;
+      const holders = await db.$queryRaw<{ id: number }[]>`SELECT user_profile_id AS id FROM user_message WHERE message_id = ${message.id}`;
+      const alerted = await usersAlertedBy(db, message.realm_id, holders.map((row) => row.id), content);
       await db.$executeRaw`
         UPDATE user_message SET flags = (flags & ${~mask})
           | CASE WHEN user_profile_id = ANY(${[...mentions.mentioned]}::int[]) THEN ${MessageFlag.mentioned} ELSE 0 END
+          | CASE WHEN user_profile_id = ANY(${[...alerted]}::int[]) THEN ${MessageFlag.has_alert_word} ELSE 0 END
           | ${rendering.streamWildcard ? MessageFlag.stream_wildcard_mentioned : 0}
           | CASE WHEN user_profile_id = ANY(${[...mentions.topicParticipants]}::int[]) THEN ${MessageFlag.topic_wildcard_mentioned} ELSE 0 END
         WHERE message_id = ${message.id}`;

@@ -31,6 +31,7 @@ import {
   type DisplayRecipientUser,
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
+import { usersAlertedBy } from '../lib/alert-words';
 import { streamMetadataAudience } from '../lib/audiences';
 import { loadActor } from '../lib/context';
 import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
@@ -156,6 +157,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     });
     recipientIds.push(...bots.map((bot) => bot.id));
   }
+  const alerted = await usersAlertedBy(db, realm.id, recipientIds, content);
   let baseFlags = 0;
   if (rendering.streamWildcard) baseFlags |= MessageFlag.stream_wildcard_mentioned;
   if (target.kind === 'private') baseFlags |= MessageFlag.is_private;
@@ -163,6 +165,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     let flags = baseFlags;
     if (userId === sender.id && input.options.readBySender) flags |= MessageFlag.read;
     if (mentionedIds.has(userId)) flags |= MessageFlag.mentioned;
+    if (alerted.has(userId)) flags |= MessageFlag.has_alert_word;
     if (rendering.topicWildcard && topicParticipants.has(userId)) flags |= MessageFlag.topic_wildcard_mentioned;
     return flags;
   };
