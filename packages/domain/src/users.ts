@@ -425,3 +425,49 @@ export async function realmPresence(
     presence_last_update_id: Math.max(options.lastUpdateId ?? -1, ...visible.map(presenceUpdateId)),
   };
 }
+
+/**
+ * Zulip's UserProfile.notification_settings_legacy: changing one also sends
+ * update_global_notifications, and register reports them as top-level keys to clients
+ * without user_settings_object.
+ */
+export const NOTIFICATION_SETTINGS_LEGACY: ReadonlySet<string> = new Set([
+  'enable_desktop_notifications',
+  'enable_digest_emails',
+  'enable_login_emails',
+  'enable_marketing_emails',
+  'email_notifications_batching_period_seconds',
+  'enable_offline_email_notifications',
+  'enable_offline_push_notifications',
+  'enable_online_push_notifications',
+  'enable_sounds',
+  'enable_stream_desktop_notifications',
+  'enable_stream_email_notifications',
+  'enable_stream_push_notifications',
+  'enable_stream_audible_notifications',
+  'wildcard_mentions_notify',
+  'message_content_in_email_notifications',
+  'notification_sound',
+  'pm_content_in_desktop_notifications',
+  'desktop_icon_count_display',
+  'realm_name_in_email_notifications_policy',
+  'presence_enabled',
+]);
+
+/** Zulip's UserProfile.display_settings_legacy (and timezone): the same, for update_display_settings. */
+export const DISPLAY_SETTINGS_LEGACY: ReadonlySet<string> = new Set([
+  'color_scheme',
+  'default_language',
+  'demote_inactive_streams',
+  'emojiset',
+  'enable_drafts_synchronization',
+  'fluid_layout_width',
+  'web_home_view',
+  'high_contrast_mode',
+  'left_side_userlist',
+  'starred_message_counts',
+  'timezone',
+  'translate_emoticons',
+  'twenty_four_hour_time',
+  'enter_sends',
+]);

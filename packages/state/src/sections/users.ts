@@ -18,6 +18,8 @@ import {
   userGroupDicts,
   userSettings,
   type ProfileData,
+  DISPLAY_SETTINGS_LEGACY,
+  NOTIFICATION_SETTINGS_LEGACY,
 } from '@teamchat/domain';
 import type { StateContext, StateSection } from '../registry';
 
@@ -85,50 +87,9 @@ const realmUserGroupsSection: StateSection = {
   },
 };
 
-/** Legacy top-level notification settings (Zulip's notification_settings_legacy). */
-const NOTIFICATION_SETTINGS_LEGACY = [
-  'enable_desktop_notifications',
-  'enable_digest_emails',
-  'enable_login_emails',
-  'enable_marketing_emails',
-  'email_notifications_batching_period_seconds',
-  'enable_offline_email_notifications',
-  'enable_offline_push_notifications',
-  'enable_online_push_notifications',
-  'enable_sounds',
-  'enable_stream_desktop_notifications',
-  'enable_stream_email_notifications',
-  'enable_stream_push_notifications',
-  'enable_stream_audible_notifications',
-  'wildcard_mentions_notify',
-  'message_content_in_email_notifications',
-  'notification_sound',
-  'pm_content_in_desktop_notifications',
-  'desktop_icon_count_display',
-  'realm_name_in_email_notifications_policy',
-  'presence_enabled',
-  'available_notification_sounds',
-] as const;
-
-/** Legacy top-level display settings (Zulip's display_settings_legacy). */
-const DISPLAY_SETTINGS_LEGACY = [
-  'color_scheme',
-  'default_language',
-  'demote_inactive_streams',
-  'emojiset',
-  'enable_drafts_synchronization',
-  'fluid_layout_width',
-  'web_home_view',
-  'high_contrast_mode',
-  'left_side_userlist',
-  'starred_message_counts',
-  'timezone',
-  'translate_emoticons',
-  'twenty_four_hour_time',
-  'receives_typing_notifications',
-  'enter_sends',
-  'emojiset_choices',
-] as const;
+/** Legacy top-level keys for clients without user_settings_object (Zulip adds the choice lists too). */
+const LEGACY_NOTIFICATION_KEYS = [...NOTIFICATION_SETTINGS_LEGACY, 'available_notification_sounds'];
+const LEGACY_DISPLAY_KEYS = [...DISPLAY_SETTINGS_LEGACY, 'emojiset_choices'];
 
 const userSettingsSection: StateSection = {
   eventType: 'user_settings',
@@ -230,8 +191,8 @@ export const USER_SECTIONS: StateSection[] = [
   realmUserSection,
   realmUserGroupsSection,
   userSettingsSection,
-  legacySettingsSection('update_display_settings', DISPLAY_SETTINGS_LEGACY),
-  legacySettingsSection('update_global_notifications', NOTIFICATION_SETTINGS_LEGACY),
+  legacySettingsSection('update_display_settings', LEGACY_DISPLAY_KEYS),
+  legacySettingsSection('update_global_notifications', LEGACY_NOTIFICATION_KEYS),
   customProfileFieldsSection,
   navigationViewsSection,
   realmLinkifiersSection,

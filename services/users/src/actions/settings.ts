@@ -6,9 +6,9 @@
 
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
-import { hashPassword, userIdsWhoCanAccessUser, userSettings, verifyPassword } from '@teamchat/domain';
+import { DISPLAY_SETTINGS_LEGACY, hashPassword, NOTIFICATION_SETTINGS_LEGACY, userIdsWhoCanAccessUser, userSettings, verifyPassword } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
-import { DISPLAY_SETTINGS_LEGACY, languageName, NOTIFICATION_SETTINGS_LEGACY, type SettingValue } from '../lib/settings';
+import { languageName, type SettingValue } from '../lib/settings';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
 
