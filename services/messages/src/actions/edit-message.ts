@@ -10,19 +10,18 @@
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Message, type Realm, type Stream, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
 import {
+  activeSubscriberIds,
   attachmentDicts,
   claimAttachments,
   EMPTY_TOPIC_DISPLAY_NAME,
   flagsList,
   hasRealmPermission,
-  hasUserGroupPermission,
   isUserInGroup,
   linkedUploadPathIds,
   loadLinkifiers,
   loadMarkdownData,
   MessageFlag,
   normalizeTopicInput,
-  recursiveGroupMemberIds,
   renderMessageMarkdown,
   RESOLVED_TOPIC_PREFIX,
   Role,
@@ -38,14 +37,13 @@ import { usersAlertedBy } from '../lib/alert-words';
 import { streamMetadataAudience } from '../lib/audiences';
 import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
 import { accessMessageForUpdate } from '../lib/messages';
+import { checkMentions } from '../lib/mentions';
 import { checkCanSendToStream } from '../lib/permissions';
 import { unprintablePosition } from '../lib/recipients';
-import { normalizeBody, topicParticipantIds } from './send-message';
+import { normalizeBody } from './send-message';
 
 /** Zulip's edit_limit_buffer: seconds of grace past each time limit. */
 const EDIT_LIMIT_BUFFER_SECONDS = 20;
-/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
-const WILDCARD_MENTION_THRESHOLD = 15;
 
 export type PropagateMode = 'change_one' | 'change_later' | 'change_all';
 
@@ -140,38 +138,6 @@ async function checkChangeAllTimeLimit(db: Db, user: UserProfile, settings: Sett
   });
 }
 
-/** Mention permissions and the users a rendering mentions, group members included (as sending checks them). */
-async function checkMentions(db: Db, sender: UserProfile, stream: Stream | null, topic: string, rendering: RenderingResult): Promise<{ mentioned: Set<number>; topicParticipants: Set<number> }> {
-  let topicParticipants = new Set<number>();
-  if (stream !== null) {
-    if (rendering.streamWildcard) {
-      const [{ count }] = await db.$queryRaw<{ count: number }[]>`
-        SELECT count(*)::int AS count FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id
-        WHERE s.stream_id = ${stream.id} AND s.active AND u.is_active`;
-      if (count > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
-        throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
-      }
-    }
-    if (rendering.topicWildcard) {
-      topicParticipants = await topicParticipantIds(db, stream.id, topic);
-      topicParticipants.add(sender.id);
-      if (topicParticipants.size > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
-        throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
-      }
-    }
-  }
-  const mentioned = new Set(rendering.mentionedUserIds);
-  if (rendering.mentionedGroupIds.size > 0) {
-    const groups = await db.userGroup.findMany({ where: { id: { in: [...rendering.mentionedGroupIds] } }, select: { id: true, name: true } });
-    for (const group of groups) {
-      if (!(await hasUserGroupPermission(db, sender, group.id, 'can_mention_group'))) {
-        throw new JsonableError(`You are not allowed to mention user group '${group.name}'.`);
-      }
-      for (const memberId of await recursiveGroupMemberIds(db, group.id)) mentioned.add(memberId);
-    }
-  }
-  return { mentioned, topicParticipants };
-}
 
 /**
  * Zulip's check_attachment_reference_change: uploads the new content no longer links are
@@ -267,7 +233,7 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     let mentions: { mentioned: Set<number>; topicParticipants: Set<number> } | null = null;
     if (content !== undefined) {
       rendering = renderMessageMarkdown(content, await loadMarkdownData(db, viewerOf(user), content));
-      mentions = await checkMentions(db, user, stream, targetTopic, rendering);
+      mentions = await checkMentions(db, user, stream && { streamId: stream.id, topic: targetTopic, subscriberCount: async () => (await activeSubscriberIds(db, [stream.id])).get(stream.id)!.length }, rendering);
     }
 
     if (stream !== null && targetStream !== null) {

@@ -16,13 +16,10 @@ import {
   dmKey,
   EMPTY_TOPIC_DISPLAY_NAME,
   flagsList,
-  hasRealmPermission,
-  hasUserGroupPermission,
   inaccessibleUserIds,
   linkedUploadPathIds,
   loadMarkdownData,
   MessageFlag,
-  recursiveGroupMemberIds,
   renderMessageMarkdown,
   SERVER_LIMITS,
   topicLinks,
@@ -34,11 +31,10 @@ import type { MessagesDeps } from '../deps';
 import { usersAlertedBy } from '../lib/alert-words';
 import { streamMetadataAudience } from '../lib/audiences';
 import { loadActor } from '../lib/context';
+import { checkMentions } from '../lib/mentions';
 import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
 import { checkTopicInput, streamForSending, usersForRecipients, type PrivateRecipients, type StreamIndicator } from '../lib/recipients';
 
-/** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
-const WILDCARD_MENTION_THRESHOLD = 15;
 
 export type SendMessageInput =
   | { type: 'stream'; to: StreamIndicator | undefined; topic: string | undefined; content: string; options: SendOptions }
@@ -123,29 +119,13 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   // Rendering and the permissions that depend on what was actually mentioned.
   const markdownData = await markdownLoaded;
   const rendering = renderMessageMarkdown(content, markdownData);
-  let topicParticipants = new Set<number>();
-  if (target.kind === 'stream') {
-    if (rendering.streamWildcard && target.recipientIds.length > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
-      throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
-    }
-    if (rendering.topicWildcard) {
-      topicParticipants = await topicParticipantIds(db, target.stream.id, target.topic);
-      topicParticipants.add(sender.id);
-      if (topicParticipants.size > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
-        throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
-      }
-    }
-  }
-  const mentionedIds = new Set(rendering.mentionedUserIds);
-  if (rendering.mentionedGroupIds.size > 0) {
-    const groups = await db.userGroup.findMany({ where: { id: { in: [...rendering.mentionedGroupIds] } }, select: { id: true, name: true } });
-    for (const group of groups) {
-      if (!(await hasUserGroupPermission(db, sender, group.id, 'can_mention_group'))) {
-        throw new JsonableError(`You are not allowed to mention user group '${group.name}'.`);
-      }
-      for (const memberId of await recursiveGroupMemberIds(db, group.id)) mentionedIds.add(memberId);
-    }
-  }
+  const stream = target.kind === 'stream' ? target : null;
+  const { mentioned: mentionedIds, topicParticipants } = await checkMentions(
+    db,
+    sender,
+    stream && { streamId: stream.stream.id, topic: stream.topic, subscriberCount: async () => stream.recipientIds.length },
+    rendering,
+  );
 
   // Who gets a user_message row, with which flags (Zulip's create_user_messages).
   const recipientIds = target.kind === 'stream' ? [...target.recipientIds] : target.participants.map((user) => user.id);
@@ -256,11 +236,3 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
 }
 
 /** Senders of and reactors to the topic (Zulip's participants_for_topic). */
-export async function topicParticipantIds(db: Pick<TxClient, '$queryRaw'>, streamId: number, topic: string): Promise<Set<number>> {
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    SELECT m.sender_id AS id FROM message m WHERE m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})
-    UNION
-    SELECT r.user_profile_id FROM reaction r JOIN message m ON m.id = r.message_id
-    WHERE m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})`;
-  return new Set(rows.map((row) => row.id));
-}
