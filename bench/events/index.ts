@@ -27,8 +27,11 @@ const REALMS = 4;
 const USERS_PER_REALM = 25;
 const QUEUES_PER_USER = 10; // 4 x 25 x 10 = 1,000 parked polls
 const MEMORY_QUEUES_PER_USER = 100; // 100 users x 100 = 10,000 queues
+const MEMORY_SETTLE_MS = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 15_000);
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 160);
 const WINDOW = 8;
+/** Turns each system takes at the throughput measurement (interleaved with the others). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
 /** Which parts to run (all by default): baseline, one, two, memory. Skipped figures print NaN. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'baseline,one,two,memory').split(','));
@@ -303,12 +306,12 @@ async function measureThroughput(system: System, realms: BenchUser[][], queuesPe
 }
 
 /**
- * Typing latency, two ways: from the request leaving the driver to the recipient's queue
- * receiving the event ("sent"; for the baseline that is its publish-to-receive), and from the
- * request's answer (the notification accepted) to the event received ("accepted"; 0 when the
- * event came first). p99 and median of each.
+ * One typing-latency sample, two ways: from the request leaving the driver to the recipient's
+ * queue receiving the event ("sent"; for the baseline that is its publish-to-receive), and from
+ * the request's answer (the notification accepted) to the event received ("accepted"; 0 when
+ * the event came first).
  */
-async function measureTypingLatency(system: System, agent: http.Agent, realms: BenchUser[][], hooks: { onEvent: (fn: EventListener) => void }, samples: number): Promise<TypingLatency> {
+async function typingSample(system: System, agent: http.Agent, realms: BenchUser[][], hooks: { onEvent: (fn: EventListener) => void }, i: number): Promise<{ fromSent: number; fromAccepted: number }> {
   let waiting: { recipientId: number; senderId: number; resolve: (at: number) => void } | null = null;
   hooks.onEvent((queue, event, at) => {
     if (waiting && event.type === 'typing' && queue.user.id === waiting.recipientId && event.sender?.user_id === waiting.senderId) {
@@ -317,22 +320,21 @@ async function measureTypingLatency(system: System, agent: http.Agent, realms: B
       resolve(at);
     }
   });
-  const fromSent: number[] = [];
-  const fromAccepted: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const users = realms[i % realms.length];
-    const sender = users[i % users.length];
-    const recipient = users[(i + 1) % users.length];
-    const received = new Promise<number>((resolve) => (waiting = { recipientId: recipient.id, senderId: sender.id, resolve }));
-    const sent = now();
-    await system.typing(agent, sender, recipient);
-    const accepted = now();
-    const at = await Promise.race([received, sleep(10_000).then(() => NaN)]);
-    if (Number.isNaN(at)) throw new Error(`${system.name}: typing event ${i} never arrived`);
-    fromSent.push(at - sent);
-    fromAccepted.push(Math.max(0, at - accepted));
-    await sleep(5);
-  }
+  const users = realms[i % realms.length];
+  const sender = users[i % users.length];
+  const recipient = users[(i + 1) % users.length];
+  const received = new Promise<number>((resolve) => (waiting = { recipientId: recipient.id, senderId: sender.id, resolve }));
+  const sent = now();
+  await system.typing(agent, sender, recipient);
+  const accepted = now();
+  const at = await Promise.race([received, sleep(10_000).then(() => NaN)]);
+  if (Number.isNaN(at)) throw new Error(`${system.name}: typing event ${i} never arrived`);
+  return { fromSent: at - sent, fromAccepted: Math.max(0, at - accepted) };
+}
+
+function summarizeLatency(samples: { fromSent: number; fromAccepted: number }[]): TypingLatency {
+  const fromSent = samples.map((sample) => sample.fromSent);
+  const fromAccepted = samples.map((sample) => sample.fromAccepted);
   return {
     sentP99: percentile(fromSent, 99),
     sentP50: percentile(fromSent, 50),
@@ -456,33 +458,74 @@ async function registerQueues(system: System, users: BenchUser[], perUser: numbe
   return queues;
 }
 
-/**
- * With a parked poll on every queue: deliveries/s (and the CPU each process spent per 1,000
- * deliveries), then, if asked, the typing latency. The queues' last_event_id is kept, so
- * another deployment of the same event tier can carry on with them.
- */
-async function measureWithParkedPolls(system: System, realms: BenchUser[][], queues: QueueRef[], withLatency: boolean): Promise<Figures> {
+/** A system with a parked poll on every one of its queues, its events going to `hooks`. */
+interface ParkedSystem {
+  system: System;
+  queues: QueueRef[];
+  agent: http.Agent;
+  pollers: Poller[];
+  hooks: { onEvent: (fn: EventListener) => void };
+}
+
+async function park(system: System, queues: QueueRef[]): Promise<ParkedSystem> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   let listener: EventListener = () => undefined;
   const pollers = startPollers(agent, system, queues, (queue, event, at) => listener(queue, event, at));
   await sleep(2000);
   const hooks = { onEvent: (fn: EventListener) => (listener = fn) };
-  await measureThroughput(system, realms, QUEUES_PER_USER, 16, hooks); // warm-up
-  const pids = { driver: process.pid, ...system.pids() };
-  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
-  const throughput = await measureThroughput(system, realms, QUEUES_PER_USER, THROUGHPUT_EVENTS, hooks);
-  const cpu = Object.entries(pids).map(([name, pid]) => `${name} ${(((cpuMs(pid) - cpuBefore[name]) / throughput.deliveries) * 1000).toFixed(0)}`);
-  log(`   ${system.name}: ${throughput.deliveries} deliveries in ${throughput.seconds.toFixed(2)} s = ${throughput.perSecond.toFixed(0)}/s; CPU ms per 1,000 deliveries: ${cpu.join(', ')}`);
-  let latency: Figures['latency'];
-  if (withLatency) {
-    await measureTypingLatency(system, agent, realms, hooks, 20); // warm-up
-    latency = await measureTypingLatency(system, agent, realms, hooks, LATENCY_SAMPLES);
-    log(`   ${system.name}: typing sent -> received p99 ${latency.sentP99.toFixed(2)} ms, p50 ${latency.sentP50.toFixed(2)} ms; accepted -> received p99 ${latency.acceptedP99.toFixed(2)} ms, p50 ${latency.acceptedP50.toFixed(2)} ms`);
+  return { system, queues, agent, pollers, hooks };
+}
+
+/** Stops the polls; the queues' last_event_id is kept, so another deployment can carry on with them. */
+async function unpark(parked: ParkedSystem): Promise<void> {
+  await stopPollers(parked.pollers, parked.agent);
+  parked.pollers.forEach((poller, i) => (parked.queues[i].lastEventId = poller.lastEventId));
+  log(`   ${parked.system.name}: polls stopped`);
+}
+
+/**
+ * Deliveries/s (and the CPU each process spent per 1,000 deliveries), then, if asked, the typing
+ * latency, of every system given, INTERLEAVED: each system's share of the events is sent in
+ * ROUNDS turns, and latency samples alternate between the systems, so that all of them meet
+ * the same load from whatever else runs on the machine (a shared machine's load changes by
+ * the second; measured one after the other, the systems would not be compared fairly).
+ */
+async function measureInterleaved(parkedSystems: ParkedSystem[], realms: BenchUser[][], withLatency: boolean): Promise<Figures[]> {
+  for (const { system, hooks } of parkedSystems) await measureThroughput(system, realms, QUEUES_PER_USER, 16, hooks); // warm-up
+  const totals = parkedSystems.map(() => ({ deliveries: 0, seconds: 0, cpu: new Map<string, number>() }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [k, { system, hooks }] of parkedSystems.entries()) {
+      const pids = { driver: process.pid, ...system.pids() };
+      const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+      const result = await measureThroughput(system, realms, QUEUES_PER_USER, Math.ceil(THROUGHPUT_EVENTS / ROUNDS), hooks);
+      totals[k].deliveries += result.deliveries;
+      totals[k].seconds += result.seconds;
+      for (const [name, pid] of Object.entries(pids)) totals[k].cpu.set(name, (totals[k].cpu.get(name) ?? 0) + cpuMs(pid) - cpuBefore[name]);
+    }
   }
-  await stopPollers(pollers, agent);
-  log(`   ${system.name}: polls stopped`);
-  pollers.forEach((poller, i) => (queues[i].lastEventId = poller.lastEventId));
-  return { throughput, latency };
+  const figures: Figures[] = parkedSystems.map(({ system }, k) => {
+    const { deliveries, seconds, cpu } = totals[k];
+    const throughput = { perSecond: deliveries / seconds, deliveries, seconds };
+    const cpuLine = [...cpu].map(([name, ms]) => `${name} ${((ms / deliveries) * 1000).toFixed(0)}`);
+    log(`   ${system.name}: ${deliveries} deliveries in ${seconds.toFixed(2)} s = ${throughput.perSecond.toFixed(0)}/s; CPU ms per 1,000 deliveries: ${cpuLine.join(', ')}`);
+    return { throughput };
+  });
+  if (withLatency) {
+    const samples = parkedSystems.map(() => [] as { fromSent: number; fromAccepted: number }[]);
+    for (let i = 0; i < 20 + LATENCY_SAMPLES; i++) {
+      for (const [k, parked] of parkedSystems.entries()) {
+        const sample = await typingSample(parked.system, parked.agent, realms, parked.hooks, i);
+        if (i >= 20) samples[k].push(sample); // the first 20 warm up
+        await sleep(5);
+      }
+    }
+    parkedSystems.forEach(({ system }, k) => {
+      const latency = summarizeLatency(samples[k]);
+      figures[k].latency = latency;
+      log(`   ${system.name}: typing sent -> received p99 ${latency.sentP99.toFixed(2)} ms, p50 ${latency.sentP50.toFixed(2)} ms; accepted -> received p99 ${latency.acceptedP99.toFixed(2)} ms, p50 ${latency.acceptedP50.toFixed(2)} ms`);
+    });
+  }
+  return figures;
 }
 
 /** Bytes per queue: (process RSS growth + Redis bytes of the queues) / queues, with every poll parked. */
@@ -498,7 +541,9 @@ async function measureMemory(
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const pollers = startPollers(agent, system, queues, () => undefined);
   if (parkedAll) await parkedAll(queues.map((queue) => queue.queueId));
-  await sleep(3000);
+  // Idle for a while, as the figure's queues are: V8's memory reducer collects what registering
+  // left behind (the same for both systems), so RSS growth is what the parked queues hold.
+  await sleep(MEMORY_SETTLE_MS);
   const processBytes = rssBytes(proc) - rssBefore;
   const redisGrowth = (await redisBytes()) - redisBefore;
   await stopPollers(pollers, agent);
@@ -544,39 +589,20 @@ async function main() {
     }
     const allUsers = realms.flat();
 
-    // ---- the baseline, in its own process
-    const skippedLatency: TypingLatency = { sentP99: NaN, sentP50: NaN, acceptedP99: NaN, acceptedP50: NaN };
-    let baseline1: Figures = { throughput: skipped, latency: skippedLatency };
-    let baseMemory = skipped;
-    if (PHASES.has('baseline')) {
-      log('» baseline: bare node:http long-poll server, in-memory queues');
-      const proc = await startPrintingPort('baseline', path.join(__dirname, 'baseline-server.mjs'));
-      procs.push(proc);
-      const system = baseline(`http://127.0.0.1:${proc.port}`, proc.child.pid!);
-      baseline1 = await measureWithParkedPolls(system, realms, await registerQueues(system, allUsers, QUEUES_PER_USER), true);
-      await stop(proc);
-      if (PHASES.has('memory')) {
-        baseMemory = {
-          ...skipped,
-          ...(await measureMemory(async () => {
-            const memoryProc = await startPrintingPort('baseline-memory', path.join(__dirname, 'baseline-server.mjs'));
-            procs.push(memoryProc);
-            return { proc: memoryProc, system: baseline(`http://127.0.0.1:${memoryProc.port}`, memoryProc.child.pid!), redisBytes: async () => 0 };
-          }, allUsers)),
-        };
-      }
-    }
-
     // ---- teamchat: event replicas (behind a connection balancer, as a Kubernetes Service is), the gateway
     const messagesAvailable = fs.existsSync(path.join(ROOT, 'services/messages/dist/main.js'));
-    const deployment = async (replicas: number, balanced: boolean) => {
+    /** A deployment; another `redisPrefix` gives it its own queues and intake, apart from the others. */
+    const deployment = async (replicas: number, balanced: boolean, { redisPrefix = prefix, withMessages = true } = {}) => {
+      const tag = redisPrefix === prefix ? '' : `${redisPrefix.slice(prefix.length, -1)}-`;
+      const deploymentEnv = { ...serviceEnv, REDIS_PREFIX: redisPrefix };
+      const deploymentBus = redisPrefix === prefix ? bus : new EventBus(redis, redisPrefix, REALMS);
       const events: Proc[] = [];
       for (let i = 0; i < replicas; i++) {
-        events.push(await startService(`events-${i}`, 'events', { ...serviceEnv, EVENTS_REPLICA_ID: `bench-events-${i}`, DB_POOL_SIZE: '10' }));
+        events.push(await startService(`${tag}events-${i}`, 'events', { ...deploymentEnv, EVENTS_REPLICA_ID: `bench-${tag}events-${i}`, DB_POOL_SIZE: '10' }));
       }
-      const balancer = balanced ? await startPrintingPort('balancer', path.join(__dirname, 'balancer.mjs'), events.map((proc) => String(proc.port))) : undefined;
+      const balancer = balanced ? await startPrintingPort(`${tag}balancer`, path.join(__dirname, 'balancer.mjs'), events.map((proc) => String(proc.port))) : undefined;
       let messages: Proc | undefined;
-      if (messagesAvailable) {
+      if (messagesAvailable && withMessages) {
         try {
           messages = await startService('messages', 'messages', serviceEnv);
         } catch (error) {
@@ -584,8 +610,10 @@ async function main() {
         }
       }
       const unreachable = 'http://127.0.0.1:9';
-      const gateway = await startService('gateway', 'gateway', {
-        ...serviceEnv,
+      const gateway = await startService(`${tag}gateway`, 'gateway', {
+        ...deploymentEnv,
+        // 1,000 polls of 100 users for minutes are far over Zulip's per-user API budget.
+        RATE_LIMIT_ENABLED: 'false',
         EVENTS_URL: `http://127.0.0.1:${(balancer ?? events[0]).port}`,
         MESSAGES_URL: messages ? `http://127.0.0.1:${messages.port}` : unreachable,
         USERS_URL: unreachable,
@@ -598,30 +626,68 @@ async function main() {
       const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
       if (redisPid) pids['redis (shared)'] = redisPid;
       const typingThrough = messages && process.env.BENCH_TYPING_THROUGH !== 'intake' ? 'api' : 'bus';
-      const system = teamchatThroughGateway(`http://127.0.0.1:${gateway.port}`, bus, typingThrough, pids);
+      const system = teamchatThroughGateway(`http://127.0.0.1:${gateway.port}`, deploymentBus, typingThrough, pids);
+      if (tag) system.name = `teamchat, ${replicas} replica${replicas > 1 ? 's' : ''} (balanced)`;
       return { system, stop: () => Promise.all(started.map(stop)) };
     };
 
+    // ---- figures 1 and 2: the baseline (in its own process) and teamchat (gateway -> one event
+    // replica), both with their 1,000 polls parked at once, measured in alternation.
+    const skippedLatency: TypingLatency = { sentP99: NaN, sentP50: NaN, acceptedP99: NaN, acceptedP50: NaN };
+    let baseline1: Figures = { throughput: skipped, latency: skippedLatency };
     let teamchat1: Figures = { throughput: skipped, latency: skippedLatency };
     let balanced1: Figures = { throughput: skipped };
     let balanced2: Figures = { throughput: skipped };
+    let baseMemory = skipped;
     let queues: QueueRef[] | undefined;
     // One set of queues for every deployment: replicas are interchangeable, queues live in Redis.
     const teamchatQueues = async (system: System) => (queues ??= await registerQueues(system, allUsers, QUEUES_PER_USER));
-    if (PHASES.has('one')) {
-      log('» teamchat: gateway -> one event replica');
-      const one = await deployment(1, false);
-      teamchat1 = await measureWithParkedPolls(one.system, realms, await teamchatQueues(one.system), true);
-      await one.stop();
+    if (PHASES.has('baseline') || PHASES.has('one')) {
+      const parked: ParkedSystem[] = [];
+      let baseProc: Proc | undefined;
+      let one: Awaited<ReturnType<typeof deployment>> | undefined;
+      if (PHASES.has('baseline')) {
+        log('» baseline: bare node:http long-poll server, in-memory queues');
+        baseProc = await startPrintingPort('baseline', path.join(__dirname, 'baseline-server.mjs'));
+        procs.push(baseProc);
+        const system = baseline(`http://127.0.0.1:${baseProc.port}`, baseProc.child.pid!);
+        parked.push(await park(system, await registerQueues(system, allUsers, QUEUES_PER_USER)));
+      }
+      if (PHASES.has('one')) {
+        log('» teamchat: gateway -> one event replica');
+        one = await deployment(1, false);
+        parked.push(await park(one.system, await teamchatQueues(one.system)));
+      }
+      log(`» ${parked.map(({ system }) => system.name).join(' and ')}: deliveries/s and typing latency, ${ROUNDS} rounds interleaved`);
+      const figures = await measureInterleaved(parked, realms, true);
+      for (const p of parked) await unpark(p);
+      if (baseProc) baseline1 = figures.shift()!;
+      if (one) teamchat1 = figures.shift()!;
+      await stop(baseProc);
+      await one?.stop();
+    }
+    if (PHASES.has('baseline') && PHASES.has('memory')) {
+      baseMemory = {
+        ...skipped,
+        ...(await measureMemory(async () => {
+          const memoryProc = await startPrintingPort('baseline-memory', path.join(__dirname, 'baseline-server.mjs'));
+          procs.push(memoryProc);
+          return { proc: memoryProc, system: baseline(`http://127.0.0.1:${memoryProc.port}`, memoryProc.child.pid!), redisBytes: async () => 0 };
+        }, allUsers)),
+      };
     }
     if (PHASES.has('two')) {
-      log('» teamchat: gateway -> balancer -> one event replica');
-      const one = await deployment(1, true);
-      balanced1 = await measureWithParkedPolls(one.system, realms, await teamchatQueues(one.system), false);
+      // Both deployments at once, each with its own queues and intake (its own key prefix), and
+      // measured in alternation, like figures 1 and 2.
+      log('» teamchat: gateway -> balancer -> one event replica, and (apart) gateway -> balancer -> two event replicas');
+      const one = await deployment(1, true, { redisPrefix: `${prefix}one:`, withMessages: false });
+      const parkedOne = await park(one.system, await registerQueues(one.system, allUsers, QUEUES_PER_USER));
+      const two = await deployment(2, true, { redisPrefix: `${prefix}two:`, withMessages: false });
+      const parkedTwo = await park(two.system, await registerQueues(two.system, allUsers, QUEUES_PER_USER));
+      [balanced1, balanced2] = await measureInterleaved([parkedOne, parkedTwo], realms, false);
+      await unpark(parkedOne);
+      await unpark(parkedTwo);
       await one.stop();
-      log('» teamchat: gateway -> balancer -> two event replicas');
-      const two = await deployment(2, true);
-      balanced2 = await measureWithParkedPolls(two.system, realms, await teamchatQueues(two.system), false);
       await two.stop();
     }
 

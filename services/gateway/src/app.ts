@@ -174,7 +174,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
     }
     try {
       const { user, realmId } = await authenticate(req, url, rule);
-      await rateLimiter.check(req, res, user);
+      // Long-polls are not counted: a client on a busy realm polls again after every answer,
+      // and a refused poll would cut it off from its events (each poll is cheap when parked).
+      if (!rule.longPoll) await rateLimiter.check(req, res, user);
       observation.userId = user?.userId;
       observation.realmId = realmId;
       const token = signInternalToken(env.INTERNAL_JWT_SECRET, {

@@ -11,7 +11,7 @@ import type { Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { copiesFor, copyClassOf } from './event-copies';
 import type { QueueDescriptor } from './queue-options';
-import type { Append, AppendResult, QueueStore, StaleIndexEntry } from './queue-store';
+import type { Append, AppendOutcome, QueueStore, StaleIndexEntry } from './queue-store';
 
 export interface StreamEntry {
   /** Redis stream id, "ms-seq". */
@@ -61,12 +61,35 @@ function recipientExtras(recipient: Recipient): Record<string, unknown> {
   return extras;
 }
 
+/**
+ * Local echo (Zulip's process_message_event): the message event sent to the queue the sender
+ * named with `queue_id` when sending carries `local_message_id`, the `local_id` it chose, so
+ * that client replaces its locally echoed copy. No other queue (of the sender or anyone) gets it.
+ */
+function localEcho(entry: IntakeEntry): { queueId: string; senderId: number; localId: string } | null {
+  const event = entry.event as Record<string, unknown>;
+  if (event.type !== 'message' || typeof event._sender_queue_id !== 'string' || typeof event._local_id !== 'string') return null;
+  const senderId = (event.message as { sender_id?: unknown } | undefined)?.sender_id;
+  return typeof senderId === 'number' ? { queueId: event._sender_queue_id, senderId, localId: event._local_id } : null;
+}
+
 function isStreamMessage(entry: IntakeEntry): boolean {
   return entry.event.type === 'message' && (entry.event.message as { type?: string } | undefined)?.type === 'stream';
 }
 
+/** What a batch needs to know about its queues to build their appends. */
+interface Audience {
+  queuesByUser: Map<number, string[]>;
+  realmWide: Map<number, string[]>;
+  publicStreams: Set<number>;
+  descriptors: Map<string, CachedDescriptor | null>;
+}
+
 export class Fanout {
   private readonly descriptors = new DescriptorCache(100_000);
+  /** Each user's queues as their index listed them at the last batch that reached the user. */
+  private readonly userQueues = new Map<number, string[]>();
+  private static readonly USER_QUEUES_CAPACITY = 100_000;
   private readonly metrics = eventTierMetrics();
 
   constructor(
@@ -79,8 +102,13 @@ export class Fanout {
   async apply(batch: StreamEntry[]): Promise<void> {
     if (batch.length === 0) return;
     const userIds = [...new Set(batch.flatMap(({ entry }) => entry.users.map(recipientId)))];
-    const queuesByUser = await this.store.queuesOfUsers(userIds);
+    if (!batch.some(({ entry }) => isStreamMessage(entry)) && (await this.applyToKnownQueues(batch, userIds))) {
+      this.observeLag(batch);
+      return;
+    }
 
+    const queuesByUser = await this.store.queuesOfUsers(userIds);
+    this.rememberUserQueues(queuesByUser);
     // Realm-wide queues (all_public_streams, narrows) also see public-channel messages.
     const realmsWithStreamMessages = [...new Set(batch.filter(({ entry }) => isStreamMessage(entry)).map(({ entry }) => entry.realmId))];
     const realmWide = realmsWithStreamMessages.length ? await this.store.realmWideQueues(realmsWithStreamMessages) : new Map<number, string[]>();
@@ -89,13 +117,63 @@ export class Fanout {
     const allQueueIds = new Set<string>();
     for (const ids of queuesByUser.values()) for (const id of ids) allQueueIds.add(id);
     for (const ids of realmWide.values()) for (const id of ids) allQueueIds.add(id);
-    const descriptors = await this.loadDescriptors([...allQueueIds]);
+    const audience = { queuesByUser, realmWide, publicStreams, descriptors: await this.loadDescriptors([...allQueueIds]) };
+    await this.appendAll(this.plan(batch, audience), audience);
+    this.observeLag(batch);
+  }
 
-    const appends: Append[] = [];
-    const gone: StaleIndexEntry[] = [];
-    for (const [queueId, cached] of descriptors) {
-      if (!cached) gone.push(...this.staleIndexEntries(queueId, queuesByUser, realmWide));
+  /**
+   * The common case in one round trip: when every recipient's queues are known from earlier
+   * batches (and no realm-wide queue can be concerned), their appends go to Redis together with
+   * the re-read of the recipients' indexes. Queues the indexes list that were not known (a
+   * client registered meanwhile) get the batch right after; none of them got any of it yet, so
+   * each queue still gets the batch's entries once and in order. Returns false (nothing done)
+   * when something is not known.
+   */
+  private async applyToKnownQueues(batch: StreamEntry[], userIds: number[]): Promise<boolean> {
+    const known = new Map<number, string[]>();
+    const descriptors = new Map<string, CachedDescriptor | null>();
+    for (const userId of userIds) {
+      const queueIds = this.userQueues.get(userId);
+      if (!queueIds) return false;
+      for (const queueId of queueIds) {
+        const cached = this.descriptors.get(queueId);
+        if (!cached) return false;
+        descriptors.set(queueId, cached);
+      }
+      known.set(userId, queueIds);
     }
+    const noRealmWide = { realmWide: new Map<number, string[]>(), publicStreams: new Set<number>() };
+    const audience: Audience = { queuesByUser: known, descriptors, ...noRealmWide };
+    const [listed] = await Promise.all([this.store.queuesOfUsers(userIds), this.appendAll(this.plan(batch, audience), audience)]);
+    this.rememberUserQueues(listed);
+
+    const unknown = new Set<string>();
+    for (const [userId, queueIds] of listed) {
+      const before = new Set(known.get(userId));
+      for (const queueId of queueIds) if (!before.has(queueId)) unknown.add(queueId);
+    }
+    if (unknown.size === 0) return true;
+    const fresh = await this.loadDescriptors([...unknown]);
+    const freshAudience: Audience = { queuesByUser: listed, descriptors: fresh, ...noRealmWide };
+    await this.appendAll(this.plan(batch, freshAudience, unknown), freshAudience);
+    return true;
+  }
+
+  private rememberUserQueues(queuesByUser: Map<number, string[]>): void {
+    for (const [userId, queueIds] of queuesByUser) {
+      this.userQueues.delete(userId);
+      this.userQueues.set(userId, queueIds);
+    }
+    while (this.userQueues.size > Fanout.USER_QUEUES_CAPACITY) this.userQueues.delete(this.userQueues.keys().next().value!);
+  }
+
+  /**
+   * One append per queue (of `only`, when given), carrying its share of every entry in stream
+   * order: a queue gets the batch's events in one script, and a parked poll all of them in one answer.
+   */
+  private plan(batch: StreamEntry[], { queuesByUser, realmWide, publicStreams, descriptors }: Audience, only?: Set<string>): Append[] {
+    const appendsByQueue = new Map<string, Append>();
     for (const { id, entry } of batch) {
       // Which queues get this entry, with the recipient's own fields (null: not a recipient).
       const targets = new Map<string, Record<string, unknown> | null>();
@@ -105,10 +183,14 @@ export class Fanout {
       for (const recipient of entry.users) {
         for (const queueId of queuesByUser.get(recipientId(recipient)) ?? []) targets.set(queueId, recipientExtras(recipient));
       }
+      const echo = localEcho(entry);
       const copies = new Map<string, string[]>();
-      for (const [queueId, extras] of targets) {
+      for (const [queueId, recipientFields] of targets) {
+        if (only && !only.has(queueId)) continue;
         const cached = descriptors.get(queueId);
         if (!cached || cached.descriptor.realmId !== entry.realmId) continue;
+        // The sender's own queue gets its own copy (the recipient fields make the copy key differ).
+        const extras = echo && echo.queueId === queueId && cached.descriptor.userId === echo.senderId ? { ...recipientFields, local_message_id: echo.localId } : recipientFields;
         // Queues of the same kind and recipient fields get the same JSON: build it once.
         const copyKey = `${cached.copyClass}\u0000${extras === null ? 'null' : JSON.stringify(extras)}`;
         let events = copies.get(copyKey);
@@ -116,30 +198,43 @@ export class Fanout {
           events = copiesFor(cached.descriptor, entry.event, extras).map((event) => JSON.stringify(event));
           copies.set(copyKey, events);
         }
-        if (events.length) appends.push({ queueId, entryId: id, xid: entry.xid, events });
+        if (events.length === 0) continue;
+        let append = appendsByQueue.get(queueId);
+        if (!append) appendsByQueue.set(queueId, (append = { queueId, groups: [] }));
+        append.groups.push({ entryId: id, xid: entry.xid, events });
       }
     }
+    return [...appendsByQueue.values()];
+  }
 
+  /** Runs the appends; removes the queues found gone (or dropped for their size) from the indexes. */
+  private async appendAll(appends: Append[], { queuesByUser, realmWide, descriptors }: Audience): Promise<void> {
+    const gone: StaleIndexEntry[] = [];
+    for (const [queueId, cached] of descriptors) {
+      if (!cached) gone.push(...this.staleIndexEntries(queueId, queuesByUser, realmWide));
+    }
     const results = await this.store.append(appends);
-    this.observe(batch, appends, results);
-    results.forEach((result, i) => {
-      if (result !== 'gone' && result !== 'dropped') return;
+    this.observe(results);
+    results.forEach(({ status }, i) => {
+      if (status !== 'gone' && status !== 'dropped') return;
       const queueId = appends[i].queueId;
       const cached = descriptors.get(queueId);
       this.descriptors.delete(queueId);
       if (cached) gone.push({ queueId, userId: cached.descriptor.userId, realmId: cached.descriptor.realmId });
-      if (result === 'dropped') this.logger.warn({ queue_id: queueId }, 'event queue dropped: too many unacknowledged events');
+      if (status === 'dropped') this.logger.warn({ queue_id: queueId }, 'event queue dropped: too many unacknowledged events');
     });
     await this.store.forget(gone);
   }
 
-  /** Events appended, and how long each entry took from entering the intake stream to its queues. */
-  private observe(batch: StreamEntry[], appends: Append[], results: AppendResult[]): void {
+  /** Events appended. */
+  private observe(results: AppendOutcome[]): void {
     let appended = 0;
-    results.forEach((result, i) => {
-      if (result === 'appended') appended += appends[i].events.length;
-    });
+    for (const result of results) appended += result.appended;
     if (appended) this.metrics.eventsFannedOut.inc(appended);
+  }
+
+  /** How long each entry took from entering the intake stream to being in all its queues. */
+  private observeLag(batch: StreamEntry[]): void {
     const now = Date.now();
     for (const { id } of batch) this.metrics.fanoutLag.observe(Math.max(0, now - Number(id.slice(0, id.indexOf('-')))) / 1000);
   }

@@ -61,6 +61,15 @@ class PartitionConsumer {
   private stopping = false;
   private blocked = false;
   private done: Promise<void> = Promise.resolve();
+  /**
+   * Until when (performance.now()) the lease is surely still ours: the send time of the SET or
+   * renewal that succeeded, plus the lease. Redis starts the key's expiry no earlier, so no other
+   * replica can own the partition before this instant.
+   */
+  private leaseValidUntil: number;
+  /** XREADGROUP's BLOCK: short beside the lease, so a read never delivers entries after it. */
+  private readonly blockMs: number;
+  private readonly marginMs: number;
 
   constructor(
     readonly partition: number,
@@ -68,7 +77,30 @@ class PartitionConsumer {
     private readonly fanout: Fanout,
     private readonly options: IntakeOptions,
     private readonly logger: Logger,
-  ) {}
+    leaseValidUntil: number,
+  ) {
+    this.leaseValidUntil = leaseValidUntil;
+    this.blockMs = Math.max(10, Math.min(1000, Math.floor(options.leaseMs / 4)));
+    this.marginMs = Math.max(5, Math.floor(options.leaseMs / 10));
+  }
+
+  extendLease(validUntil: number): void {
+    this.leaseValidUntil = Math.max(this.leaseValidUntil, validUntil);
+  }
+
+  /**
+   * Entries are read (or claimed) only while the lease surely outlasts the read: every entry this
+   * replica is handed is then pending under it before any other replica can own the partition,
+   * so the next owner claims it (XAUTOCLAIM) and applies it in order. A replica that stalled past
+   * its lease (a GC pause, a frozen process) would otherwise read newer entries while the next
+   * owner applies others: each queue keeps the higher of the two, the other owner's entries are
+   * refused by the high-water mark, and lost. Waits here until the lease is renewed or the
+   * consumer is stopped (the lease round stops it when the renewal fails).
+   */
+  private async whileLeased(): Promise<boolean> {
+    while (!this.stopping && performance.now() + this.blockMs + this.marginMs > this.leaseValidUntil) await sleep(20);
+    return !this.stopping;
+  }
 
   start(): void {
     this.done = this.run();
@@ -81,21 +113,40 @@ class PartitionConsumer {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
+      // The acknowledgement of the batch just applied travels with the next read (one round
+      // trip): it is awaited before that read's entries are applied.
+      let acknowledging: Promise<unknown> | null = null;
       try {
         await this.ensureGroup();
         await this.reclaim();
         while (!this.stopping) {
+          if (!(await this.whileLeased())) break;
           this.blocked = true;
-          const reply = (await this.connection.xreadgroup(
+          const reading = this.connection.xreadgroup(
             'GROUP', INTAKE_GROUP, this.options.replicaId,
             'COUNT', this.options.batchSize,
-            'BLOCK', 1000,
+            'BLOCK', this.blockMs,
             'STREAMS', this.stream, '>',
-          )) as [string, StreamReply][] | null;
+          ) as Promise<[string, StreamReply][] | null>;
+          if (acknowledging) {
+            const acknowledged = acknowledging;
+            acknowledging = null;
+            // Keep the read's failure from going unobserved while the acknowledgement fails first.
+            reading.catch(() => undefined);
+            await acknowledged;
+          }
+          const reply = await reading;
           this.blocked = false;
-          if (reply) await this.process(reply[0][1]);
+          if (reply) {
+            const raw = reply[0][1];
+            await this.fanout.apply(parseEntries(raw, this.logger));
+            acknowledging = this.acknowledge(raw);
+            // Unobserved until the next read is sent; a failure is seen there (entries stay pending).
+            acknowledging.catch(() => undefined);
+          }
           failures = 0;
         }
+        if (acknowledging) await acknowledging;
       } catch (error) {
         this.blocked = false;
         if (this.stopping) break;
@@ -118,6 +169,7 @@ class PartitionConsumer {
   private async reclaim(): Promise<void> {
     let cursor = '0-0';
     do {
+      if (!(await this.whileLeased())) return;
       const reply = (await this.connection.xautoclaim(this.stream, INTAKE_GROUP, this.options.replicaId, 0, cursor, 'COUNT', this.options.batchSize)) as [string, StreamReply];
       cursor = reply[0];
       const entries = reply[1].filter((entry) => entry !== null);
@@ -127,7 +179,11 @@ class PartitionConsumer {
 
   private async process(raw: StreamReply): Promise<void> {
     await this.fanout.apply(parseEntries(raw, this.logger));
-    await this.connection.xack(this.stream, INTAKE_GROUP, ...raw.map(([id]) => id));
+    await this.acknowledge(raw);
+  }
+
+  private acknowledge(raw: StreamReply): Promise<number> {
+    return this.connection.xack(this.stream, INTAKE_GROUP, ...raw.map(([id]) => id));
   }
 
   /** Finishes the batch in hand and stops; entries read but not applied stay pending. */
@@ -208,7 +264,11 @@ export class IntakeConsumers {
     const target = Math.ceil(partitions / Math.max(1, live));
 
     for (const [partition, consumer] of [...this.held]) {
-      if ((await this.commands.tcLeaseRenew(this.leaseKey(partition), replicaId, leaseMs)) === 1) continue;
+      const sentAt = performance.now();
+      if ((await this.commands.tcLeaseRenew(this.leaseKey(partition), replicaId, leaseMs)) === 1) {
+        consumer.extendLease(sentAt + leaseMs);
+        continue;
+      }
       this.held.delete(partition);
       this.logger.warn({ partition }, 'intake partition lease lost');
       this.stopConsumer(partition, consumer);
@@ -221,11 +281,12 @@ export class IntakeConsumers {
       const free = shuffle([...Array(partitions).keys()].filter((partition) => !this.held.has(partition)));
       for (const partition of free) {
         if (this.held.size >= target || this.stopped) break;
+        const sentAt = performance.now();
         const acquired = await this.redis.set(this.leaseKey(partition), replicaId, 'PX', leaseMs, 'NX');
         if (acquired !== 'OK') continue;
         // Never two readers of one partition in this process: the previous one finishes first.
         await this.stopping.get(partition);
-        const consumer = new PartitionConsumer(partition, this.newConnection(`intake:${partition}`), this.fanout, this.options, this.logger);
+        const consumer = new PartitionConsumer(partition, this.newConnection(`intake:${partition}`), this.fanout, this.options, this.logger, sentAt + leaseMs);
         this.held.set(partition, consumer);
         consumer.start();
       }

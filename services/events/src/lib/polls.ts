@@ -96,6 +96,10 @@ export class PollHub {
     const alreadySubscribed = canPark && this.subscribed.has(queueId);
     // Listed before the script runs: a wake-up may arrive before the script's reply does.
     const poll: ParkedPoll | null = alreadySubscribed ? this.track(request) : null;
+    // Not subscribed here yet (the queue's previous poll was elsewhere, or long ago): subscribe
+    // while the script reads, so that parking takes one more round trip, not two.
+    const subscribing = canPark && !alreadySubscribed ? this.subscribe(queueId) : null;
+    subscribing?.catch(() => undefined);
     let result: PollResult;
     try {
       result = await this.store.poll(queueId, alreadySubscribed ? 'readpark' : 'read', request.userId, request.lastEventId);
@@ -115,10 +119,10 @@ export class PollHub {
       this.parkedAt(poll, result.seq);
       return;
     }
-    // Not subscribed yet: subscribe, then park (an event appended in between is seen by the park script).
+    // Subscribed, then parked: an event appended in between is seen by the park script.
     const parked = this.track(request);
     try {
-      await this.subscribe(queueId);
+      await subscribing;
     } catch (error) {
       this.untrack(parked);
       throw error;

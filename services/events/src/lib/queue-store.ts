@@ -39,46 +39,63 @@ local function eventId(item)
 end
 `;
 
-// KEYS meta, events, xids. ARGV entry id, xid ('' for none), cap, wake channel, event JSON...
-// Returns the number appended, 0 for an entry already applied or already in the queue's
-// state, -1 when the queue is gone, -2 when the cap was exceeded and the queue dropped.
+// KEYS meta, events, xids. ARGV cap, wake channel, then one group per intake entry, in stream
+// order: entry id, xid ('' for none), event count, event JSON... A group is skipped when its
+// entry was already applied (high-water mark) or its change is in the queue's state (snapshot).
+// Returns the number of events appended (0: every group skipped), -1 when the queue is gone,
+// -2 when the cap was exceeded and the queue dropped.
 const APPEND = `${VISIBLE}
 local f = redis.call('HMGET', KEYS[1], 'u', 'h', 'sp', 'sa', 'sb', 'sc', 'k', 'n')
 if not f[1] then return -1 end
-local ms, seq = string.match(ARGV[1], '^(%d+)-(%d+)$')
-ms = tonumber(ms)
-seq = tonumber(seq)
+local hms, hseq
 if f[2] then
-  local hms, hseq = string.match(f[2], '^(%d+)-(%d+)$')
+  hms, hseq = string.match(f[2], '^(%d+)-(%d+)$')
   hms = tonumber(hms)
   hseq = tonumber(hseq)
-  if ms < hms or (ms == hms and seq <= hseq) then return 0 end
 end
-redis.call('HSET', KEYS[1], 'h', ARGV[1])
-local xid = ARGV[2]
-if xid ~= '' and f[4] and visible(xid, f[4], f[5], f[6]) then return 0 end
-local nextId = tonumber(f[8])
-local count = #ARGV - 4
+local firstId = tonumber(f[8])
+local nextId = firstId
+local newest
 local length = 0
-for i = 1, count do
-  local id = nextId + i - 1
-  length = redis.call('RPUSH', KEYS[2], '{"id":' .. id .. ',' .. string.sub(ARGV[4 + i], 2))
-  if f[3] and xid ~= '' then redis.call('HSET', KEYS[3], id, xid) end
+local pendingXids = false
+local i = 3
+while i <= #ARGV do
+  local entry, xid, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  local ms, seq = string.match(entry, '^(%d+)-(%d+)$')
+  ms = tonumber(ms)
+  seq = tonumber(seq)
+  if not hms or ms > hms or (ms == hms and seq > hseq) then
+    hms, hseq, newest = ms, seq, entry
+    if xid == '' or not f[4] or not visible(xid, f[4], f[5], f[6]) then
+      for j = 1, n do
+        length = redis.call('RPUSH', KEYS[2], '{"id":' .. nextId .. ',' .. string.sub(ARGV[i + 2 + j], 2))
+        if f[3] and xid ~= '' then
+          redis.call('HSET', KEYS[3], nextId, xid)
+          pendingXids = true
+        end
+        nextId = nextId + 1
+      end
+    end
+  end
+  i = i + 3 + n
 end
-redis.call('HSET', KEYS[1], 'n', nextId + count)
-if length > tonumber(ARGV[3]) then
+if newest then redis.call('HSET', KEYS[1], 'h', newest) end
+local count = nextId - firstId
+if count == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'n', nextId)
+if length > tonumber(ARGV[1]) then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  redis.call('PUBLISH', ARGV[4], 'x')
+  redis.call('PUBLISH', ARGV[2], 'x')
   return -2
 end
 local ttl = redis.call('PTTL', KEYS[1])
 if length == count and ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
-if f[3] and xid ~= '' and ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+if pendingXids and ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
 if f[7] then
   -- A poll is parked on an empty queue: these events are all it can be waiting for. They go
   -- in the wake-up itself (it answers without another round trip) and stay queued until acknowledged.
   redis.call('HDEL', KEYS[1], 'k')
-  redis.call('PUBLISH', ARGV[4], 'e' .. f[7] .. ':' .. table.concat(redis.call('LRANGE', KEYS[2], -count, -1), ','))
+  redis.call('PUBLISH', ARGV[2], 'e' .. f[7] .. ':' .. table.concat(redis.call('LRANGE', KEYS[2], -count, -1), ','))
 end
 return count
 `;
@@ -208,12 +225,23 @@ export interface StaleIndexEntry {
   realmId?: number;
 }
 
-/** One pending append of a fan-out batch. */
-export interface Append {
-  queueId: string;
+/** What one intake entry adds to one queue. */
+export interface AppendGroup {
   entryId: string;
   xid: string | undefined;
   events: string[];
+}
+
+/** One queue's share of a fan-out batch: its entries' events, in stream order (one script run). */
+export interface Append {
+  queueId: string;
+  groups: AppendGroup[];
+}
+
+export interface AppendOutcome {
+  status: AppendResult;
+  /** Events the queue took (0 unless appended). */
+  appended: number;
 }
 
 export class QueueStore {
@@ -297,16 +325,19 @@ export class QueueStore {
     return new Map(realmIds.map((realmId, i) => [realmId, results[i]]));
   }
 
-  /** Applies a fan-out batch in order (one pipeline per chunk); results in the same order. */
-  async append(appends: Append[], chunkSize = 2000): Promise<AppendResult[]> {
-    const out: AppendResult[] = [];
+  /** Applies a fan-out batch (one pipeline per chunk, one script per queue); outcomes in the same order. */
+  async append(appends: Append[], chunkSize = 2000): Promise<AppendOutcome[]> {
+    const out: AppendOutcome[] = [];
     for (let start = 0; start < appends.length; start += chunkSize) {
       const pipeline = this.redis.pipeline() as ScriptedPipeline;
       for (const append of appends.slice(start, start + chunkSize)) {
-        pipeline.tcQueueAppend(...this.keys(append.queueId), append.entryId, append.xid ?? '', this.options.maxEvents, this.wakeChannel(append.queueId), ...append.events);
+        const args: (string | number)[] = [this.options.maxEvents, this.wakeChannel(append.queueId)];
+        for (const group of append.groups) args.push(group.entryId, group.xid ?? '', group.events.length, ...group.events);
+        pipeline.tcQueueAppend(...this.keys(append.queueId), ...args);
       }
       for (const result of throwPipelineErrors(await pipeline.exec()) as number[]) {
-        out.push(result > 0 ? 'appended' : result === 0 ? 'skipped' : result === -1 ? 'gone' : 'dropped');
+        const status: AppendResult = result > 0 ? 'appended' : result === 0 ? 'skipped' : result === -1 ? 'gone' : 'dropped';
+        out.push({ status, appended: Math.max(0, result) });
       }
     }
     return out;
@@ -325,6 +356,12 @@ export class QueueStore {
   async delete(queueId: string, userId: number): Promise<'deleted' | 'missing' | 'forbidden'> {
     const result = await this.redis.tcQueueDelete(...this.keys(queueId), userId, this.wakeChannel(queueId));
     return result === 1 ? 'deleted' : result === 0 ? 'missing' : 'forbidden';
+  }
+
+  /** The realm a queue belongs to (null if there is no such queue). */
+  async queueRealmId(queueId: string): Promise<number | null> {
+    const realmId = await this.redis.hget(this.keys(queueId)[0], 'r');
+    return realmId === null ? null : Number(realmId);
   }
 
   /** Removes queues that are gone from the indexes that still list them. */
