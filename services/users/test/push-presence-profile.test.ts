@@ -86,6 +86,27 @@ describe('POST /users/me/presence', () => {
   });
 });
 
+describe('presence events in a big realm', () => {
+  test('no presence event once more than 100 users would get it (Zulip USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS)', async () => {
+    const realm = await stack.createRealm('bigpresence', 'bigpresence.example.com');
+    const users = [];
+    for (let i = 0; i < 100; i++) users.push(await stack.createUser({ realm, email: `p${i}@bigpresence.example.com` }));
+    // 100 users: the first one coming online is news to all of them.
+    let mark = await outboxMark(stack);
+    await users[0].client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
+    const sent = await eventsSince(stack, mark, 'presence');
+    expect(sent).toHaveLength(1);
+    expect(recipientIds(sent[0])).toHaveLength(100);
+    // 101: users coming online are no longer announced; their pings are still recorded.
+    const newcomer = await stack.createUser({ realm, email: 'p100@bigpresence.example.com' });
+    mark = await outboxMark(stack);
+    await users[1].client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
+    await newcomer.client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
+    expect(await eventsSince(stack, mark, 'presence')).toEqual([]);
+    expect(await stack.db.userPresence.count({ where: { user_profile_id: { in: [users[1].id, newcomer.id] } } })).toBe(2);
+  });
+});
+
 describe('custom profile fields', () => {
   test('administrators create fields; everyone lists them and hears of new ones', async () => {
     const mark = await outboxMark(stack);

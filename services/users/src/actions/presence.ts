@@ -11,6 +11,13 @@ type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
 export type PresenceStatus = 'active' | 'idle';
 
+/**
+ * Zulip's USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: above this many users who would get it,
+ * no immediate presence event is sent (clients learn presence from their periodic pings). Each
+ * user coming online would otherwise cost an event to every user: quadratic work in a big realm.
+ */
+export const USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS = 100;
+
 /** How stale user_profile.last_active_at may get before a ping rewrites it (keeps that hot row quiet). */
 const LAST_ACTIVE_PRECISION_MS = 60_000;
 
@@ -33,6 +40,8 @@ export async function doUpdatePresence(
     }
     if (!isNews(before, status, now)) return;
     const target = await tx.db.userProfile.findUniqueOrThrow({ where: { id: user.id } });
+    const recipients = await userIdsWhoCanAccessUser(tx.db, target);
+    if (recipients.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
     const timestamp = Math.floor(now.getTime() / 1000);
     await deps.bus.sendEventOnCommit(
       tx,
@@ -44,7 +53,7 @@ export async function doUpdatePresence(
         server_timestamp: now.getTime() / 1000,
         presence: { website: { client: 'website', status, timestamp, pushable: false } },
       },
-      await userIdsWhoCanAccessUser(tx.db, target),
+      recipients,
     );
   });
 }

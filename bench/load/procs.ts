@@ -1,0 +1,149 @@
+// Processes of the load benchmark: the built services (services/<name>/dist/main.js), the
+// floors (floor.mjs) and the connection balancer (bench/events/balancer.mjs), each its own
+// process, all killed whatever way the benchmark ends. CPU accounting from /proc.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '../..');
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  port: number;
+  output: string[];
+}
+
+const children = new Set<ChildProcess>();
+const interruptHooks: Array<() => Promise<unknown>> = [];
+/** Clean-up to run when the benchmark is interrupted (Ctrl-C, SIGTERM), e.g. dropping its database. */
+export function onInterrupt(hook: () => Promise<unknown>): void {
+  interruptHooks.push(hook);
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of children) child.kill('SIGKILL');
+    const timeout = new Promise((resolve) => setTimeout(resolve, 10_000));
+    void Promise.race([Promise.allSettled(interruptHooks.map((hook) => hook())), timeout]).then(() => process.exit(130));
+  });
+}
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * The core split. By default nothing is pinned: the generator (this process) and the system
+ * under test share both cores as the scheduler sees fit (the report gives each one's CPU).
+ * BENCH_LOAD_PIN=1: this process runs on core 0 and every process it starts on core 1.
+ */
+export const PINNED = process.env.BENCH_LOAD_PIN === '1';
+const PIN_STACK = PINNED ? '1' : undefined;
+if (PINNED) spawn('taskset', ['-cp', '0', String(process.pid)], { stdio: 'ignore' });
+
+function spawnProcess(args: string[], env: NodeJS.ProcessEnv, pin?: string): { child: ChildProcess; output: string[] } {
+  const output: string[] = [];
+  const command = pin ? 'taskset' : process.execPath;
+  const argv = pin ? ['-c', pin, process.execPath, ...args] : args;
+  const child = spawn(command, argv, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (output.length > 100) output.shift();
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  return { child, output };
+}
+
+/** A script that prints {"port": N} once listening (floor.mjs, the balancer). */
+export async function startPrintingPort(name: string, script: string, args: string[] = [], pin = PIN_STACK): Promise<Proc> {
+  const { child, output } = spawnProcess([script, ...args], {}, pin);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /"port":\s*(\d+)/.exec(chunk.toString());
+      if (match) resolve(Number(match[1]));
+    });
+    child.on('exit', () => reject(new Error(`${name} exited: ${output.join('')}`)));
+  });
+  return { name, child, port, output };
+}
+
+/** BENCH_PROFILE_DIR=<dir>: every service writes a V8 CPU profile there (stopped gracefully). */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+
+/** A built service, ready when /health/ready answers 200. */
+export async function startService(name: string, service: string, env: NodeJS.ProcessEnv): Promise<Proc> {
+  const main = path.join(ROOT, `services/${service}/dist/main.js`);
+  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run this through \`npm run bench -- load\`, which builds the services`);
+  const port = await freePort();
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+  const { child, output } = spawnProcess([...profile, main], { ...env, PORT: String(port) }, PIN_STACK);
+  const proc = { name, child, port, output };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited: ${output.join('')}`);
+    const ready = await new Promise<boolean>((resolve) => {
+      http
+        .get(`http://127.0.0.1:${port}/health/ready`, (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        })
+        .on('error', () => resolve(false));
+    });
+    if (ready) return proc;
+    if (Date.now() > deadline) throw new Error(`${name} not ready: ${output.join('')}`);
+    await sleep(150);
+  }
+}
+
+export async function stop(proc: Proc | undefined): Promise<void> {
+  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => proc.child.once('exit', resolve));
+  if (PROFILE_DIR) {
+    proc.child.kill('SIGTERM');
+    await Promise.race([exited, sleep(15_000)]);
+  }
+  proc.child.kill('SIGKILL');
+  await exited;
+}
+
+/** CPU time (user + system) a process used so far, in ms (NaN once it is gone). */
+export function cpuMs(pid: number): number {
+  if (pid === process.pid) {
+    const usage = process.cpuUsage();
+    return (usage.user + usage.system) / 1000;
+  }
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU ms each named process spends while `run` runs, beside the result. */
+export async function withCpu<T>(pids: Record<string, number>, run: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+  const result = await run();
+  const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - before[name]]));
+  return { result, cpu };
+}
+
+/** The machine's load average (1 minute), for the report. */
+export function loadAverage(): number {
+  return Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+}
