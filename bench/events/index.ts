@@ -8,11 +8,9 @@
 //   4. deliveries/s with two event replicas / with one (same machine).
 // Run: npm run bench -- events   (see bench/README.md).
 
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { createRedis, EventBus, type Redis } from '@teamchat/bus';
 import { createLogger, INTERNAL_TOKEN_HEADER, signInternalToken } from '@teamchat/core';
@@ -20,9 +18,9 @@ import type { Realm } from '@teamchat/db';
 import { createBaseDeps, type BaseEnv } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
+import { cpuMs, ROOT, rssBytes, sleep, startPrintingPort, startService, stop, type Proc } from '../lib/procs';
 import { percentile, report, type Row } from '../lib/report';
 
-const ROOT = path.resolve(__dirname, '../..');
 const REALMS = 4;
 const USERS_PER_REALM = 25;
 const QUEUES_PER_USER = 10; // 4 x 25 x 10 = 1,000 parked polls
@@ -36,113 +34,9 @@ const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
 /** Which parts to run (all by default): baseline, one, two, memory. Skipped figures print NaN. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'baseline,one,two,memory').split(','));
 
-/** Every process this benchmark started, killed whatever way the benchmark ends. */
-const children = new Set<ChildProcess>();
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    process.exit(130);
-  });
-}
-process.on('exit', () => {
-  for (const child of children) child.kill('SIGKILL');
-});
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
 /** Progress lines, with the seconds since the start. */
 const log = (line: string) => console.log(`[${(now() / 1000).toFixed(0).padStart(4)}s] ${line}`);
-
-// ---------------------------------------------------------------- processes
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  port: number;
-  output: string[];
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-function spawnProcess(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: string[] } {
-  const output: string[] = [];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString());
-    if (output.length > 200) output.shift();
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  return { child, output };
-}
-
-/** A script that prints {"port": N} once listening (the baseline server, the balancer). */
-async function startPrintingPort(name: string, script: string, args: string[] = []): Promise<Proc> {
-  const { child, output } = spawnProcess([script, ...args], {});
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /"port":\s*(\d+)/.exec(chunk.toString());
-      if (match) resolve(Number(match[1]));
-    });
-    child.on('exit', () => reject(new Error(`${name} exited: ${output.join('')}`)));
-  });
-  return { name, child, port, output };
-}
-
-/** Where to write CPU profiles of the services (BENCH_PROFILE_DIR), to see where their time goes. */
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-
-/** A built service (services/<name>/dist/main.js), ready when /health/ready answers 200. */
-async function startService(name: string, service: string, env: NodeJS.ProcessEnv): Promise<Proc> {
-  const port = await freePort();
-  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
-  const { child, output } = spawnProcess([...profile, path.join(ROOT, `services/${service}/dist/main.js`)], { ...env, PORT: String(port) });
-  const proc = { name, child, port, output };
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited: ${output.join('')}`);
-    const ready = await new Promise<boolean>((resolve) => {
-      http.get(`http://127.0.0.1:${port}/health/ready`, (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      }).on('error', () => resolve(false));
-    });
-    if (ready) return proc;
-    if (Date.now() > deadline) throw new Error(`${name} not ready: ${output.join('')}`);
-    await sleep(100);
-  }
-}
-
-async function stop(proc: Proc | undefined): Promise<void> {
-  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => proc.child.once('exit', resolve));
-  if (PROFILE_DIR) {
-    // A graceful stop, so the profile gets written.
-    proc.child.kill('SIGTERM');
-    await Promise.race([exited, sleep(15_000)]);
-  }
-  proc.child.kill('SIGKILL');
-  await exited;
-}
-
-/** CPU time (user + system) a process used so far, in ms. */
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
-
-function rssBytes(proc: Proc): number {
-  const status = fs.readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
-}
 
 // ---------------------------------------------------------------- HTTP driver
 

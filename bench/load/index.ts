@@ -23,7 +23,7 @@ import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
 import { median, report, type Row } from '../lib/report';
 import { LABELS, LoadGenerator, MIX, type Account, type Kind, type WindowStats } from './generator';
-import { cpuMs, loadAverage, onInterrupt, PINNED, ROOT, sleep, startPrintingPort, startService, stop, withCpu, type Proc } from './procs';
+import { cpuMs, loadAverage, onInterrupt, PINNED, ROOT, sleep, startPrintingPort, startService, stop, withCpu, type Proc } from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
 // ---------------------------------------------------------------- settings

@@ -1,6 +1,6 @@
-// Processes of the load benchmark: the built services (services/<name>/dist/main.js), the
-// floors (floor.mjs) and the connection balancer (bench/events/balancer.mjs), each its own
-// process, all killed whatever way the benchmark ends. CPU accounting from /proc.
+// Processes of the benchmarks: the built services (services/<name>/dist/main.js), baselines
+// and balancers (scripts that print {"port": N}), each its own process, all killed whatever way
+// the benchmark ends. CPU and memory accounting from /proc.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -141,6 +141,12 @@ export async function withCpu<T>(pids: Record<string, number>, run: () => Promis
   const result = await run();
   const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - before[name]]));
   return { result, cpu };
+}
+
+/** Resident memory of a process, in bytes. */
+export function rssBytes(proc: Proc): number {
+  const status = fs.readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
 /** The machine's load average (1 minute), for the report. */
