@@ -3,9 +3,9 @@
 // a service is fuzzed without touching this file. Parameter names come from zulip.yaml.
 
 import fs from 'node:fs';
-import path from 'node:path';
 import YAML from 'yaml';
 import type { Route } from '@teamchat/core';
+import { zulipOpenApiPath } from '@teamchat/testing';
 import { matchRoute, ROUTES, type RouteRule, type ServiceName } from '../../services/gateway/src/routes';
 import { routes as channelsRoutes } from '../../services/channels/src/routes';
 import { routes as eventsRoutes } from '../../services/events/src/routes';
@@ -67,14 +67,13 @@ export { ROUTES };
 
 // --- zulip.yaml -----------------------------------------------------------------------------
 
-const SPEC_PATH = process.env.ZULIP_OPENAPI_PATH ?? path.resolve(__dirname, '../../../shared/zulip-openapi/zulip.yaml');
 
 type Doc = Record<string, any>;
 let cached: Doc | null | undefined;
 
 function loadSpec(): Doc | null {
   if (cached !== undefined) return cached;
-  cached = fs.existsSync(SPEC_PATH) ? (YAML.parse(fs.readFileSync(SPEC_PATH, 'utf8'), { maxAliasCount: -1 }) as Doc) : null;
+  cached = YAML.parse(fs.readFileSync(zulipOpenApiPath(), 'utf8'), { maxAliasCount: -1 }) as Doc;
   return cached;
 }
 

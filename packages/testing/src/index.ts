@@ -1,7 +1,7 @@
 export { startStack, Stack, testRedisUrl, GENEROUS_RATE_LIMITS, type StackOptions, type TestUser, type ServiceName } from './stack';
 export { ApiClient, encodeValue, type ApiResponse, type Params, type RequestOptions } from './client';
 export { createTestDatabase, ensureTemplateDatabase, dropStaleTestDatabases, adminDatabaseUrl, databaseUrl } from './database';
-export { validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';
+export { zulipOpenApiPath, validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';
 export { expectError } from './expect';
 export { EventQueue, registerEventQueue, settleEvents, type ReceivedEvent } from './events';
 import './newer-fields';

@@ -7,7 +7,17 @@ import path from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
 
-const SPEC_PATH = process.env.ZULIP_OPENAPI_PATH ?? path.resolve(__dirname, '../../../../shared/zulip-openapi/zulip.yaml');
+/**
+ * Where zulip.yaml is: ZULIP_OPENAPI_PATH, else the project's shared folder beside the checkout
+ * (../shared), else the workplace's /work/shared (a clone made elsewhere, as CI's may be).
+ */
+export function zulipOpenApiPath(): string {
+  if (process.env.ZULIP_OPENAPI_PATH) return process.env.ZULIP_OPENAPI_PATH;
+  const candidates = [path.resolve(__dirname, '../../../../shared/zulip-openapi/zulip.yaml'), '/work/shared/zulip-openapi/zulip.yaml'];
+  const found = candidates.find((candidate) => fs.existsSync(candidate));
+  if (!found) throw new Error(`zulip.yaml not found (looked at ${candidates.join(', ')}); set ZULIP_OPENAPI_PATH`);
+  return found;
+}
 
 /**
  * Fields newer than Zulip 10.2 that the interface spec defines, by "METHOD /path" of zulip.yaml.
@@ -66,7 +76,7 @@ const validators = new Map<string, ValidateFunction>();
 
 function load() {
   if (document) return;
-  document = YAML.parse(fs.readFileSync(SPEC_PATH, 'utf8'), { maxAliasCount: -1 }) as Record<string, any>;
+  document = YAML.parse(fs.readFileSync(zulipOpenApiPath(), 'utf8'), { maxAliasCount: -1 }) as Record<string, any>;
   dropTypelessNullable(document);
   ajv = new Ajv({ strict: false, allErrors: true, validateSchema: false, discriminator: false });
   ajv.addSchema(document, 'zulip');
