@@ -21,11 +21,28 @@ export interface ParamType<T> {
 /** An unpaired UTF-16 surrogate: text no UTF-8 store (PostgreSQL) can hold. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-function hasLoneSurrogate(value: unknown): boolean {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value);
-  if (Array.isArray(value)) return value.some(hasLoneSurrogate);
-  if (value && typeof value === 'object') return Object.entries(value).some(([key, item]) => LONE_SURROGATE.test(key) || hasLoneSurrogate(item));
-  return false;
+/** No real parameter nests deeper; deeper values would only strain every recursive walk after us. */
+const MAX_JSON_DEPTH = 100;
+
+/**
+ * Checks a decoded JSON value without recursion (a value nested thousands deep must not
+ * overflow the stack): "not valid Unicode" for a lone surrogate in any string or key, "not
+ * valid JSON" past MAX_JSON_DEPTH levels.
+ */
+function checkDecodedJson(value: unknown, varName: string): void {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length) {
+    const [item, depth] = pending.pop()!;
+    if (typeof item === 'string') {
+      if (LONE_SURROGATE.test(item)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+    } else if (item && typeof item === 'object') {
+      if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(`${varName} is not valid JSON`);
+      for (const [key, child] of Object.entries(item)) {
+        if (!Array.isArray(item) && LONE_SURROGATE.test(key)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+        pending.push([child, depth + 1]);
+      }
+    }
+  }
 }
 
 /** A JSON body's string values (or a JSON "\udfff" escape) can carry what no form field can. */
@@ -59,7 +76,7 @@ export const param = {
         } catch {
           throw new InvalidArgumentError(`${varName} is not valid JSON`);
         }
-        if (hasLoneSurrogate(decoded)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+        checkDecodedJson(decoded, varName);
         return validator(decoded, varName);
       },
     };

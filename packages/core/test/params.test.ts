@@ -172,6 +172,10 @@ describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', ()
     expectError(await call('POST', { op: 'add', narrow: '[{"operator":"stream","operand":"\\ud800"}]' }), 400, 'BAD_REQUEST', 'narrow is not valid Unicode');
   });
 
+  test('a JSON-valued form parameter nested thousands deep', async () => {
+    expectError(await call('POST', { op: 'add', narrow: `${'['.repeat(5_000)}${']'.repeat(5_000)}` }), 400, 'BAD_REQUEST', 'narrow is not valid JSON');
+  });
+
   test('a JSON body nested deeper than it can be re-encoded', async () => {
     expectError(await raw(`{"op":"add","to":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, 'application/json'), 400, 'BAD_REQUEST', 'to is not valid JSON');
   });

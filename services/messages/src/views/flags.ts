@@ -63,7 +63,7 @@ export async function markAllAsRead({ deps, requester }: AuthedContext<MessagesD
 
 /** POST /mark_stream_as_read */
 export async function markStreamAsRead({ deps, requester, params }: AuthedContext<MessagesDeps>) {
-  const { stream_id: streamId } = params.parse({ stream_id: required(param.int()) });
+  const { stream_id: streamId } = params.parse({ stream_id: required(param.json(v.id())) });
   const { user } = await loadActor(deps.db, requester.userId);
   await accessStreamById(deps.db, viewerOf(user), streamId);
   await doMarkStreamAsRead(deps, viewerOf(user), streamId);
@@ -72,7 +72,7 @@ export async function markStreamAsRead({ deps, requester, params }: AuthedContex
 
 /** POST /mark_topic_as_read */
 export async function markTopicAsRead({ deps, requester, params }: AuthedContext<MessagesDeps>) {
-  const { stream_id: streamId, topic_name: topicName } = params.parse({ stream_id: required(param.int()), topic_name: required(param.string()) });
+  const { stream_id: streamId, topic_name: topicName } = params.parse({ stream_id: required(param.json(v.id())), topic_name: required(param.string()) });
   const { user } = await loadActor(deps.db, requester.userId);
   await accessStreamById(deps.db, viewerOf(user), streamId);
   if (topicName) {

@@ -8,7 +8,7 @@ export async function setTypingStatus({ deps, requester, params }: AuthedContext
     to: optional(param.json(v.list(v.int()))),
     op: required(param.enumString('start', 'stop')),
     type: optional(param.enumString('direct', 'stream', 'channel'), 'direct'),
-    stream_id: optional(param.int()),
+    stream_id: optional(param.json(v.id())),
     topic: optional(param.string(), undefined, { aliases: ['subject'] }),
   });
   if (parsed.type === 'stream' || parsed.type === 'channel') {
