@@ -1,4 +1,5 @@
 import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
 import { PrismaClient } from './generated/client';
 
 export type Db = PrismaClient;
@@ -8,12 +9,26 @@ export interface DbOptions {
   poolSize?: number;
 }
 
+const pools = new WeakMap<Db, pg.Pool>();
+
 /** One PrismaClient per process, over a pg pool (no Rust engine: engineType "client"). */
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
-  const adapter = new PrismaPg({
-    connectionString: databaseUrl,
-    max: options.poolSize ?? 10,
-    idleTimeoutMillis: 30_000,
-  });
-  return new PrismaClient({ adapter });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  // An idle connection the server closed (restart, dropped database) is simply replaced.
+  pool.on('error', () => {});
+  const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/**
+ * The pg pool under `db`, for the few statements that run hundreds of times in a row (the
+ * delete-topic batches): Prisma's client engine spends about a millisecond preparing every
+ * query, raw ones included, as much as such a statement costs PostgreSQL; a named statement
+ * on the same pool is parsed once per connection. Everything else goes through Prisma.
+ */
+export function sqlPool(db: Db): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('sqlPool: this client was not made by createDb');
+  return pool;
 }

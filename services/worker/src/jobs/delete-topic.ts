@@ -9,7 +9,7 @@
 
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
-import { transaction } from '@teamchat/db';
+import { sqlPool, transaction } from '@teamchat/db';
 import { activeSubscriberIds } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { JobProcessor } from './index';
@@ -58,8 +58,10 @@ interface BatchResult {
 async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders: number[]): Promise<BatchResult> {
   const values: unknown[] = [data.streamId, data.topic, data.realmId, historyReaders];
   if (data.onlyReceivedBy !== null) values.push(data.onlyReceivedBy);
-  const rows = await deps.db.$queryRawUnsafe<{ deleted: number; orphans: number[]; outbox: OutboxRow[] }[]>(
-    `
+  // Hundreds of these run in a row: a named statement on the pool under Prisma (see sqlPool).
+  const { rows } = await sqlPool(deps.db).query<{ deleted: number; orphans: number[]; outbox: OutboxRow[] }>({
+    name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
+    text: `
     WITH batch AS (${batchQuery(data)}),
     recipients AS (
       SELECT DISTINCT um.user_profile_id AS id FROM user_message um JOIN batch ON um.message_id = batch.id
@@ -111,8 +113,8 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders
       (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM orphans) AS orphans,
       (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id::text, 'xid', e.xid::text, 'payload', e.payload) ORDER BY e.rank), '[]'::jsonb)
        FROM (SELECT 1 AS rank, * FROM delete_event UNION ALL SELECT 2, * FROM stream_event) e) AS outbox`,
-    ...values,
-  );
+    values,
+  });
   const result = rows[0];
   return {
     deleted: result.deleted,
