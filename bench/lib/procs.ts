@@ -5,10 +5,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, residentBytes } from '@teamchat/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
+
+export { sleep };
 
 export interface Proc {
   name: string;
@@ -34,15 +37,6 @@ process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * The core split. By default nothing is pinned: the generator (this process) and the system
@@ -145,8 +139,7 @@ export async function withCpu<T>(pids: Record<string, number>, run: () => Promis
 
 /** Resident memory of a process, in bytes. */
 export function rssBytes(proc: Proc): number {
-  const status = fs.readFileSync(`/proc/${proc.child.pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+  return residentBytes(proc.child.pid!) ?? NaN;
 }
 
 /** The machine's load average (1 minute), for the report. */

@@ -3,31 +3,15 @@
 // look like this. Another replica takes its partitions over meanwhile; the frozen one wakes up
 // still believing it owns them until its next lease round. Nothing may be lost or applied twice.
 
-import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
-import { ProcessCluster, type ClusterUser } from './support/cluster';
-import { baseline, createParticipants, finishAndCheck, startClients, Workload } from './support/workload';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { baseline, finishAndCheck, startClients, useProcessCluster, Workload } from './support/workload';
 
 jest.setTimeout(120_000);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let cluster: ProcessCluster;
-let users: ClusterUser[];
-let channelName: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  cluster = await ProcessCluster.start({ databaseUrl: database.url, redisUrl: testRedisUrl(), eventReplicas: 2 });
-  ({ users, channelName } = await createParticipants(cluster));
-}, 300_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-  await database?.drop();
-});
+const setting = useProcessCluster(2);
 
 test('a replica frozen past its leases and resumed loses and duplicates nothing', async () => {
+  const { cluster, users, channelName } = setting;
   const clients = await startClients(users);
   const start = await baseline(cluster);
   const workload = new Workload(users, clients, channelName, { pauseMs: 20 });

@@ -8,33 +8,17 @@
 // database on the shared PostgreSQL and a key prefix of its own on the shared Redis (neither is
 // restarted here; see store-restarts.test.ts for that).
 
-import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
-import { ProcessCluster, type ClusterUser } from './support/cluster';
-import { baseline, createParticipants, finishAndCheck, jobProblems, startClients, Workload } from './support/workload';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { baseline, finishAndCheck, jobProblems, startClients, useProcessCluster, Workload } from './support/workload';
 
 jest.setTimeout(120_000);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let cluster: ProcessCluster;
-let users: ClusterUser[];
-let channelName: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  cluster = await ProcessCluster.start({ databaseUrl: database.url, redisUrl: testRedisUrl(), eventReplicas: 2 });
-  ({ users, channelName } = await createParticipants(cluster));
-}, 300_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-  await database?.drop();
-});
+const setting = useProcessCluster(2);
 
 const SLOTS = ['gateway', 'users', 'messages', 'channels', 'uploads', 'events-0', 'worker'];
 
 test.each(SLOTS)('kill -9 of %s in the middle of the workload loses and duplicates nothing', async (slot) => {
+  const { cluster, users, channelName } = setting;
   const clients = await startClients(users);
   const start = await baseline(cluster);
   const workload = new Workload(users, clients, channelName);

@@ -12,6 +12,7 @@
 // SOAK_SAMPLE_EVERY_S (5), SOAK_REPORT (bench/results/soak.json). Uses a fresh test database on
 // the shared PostgreSQL and its own key prefix on the shared Redis (neither is restarted).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTestDatabase, repoRoot, residentBytes, testRedisUrl } from '@teamchat/testing';
@@ -26,7 +27,6 @@ const REPORT = process.env.SOAK_REPORT ?? path.join(repoRoot, 'bench/results/soa
 /** Memory is compared against the first sample after this long (heaps and caches warm up). */
 const WARM_UP_S = Math.min(60, MINUTES * 15);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mib = (bytes: number | undefined) => (bytes === undefined ? NaN : Math.round((bytes / 1024 / 1024) * 10) / 10);
 
 interface ProcessMemory {

@@ -11,6 +11,7 @@
 // queues: that is the documented cost of running Redis without persistence.) PostgreSQL is
 // stopped in immediate mode (every backend killed, crash recovery at start).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import crypto from 'node:crypto';
 import { ProcessCluster, type ClusterUser } from './support/cluster';
 import { OwnPostgres, OwnRedis } from './support/instances';
@@ -18,7 +19,6 @@ import { baseline, createParticipants, finishAndCheck, startClients, Workload } 
 
 jest.setTimeout(120_000);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let postgres: OwnPostgres;
 let redis: OwnRedis;

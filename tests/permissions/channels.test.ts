@@ -2,6 +2,7 @@
 // can_*_group settings, adding and removing subscribers, default channels, channel folders,
 // and deleting topics (spec: Update a channel rules 1-8, Delete a topic, Authentication 4).
 
+import { systemGroupId } from '@teamchat/domain';
 import { startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
 import {
   ADMIN_REQUIRED,
@@ -41,17 +42,6 @@ async function createChannel(creator: TestUser, options: { private?: boolean; su
   if (response.status !== 200) throw new Error(`channel creation failed: ${JSON.stringify(response.body)}`);
   const stream = await stack.db.stream.findFirstOrThrow({ where: { realm_id: stack.realm.id, name } });
   return { id: stream.id, name };
-}
-
-async function systemGroup(name: string): Promise<number> {
-  return (await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name, is_system_group: true } })).id;
-}
-
-async function setRealmSetting(name: string, groupName: string): Promise<void> {
-  await stack.db.groupSetting.update({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
-    data: { group_id: await systemGroup(groupName) },
-  });
 }
 
 async function streamSettingGroupId(streamId: number, name: string): Promise<number> {
@@ -96,7 +86,7 @@ describe('creating channels (POST /users/me/subscriptions with new names)', () =
   matrix('channel with can_delete_any_message_group: can_set_delete_message_policy_group (moderators)', theCast, {
     setup: async () => uniqueName('new'),
     act: async (actor, name) =>
-      actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], can_delete_any_message_group: await systemGroup('role:moderators') }),
+      actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], can_delete_any_message_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
     expect: only(['owner', 'administrator', 'moderator'], INSUFFICIENT, { guest: GUESTS_NOT_ALLOWED }),
   });
 
@@ -110,8 +100,8 @@ describe('creating channels (POST /users/me/subscriptions with new names)', () =
   });
 
   describe('with can_create_public_channel_group = administrators', () => {
-    beforeAll(() => setRealmSetting('can_create_public_channel_group', 'role:administrators'));
-    afterAll(() => setRealmSetting('can_create_public_channel_group', 'role:members'));
+    beforeAll(() => stack.setRealmGroupSetting('can_create_public_channel_group', 'role:administrators'));
+    afterAll(() => stack.setRealmGroupSetting('can_create_public_channel_group', 'role:members'));
     matrix('public channel', theCast, {
       ...create({}),
       expect: only(['owner', 'administrator'], INSUFFICIENT, { guest: GUESTS_NOT_ALLOWED }),
@@ -119,8 +109,8 @@ describe('creating channels (POST /users/me/subscriptions with new names)', () =
   });
 
   describe('with can_create_private_channel_group = moderators', () => {
-    beforeAll(() => setRealmSetting('can_create_private_channel_group', 'role:moderators'));
-    afterAll(() => setRealmSetting('can_create_private_channel_group', 'role:members'));
+    beforeAll(() => stack.setRealmGroupSetting('can_create_private_channel_group', 'role:moderators'));
+    afterAll(() => stack.setRealmGroupSetting('can_create_private_channel_group', 'role:members'));
     matrix('private channel', theCast, {
       ...create({ invite_only: true }),
       expect: only(['owner', 'administrator', 'moderator'], INSUFFICIENT, { guest: GUESTS_NOT_ALLOWED }),
@@ -167,7 +157,7 @@ describe('PATCH /streams/{stream_id}', () => {
   matrix('new_name, with can_administer_channel_group = role:moderators', theCast, {
     setup: async () => {
       const stream = await createChannel(cast.owner);
-      expect((await patch(cast.owner, stream.id, { can_administer_channel_group: { new: await systemGroup('role:moderators') } })).status).toBe(200);
+      expect((await patch(cast.owner, stream.id, { can_administer_channel_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } })).status).toBe(200);
       return stream;
     },
     act: (actor, stream) => patch(actor, stream.id, { new_name: `${stream.name}-renamed` }),
@@ -178,11 +168,11 @@ describe('PATCH /streams/{stream_id}', () => {
 
   matrix('can_administer_channel_group itself (owner-created public channel)', theCast, {
     setup: () => createChannel(cast.owner),
-    act: async (actor, stream) => patch(actor, stream.id, { can_administer_channel_group: { new: await systemGroup('role:members') } }),
+    act: async (actor, stream) => patch(actor, stream.id, { can_administer_channel_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') } }),
     verify: async (stream, allowed) => {
       const holder = await streamSettingGroupId(stream.id, 'can_administer_channel_group');
-      if (allowed) expect(holder).toBe(await systemGroup('role:members'));
-      else expect(holder).not.toBe(await systemGroup('role:members'));
+      if (allowed) expect(holder).toBe(await systemGroupId(stack.db, stack.realm.id, 'role:members'));
+      else expect(holder).not.toBe(await systemGroupId(stack.db, stack.realm.id, 'role:members'));
     },
     expect: only(['owner', 'administrator'], CANNOT_ADMINISTER, { guest: INVALID_CHANNEL }),
   });
@@ -190,31 +180,31 @@ describe('PATCH /streams/{stream_id}', () => {
   // Rule 4: can_add_subscribers_group needs content access as well as administration rights.
   matrix('can_add_subscribers_group of a private channel only the owner is subscribed to', theCast, {
     setup: () => createChannel(cast.owner, { private: true }),
-    act: async (actor, stream) => patch(actor, stream.id, { can_add_subscribers_group: { new: await systemGroup('role:administrators') } }),
+    act: async (actor, stream) => patch(actor, stream.id, { can_add_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:administrators') } }),
     expect: only(['owner'], INVALID_CHANNEL, { administrator: refused('Channel content access is required.') }),
   });
 
   // Rule 4: can_remove_subscribers_group needs only metadata access.
   matrix('can_remove_subscribers_group of a private channel only the owner is subscribed to', theCast, {
     setup: () => createChannel(cast.owner, { private: true }),
-    act: async (actor, stream) => patch(actor, stream.id, { can_remove_subscribers_group: { new: await systemGroup('role:moderators') } }),
+    act: async (actor, stream) => patch(actor, stream.id, { can_remove_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } }),
     verify: async (stream, allowed) => {
       const holder = await streamSettingGroupId(stream.id, 'can_remove_subscribers_group');
-      expect(holder).toBe(await systemGroup(allowed ? 'role:moderators' : 'role:administrators'));
+      expect(holder).toBe(await systemGroupId(stack.db, stack.realm.id, allowed ? 'role:moderators' : 'role:administrators'));
     },
     expect: only(['owner', 'administrator'], INVALID_CHANNEL),
   });
 
   matrix('can_send_message_group of a public channel the member created', theCast, {
     setup: () => createChannel(cast.member),
-    act: async (actor, stream) => patch(actor, stream.id, { can_send_message_group: { new: await systemGroup('role:moderators') } }),
+    act: async (actor, stream) => patch(actor, stream.id, { can_send_message_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } }),
     expect: only(['owner', 'administrator', 'member'], CANNOT_ADMINISTER, { guest: INVALID_CHANNEL }),
   });
 
   // Rule 7: channel delete permissions need can_set_delete_message_policy_group (moderators).
   matrix('can_delete_any_message_group of a channel the member created', theCast, {
     setup: () => createChannel(cast.member),
-    act: async (actor, stream) => patch(actor, stream.id, { can_delete_any_message_group: { new: await systemGroup('role:moderators') } }),
+    act: async (actor, stream) => patch(actor, stream.id, { can_delete_any_message_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } }),
     expect: only(['owner', 'administrator'], CANNOT_ADMINISTER, { member: INSUFFICIENT, guest: INVALID_CHANNEL }),
   });
 
@@ -314,8 +304,8 @@ describe('adding subscribers (POST /users/me/subscriptions with principals)', ()
   });
 
   describe('with the realm can_add_subscribers_group = administrators', () => {
-    beforeAll(() => setRealmSetting('can_add_subscribers_group', 'role:administrators'));
-    afterAll(() => setRealmSetting('can_add_subscribers_group', 'role:members'));
+    beforeAll(() => stack.setRealmGroupSetting('can_add_subscribers_group', 'role:administrators'));
+    afterAll(() => stack.setRealmGroupSetting('can_add_subscribers_group', 'role:members'));
 
     matrix('to a public channel the owner created', theCast, {
       setup: () => createChannel(cast.owner),
@@ -371,7 +361,7 @@ describe('subscribing oneself (POST /users/me/subscriptions)', () => {
   matrix('to a private channel whose can_subscribe_group is role:members', theCast, {
     setup: async () => {
       const stream = await createChannel(cast.owner, { private: true });
-      expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_subscribe_group: { new: await systemGroup('role:members') } })).status).toBe(200);
+      expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_subscribe_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') } })).status).toBe(200);
       return stream;
     },
     act: join,
@@ -411,7 +401,7 @@ describe('removing subscribers (DELETE /users/me/subscriptions with principals)'
   matrix('from a public channel whose can_remove_subscribers_group is role:moderators', theCast, {
     setup: async () => {
       const stream = await withTarget(cast.owner);
-      expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_remove_subscribers_group: { new: await systemGroup('role:moderators') } })).status).toBe(200);
+      expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_remove_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } })).status).toBe(200);
       return stream;
     },
     act: removeTarget,
@@ -502,8 +492,8 @@ describe('POST /streams/{stream_id}/delete_topic (spec: organisation administrat
   });
 
   describe('even for members of can_delete_any_message_group (the spec restricts it to administrators)', () => {
-    beforeAll(() => setRealmSetting('can_delete_any_message_group', 'role:moderators'));
-    afterAll(() => setRealmSetting('can_delete_any_message_group', 'role:administrators'));
+    beforeAll(() => stack.setRealmGroupSetting('can_delete_any_message_group', 'role:moderators'));
+    afterAll(() => stack.setRealmGroupSetting('can_delete_any_message_group', 'role:administrators'));
     matrix('a topic of a public channel', theCast, {
       setup: () => channelWithTopic(),
       act: (actor, stream) => actor.client.post(`/api/v1/streams/${stream.id}/delete_topic`, { topic_name: 'doomed' }),

@@ -1,7 +1,7 @@
 // Permission matrix: sending (can_send_message_group, guests and private channels), reading
 // single messages, and personal flags on messages one may or may not read.
 
-import { Role } from '@teamchat/domain';
+import { Role, systemGroupId, type SystemGroupName } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/testing';
 import { createCast, everyone, matrix, only, refused, type Cast } from './matrix';
 
@@ -22,11 +22,7 @@ const notAuthorized = (name: string) => refused(`Not authorized to send to chann
 let counter = 0;
 const uniqueName = (prefix: string) => `${prefix}-${++counter}`;
 
-async function systemGroup(name: string): Promise<number> {
-  return (await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name, is_system_group: true } })).id;
-}
-
-async function channel(options: { private?: boolean; subscribers?: TestUser[]; sendGroup?: string } = {}) {
+async function channel(options: { private?: boolean; subscribers?: TestUser[]; sendGroup?: SystemGroupName } = {}) {
   const name = uniqueName(options.private ? 'secret' : 'open');
   const stream = await stack.createStream({
     name,
@@ -37,7 +33,7 @@ async function channel(options: { private?: boolean; subscribers?: TestUser[]; s
   if (options.sendGroup) {
     await stack.db.groupSetting.update({
       where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_send_message_group' } },
-      data: { group_id: await systemGroup(options.sendGroup) },
+      data: { group_id: await systemGroupId(stack.db, stack.realm.id, options.sendGroup) },
     });
   }
   return stream;

@@ -3,6 +3,7 @@
 // can_leave_group, can_remove_members_group). Guests and bots are refused by every group
 // endpoint as by Zulip's @require_member_or_admin.
 
+import { systemGroupId } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/testing';
 import { createCast, INSUFFICIENT, matrix, only, refused, type Cast, type RoleName } from './matrix';
 
@@ -23,17 +24,6 @@ const humans = (allowed: RoleName[], otherwise = INSUFFICIENT) => only(allowed, 
 
 let counter = 0;
 const uniqueName = (prefix: string) => `${prefix} ${++counter}`;
-
-async function systemGroup(name: string): Promise<number> {
-  return (await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name, is_system_group: true } })).id;
-}
-
-async function setRealmSetting(name: string, groupName: string): Promise<void> {
-  await stack.db.groupSetting.update({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
-    data: { group_id: await systemGroup(groupName) },
-  });
-}
 
 /** A group created through the API by `creator` (who holds its can_manage_group by default). */
 async function createGroup(creator: TestUser, extra: Record<string, unknown> = {}, members: number[] = []): Promise<number> {
@@ -72,8 +62,8 @@ describe('POST /user_groups/create', () => {
   matrix('with the default can_create_groups (members)', theCast, { ...create, expect: humans(['owner', 'administrator', 'moderator', 'member']) });
 
   describe('with can_create_groups = moderators', () => {
-    beforeAll(() => setRealmSetting('can_create_groups', 'role:moderators'));
-    afterAll(() => setRealmSetting('can_create_groups', 'role:members'));
+    beforeAll(() => stack.setRealmGroupSetting('can_create_groups', 'role:moderators'));
+    afterAll(() => stack.setRealmGroupSetting('can_create_groups', 'role:members'));
     matrix('a group', theCast, { ...create, expect: humans(['owner', 'administrator', 'moderator']) });
   });
 
@@ -81,7 +71,7 @@ describe('POST /user_groups/create', () => {
   matrix('with can_manage_group = role:everyone', theCast, {
     setup: async () => uniqueName('everyone'),
     act: async (actor, name) =>
-      actor.client.post('/api/v1/user_groups/create', { name, description: 'd', members: [], can_manage_group: await systemGroup('role:everyone') }),
+      actor.client.post('/api/v1/user_groups/create', { name, description: 'd', members: [], can_manage_group: await systemGroupId(stack.db, stack.realm.id, 'role:everyone') }),
     expect: humans([], refused("'can_manage_group' setting cannot be set to 'role:everyone' group.")),
   });
 });
@@ -106,7 +96,7 @@ describe('PATCH /user_groups/{id}', () => {
   });
 
   matrix('description of a group whose can_manage_group is role:moderators', theCast, {
-    setup: async () => createGroup(cast.owner, { can_manage_group: await systemGroup('role:moderators') }),
+    setup: async () => createGroup(cast.owner, { can_manage_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
     act: describeAs,
     expect: humans(['owner', 'administrator', 'moderator']),
   });
@@ -121,23 +111,23 @@ describe('PATCH /user_groups/{id}', () => {
 
   matrix('can_manage_all_groups = administrators: any group', theCast, {
     setup: async () => {
-      await setRealmSetting('can_manage_all_groups', 'role:administrators');
+      await stack.setRealmGroupSetting('can_manage_all_groups', 'role:administrators');
       return createGroup(cast.member);
     },
     act: describeAs,
-    verify: async () => setRealmSetting('can_manage_all_groups', 'role:owners'),
+    verify: async () => stack.setRealmGroupSetting('can_manage_all_groups', 'role:owners'),
     expect: humans(['owner', 'administrator', 'member']),
   });
 
   matrix('a system group (role:members): nobody', theCast, {
-    setup: () => systemGroup('role:members'),
+    setup: () => systemGroupId(stack.db, stack.realm.id, 'role:members'),
     act: describeAs,
     expect: humans([]),
   });
 
   matrix('can_join_group of a group the member created', theCast, {
     setup: () => createGroup(cast.member),
-    act: async (actor, groupId) => actor.client.patch(`/api/v1/user_groups/${groupId}`, { can_join_group: { new: await systemGroup('role:members') } }),
+    act: async (actor, groupId) => actor.client.patch(`/api/v1/user_groups/${groupId}`, { can_join_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') } }),
     expect: humans(['owner', 'member']),
   });
 });
@@ -157,7 +147,7 @@ describe('POST /user_groups/{id}/members', () => {
   });
 
   matrix('add another user, can_add_members_group = role:moderators', theCast, {
-    setup: async () => createGroup(cast.owner, { can_add_members_group: await systemGroup('role:moderators') }),
+    setup: async () => createGroup(cast.owner, { can_add_members_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { add: [target.id] }),
     verify: async (groupId, allowed) => expect((await directMembers(groupId)).includes(target.id)).toBe(allowed),
     expect: humans(['owner', 'administrator', 'moderator']),
@@ -165,7 +155,7 @@ describe('POST /user_groups/{id}/members', () => {
 
   // can_join_group lets one add oneself, and nobody else.
   matrix('join (add oneself), can_join_group = role:members', theCast, {
-    setup: async () => createGroup(cast.owner, { can_join_group: await systemGroup('role:members') }),
+    setup: async () => createGroup(cast.owner, { can_join_group: await systemGroupId(stack.db, stack.realm.id, 'role:members') }),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { add: [actor.id] }),
     verify: async (groupId, allowed, actor) => expect((await directMembers(groupId)).includes(actor.id)).toBe(allowed),
     expect: humans(['owner', 'administrator', 'moderator', 'member']),
@@ -179,7 +169,7 @@ describe('POST /user_groups/{id}/members', () => {
   });
 
   matrix('add another user, can_join_group = role:members (joining is not adding)', theCast, {
-    setup: async () => createGroup(cast.owner, { can_join_group: await systemGroup('role:members') }),
+    setup: async () => createGroup(cast.owner, { can_join_group: await systemGroupId(stack.db, stack.realm.id, 'role:members') }),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { add: [target.id] }),
     expect: humans(['owner']),
   });
@@ -193,7 +183,7 @@ describe('POST /user_groups/{id}/members', () => {
   });
 
   matrix('leave (remove oneself), can_leave_group = role:nobody', theCast, {
-    setup: async () => createGroup(cast.owner, { can_leave_group: await systemGroup('role:nobody') }, Object.values(cast).map((user) => user.id)),
+    setup: async () => createGroup(cast.owner, { can_leave_group: await systemGroupId(stack.db, stack.realm.id, 'role:nobody') }, Object.values(cast).map((user) => user.id)),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { delete: [actor.id] }),
     expect: humans(['owner']),
   });

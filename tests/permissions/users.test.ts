@@ -21,17 +21,6 @@ const BOT = refused('This endpoint does not accept bot requests.');
 const humans = (allowed: RoleName[], otherwise: Outcome = INSUFFICIENT, overrides: Partial<Record<RoleName, Outcome>> = {}) =>
   only(allowed, otherwise as never, { guest: GUEST, bot: BOT, ...overrides });
 
-async function systemGroup(name: string): Promise<number> {
-  return (await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name, is_system_group: true } })).id;
-}
-
-async function setRealmSetting(name: string, groupName: string): Promise<void> {
-  await stack.db.groupSetting.update({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
-    data: { group_id: await systemGroup(groupName) },
-  });
-}
-
 const invite = (actor: TestUser, params: Params = {}) => actor.client.post('/api/v1/invites/multiuse', params);
 const inviteCount = (actor: TestUser) => stack.db.multiuseInvite.count({ where: { referred_by_id: actor.id } });
 
@@ -47,8 +36,8 @@ describe('POST /invites/multiuse', () => {
   });
 
   describe('with create_multiuse_invite_group = members: the invited role is at most the inviter’s own', () => {
-    beforeAll(() => setRealmSetting('create_multiuse_invite_group', 'role:members'));
-    afterAll(() => setRealmSetting('create_multiuse_invite_group', 'role:administrators'));
+    beforeAll(() => stack.setRealmGroupSetting('create_multiuse_invite_group', 'role:members'));
+    afterAll(() => stack.setRealmGroupSetting('create_multiuse_invite_group', 'role:administrators'));
 
     matrix('invite_as member (default)', theCast, { act: (actor) => invite(actor), expect: humans(['owner', 'administrator', 'moderator', 'member']) });
     matrix('invite_as guest', theCast, { act: (actor) => invite(actor, { invite_as: Role.GUEST }), expect: humans(['owner', 'administrator', 'moderator', 'member']) });
@@ -80,22 +69,22 @@ describe('POST /invites/multiuse', () => {
     // stream_ids: default channels, or channels one may add subscribers to.
     matrix('stream_ids naming a public channel, realm can_add_subscribers_group = administrators', theCast, {
       setup: async () => {
-        await setRealmSetting('can_add_subscribers_group', 'role:administrators');
+        await stack.setRealmGroupSetting('can_add_subscribers_group', 'role:administrators');
         return stack.createStream({ name: `invite-${Math.random().toString(36).slice(2, 8)}` });
       },
       act: (actor, stream) => invite(actor, { stream_ids: [stream.id] }),
-      verify: () => setRealmSetting('can_add_subscribers_group', 'role:members'),
+      verify: () => stack.setRealmGroupSetting('can_add_subscribers_group', 'role:members'),
       expect: humans(['owner', 'administrator'], refused('You do not have permission to subscribe other users to channels.')),
     });
     matrix('stream_ids naming a default channel, realm can_add_subscribers_group = administrators', theCast, {
       setup: async () => {
-        await setRealmSetting('can_add_subscribers_group', 'role:administrators');
+        await stack.setRealmGroupSetting('can_add_subscribers_group', 'role:administrators');
         const stream = await stack.createStream({ name: `invite-default-${Math.random().toString(36).slice(2, 8)}` });
         await stack.db.stream.update({ where: { id: stream.id }, data: { is_default: true } });
         return stream;
       },
       act: (actor, stream) => invite(actor, { stream_ids: [stream.id] }),
-      verify: () => setRealmSetting('can_add_subscribers_group', 'role:members'),
+      verify: () => stack.setRealmGroupSetting('can_add_subscribers_group', 'role:members'),
       expect: humans(['owner', 'administrator', 'moderator', 'member']),
     });
     matrix('stream_ids naming a private channel nobody is subscribed to', theCast, {

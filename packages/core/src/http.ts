@@ -256,21 +256,15 @@ function multipartError(error: unknown): JsonableError {
   return new JsonableError(`Malformed multipart body: ${e?.message ?? 'bad request'}`);
 }
 
-/** Errors of the body parsers (body-parser, multer/busboy) become 4xx envelopes. */
+/** Errors of the JSON and form body parsers (body-parser) become 4xx envelopes. */
 function toJsonable(error: unknown): JsonableError {
   if (error instanceof JsonableError) return error;
-  const e = error as { type?: string; status?: number; code?: string; name?: string; message?: string };
-  if (e?.name === 'MulterError') {
-    if (e.code === 'LIMIT_UNEXPECTED_FILE') return new JsonableError('This endpoint does not accept files');
-    return new JsonableError(`Malformed request body: ${e.message}`);
-  }
+  // Multipart bodies' failures arrive already translated (multipartError).
+  const e = error as { type?: string; status?: number; message?: string };
   if (e?.type === 'entity.too.large') return new JsonableError('Request body too large', { status: 413 });
   if (e?.type === 'entity.parse.failed') return new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
     return new JsonableError(`Malformed request: ${e.message ?? 'bad request'}`, { status: e.status });
-  }
-  if (e?.message && /Multipart|Unexpected end of form|boundary/i.test(e.message)) {
-    return new JsonableError('Malformed multipart body');
   }
   return asJsonableError(error);
 }

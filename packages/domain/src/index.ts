@@ -12,3 +12,4 @@ export * from './narrow-match';
 export * from './messages';
 export * from './narrow';
 export * from './message-markdown';
+export * from './alert-words';

@@ -27,3 +27,54 @@ export const SERVER_LIMITS = {
   server_typing_started_expiry_period_milliseconds: 45000,
   realm_empty_topic_display_name: 'general chat',
 } as const;
+
+/**
+ * The realm settings kept in realm.settings (JSON), under their register names, with Zulip 10's
+ * defaults. Register reports them all; the messages service acts on the editing, deletion and
+ * move limits.
+ */
+export const REALM_SETTING_DEFAULTS = {
+  realm_allow_edit_history: true,
+  realm_message_edit_history_visibility_policy: 'all',
+  realm_allow_message_editing: true,
+  realm_message_content_edit_limit_seconds: 600,
+  realm_message_content_delete_limit_seconds: null,
+  realm_move_messages_within_stream_limit_seconds: 604800,
+  realm_move_messages_between_streams_limit_seconds: 604800,
+  realm_mandatory_topics: false,
+  realm_digest_emails_enabled: false,
+  realm_digest_weekday: 1,
+  realm_disallow_disposable_email_addresses: true,
+  realm_email_changes_disabled: false,
+  realm_name_changes_disabled: false,
+  realm_avatar_changes_disabled: false,
+  realm_emails_restricted_to_domains: false,
+  realm_send_welcome_emails: true,
+  realm_message_content_allowed_in_email_notifications: true,
+  realm_inline_image_preview: true,
+  realm_inline_url_embed_preview: false,
+  realm_require_unique_names: false,
+  realm_want_advertise_in_communities_directory: false,
+  realm_video_chat_provider: 1,
+  realm_jitsi_server_url: null,
+  realm_giphy_rating: 2,
+  realm_default_code_block_language: '',
+  realm_enable_read_receipts: false,
+  realm_enable_guest_user_dm_warning: true,
+  realm_enable_guest_user_indicator: true,
+  realm_presence_disabled: false,
+  realm_org_type: 0,
+  realm_name_in_email_notifications_policy: 1,
+  realm_new_stream_announcements_stream_id: -1,
+  realm_signup_announcements_stream_id: -1,
+  realm_zulip_update_announcements_stream_id: -1,
+  realm_moderation_request_channel_id: -1,
+} as const;
+
+export type RealmSettings = { -readonly [K in keyof typeof REALM_SETTING_DEFAULTS]: unknown };
+
+/** Every setting of REALM_SETTING_DEFAULTS: the stored value, or the default. */
+export function realmSettings(realm: Pick<Realm, 'settings'>): RealmSettings {
+  const stored = realm.settings && typeof realm.settings === 'object' && !Array.isArray(realm.settings) ? (realm.settings as Record<string, unknown>) : {};
+  return Object.fromEntries(Object.entries(REALM_SETTING_DEFAULTS).map(([key, value]) => [key, key in stored ? stored[key] : value])) as RealmSettings;
+}

@@ -3,7 +3,7 @@
 // GET /users, realm_user events and register's realm_users.
 import { createHash } from 'node:crypto';
 import { JsonableError } from '@teamchat/core';
-import type { CustomProfileField, TxClient, UserProfile } from '@teamchat/db';
+import { Prisma, type CustomProfileField, type TxClient, type UserProfile } from '@teamchat/db';
 import { isUserInGroup } from './group-settings';
 import { SystemGroup } from './groups';
 import { placeholderEmailDomain } from './realms';
@@ -140,6 +140,9 @@ export function apiUserDict(user: UserProfile, viewer: UserViewer, options: ApiU
   return dict;
 }
 
+/** The name clients show for a user they cannot access (Zulip's INACCESSIBLE_USER_NAME). */
+export const INACCESSIBLE_USER_NAME = 'Unknown user';
+
 /** What a guest who may not see a user sees in its place (Zulip's get_data_for_inaccessible_user). */
 export function inaccessibleUserDict(userId: number, realm: { host: string }): ApiUser {
   return {
@@ -148,7 +151,7 @@ export function inaccessibleUserDict(userId: number, realm: { host: string }): A
     avatar_version: 1,
     ...roleFlags(Role.MEMBER),
     is_bot: false,
-    full_name: 'Unknown user',
+    full_name: INACCESSIBLE_USER_NAME,
     timezone: '',
     is_active: true,
     date_joined: new Date(0).toISOString(),
@@ -182,16 +185,28 @@ export async function canAccessAllUsers(db: Reader, viewer: UserViewer & { realm
   return isUserInGroup(db, viewer.id, group.id);
 }
 
+/** Active users subscribed to a channel `userId` is subscribed to (themselves included). */
+function channelPeersQuery(userId: number): Prisma.Sql {
+  return Prisma.sql`
+    SELECT other.user_profile_id AS id
+    FROM subscription mine JOIN subscription other ON other.stream_id = mine.stream_id
+    JOIN user_profile other_user ON other_user.id = other.user_profile_id
+    WHERE mine.user_profile_id = ${userId} AND mine.active AND other.active AND other_user.is_active`;
+}
+
+/** The users who share an active channel subscription with `userId` (themselves included). */
+export async function channelPeerIds(db: Pick<TxClient, '$queryRaw'>, userId: number): Promise<Set<number>> {
+  const rows = await db.$queryRaw<{ id: number }[]>(channelPeersQuery(userId));
+  return new Set(rows.map((row) => row.id));
+}
+
 /**
  * The users a restricted viewer may see: themselves, everyone sharing an active channel
  * subscription with them, and everyone they have exchanged direct messages with.
  */
 async function sharedConversationUserIds(db: Reader, viewerId: number, realmId: number): Promise<Set<number>> {
   const rows = await db.$queryRaw<{ id: number }[]>`
-    SELECT other.user_profile_id AS id
-    FROM subscription mine JOIN subscription other ON other.stream_id = mine.stream_id
-    JOIN user_profile other_user ON other_user.id = other.user_profile_id
-    WHERE mine.user_profile_id = ${viewerId} AND mine.active AND other.active AND other_user.is_active
+    ${channelPeersQuery(viewerId)}
     UNION
     SELECT DISTINCT unnest(string_to_array(m.dm_key, ',')::int[]) AS id
     FROM message m

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Realm, UserProfile } from '@teamchat/db';
-import { groupForSettingValue, Role, setGroupSetting, STREAM_GROUP_SETTING_DEFAULTS, systemGroupId } from '@teamchat/domain';
+import { groupForSettingValue, Role, setGroupSetting, STREAM_GROUP_SETTING_DEFAULTS, systemGroupId, type SystemGroupName } from '@teamchat/domain';
 import { transaction, type Stream } from '@teamchat/db';
 import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type RunningService } from '@teamchat/runtime';
 import { createLogger } from '@teamchat/core';
@@ -218,6 +218,11 @@ export class Stack {
   /** Subscribes users to a channel straight in the database (a fixture, like createStream). */
   async subscribe(streamId: number, userIds: number[]): Promise<void> {
     await this.db.subscription.createMany({ data: userIds.map((userId) => ({ user_profile_id: userId, stream_id: streamId })), skipDuplicates: true });
+  }
+
+  /** Points a realm group-setting permission at a system group ("role:members"...), a fixture (no event). */
+  async setRealmGroupSetting(name: string, systemGroup: SystemGroupName): Promise<void> {
+    await setGroupSetting(this.db, this.realm.id, 'realm', this.realm.id, name, await systemGroupId(this.db, this.realm.id, systemGroup));
   }
 
   async close(): Promise<void> {

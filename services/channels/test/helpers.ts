@@ -1,5 +1,6 @@
 // Fixtures and event assertions for the channels tests.
 import type { Stack } from '@teamchat/testing';
+import { systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
 
 export interface OutboxEvent {
   id: bigint;
@@ -59,17 +60,9 @@ export async function insertMessages(
 }
 
 /** Points a realm permission at a system group (the users service owns realm settings; a fixture here). */
-export async function setRealmSetting(stack: Stack, name: string, systemGroup: string): Promise<void> {
-  const group = await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name: systemGroup, is_system_group: true } });
-  await stack.db.groupSetting.update({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
-    data: { group_id: group.id },
-  });
-}
+export const setRealmSetting = (stack: Stack, name: string, systemGroup: SystemGroupName) => stack.setRealmGroupSetting(name, systemGroup);
 
-export async function systemGroupId(stack: Stack, name: string): Promise<number> {
-  return (await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: stack.realm.id, name, is_system_group: true } })).id;
-}
+export const systemGroupId = (stack: Stack, name: SystemGroupName) => realmSystemGroupId(stack.db, stack.realm.id, name);
 
 /** The group id holding a channel setting. */
 export async function streamSettingGroupId(stack: Stack, streamId: number, name: string): Promise<number> {

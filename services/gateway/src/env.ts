@@ -1,5 +1,6 @@
 import { env, loadEnv, type EnvOf } from '@teamchat/core';
 import { baseEnvSpec } from '@teamchat/runtime';
+import { ZULIP_RATE_LIMITS } from './rate-limit';
 
 export const gatewayEnvSpec = {
   ...baseEnvSpec,
@@ -10,12 +11,12 @@ export const gatewayEnvSpec = {
   UPLOADS_URL: env.url('base URL of the uploads service', 'http://127.0.0.1:9104'),
   EVENTS_URL: env.url('base URL of the event tier (a Service in front of its replicas)', 'http://127.0.0.1:9105'),
   UPSTREAM_TIMEOUT_MS: env.int('longest wait for a service answer (long-polls excepted)', 60_000),
-  RATE_LIMIT_ENABLED: env.bool('apply the API rate limits (off for benchmarks)', true),
-  RATE_LIMIT_USER_REQUESTS: env.int('API requests each user may make per window (Zulip: 200)', 200),
-  RATE_LIMIT_USER_WINDOW_SECONDS: env.int('the per-user window, in seconds', 60),
-  RATE_LIMIT_IP_REQUESTS: env.int('unauthenticated API requests each IP address may make per window (Zulip: 100)', 100),
-  RATE_LIMIT_IP_WINDOW_SECONDS: env.int('the per-IP window, in seconds', 60),
-  RATE_LIMIT_TRUST_FORWARDED_FOR: env.bool('take the client address from the last X-Forwarded-For entry (behind a proxy)', false),
+  RATE_LIMIT_ENABLED: env.bool('apply the API rate limits (off for benchmarks)', ZULIP_RATE_LIMITS.enabled),
+  RATE_LIMIT_USER_REQUESTS: env.int('API requests each user may make per window', ZULIP_RATE_LIMITS.user.limit),
+  RATE_LIMIT_USER_WINDOW_SECONDS: env.int('the per-user window, in seconds', ZULIP_RATE_LIMITS.user.windowSeconds),
+  RATE_LIMIT_IP_REQUESTS: env.int('unauthenticated API requests each IP address may make per window', ZULIP_RATE_LIMITS.ip.limit),
+  RATE_LIMIT_IP_WINDOW_SECONDS: env.int('the per-IP window, in seconds', ZULIP_RATE_LIMITS.ip.windowSeconds),
+  RATE_LIMIT_TRUST_FORWARDED_FOR: env.bool('take the client address from the last X-Forwarded-For entry (behind a proxy)', ZULIP_RATE_LIMITS.trustForwardedFor),
 };
 
 export type GatewayEnv = EnvOf<typeof gatewayEnvSpec>;

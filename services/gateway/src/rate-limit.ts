@@ -11,6 +11,9 @@
 import type http from 'node:http';
 import type { Redis } from '@teamchat/bus';
 import { RateLimitedError, type Logger, type Requester } from '@teamchat/core';
+import type { GatewayEnv } from './env';
+
+export type RateLimitEnv = Pick<GatewayEnv, Extract<keyof GatewayEnv, `RATE_LIMIT_${string}`>>;
 
 export interface RateLimitRule {
   /** Requests allowed per window (also the largest burst). */
@@ -125,13 +128,4 @@ export function rateLimitSettings(env: Partial<RateLimitEnv>): RateLimitSettings
     },
     trustForwardedFor: env.RATE_LIMIT_TRUST_FORWARDED_FOR ?? ZULIP_RATE_LIMITS.trustForwardedFor,
   };
-}
-
-export interface RateLimitEnv {
-  RATE_LIMIT_ENABLED: boolean;
-  RATE_LIMIT_USER_REQUESTS: number;
-  RATE_LIMIT_USER_WINDOW_SECONDS: number;
-  RATE_LIMIT_IP_REQUESTS: number;
-  RATE_LIMIT_IP_WINDOW_SECONDS: number;
-  RATE_LIMIT_TRUST_FORWARDED_FOR: boolean;
 }

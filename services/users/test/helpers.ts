@@ -1,6 +1,6 @@
 // Shared fixtures of the users service tests: one user of each role (and a bot), and the
 // events actions committed, read from the event outbox they were written to.
-import { Role } from '@teamchat/domain';
+import { Role, systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
 import type { Stack, TestUser } from '@teamchat/testing';
 
 export interface Cast {
@@ -45,10 +45,7 @@ export async function eventsSince(stack: Stack, mark: bigint, type?: string): Pr
 
 export const recipientIds = (entry: CommittedEvent) => entry.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b);
 
-export async function systemGroupId(stack: Stack, name: string, realmId = stack.realm.id): Promise<number> {
-  const group = await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: realmId, name, is_system_group: true } });
-  return group.id;
-}
+export const systemGroupId = (stack: Stack, name: SystemGroupName, realmId = stack.realm.id) => realmSystemGroupId(stack.db, realmId, name);
 
 export async function activeIds(stack: Stack, realmId = stack.realm.id): Promise<number[]> {
   const users = await stack.db.userProfile.findMany({ where: { realm_id: realmId, is_active: true }, select: { id: true }, orderBy: { id: 'asc' } });

@@ -1,4 +1,4 @@
-import { Role } from '@teamchat/domain';
+import { Role, type SystemGroupName } from '@teamchat/domain';
 import { expectError, startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
 import { createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
 
@@ -13,10 +13,7 @@ afterAll(() => stack.close());
 
 const KEY = /^[a-z2-7]{24}$/;
 
-async function setRealmSetting(name: string, groupName: string) {
-  const groupId = await systemGroupId(stack, groupName);
-  await stack.db.groupSetting.updateMany({ where: { owner_kind: 'realm', owner_id: stack.realm.id, name }, data: { group_id: groupId } });
-}
+const setRealmSetting = (name: string, groupName: SystemGroupName) => stack.setRealmGroupSetting(name, groupName);
 
 function keyOf(link: string): string {
   const match = new RegExp(`^${stack.gatewayUrl}/join/([a-z2-7]+)/$`).exec(link);

@@ -2,6 +2,7 @@
 // touch the shared instances on 5432/6379 that every other test uses. Each lives in a temp
 // directory on a free port and is removed by stop().
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,7 +12,6 @@ import { applyMigrations } from '@teamchat/db';
 import { freePort } from '@teamchat/testing';
 
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** PostgreSQL refuses to run as root: run its tools as the `postgres` account then. */
 function asPostgresUser(command: string, args: string[]): [string, string[]] {

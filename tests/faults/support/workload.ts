@@ -7,11 +7,11 @@
 // exactly the events the database implies (each once), and every mark-all-read job must have
 // completed exactly once.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MessageFlag } from '@teamchat/domain';
-import type { ApiClient } from '@teamchat/testing';
-import type { ClusterUser, ProcessCluster } from './cluster';
+import { createTestDatabase, testRedisUrl, type ApiClient } from '@teamchat/testing';
+import { ProcessCluster, type ClusterUser } from './cluster';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const EVENT_TYPES = ['message', 'update_message_flags', 'attachment'];
 
@@ -449,4 +449,24 @@ export async function startClients(users: ClusterUser[]): Promise<EventClient[]>
   const clients = [new EventClient(users[0], 'user0/a'), new EventClient(users[0], 'user0/b'), ...users.slice(1).map((user, i) => new EventClient(user, `user${i + 1}`))];
   for (const client of clients) await client.register();
   return clients.map((client) => client.start());
+}
+
+/**
+ * The setting of a fault test file on the shared PostgreSQL and Redis: a test database, the
+ * stack as processes (`eventReplicas` event-tier replicas) and the workload's participants,
+ * made before the file's tests and removed after them.
+ */
+export function useProcessCluster(eventReplicas: number): { cluster: ProcessCluster; users: ClusterUser[]; channelName: string } {
+  const context = {} as { cluster: ProcessCluster; users: ClusterUser[]; channelName: string };
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    context.cluster = await ProcessCluster.start({ databaseUrl: database.url, redisUrl: testRedisUrl(), eventReplicas });
+    Object.assign(context, await createParticipants(context.cluster));
+  }, 300_000);
+  afterAll(async () => {
+    await context.cluster?.stop();
+    await database?.drop();
+  });
+  return context;
 }

@@ -9,58 +9,19 @@ import {
   EMOJISET_CHOICES,
   groupSettingValues,
   placeholderEmailDomain,
+  realmSettings,
   realmUrl,
   renderMarkdown,
   USER_SETTING_DEFAULTS,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
 
-/** Realm settings Teamchat stores but does not act on, with Zulip 10's defaults. */
-const REALM_SETTING_DEFAULTS = {
-  realm_allow_edit_history: true,
-  realm_message_edit_history_visibility_policy: 'all',
-  realm_allow_message_editing: true,
-  realm_message_content_edit_limit_seconds: 600,
-  realm_message_content_delete_limit_seconds: null,
-  realm_move_messages_within_stream_limit_seconds: 604800,
-  realm_move_messages_between_streams_limit_seconds: 604800,
-  realm_mandatory_topics: false,
-  realm_digest_emails_enabled: false,
-  realm_digest_weekday: 1,
-  realm_disallow_disposable_email_addresses: true,
-  realm_email_changes_disabled: false,
-  realm_name_changes_disabled: false,
-  realm_avatar_changes_disabled: false,
-  realm_emails_restricted_to_domains: false,
-  realm_send_welcome_emails: true,
-  realm_message_content_allowed_in_email_notifications: true,
-  realm_inline_image_preview: true,
-  realm_inline_url_embed_preview: false,
-  realm_require_unique_names: false,
-  realm_want_advertise_in_communities_directory: false,
-  realm_video_chat_provider: 1,
-  realm_jitsi_server_url: null,
-  realm_giphy_rating: 2,
-  realm_default_code_block_language: '',
-  realm_enable_read_receipts: false,
-  realm_enable_guest_user_dm_warning: true,
-  realm_enable_guest_user_indicator: true,
-  realm_presence_disabled: false,
-  realm_org_type: 0,
-  realm_name_in_email_notifications_policy: 1,
-  realm_new_stream_announcements_stream_id: -1,
-  realm_signup_announcements_stream_id: -1,
-  realm_zulip_update_announcements_stream_id: -1,
-  realm_moderation_request_channel_id: -1,
-} as const;
-
 const AUTHENTICATION_METHODS = ['Email', 'Dev', 'LDAP', 'RemoteUser', 'GitHub', 'AzureAD', 'GitLab', 'Apple', 'Google', 'SAML', 'OpenID Connect'];
 
 export const realmSection: StateSection = {
   eventType: 'realm',
   async fetch({ db, realm, scheme }) {
-    const stored = realm.settings && typeof realm.settings === 'object' && !Array.isArray(realm.settings) ? (realm.settings as Record<string, unknown>) : {};
-    const settings = Object.fromEntries(Object.entries(REALM_SETTING_DEFAULTS).map(([key, value]) => [key, key in stored ? stored[key] : value]));
+    const settings = realmSettings(realm);
     const groupSettings = await groupSettingValues(db, 'realm', realm.id);
     const url = realmUrl(realm, scheme);
     return {

@@ -15,6 +15,7 @@ import {
   profileFieldDict,
   realmPresence,
   roleFlags,
+  userAlertWords,
   userGroupDicts,
   userSettings,
   type ProfileData,
@@ -175,8 +176,7 @@ const realmBotSection: StateSection = {
 const alertWordsSection: StateSection = {
   eventType: 'alert_words',
   async fetch({ db, user }) {
-    const words = await db.alertWord.findMany({ where: { user_profile_id: user.id }, orderBy: { id: 'asc' }, select: { word: true } });
-    return { alert_words: words.map((row) => row.word) };
+    return { alert_words: await userAlertWords(db, user.id) };
   },
 };
 

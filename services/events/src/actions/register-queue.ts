@@ -51,7 +51,7 @@ export async function doRegisterQueue(deps: EventsDeps, requester: Requester, re
       state: { zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE, ...state },
     };
   } catch (error) {
-    await store.delete(queueId, requester.userId).catch(() => undefined);
+    await store.delete(queueId, requester.userId, requester.realmId).catch(() => undefined);
     throw error;
   }
 }

@@ -179,11 +179,12 @@ if mode == 'readpark' or mode == 'park' then redis.call('HSET', KEYS[1], 'k', se
 return {'ok', '[]', seq}
 `;
 
-// KEYS meta, events, xids. ARGV user id, wake channel. Returns 1, 0 (no such queue) or -1 (another user's).
+// KEYS meta, events, xids. ARGV user id, wake channel, realm id. Returns 1, 0 (no such queue in
+// this realm: another realm's queue is answered as one that does not exist) or -1 (another user's).
 const DELETE = `
-local owner = redis.call('HGET', KEYS[1], 'u')
-if not owner then return 0 end
-if owner ~= ARGV[1] then return -1 end
+local f = redis.call('HMGET', KEYS[1], 'u', 'r')
+if not f[1] or f[2] ~= ARGV[3] then return 0 end
+if f[1] ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 redis.call('PUBLISH', ARGV[2], 'x')
 return 1
@@ -352,17 +353,12 @@ export class QueueStore {
     return { status: status as 'bad' | 'pruned' | 'missing' | 'superseded' };
   }
 
-  /** Deletes a queue of `userId`: 'deleted', 'missing' or 'forbidden' (another user's). */
-  async delete(queueId: string, userId: number): Promise<'deleted' | 'missing' | 'forbidden'> {
-    const result = await this.redis.tcQueueDelete(...this.keys(queueId), userId, this.wakeChannel(queueId));
+  /** Deletes a queue of `userId`: 'deleted', 'missing' (none in `realmId`) or 'forbidden' (another user's). */
+  async delete(queueId: string, userId: number, realmId: number): Promise<'deleted' | 'missing' | 'forbidden'> {
+    const result = await this.redis.tcQueueDelete(...this.keys(queueId), userId, this.wakeChannel(queueId), realmId);
     return result === 1 ? 'deleted' : result === 0 ? 'missing' : 'forbidden';
   }
 
-  /** The realm a queue belongs to (null if there is no such queue). */
-  async queueRealmId(queueId: string): Promise<number | null> {
-    const realmId = await this.redis.hget(this.keys(queueId)[0], 'r');
-    return realmId === null ? null : Number(realmId);
-  }
 
   /** Removes queues that are gone from the indexes that still list them. */
   async forget(entries: StaleIndexEntry[]): Promise<void> {

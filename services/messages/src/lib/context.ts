@@ -1,5 +1,6 @@
 // Reads about the acting user and their realm that most actions need.
 import type { Realm, TxClient, UserProfile } from '@teamchat/db';
+import { REALM_SETTING_DEFAULTS, realmSettings, type RealmSettings } from '@teamchat/domain';
 
 type Reader = Pick<TxClient, 'userProfile' | 'realm'>;
 
@@ -18,36 +19,23 @@ export function viewerOf(user: Pick<UserProfile, 'id' | 'realm_id' | 'role'>) {
   return { id: user.id, realm_id: user.realm_id, role: user.role };
 }
 
-/**
- * Realm settings the messages service reads, with Zulip's defaults. They live in realm.settings,
- * under their register names (realm_allow_message_editing, as the state section reads them) or
- * their bare names.
- */
+/** The realm settings the messages service acts on, typed (a stored value of the wrong type counts as the default). */
 export function realmMessageSettings(realm: Pick<Realm, 'settings'>) {
-  const stored = realm.settings && typeof realm.settings === 'object' && !Array.isArray(realm.settings) ? (realm.settings as Record<string, unknown>) : {};
-  const read = (name: string): unknown => (`realm_${name}` in stored ? stored[`realm_${name}`] : stored[name]);
-  const bool = (name: string, fallback: boolean) => {
-    const value = read(name);
-    return typeof value === 'boolean' ? value : fallback;
-  };
+  const settings = realmSettings(realm);
+  type Name = keyof RealmSettings;
+  const bool = (name: Name) => (typeof settings[name] === 'boolean' ? (settings[name] as boolean) : (REALM_SETTING_DEFAULTS[name] as boolean));
   /** Seconds, or null for no limit. */
-  const limit = (name: string, fallback: number | null) => {
-    const value = read(name);
-    return value === null ? null : typeof value === 'number' ? value : fallback;
-  };
+  const limit = (name: Name) => (settings[name] === null || typeof settings[name] === 'number' ? (settings[name] as number | null) : (REALM_SETTING_DEFAULTS[name] as number | null));
+  const policy = settings.realm_message_edit_history_visibility_policy;
   return {
-    allow_message_editing: bool('allow_message_editing', true),
-    allow_edit_history: bool('allow_edit_history', true),
+    allow_message_editing: bool('realm_allow_message_editing'),
+    allow_edit_history: bool('realm_allow_edit_history'),
     /** "all", "moves" (topic and channel changes only) or "none"; allow_edit_history false means "none". */
-    message_edit_history_visibility_policy: !bool('allow_edit_history', true)
-      ? ('none' as const)
-      : read('message_edit_history_visibility_policy') === 'moves' || read('message_edit_history_visibility_policy') === 'none'
-        ? (read('message_edit_history_visibility_policy') as 'moves' | 'none')
-        : ('all' as 'all' | 'moves' | 'none'),
-    message_content_edit_limit_seconds: limit('message_content_edit_limit_seconds', 600),
-    message_content_delete_limit_seconds: limit('message_content_delete_limit_seconds', null),
-    move_messages_within_stream_limit_seconds: limit('move_messages_within_stream_limit_seconds', 604800),
-    move_messages_between_streams_limit_seconds: limit('move_messages_between_streams_limit_seconds', 604800),
+    message_edit_history_visibility_policy: (!bool('realm_allow_edit_history') ? 'none' : policy === 'moves' || policy === 'none' ? policy : 'all') as 'all' | 'moves' | 'none',
+    message_content_edit_limit_seconds: limit('realm_message_content_edit_limit_seconds'),
+    message_content_delete_limit_seconds: limit('realm_message_content_delete_limit_seconds'),
+    move_messages_within_stream_limit_seconds: limit('realm_move_messages_within_stream_limit_seconds'),
+    move_messages_between_streams_limit_seconds: limit('realm_move_messages_between_streams_limit_seconds'),
   };
 }
 

@@ -3,15 +3,16 @@
 // list to the user's clients as an alert_words event.
 
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
+import { userAlertWords } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
-import { userAlertWords } from '../lib/alert-words';
+import { lockUser } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
 /** Adds the words the user does not have yet (ignoring case); returns the new list. */
 export async function doAddAlertWords(deps: Deps, user: Pick<UserProfile, 'id' | 'realm_id'>, words: string[]): Promise<string[]> {
   return transaction(deps.db, async (tx) => {
-    await lockUser(tx, user.id);
+    await lockUser(tx.db, user.id);
     // Among new spellings of one word the last given wins, as in Zulip; a word the user
     // already has (in any case, as PostgreSQL lowers it) is skipped by the unique index.
     const added = new Map<string, string>();
@@ -29,18 +30,13 @@ export async function doAddAlertWords(deps: Deps, user: Pick<UserProfile, 'id' |
 /** Removes the given words, ignoring case; returns the new list. */
 export async function doRemoveAlertWords(deps: Deps, user: Pick<UserProfile, 'id' | 'realm_id'>, words: string[]): Promise<string[]> {
   return transaction(deps.db, async (tx) => {
-    await lockUser(tx, user.id);
+    await lockUser(tx.db, user.id);
     const lowered = [...new Set(words.map((word) => word.toLowerCase()))];
     if (lowered.length) {
       await tx.db.$executeRaw`DELETE FROM alert_word WHERE user_profile_id = ${user.id} AND lower(word) = ANY(${lowered}::text[])`;
     }
     return notify(deps, tx, user);
   });
-}
-
-/** Serialises one user's alert-word changes (the case-insensitive check reads, then writes). */
-async function lockUser(tx: Tx, userId: number): Promise<void> {
-  await tx.db.$queryRaw`SELECT id FROM user_profile WHERE id = ${userId} FOR UPDATE`;
 }
 
 async function notify(deps: Deps, tx: Tx, user: Pick<UserProfile, 'id' | 'realm_id'>): Promise<string[]> {

@@ -6,6 +6,7 @@ import { transaction, type Linkifier, type Tx } from '@teamchat/db';
 import type { BaseDeps } from '@teamchat/runtime';
 import { checkLinkifier, LinkifierError } from '../lib/linkifiers';
 import { activeUserIds } from '../lib/users';
+import { lockRealm } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
@@ -15,10 +16,6 @@ export function linkifierDict(linkifier: Linkifier) {
 
 export async function realmLinkifiers(db: Pick<Tx['db'], 'linkifier'>, realmId: number): Promise<Linkifier[]> {
   return db.linkifier.findMany({ where: { realm_id: realmId }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
-}
-
-async function lockRealm(tx: Tx, realmId: number): Promise<void> {
-  await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${realmId} FOR UPDATE`;
 }
 
 async function notifyLinkifiers(deps: Deps, tx: Tx, realmId: number): Promise<void> {
@@ -34,7 +31,7 @@ async function checkPatternFree(tx: Tx, realmId: number, pattern: string, except
 export async function doAddLinkifier(deps: Deps, realmId: number, pattern: string, urlTemplate: string): Promise<number> {
   checkLinkifier(pattern, urlTemplate);
   return transaction(deps.db, async (tx) => {
-    await lockRealm(tx, realmId);
+    await lockRealm(tx.db, realmId);
     await checkPatternFree(tx, realmId, pattern);
     const last = await tx.db.linkifier.aggregate({ where: { realm_id: realmId }, _max: { order: true } });
     const linkifier = await tx.db.linkifier.create({
@@ -53,7 +50,7 @@ async function findLinkifier(tx: Tx, realmId: number, id: number): Promise<Linki
 
 export async function doUpdateLinkifier(deps: Deps, realmId: number, id: number, pattern: string, urlTemplate: string): Promise<void> {
   await transaction(deps.db, async (tx) => {
-    await lockRealm(tx, realmId);
+    await lockRealm(tx.db, realmId);
     await findLinkifier(tx, realmId, id);
     checkLinkifier(pattern, urlTemplate);
     await checkPatternFree(tx, realmId, pattern, id);
@@ -64,7 +61,7 @@ export async function doUpdateLinkifier(deps: Deps, realmId: number, id: number,
 
 export async function doRemoveLinkifier(deps: Deps, realmId: number, id: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
-    await lockRealm(tx, realmId);
+    await lockRealm(tx.db, realmId);
     await findLinkifier(tx, realmId, id);
     await tx.db.linkifier.delete({ where: { id } });
     await notifyLinkifiers(deps, tx, realmId);
@@ -75,7 +72,7 @@ export async function doRemoveLinkifier(deps: Deps, realmId: number, id: number)
 export async function doReorderLinkifiers(deps: Deps, realmId: number, orderedIds: number[]): Promise<void> {
   if (new Set(orderedIds).size < orderedIds.length) throw new JsonableError('The ordered list must not contain duplicated linkifiers');
   await transaction(deps.db, async (tx) => {
-    await lockRealm(tx, realmId);
+    await lockRealm(tx.db, realmId);
     const existing = await realmLinkifiers(tx.db, realmId);
     const sameSet = existing.length === orderedIds.length && existing.every((linkifier) => orderedIds.includes(linkifier.id));
     if (!sameSet) throw new JsonableError('The ordered list must enumerate all existing linkifiers exactly once');

@@ -4,6 +4,7 @@
 import { JsonableError, ResourceNotFoundError } from '@teamchat/core';
 import { transaction, type NavigationView, type Tx } from '@teamchat/db';
 import type { BaseDeps } from '@teamchat/runtime';
+import { lockUser } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
@@ -33,7 +34,7 @@ export async function doAddNavigationView(deps: Deps, user: { id: number; realm_
     throw new JsonableError('Custom views must have a valid name.');
   }
   await transaction(deps.db, async (tx) => {
-    await tx.db.$queryRaw`SELECT id FROM user_profile WHERE id = ${user.id} FOR UPDATE`;
+    await lockUser(tx.db, user.id);
     if (await tx.db.navigationView.findUnique({ where: { user_profile_id_fragment: { user_profile_id: user.id, fragment } } })) {
       throw new JsonableError('Navigation view already exists.');
     }
@@ -51,7 +52,7 @@ export async function doUpdateNavigationView(
 ): Promise<void> {
   if (BUILT_IN_VIEW_FRAGMENTS.includes(fragment) && change.name !== undefined) throw new JsonableError('Built-in views cannot have a custom name.');
   await transaction(deps.db, async (tx) => {
-    await tx.db.$queryRaw`SELECT id FROM user_profile WHERE id = ${user.id} FOR UPDATE`;
+    await lockUser(tx.db, user.id);
     if (change.name !== undefined) await checkNameFree(tx, user.id, change.name);
     const view = await findView(tx, user.id, fragment);
     const data: { name?: string; is_pinned?: boolean } = {};

@@ -9,6 +9,7 @@ import { transaction, type Tx, type UserProfile } from '@teamchat/db';
 import { DISPLAY_SETTINGS_LEGACY, hashPassword, NOTIFICATION_SETTINGS_LEGACY, userIdsWhoCanAccessUser, userSettings, verifyPassword } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { languageName, type SettingValue } from '../lib/settings';
+import { lockUser } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
 
@@ -33,7 +34,7 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
   }
 
   await transaction(deps.db, async (tx) => {
-    await tx.db.$queryRaw`SELECT id FROM user_profile WHERE id = ${userId} FOR UPDATE`;
+    await lockUser(tx.db, userId);
     let user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
     if (passwordHash !== undefined) await tx.db.userProfile.update({ where: { id: userId }, data: { password_hash: passwordHash } });
 

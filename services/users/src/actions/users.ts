@@ -3,15 +3,17 @@
 
 import { invalidateAuthCache } from '@teamchat/bus';
 import { CannotDeactivateLastUserError, JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
-import { transaction, type Realm, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
+import { transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db';
 import {
   apiUserDict,
+  channelPeerIds,
   canAccessDeliveryEmail,
   directSystemGroupsForRole,
   EmailVisibility,
   generateApiKey,
   hashApiKey,
   hashPassword,
+  INACCESSIBLE_USER_NAME,
   metadataAccessUserIds,
   placeholderEmail,
   Role,
@@ -22,6 +24,7 @@ import {
 import type { BaseDeps } from '@teamchat/runtime';
 import { activeAdministratorIds, activeUserIds } from '../lib/users';
 import { setProfileData, type ProfileDataUpdate } from './profile-fields';
+import { lockRealm } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
 
@@ -46,9 +49,6 @@ export interface CreatedUser {
   /** Shown once: only its hash is stored. */
   apiKey: string;
 }
-
-/** The name clients show for a user they cannot access (Zulip's INACCESSIBLE_USER_NAME). */
-const INACCESSIBLE_USER_NAME = 'Unknown user';
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
 
@@ -155,11 +155,6 @@ export async function doSetPassword(deps: Deps, userId: number, password: string
 async function invalidateKeysAfterCommit(deps: Deps, tx: Tx, userIds: number[]): Promise<void> {
   const keys = await tx.db.apiKey.findMany({ where: { user_profile_id: { in: userIds } }, select: { key_hash: true } });
   tx.onCommit(() => invalidateAuthCache(deps.redis, deps.env.REDIS_PREFIX, keys.map((key) => key.key_hash)));
-}
-
-/** Serialises changes that count a realm's owners or active users. */
-async function lockRealm(db: TxClient, realmId: number): Promise<void> {
-  await db.$queryRaw`SELECT id FROM realm WHERE id = ${realmId} FOR UPDATE`;
 }
 
 async function sendPersonUpdate(deps: Deps, tx: Tx, target: UserProfile, person: Record<string, unknown>): Promise<void> {
@@ -308,7 +303,7 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
         await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] }, unaware);
       }
       // Guests who knew the user only through a shared channel lose them altogether.
-      const peers = await channelPeerIds(tx, target.id);
+      const peers = await channelPeerIds(tx.db, target.id);
       const losing = unaware.filter((id) => peers.has(id));
       if (losing.length) {
         await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person: { user_id: target.id, full_name: INACCESSIBLE_USER_NAME } }, losing);
@@ -372,16 +367,6 @@ async function sendPeerEvents(deps: Deps, tx: Tx, user: Pick<UserProfile, 'id' |
     if (audience.length === 0) continue;
     await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op, stream_ids: [stream.id], user_ids: [user.id] }, audience);
   }
-}
-
-/** Active users subscribed to a channel the user is (actively) subscribed to. */
-async function channelPeerIds(tx: Tx, userId: number): Promise<Set<number>> {
-  const rows = await tx.db.$queryRaw<{ id: number }[]>`
-    SELECT DISTINCT other.user_profile_id AS id
-    FROM subscription mine JOIN subscription other ON other.stream_id = mine.stream_id
-    JOIN user_profile u ON u.id = other.user_profile_id AND u.is_active
-    WHERE mine.user_profile_id = ${userId} AND mine.active AND other.active`;
-  return new Set(rows.map((row) => row.id));
 }
 
 /** invites_changed to the realm's administrators and the inviter (Zulip's notify_invites_changed). */

@@ -1,7 +1,7 @@
 import { param, required, v, type AuthedContext } from '@teamchat/core';
+import { userAlertWords } from '@teamchat/domain';
 import { doAddAlertWords, doRemoveAlertWords } from '../actions/alert-words';
 import type { UsersDeps } from '../deps';
-import { userAlertWords } from '../lib/alert-words';
 import { loadActor } from '../lib/access';
 
 /** Zulip's MAX_ALERT_WORD_LENGTH. */

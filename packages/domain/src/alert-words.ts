@@ -1,3 +1,4 @@
+// Alert words (kept by the users service in alert_word; read by register too).
 import type { TxClient } from '@teamchat/db';
 
 /** A user's alert words, oldest first (Zulip's user_alert_words). */
