@@ -16,7 +16,10 @@ export async function build({ quiet = false, only = [] } = {}) {
   const keepNpmPackagesExternal = {
     name: 'external-npm-packages',
     setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@teamchat/') ? undefined : { path: args.path, external: true }));
+      // A workspace package's package.json is only ever looked up at run time (require.resolve
+      // of its location, as packages/db's migrations do): external too.
+      const bundled = (p) => p.startsWith('@teamchat/') && !p.endsWith('/package.json');
+      b.onResolve({ filter: /^[^./]/ }, (args) => (bundled(args.path) ? undefined : { path: args.path, external: true }));
     },
   };
   const services = fs

@@ -61,7 +61,8 @@ function startProcess(name, env) {
 for (const service of SERVICES) {
   if (built.has(service.name)) startProcess(service.name, { PORT: String(service.port) });
 }
-startProcess('gateway', { PORT: String(GATEWAY_PORT) });
+// Its young-generation size as deployed (k8s/base/gateway/deployment.yaml).
+startProcess('gateway', { PORT: String(GATEWAY_PORT), NODE_OPTIONS: '--max-semi-space-size=64' });
 
 for (let i = 0; i < 300 && !(await portAnswers(GATEWAY_PORT)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
 

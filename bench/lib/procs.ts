@@ -79,13 +79,16 @@ export async function startPrintingPort(name: string, script: string, args: stri
 /** BENCH_PROFILE_DIR=<dir>: every service writes a V8 CPU profile there (stopped gracefully). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
+/** What the deployment gives a service besides its configuration (k8s/base/<service>/deployment.yaml). */
+const DEPLOYED_ENV: Record<string, NodeJS.ProcessEnv> = { gateway: { NODE_OPTIONS: '--max-semi-space-size=64' } };
+
 /** A built service, ready when /health/ready answers 200. */
 export async function startService(name: string, service: string, env: NodeJS.ProcessEnv): Promise<Proc> {
   const main = path.join(ROOT, `services/${service}/dist/main.js`);
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run this through \`npm run bench -- load\`, which builds the services`);
   const port = await freePort();
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
-  const { child, output } = spawnProcess([...profile, main], { ...env, PORT: String(port) }, PIN_STACK);
+  const { child, output } = spawnProcess([...profile, main], { ...DEPLOYED_ENV[service], ...env, PORT: String(port) }, PIN_STACK);
   const proc = { name, child, port, output };
   const deadline = Date.now() + 60_000;
   for (;;) {

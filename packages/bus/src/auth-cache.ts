@@ -1,6 +1,7 @@
 // The gateway's short cache of API-key lookups, and its invalidation. Actions that change
 // what authentication depends on (key, email, role, activity of a user or realm) call
-// invalidateAuthCache after their transaction commits.
+// invalidateAuthCache after their transaction commits: it deletes the Redis entries and
+// announces them to every gateway, which drops its in-process copies.
 
 import type { Redis } from './redis';
 import { RedisKeys } from './redis';
@@ -30,5 +31,9 @@ export async function writeAuthCache(redis: Redis, prefix: string, apiKeyHash: s
 export async function invalidateAuthCache(redis: Redis, prefix: string, apiKeyHashes: string[]): Promise<void> {
   if (apiKeyHashes.length === 0) return;
   const keys = new RedisKeys(prefix);
-  await redis.del(...apiKeyHashes.map((hash) => keys.auth(hash)));
+  await redis
+    .multi()
+    .del(...apiKeyHashes.map((hash) => keys.auth(hash)))
+    .publish(keys.authInvalidations(), JSON.stringify(apiKeyHashes))
+    .exec();
 }

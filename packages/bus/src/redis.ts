@@ -36,6 +36,11 @@ export class RedisKeys {
     return `${this.prefix}auth:${apiKeyHash}`;
   }
 
+  /** Pub/sub channel announcing invalidated auth-cache entries, so gateways drop their copies. */
+  authInvalidations(): string {
+    return `${this.prefix}auth-invalidations`;
+  }
+
   /** The intake stream of one partition: committed events waiting to be fanned out. */
   intakeStream(partition: number): string {
     return `${this.prefix}{intake:${partition}}:stream`;

@@ -205,6 +205,7 @@ export function observeRequest(service: string, logger: Logger, req: http.Incomi
     const status = answeredStatus(req, res);
     metrics.requests.inc({ service, method, route, status: String(status) });
     metrics.duration.observe({ service, method, route }, seconds);
+    if (!logger.isLevelEnabled('info')) return;
     logger.info(
       {
         method,

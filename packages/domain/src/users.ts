@@ -65,7 +65,13 @@ export function roleFlags(role: number) {
 export type ProfileData = Record<string, { value: string; rendered_value?: string }>;
 
 /** The body of GET /users/me (Zulip's get-own-user). */
-export function ownUserDict(user: UserProfile, maxMessageId: number, profileData: ProfileData) {
+/** The columns GET /users/me answers with. */
+export type OwnUserRow = Pick<
+  UserProfile,
+  'id' | 'realm_id' | 'email' | 'delivery_email' | 'full_name' | 'role' | 'is_bot' | 'is_active' | 'timezone' | 'date_joined' | 'avatar_source' | 'avatar_version'
+>;
+
+export function ownUserDict(user: OwnUserRow, maxMessageId: number, profileData: ProfileData) {
   return {
     user_id: user.id,
     email: user.email,

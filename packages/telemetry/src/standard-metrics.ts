@@ -1,108 +1,110 @@
 // The metrics every operator dashboard, alert and autoscaler refers to, defined once so their
 // names and labels cannot drift between the code, k8s/ (HPAs), infra/prometheus and
-// docs/operations.md. Each getter is get-or-create: call it where the metric is updated.
+// docs/operations.md. Call a getter where the metric is updated: each bundle is made once per
+// registry (one per process), so the getters cost nothing on hot paths.
 
-import { counter, gauge, histogram } from './metrics';
+import { counter, gauge, histogram, metricsRegistry } from './metrics';
+
+function perRegistry<T>(make: () => T): () => T {
+  let made: { registry: object; bundle: T } | undefined;
+  return () => {
+    const registry = metricsRegistry();
+    if (made?.registry !== registry) made = { registry, bundle: make() };
+    return made.bundle;
+  };
+}
 
 /** Latency buckets (seconds) for API requests: 5 ms to a long-poll's 90 s. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90];
 
 /** Requests answered by a service's express app (createServiceApp), by route template. */
-export function httpServerMetrics() {
-  return {
-    requests: counter({
-      name: 'teamchat_http_requests_total',
-      help: 'HTTP requests answered, by service, method, route template and status code',
-      labelNames: ['service', 'method', 'route', 'status'],
-    }),
-    duration: histogram({
-      name: 'teamchat_http_request_duration_seconds',
-      help: 'Time from request to the end of the response, by service, method and route template',
-      labelNames: ['service', 'method', 'route'],
-      buckets: REQUEST_BUCKETS,
-    }),
-    inFlight: gauge({
-      name: 'teamchat_http_requests_in_flight',
-      help: 'Requests being answered right now (parked long-polls included)',
-      labelNames: ['service'],
-    }),
-  };
-}
+export const httpServerMetrics = perRegistry(() => ({
+  requests: counter({
+    name: 'teamchat_http_requests_total',
+    help: 'HTTP requests answered, by service, method, route template and status code',
+    labelNames: ['service', 'method', 'route', 'status'],
+  }),
+  duration: histogram({
+    name: 'teamchat_http_request_duration_seconds',
+    help: 'Time from request to the end of the response, by service, method and route template',
+    labelNames: ['service', 'method', 'route'],
+    buckets: REQUEST_BUCKETS,
+  }),
+  inFlight: gauge({
+    name: 'teamchat_http_requests_in_flight',
+    help: 'Requests being answered right now (parked long-polls included)',
+    labelNames: ['service'],
+  }),
+}));
 
 /** Requests through the gateway, by the routing rule that matched and the service behind it. */
-export function gatewayMetrics() {
-  return {
-    requests: counter({
-      name: 'teamchat_gateway_requests_total',
-      help: 'Requests the gateway answered, by upstream service, routing rule, method and status code',
-      labelNames: ['upstream', 'route', 'method', 'status'],
-    }),
-    duration: histogram({
-      name: 'teamchat_gateway_request_duration_seconds',
-      help: 'Time from request to the end of the response at the gateway (authentication and upstream included)',
-      labelNames: ['upstream', 'route', 'method'],
-      buckets: REQUEST_BUCKETS,
-    }),
-    upstreamFailures: counter({
-      name: 'teamchat_gateway_upstream_failures_total',
-      help: 'Forwarded requests that failed to reach their service (connection refused, reset, timeout)',
-      labelNames: ['upstream'],
-    }),
-    inFlight: gauge({
-      name: 'teamchat_gateway_requests_in_flight',
-      help: 'Requests the gateway is handling right now (parked long-polls included)',
-      labelNames: ['upstream'],
-    }),
-  };
-}
+export const gatewayMetrics = perRegistry(() => ({
+  requests: counter({
+    name: 'teamchat_gateway_requests_total',
+    help: 'Requests the gateway answered, by upstream service, routing rule, method and status code',
+    labelNames: ['upstream', 'route', 'method', 'status'],
+  }),
+  duration: histogram({
+    name: 'teamchat_gateway_request_duration_seconds',
+    help: 'Time from request to the end of the response at the gateway (authentication and upstream included)',
+    labelNames: ['upstream', 'route', 'method'],
+    buckets: REQUEST_BUCKETS,
+  }),
+  upstreamFailures: counter({
+    name: 'teamchat_gateway_upstream_failures_total',
+    help: 'Forwarded requests that failed to reach their service (connection refused, reset, timeout)',
+    labelNames: ['upstream'],
+  }),
+  inFlight: gauge({
+    name: 'teamchat_gateway_requests_in_flight',
+    help: 'Requests the gateway is handling right now (parked long-polls included)',
+    labelNames: ['upstream'],
+  }),
+}));
 
 /**
  * The event tier's own signals. `parkedPolls` is what its HorizontalPodAutoscaler scales on
  * (k8s/base/events/hpa.yaml), so keep it per replica: +1 when a GET /events parks, -1 when
  * it is answered or the client goes away.
  */
-export function eventTierMetrics() {
-  return {
-    parkedPolls: gauge({
-      name: 'teamchat_event_parked_polls',
-      help: 'GET /events requests parked on this replica, waiting for an event or the heartbeat',
-    }),
-    eventsFannedOut: counter({
-      name: 'teamchat_events_fanned_out_total',
-      help: 'Events appended to client queues by this replica (one per receiving queue)',
-    }),
-    fanoutLag: histogram({
-      name: 'teamchat_event_fanout_lag_seconds',
-      help: 'Time from an event entering the intake stream (right after its transaction commits) to its being in every receiving queue',
-      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    }),
-  };
-}
+export const eventTierMetrics = perRegistry(() => ({
+  parkedPolls: gauge({
+    name: 'teamchat_event_parked_polls',
+    help: 'GET /events requests parked on this replica, waiting for an event or the heartbeat',
+  }),
+  eventsFannedOut: counter({
+    name: 'teamchat_events_fanned_out_total',
+    help: 'Events appended to client queues by this replica (one per receiving queue)',
+  }),
+  fanoutLag: histogram({
+    name: 'teamchat_event_fanout_lag_seconds',
+    help: 'Time from an event entering the intake stream (right after its transaction commits) to its being in every receiving queue',
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  }),
+}));
 
 /** BullMQ jobs; the worker's telemetry preload records these for every queue it consumes. */
-export function jobMetrics() {
-  return {
-    jobs: gauge({
-      name: 'teamchat_jobs',
-      help: 'Jobs by queue and state (waiting, active, delayed, prioritized, waiting-children, failed, completed), read from Redis at scrape time',
-      labelNames: ['queue', 'state'],
-    }),
-    processed: counter({
-      name: 'teamchat_jobs_processed_total',
-      help: 'Job attempts this worker finished, by queue and outcome (completed or failed)',
-      labelNames: ['queue', 'outcome'],
-    }),
-    duration: histogram({
-      name: 'teamchat_job_duration_seconds',
-      help: 'Time a job attempt ran in this worker, by queue and outcome',
-      labelNames: ['queue', 'outcome'],
-      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-    }),
-    batchDuration: histogram({
-      name: 'teamchat_job_batch_duration_seconds',
-      help: 'Time between a job start or progress report and its next progress report (one batch), by queue',
-      labelNames: ['queue'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    }),
-  };
-}
+export const jobMetrics = perRegistry(() => ({
+  jobs: gauge({
+    name: 'teamchat_jobs',
+    help: 'Jobs by queue and state (waiting, active, delayed, prioritized, waiting-children, failed, completed), read from Redis at scrape time',
+    labelNames: ['queue', 'state'],
+  }),
+  processed: counter({
+    name: 'teamchat_jobs_processed_total',
+    help: 'Job attempts this worker finished, by queue and outcome (completed or failed)',
+    labelNames: ['queue', 'outcome'],
+  }),
+  duration: histogram({
+    name: 'teamchat_job_duration_seconds',
+    help: 'Time a job attempt ran in this worker, by queue and outcome',
+    labelNames: ['queue', 'outcome'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  }),
+  batchDuration: histogram({
+    name: 'teamchat_job_batch_duration_seconds',
+    help: 'Time between a job start or progress report and its next progress report (one batch), by queue',
+    labelNames: ['queue'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  }),
+}));

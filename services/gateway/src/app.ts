@@ -215,6 +215,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
     async close() {
       agent.destroy();
       longPollAgent.destroy();
+      authenticator.close();
     },
   };
 }

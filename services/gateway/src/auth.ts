@@ -1,8 +1,9 @@
 // HTTP Basic authentication of API requests (email:api_key), as Zulip's validate_api_key.
 // Every failure is a 401 UNAUTHORIZED, with Zulip's wording. Lookups are cached in Redis
-// for a minute; actions that change a user's key, email, role or activity invalidate it.
+// for a minute, and for a few seconds in the gateway's own memory; actions that change a
+// user's key, email, role or activity invalidate both (see invalidateAuthCache).
 
-import { readAuthCache, writeAuthCache, type CachedAuth, type Redis } from '@teamchat/bus';
+import { readAuthCache, RedisKeys, writeAuthCache, type CachedAuth, type Redis } from '@teamchat/bus';
 import { UnauthorizedError, type Requester } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
@@ -26,16 +27,96 @@ export function parseBasicAuth(header: string | undefined): Credentials | null {
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
+const LOCAL_TTL_MS = 10_000;
+const LOCAL_MAX_ENTRIES = 50_000;
+
+/**
+ * Lookups kept in this process, which saves a Redis round trip on nearly every request. Safe
+ * only while it hears every invalidation: it serves nothing unless its subscription to the
+ * invalidation channel is up, and forgets everything when that connection drops. An
+ * invalidation is published before the action that caused it answers, so it reaches every
+ * gateway before any request that could depend on it.
+ */
+class LocalAuthCache {
+  private readonly entries = new Map<string, { auth: CachedAuth; expiresAt: number }>();
+  private subscribed = false;
+  /** Bumped by every invalidation: a lookup that started before one must not be stored. */
+  generation = 0;
+
+  constructor(private readonly subscriber: Redis, private readonly channel: string) {
+    subscriber.on('message', (_channel: string, message: string) => this.invalidate(JSON.parse(message) as string[]));
+    subscriber.on('ready', () => void this.subscribe());
+    subscriber.on('close', () => this.forgetAll());
+    void this.subscribe();
+  }
+
+  private async subscribe(): Promise<void> {
+    try {
+      await this.subscriber.subscribe(this.channel);
+      this.subscribed = true;
+    } catch {
+      this.forgetAll(); // not subscribed yet: the 'ready' of the next connection retries
+    }
+  }
+
+  private forgetAll(): void {
+    this.subscribed = false;
+    this.generation++;
+    this.entries.clear();
+  }
+
+  private invalidate(apiKeyHashes: string[]): void {
+    this.generation++;
+    for (const hash of apiKeyHashes) this.entries.delete(hash);
+  }
+
+  get(apiKeyHash: string): CachedAuth | undefined {
+    if (!this.subscribed) return undefined;
+    const entry = this.entries.get(apiKeyHash);
+    if (!entry) return undefined;
+    if (entry.expiresAt > Date.now()) return entry.auth;
+    this.entries.delete(apiKeyHash);
+    return undefined;
+  }
+
+  set(apiKeyHash: string, auth: CachedAuth): void {
+    if (!this.subscribed) return;
+    // Map keeps insertion order: the first key is the oldest entry.
+    if (this.entries.size >= LOCAL_MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + LOCAL_TTL_MS });
+  }
+
+  close(): void {
+    this.subscriber.disconnect();
+  }
+}
+
 export class Authenticator {
+  private readonly local: LocalAuthCache;
+
   constructor(
     private readonly db: Db,
     private readonly redis: Redis,
     private readonly redisPrefix: string,
-  ) {}
+  ) {
+    this.local = new LocalAuthCache(redis.duplicate({ connectionName: 'gateway-auth-invalidations' }), new RedisKeys(redisPrefix).authInvalidations());
+  }
+
+  close(): void {
+    this.local.close();
+  }
 
   private async lookup(apiKeyHash: string): Promise<CachedAuth | null> {
-    const cached = await readAuthCache(this.redis, this.redisPrefix, apiKeyHash);
-    if (cached) return cached;
+    const known = this.local.get(apiKeyHash);
+    if (known) return known;
+    const generation = this.local.generation;
+    const auth = (await readAuthCache(this.redis, this.redisPrefix, apiKeyHash)) ?? (await this.readAndCache(apiKeyHash, generation));
+    // Invalidated while we looked: what we read may be older than the invalidation.
+    if (auth && generation === this.local.generation) this.local.set(apiKeyHash, auth);
+    return auth;
+  }
+
+  private async readAndCache(apiKeyHash: string, generation: number): Promise<CachedAuth | null> {
     const key = await this.db.apiKey.findUnique({
       where: { key_hash: apiKeyHash },
       select: {
@@ -65,7 +146,7 @@ export class Authenticator {
       isActive: user.is_active,
       realmDeactivated: user.realm.deactivated,
     };
-    await writeAuthCache(this.redis, this.redisPrefix, apiKeyHash, auth);
+    if (generation === this.local.generation) await writeAuthCache(this.redis, this.redisPrefix, apiKeyHash, auth);
     return auth;
   }
 

@@ -12,9 +12,17 @@ export interface RequestObservation {
   realmId?: number | null;
 }
 
+const ruleLabels = new WeakMap<RouteRule, string>();
+
 /** A routing rule's label: its pattern without the anchors (`/api/v1/messages(/.*)?`). */
 export function ruleLabel(rule: RouteRule | undefined): string {
-  return rule ? rule.pattern.source.replace(/^\^/, '').replace(/\$$/, '').replace(/\\\//g, '/') : 'unmatched';
+  if (!rule) return 'unmatched';
+  let label = ruleLabels.get(rule);
+  if (label === undefined) {
+    label = rule.pattern.source.replace(/^\^/, '').replace(/\$$/, '').replace(/\\\//g, '/');
+    ruleLabels.set(rule, label);
+  }
+  return label;
 }
 
 export function countUpstreamFailure(service: string): void {
@@ -49,6 +57,7 @@ export function observeRequest(
     const status = answeredStatus(req, res);
     metrics.requests.inc({ upstream, route, method, status: String(status) });
     metrics.duration.observe({ upstream, route, method }, seconds);
+    if (!logger.isLevelEnabled('info')) return;
     logger.info(
       {
         method,

@@ -1,7 +1,10 @@
 import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
+import { createLogger } from '@teamchat/core';
 import { hashApiKey, Role } from '@teamchat/domain';
+import { listen, serverUrl } from '@teamchat/runtime';
 import { doRegenerateApiKey } from '@teamchat/service-users';
-import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { ApiClient, expectError, GENEROUS_RATE_LIMITS, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { createGateway } from '../src/app';
 
 let stack: Stack;
 let user: TestUser;
@@ -91,6 +94,37 @@ describe('the auth cache', () => {
     expectError(await rotating.client.get(ME), 401, 'UNAUTHORIZED', 'Invalid API key');
     const fresh = stack.client({ email: rotating.deliveryEmail, apiKey: newKey });
     expect((await fresh.get(ME)).body.user_id).toBe(rotating.id);
+  });
+});
+
+describe("the gateways' in-memory copies", () => {
+  test('a second gateway refuses a user at once when the first deactivates them', async () => {
+    const admin = await stack.createUser({ role: Role.ADMINISTRATOR });
+    const victim = await stack.createUser();
+    const replica = createGateway({
+      env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS },
+      db: stack.db,
+      redis: stack.redis,
+      logger: createLogger('replica', 'silent'),
+      serviceUrls: { users: stack.serviceUrls.users!, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: 'http://127.0.0.1:9' },
+    });
+    const server = await listen(replica.handler, 0, '127.0.0.1');
+    try {
+      const viaReplica = new ApiClient(serverUrl(server), { email: victim.deliveryEmail, apiKey: victim.apiKey }).withHost(new URL(stack.gatewayUrl).host);
+      // Both gateways now hold the lookup in memory (the second request of each is served from it).
+      for (const client of [victim.client, viaReplica, victim.client, viaReplica]) expect((await client.get(ME)).status).toBe(200);
+      // The Redis copy is gone after the first request of each gateway: only memory can answer now.
+      await stack.redis.del(new RedisKeys(stack.deps.env.REDIS_PREFIX).auth(hashApiKey(victim.apiKey)));
+      expect((await viaReplica.get(ME)).body.user_id).toBe(victim.id);
+
+      expect((await admin.client.delete(`/api/v1/users/${victim.id}`)).status).toBe(200);
+      expectError(await viaReplica.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+      expectError(await victim.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await replica.close();
+    }
   });
 });
 

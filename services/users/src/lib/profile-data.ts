@@ -12,13 +12,13 @@ export async function profileDataByUser(db: Reader, scope: { userIds: number[] }
   const byUser = new Map<number, ProfileData>();
   for (const row of values) {
     const data = byUser.get(row.user_profile_id) ?? {};
-    data[String(row.field_id)] = row.rendered_value === null ? { value: row.value } : { value: row.value, rendered_value: row.rendered_value };
+    data[String(row.field_id)] = profileValue(row);
     byUser.set(row.user_profile_id, data);
   }
   return byUser;
 }
 
-/** One user's custom profile field values. */
-export async function profileDataOf(db: Reader, userId: number): Promise<ProfileData> {
-  return (await profileDataByUser(db, { userIds: [userId] })).get(userId) ?? {};
+/** A field's value as profile_data shows it: rendered_value only for Markdown-capable fields. */
+export function profileValue(row: { value: string; rendered_value: string | null }): ProfileData[string] {
+  return row.rendered_value === null ? { value: row.value } : { value: row.value, rendered_value: row.rendered_value };
 }

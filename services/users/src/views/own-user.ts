@@ -1,15 +1,12 @@
-import type { AuthedContext } from '@teamchat/core';
+import { type AuthedContext, UnauthorizedError } from '@teamchat/core';
 import { ownUserDict } from '@teamchat/domain';
 import type { UsersDeps } from '../deps';
-import { profileDataOf } from '../lib/profile-data';
+import { readOwnUser } from '../lib/own-user';
 
-/** GET /users/me (one of the most frequent requests: its three reads run at once). */
+/** GET /users/me. */
 export async function getOwnUser({ deps, requester }: AuthedContext<UsersDeps>) {
-  const [user, newest, profileData] = await Promise.all([
-    deps.db.userProfile.findUniqueOrThrow({ where: { id: requester.userId } }),
-    // Raw: an index-only max, without the query compiler's cost of an aggregate.
-    deps.db.$queryRaw<{ id: number | null }[]>`SELECT max(message_id) AS id FROM user_message WHERE user_profile_id = ${requester.userId}`,
-    profileDataOf(deps.db, requester.userId),
-  ]);
-  return ownUserDict(user, newest[0].id ?? -1, profileData);
+  const own = await readOwnUser(deps.db, requester.userId);
+  // Only a race with a hard delete could get here: the gateway authenticated this user.
+  if (!own) throw new UnauthorizedError('Invalid API key');
+  return ownUserDict(own.user, own.maxMessageId, own.profileData);
 }
