@@ -1,4 +1,4 @@
-export { startStack, Stack, testRedisUrl, GENEROUS_RATE_LIMITS, type StackOptions, type TestUser, type ServiceName } from './stack';
+export { startStack, Stack, testRedisUrl, GENEROUS_RATE_LIMITS, type GatewayReplica, type StackOptions, type TestUser, type ServiceName } from './stack';
 export { ApiClient, encodeValue, type ApiResponse, type Params, type RequestOptions } from './client';
 export { createTestDatabase, ensureTemplateDatabase, dropStaleTestDatabases, adminDatabaseUrl, databaseUrl } from './database';
 export { zulipOpenApiPath, validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';

@@ -37,6 +37,13 @@ export interface StackOptions {
 
 type GatewayRateLimitEnv = NonNullable<Parameters<typeof createGateway>[0]['env']>;
 
+/** A second gateway of the stack (see Stack.startGatewayReplica). */
+export interface GatewayReplica {
+  /** A client of `user` that goes through this replica (with the stack's Host header). */
+  client(user: Pick<TestUser, 'deliveryEmail' | 'apiKey'>): ApiClient;
+  close(): Promise<void>;
+}
+
 /**
  * Tests make many requests per user in quick succession: the stack's gateway runs the rate
  * limiter (the real code path) with budgets no test reaches. Rate-limit tests set their own.
@@ -223,6 +230,32 @@ export class Stack {
   /** Points a realm group-setting permission at a system group ("role:members"...), a fixture (no event). */
   async setRealmGroupSetting(name: string, systemGroup: SystemGroupName): Promise<void> {
     await setGroupSetting(this.db, this.realm.id, 'realm', this.realm.id, name, await systemGroupId(this.db, this.realm.id, systemGroup));
+  }
+
+  /**
+   * Another gateway replica on the stack's database, Redis (same prefix) and users service,
+   * the other services unreachable, as a second pod would be. `env` overrides its settings
+   * (another internal secret, other rate limits).
+   */
+  async startGatewayReplica(env: Partial<GatewayRateLimitEnv> = {}): Promise<GatewayReplica> {
+    const unreachable = 'http://127.0.0.1:9';
+    const replica = createGateway({
+      env: { INTERNAL_JWT_SECRET: this.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: this.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS, ...env },
+      db: this.db,
+      redis: this.redis,
+      logger: createLogger('replica', 'silent'),
+      serviceUrls: { users: this.serviceUrls.users!, messages: unreachable, channels: unreachable, uploads: unreachable, events: unreachable },
+    });
+    const server = await listen(replica.handler, 0, '127.0.0.1');
+    const host = new URL(this.gatewayUrl).host;
+    return {
+      client: (user) => new ApiClient(serverUrl(server), { email: user.deliveryEmail, apiKey: user.apiKey }).withHost(host),
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+        await replica.close();
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -1,10 +1,7 @@
 import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
-import { createLogger } from '@teamchat/core';
 import { hashApiKey, Role } from '@teamchat/domain';
-import { listen, serverUrl } from '@teamchat/runtime';
 import { doRegenerateApiKey } from '@teamchat/service-users';
-import { ApiClient, expectError, GENEROUS_RATE_LIMITS, startStack, type Stack, type TestUser } from '@teamchat/testing';
-import { createGateway } from '../src/app';
+import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
 
 let stack: Stack;
 let user: TestUser;
@@ -101,16 +98,9 @@ describe("the gateways' in-memory copies", () => {
   test('a second gateway refuses a user at once when the first deactivates them', async () => {
     const admin = await stack.createUser({ role: Role.ADMINISTRATOR });
     const victim = await stack.createUser();
-    const replica = createGateway({
-      env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS },
-      db: stack.db,
-      redis: stack.redis,
-      logger: createLogger('replica', 'silent'),
-      serviceUrls: { users: stack.serviceUrls.users!, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: 'http://127.0.0.1:9' },
-    });
-    const server = await listen(replica.handler, 0, '127.0.0.1');
+    const replica = await stack.startGatewayReplica();
     try {
-      const viaReplica = new ApiClient(serverUrl(server), { email: victim.deliveryEmail, apiKey: victim.apiKey }).withHost(new URL(stack.gatewayUrl).host);
+      const viaReplica = replica.client(victim);
       // Both gateways now hold the lookup in memory (the second request of each is served from it).
       for (const client of [victim.client, viaReplica, victim.client, viaReplica]) expect((await client.get(ME)).status).toBe(200);
       // The Redis copy is gone after the first request of each gateway: only memory can answer now.
@@ -121,8 +111,6 @@ describe("the gateways' in-memory copies", () => {
       expectError(await viaReplica.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
       expectError(await victim.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
       await replica.close();
     }
   });

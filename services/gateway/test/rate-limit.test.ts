@@ -3,10 +3,7 @@
 // as Zulip does: 429 RATE_LIMIT_HIT with `retry-after` and the Retry-After header.
 
 import type http from 'node:http';
-import { createLogger } from '@teamchat/core';
-import { listen, serverUrl } from '@teamchat/runtime';
-import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
-import { createGateway } from '../src/app';
+import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
 import { loadGatewayEnv } from '../src/env';
 import { rateLimitSettings, ZULIP_RATE_LIMITS } from '../src/rate-limit';
 
@@ -87,20 +84,11 @@ describe('with a per-user budget of 3 requests a minute and a per-IP one of 2', 
     // A second gateway on the same Redis and prefix (its own internal secret: it can only refuse).
     const prefix = stack.deps.env.REDIS_PREFIX;
     expect(await stack.redis.exists(`${prefix}ratelimit:user:${user.id}`)).toBe(1);
-    const replica = createGateway({
-      env: { INTERNAL_JWT_SECRET: 'another-replica-secret', REDIS_PREFIX: prefix, UPSTREAM_TIMEOUT_MS: 10_000, RATE_LIMIT_USER_REQUESTS: 3, RATE_LIMIT_USER_WINDOW_SECONDS: 60 },
-      db: stack.db,
-      redis: stack.redis,
-      logger: createLogger('replica', 'silent'),
-      serviceUrls: { users: stack.serviceUrls.users!, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: 'http://127.0.0.1:9' },
-    });
-    const server = await listen(replica.handler, 0, '127.0.0.1');
+    const replica = await stack.startGatewayReplica({ INTERNAL_JWT_SECRET: 'another-replica-secret', RATE_LIMIT_USER_REQUESTS: 3, RATE_LIMIT_USER_WINDOW_SECONDS: 60 });
     try {
-      const viaReplica = new ApiClient(serverUrl(server), { email: user.deliveryEmail, apiKey: user.apiKey }).withHost(new URL(stack.gatewayUrl).host);
+      const viaReplica = replica.client(user);
       expectRateLimited(await viaReplica.get(ME), 60);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
       await replica.close();
     }
   });
