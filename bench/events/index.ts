@@ -15,10 +15,10 @@ import path from 'node:path';
 import { createRedis, EventBus, type Redis } from '@teamchat/bus';
 import { createLogger, INTERNAL_TOKEN_HEADER, signInternalToken } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
-import { createBaseDeps, type BaseEnv } from '@teamchat/runtime';
+import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
-import { cpuMs, ROOT, rssBytes, sleep, startPrintingPort, startService, stop, type Proc } from '../lib/procs';
+import { benchEnv, cpuMs, ROOT, rssBytes, sleep, startPrintingPort, startService, stop, type Proc } from '../lib/procs';
 import { percentile, report, type Row } from '../lib/report';
 
 const REALMS = 4;
@@ -449,19 +449,8 @@ async function measureMemory(
 
 async function main() {
   const database = await createTestDatabase();
-  const prefix = `bench:${crypto.randomBytes(4).toString('hex')}:`;
-  const env: BaseEnv = {
-    DATABASE_URL: database.url,
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    REDIS_PREFIX: prefix,
-    INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    EXTERNAL_SCHEME: 'http',
-    EVENT_PARTITIONS: REALMS,
-    DB_POOL_SIZE: 4,
-  };
-  const serviceEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(env).map(([key, value]) => [key, String(value)]));
+  const { env, serviceEnv } = benchEnv(database.url, { prefix: 'bench:', eventPartitions: REALMS });
+  const prefix = env.REDIS_PREFIX;
   const deps = createBaseDeps('bench', env, { logger: createLogger('bench', 'warn') });
   const redis: Redis = createRedis(env.REDIS_URL, { name: 'bench-producer' });
   const bus = new EventBus(redis, prefix, REALMS);

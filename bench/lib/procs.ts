@@ -3,15 +3,38 @@
 // the benchmark ends. CPU and memory accounting from /proc.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, residentBytes } from '@teamchat/testing';
+import type { BaseEnv } from '@teamchat/runtime';
+import { freePort, residentBytes, testRedisUrl } from '@teamchat/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
 export { sleep };
+
+/**
+ * What a benchmark's deployment shares: its database, a Redis prefix of its own, a fresh
+ * internal secret, quiet logs. `env` for this process (createBaseDeps), `serviceEnv` for the
+ * services it starts.
+ */
+export function benchEnv(databaseUrl: string, settings: { prefix: string; eventPartitions: number }): { env: BaseEnv; serviceEnv: Record<string, string> } {
+  const env: BaseEnv = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: `${settings.prefix}${crypto.randomBytes(4).toString('hex')}:`,
+    INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+    EXTERNAL_SCHEME: 'http',
+    EVENT_PARTITIONS: settings.eventPartitions,
+    // This process's own pool; the services' pools are set where they are started.
+    DB_POOL_SIZE: 4,
+  };
+  return { env, serviceEnv: Object.fromEntries(Object.entries(env).map(([key, value]) => [key, String(value)])) };
+}
 
 export interface Proc {
   name: string;

@@ -18,12 +18,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRedis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
-import { createBaseDeps, type BaseEnv } from '@teamchat/runtime';
+import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
 import { median, report, type Row } from '../lib/report';
 import { LABELS, LoadGenerator, MIX, type Account, type Kind, type WindowStats } from './generator';
-import { cpuMs, loadAverage, onInterrupt, PINNED, ROOT, sleep, startPrintingPort, startService, stop, withCpu, type Proc } from '../lib/procs';
+import { benchEnv, cpuMs, loadAverage, onInterrupt, PINNED, ROOT, sleep, startPrintingPort, startService, stop, withCpu, type Proc } from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
 // ---------------------------------------------------------------- settings
@@ -384,21 +384,9 @@ async function main() {
     fs.rmSync(uploadsDir, { recursive: true, force: true });
     await database.drop();
   });
-  const prefix = `bench:load:${crypto.randomBytes(4).toString('hex')}:`;
-  const env: BaseEnv = {
-    DATABASE_URL: database.url,
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    REDIS_PREFIX: prefix,
-    INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
-    LOG_LEVEL: 'warn',
-    HOST: '127.0.0.1',
-    EXTERNAL_SCHEME: 'http',
-    EVENT_PARTITIONS: 8,
-    // This process's own pool (accounts); the services get theirs in startStack.
-    DB_POOL_SIZE: 4,
-  };
+  const { env, serviceEnv: shared } = benchEnv(database.url, { prefix: 'bench:load:', eventPartitions: 8 });
   const serviceEnv: NodeJS.ProcessEnv = {
-    ...Object.fromEntries(Object.entries(env).map(([key, value]) => [key, String(value)])),
+    ...shared,
     UPLOADS_STORAGE: 'local',
     UPLOADS_LOCAL_DIR: uploadsDir,
     // Queues of earlier runs go away soon after their users stop polling.

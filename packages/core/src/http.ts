@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import multer from 'multer';
-import { activeTraceIds, httpServerMetrics, renderMetrics } from '@teamchat/telemetry';
+import { activeTraceIds, httpServerMetrics, renderMetrics, type Counter, type Gauge, type Histogram } from '@teamchat/telemetry';
 import { asJsonableError, JsonableError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError } from './errors';
 import { INTERNAL_TOKEN_HEADER, type InternalClaims, REQUEST_ID_HEADER, type Requester, verifyInternalToken } from './internal-token';
 import type { Logger } from './logger';
@@ -174,61 +174,84 @@ export function answeredStatus(req: http.IncomingMessage, res: http.ServerRespon
   return clientGone ? 499 : res.statusCode;
 }
 
-/** What the request log line and metrics say about a request, known once it is answered. */
-export interface ObservedRequest {
+/** A request-metrics bundle: in flight (by the base labels), answered and duration (by method, route, status). */
+export interface RequestMetrics {
+  inFlight: Gauge<string>;
+  requests: Counter<string>;
+  duration: Histogram<string>;
+}
+
+/** What the log line and metrics say about a request, known once it is answered. */
+export interface RequestOutcome {
   method: string;
-  /** Route template for metric labels (`/api/v1/streams/:stream_id`), or "unmatched". */
+  /** Route label (`/api/v1/streams/:stream_id`), or "unmatched". */
   route: string;
-  path: string;
-  claims?: InternalClaims;
-  requestId?: string;
+  /** Further fields of the log line (path, request id, user...). */
+  fields: Record<string, unknown>;
 }
 
 /**
  * One log line and the request metrics for one request, written when the response ends (or
  * the client goes away: status 499, as nginx logs it). The trace ids are the request's server
- * span, captured when the request arrives. Used by every express app and by handlers that
- * answer without express (the event tier's long-poll path).
+ * span, captured when the request arrives. `base` labels every metric (the service, or the
+ * gateway's upstream). Used by every express app, by handlers that answer without express (the
+ * event tier's long-poll path) and by the gateway.
  */
-export function observeRequest(service: string, logger: Logger, req: http.IncomingMessage, res: http.ServerResponse, describe: () => ObservedRequest): void {
-  const metrics = httpServerMetrics();
+export function observeRequest(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  logger: Logger,
+  metrics: RequestMetrics,
+  base: Record<string, string>,
+  describe: () => RequestOutcome,
+): void {
   const started = process.hrtime.bigint();
   const traceIds = activeTraceIds();
-  metrics.inFlight.inc({ service });
+  metrics.inFlight.inc(base);
   let observed = false;
   const observe = () => {
     if (observed) return;
     observed = true;
-    metrics.inFlight.dec({ service });
+    metrics.inFlight.dec(base);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const { method, route, path, claims, requestId } = describe();
+    const { method, route, fields } = describe();
     const status = answeredStatus(req, res);
-    metrics.requests.inc({ service, method, route, status: String(status) });
-    metrics.duration.observe({ service, method, route }, seconds);
+    metrics.requests.inc({ ...base, method, route, status: String(status) });
+    metrics.duration.observe({ ...base, method, route }, seconds);
     if (!logger.isLevelEnabled('info')) return;
-    logger.info(
-      {
-        method,
-        route,
-        path,
-        status,
-        ms: Math.round(seconds * 1e4) / 10,
-        request_id: claims?.requestId ?? requestId,
-        user_id: claims?.user?.userId,
-        realm_id: claims?.user?.realmId ?? claims?.realmId ?? undefined,
-        ...traceIds,
-      },
-      'request',
-    );
+    logger.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10, ...fields, ...traceIds }, 'request');
   };
   res.on('finish', observe);
   res.on('close', observe);
 }
 
+/** observeRequest for a service: its request id, user and realm come from the internal token. */
+export function observeServiceRequest(
+  service: string,
+  logger: Logger,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  describe: () => { method: string; route: string; path: string; claims?: InternalClaims; requestId?: string },
+): void {
+  observeRequest(req, res, logger, httpServerMetrics(), { service }, () => {
+    const { method, route, path, claims, requestId } = describe();
+    return {
+      method,
+      route,
+      fields: {
+        path,
+        request_id: claims?.requestId ?? requestId,
+        user_id: claims?.user?.userId,
+        realm_id: claims?.user?.realmId ?? claims?.realmId ?? undefined,
+      },
+    };
+  });
+}
+
 function observeRequests(service: string, logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (OPERATIONAL_PATHS.has(req.path)) return next();
-    observeRequest(service, logger, req, res, () => ({
+    observeServiceRequest(service, logger, req, res, () => ({
       method: req.method,
       route: routeTemplate(req),
       path: req.path,

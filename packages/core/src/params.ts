@@ -34,11 +34,11 @@ function checkDecodedJson(value: unknown, varName: string): void {
   while (pending.length) {
     const [item, depth] = pending.pop()!;
     if (typeof item === 'string') {
-      if (LONE_SURROGATE.test(item)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+      checkUnicode(item, varName);
     } else if (item && typeof item === 'object') {
       if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(`${varName} is not valid JSON`);
       for (const [key, child] of Object.entries(item)) {
-        if (!Array.isArray(item) && LONE_SURROGATE.test(key)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+        if (!Array.isArray(item)) checkUnicode(key, varName);
         pending.push([child, depth + 1]);
       }
     }

@@ -7,6 +7,7 @@
 // finalized copy (finalizeMessageDict), as Zulip's finalize_payload does.
 
 import type { Prisma, TxClient } from '@teamchat/db';
+import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
 import { SERVER_LIMITS } from './realms';
 import { avatarUrl, EmailVisibility } from './users';
 
@@ -304,9 +305,9 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
   return dict;
 }
 
-/** A topic change that only adds or removes the resolved mark ("✔ "). */
+/** A topic change that only adds or removes the resolved mark (RESOLVED_TOPIC_PREFIX, "✔ "). */
 function isResolveToggle(before: string, after: string): boolean {
-  const mark = '✔ ';
+  const mark = RESOLVED_TOPIC_PREFIX;
   return after === mark + before || before === mark + after || before.replace(/^[✔ ]+/u, '') === after || after.replace(/^[✔ ]+/u, '') === before;
 }
 

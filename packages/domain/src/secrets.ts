@@ -25,6 +25,9 @@ export function hasApiKeyFormat(candidate: string): boolean {
   return /^[0-9a-zA-Z]{32}$/.test(candidate);
 }
 
+/** Zulip's default PASSWORD_MIN_LENGTH (counted in code points). */
+export const PASSWORD_MIN_LENGTH = 6;
+
 const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1 };
 
 export async function hashPassword(password: string): Promise<string> {

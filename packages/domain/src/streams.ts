@@ -92,6 +92,15 @@ export async function accessStreamById(
 }
 
 /**
+ * Facts about a message a caller may already hold, so hasMessageAccess does not read them again:
+ * whether the viewer has a user_message row for it, and its channel (null: no such channel).
+ */
+export interface KnownMessageFacts {
+  received?: boolean;
+  stream?: Stream | null;
+}
+
+/**
  * Whether the viewer may read a message (Zulip's has_message_access): a direct message they
  * received; a channel message when they have content access to the channel — and, where the
  * channel protects its history, only one they received while subscribed and still subscribed.
@@ -100,15 +109,17 @@ export async function hasMessageAccess(
   db: Reader,
   viewer: Viewer,
   message: { id: number; realm_id: number; stream_id: number | null },
+  known: KnownMessageFacts = {},
 ): Promise<boolean> {
   if (message.realm_id !== viewer.realm_id) return false;
   const received = async () =>
-    (await db.userMessage.findUnique({
+    known.received ??
+    ((await db.userMessage.findUnique({
       where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: message.id } },
       select: { id: true },
-    })) !== null;
+    })) !== null);
   if (message.stream_id === null) return received();
-  const stream = await db.stream.findUnique({ where: { id: message.stream_id } });
+  const stream = known.stream !== undefined ? known.stream : await db.stream.findUnique({ where: { id: message.stream_id } });
   if (!stream) return false;
   const access = await streamAccess(db, viewer, stream);
   if (stream.invite_only && !stream.history_public_to_subscribers) return access.subscribed && (await received());

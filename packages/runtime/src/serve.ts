@@ -5,7 +5,7 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '@teamchat/core';
+import { JsonableError, type Logger } from '@teamchat/core';
 import { flushTelemetry, renderMetrics, setProcessLogger } from '@teamchat/telemetry';
 
 export interface RunningService {
@@ -51,7 +51,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: import('node:st
   }
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  const body = JSON.stringify({ result: 'error', msg: tooLarge ? 'Request header fields too large' : 'Malformed HTTP request', code: 'BAD_REQUEST' });
+  const body = JSON.stringify(new JsonableError(tooLarge ? 'Request header fields too large' : 'Malformed HTTP request').toJSON());
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 

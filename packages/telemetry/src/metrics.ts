@@ -46,25 +46,18 @@ interface MetricOptions<L extends string> {
   labelNames?: readonly L[];
 }
 
-/** Metrics already compared with a definition, and that definition (type and labels). */
-const checked = new WeakMap<object, string>();
-
 /**
  * Get-or-create by name, so a module that defines a metric can be loaded (or an app built)
  * more than once in a process. A second definition with other labels or another type is a bug.
  */
 function getOrCreate<M extends client.Metric<string>>(name: string, type: string, labelNames: readonly string[], create: () => M): M {
   const existing = state().registry.getSingleMetric(name) as (client.Metric<string> & { labelNames?: string[] }) | undefined;
-  // Hot paths look their metrics up per request: a definition already compared is not compared again.
-  const definition = `${type}:${labelNames.join(',')}`;
-  if (existing && checked.get(existing) === definition) return existing as unknown as M;
   if (existing) {
     const existingType = (existing as unknown as { type?: string }).type ?? existing.constructor.name.toLowerCase();
     const sameLabels = JSON.stringify([...(existing.labelNames ?? [])].sort()) === JSON.stringify([...labelNames].sort());
     if (existingType !== type || !sameLabels) {
       throw new Error(`metric ${name} is already defined as a ${existingType} with labels [${existing.labelNames?.join(', ')}]`);
     }
-    checked.set(existing, definition);
     return existing as M;
   }
   return create();

@@ -20,7 +20,7 @@ import {
 import type { Db } from '@teamchat/db';
 import type { RunningService } from '@teamchat/runtime';
 import { Authenticator, parseBasicAuth, type Credentials } from './auth';
-import { countUpstreamFailure, observeRequest } from './observe';
+import { countUpstreamFailure, observeGatewayRequest } from './observe';
 import type { GatewayEnv } from './env';
 import { RateLimiter, rateLimitSettings, type RateLimitEnv } from './rate-limit';
 import { RealmDirectory } from './realms';
@@ -167,7 +167,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
       return;
     }
     const rule = matchRoute(url.pathname);
-    const observation = observeRequest(req, res, { path: url.pathname, requestId, rule }, logger);
+    const observation = observeGatewayRequest(req, res, { path: url.pathname, requestId, rule }, logger);
     if (!rule) {
       sendJsonError(res, new ResourceNotFoundError(), requestId);
       return;

@@ -47,12 +47,13 @@ class LocalAuthCache {
     subscriber.on('message', (_channel: string, message: string) => this.invalidate(JSON.parse(message) as string[]));
     subscriber.on('ready', () => void this.subscribe());
     subscriber.on('close', () => this.forgetAll());
-    void this.subscribe();
   }
 
   private async subscribe(): Promise<void> {
     try {
       await this.subscriber.subscribe(this.channel);
+      // A lookup that began before now may have missed an invalidation: it must not be kept.
+      this.generation++;
       this.subscribed = true;
     } catch {
       this.forgetAll(); // not subscribed yet: the 'ready' of the next connection retries

@@ -3,8 +3,8 @@
 // Only the path is logged: query strings may carry credentials (?api_key= on file URLs).
 
 import type http from 'node:http';
-import { answeredStatus, type Logger } from '@teamchat/core';
-import { activeTraceIds, gatewayMetrics } from '@teamchat/telemetry';
+import { observeRequest, type Logger } from '@teamchat/core';
+import { gatewayMetrics } from '@teamchat/telemetry';
 import type { RouteRule } from './routes';
 
 export interface RequestObservation {
@@ -34,47 +34,20 @@ export function countUpstreamFailure(service: string): void {
  * the user is known. The log line and metrics are written when the response ends, or with
  * status 499 when the client goes away first.
  */
-export function observeRequest(
+export function observeGatewayRequest(
   req: http.IncomingMessage,
   res: http.ServerResponse,
   details: { path: string; requestId: string; rule: RouteRule | undefined },
   logger: Logger,
 ): RequestObservation {
-  const metrics = gatewayMetrics();
-  const started = process.hrtime.bigint();
-  const traceIds = activeTraceIds();
   const upstream = details.rule?.service ?? 'none';
   const route = ruleLabel(details.rule);
   const method = req.method ?? 'GET';
   const observation: RequestObservation = {};
-  metrics.inFlight.inc({ upstream });
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    metrics.inFlight.dec({ upstream });
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const status = answeredStatus(req, res);
-    metrics.requests.inc({ upstream, route, method, status: String(status) });
-    metrics.duration.observe({ upstream, route, method }, seconds);
-    if (!logger.isLevelEnabled('info')) return;
-    logger.info(
-      {
-        method,
-        path: details.path,
-        upstream,
-        route,
-        status,
-        ms: Math.round(seconds * 1e4) / 10,
-        request_id: details.requestId,
-        user_id: observation.userId,
-        realm_id: observation.realmId ?? undefined,
-        ...traceIds,
-      },
-      'request',
-    );
-  };
-  res.on('finish', finish);
-  res.on('close', finish);
+  observeRequest(req, res, logger, gatewayMetrics(), { upstream }, () => ({
+    method,
+    route,
+    fields: { path: details.path, upstream, request_id: details.requestId, user_id: observation.userId, realm_id: observation.realmId ?? undefined },
+  }));
   return observation;
 }

@@ -4,7 +4,7 @@
 import { JOB_QUEUES } from '@teamchat/bus';
 import { Role, systemGroupId } from '@teamchat/domain';
 import { expectError, registerEventQueue, startStack, type Stack, type TestUser } from '@teamchat/testing';
-import { outboxMark, outboxSince, recipientIds } from './helpers';
+import { outboxMark, outboxSince, recipientIds, sorted } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -21,7 +21,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 const remove = (user: TestUser, id: number) => user.client.delete(`/api/v1/messages/${id}`);
 const send = async (user: TestUser, params: Record<string, unknown>) => (await user.client.post('/api/v1/messages', params as never)).body.id as number;
 const exists = async (id: number) => (await stack.db.message.findUnique({ where: { id } })) !== null;

@@ -3,7 +3,7 @@
 // their recipients, and the edit history (GET /messages/{id}, GET /messages/{id}/history).
 import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
 import { expectError, registerEventQueue, startStack, type Stack, type TestUser } from '@teamchat/testing';
-import { outboxMark, outboxSince, recipientIds, userMessageFlags } from './helpers';
+import { outboxMark, outboxSince, recipientIds, sorted, userMessageFlags } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -22,7 +22,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 const edit = (user: TestUser, id: number, params: Record<string, unknown>) => user.client.patch(`/api/v1/messages/${id}`, params as never);
 const send = async (user: TestUser, params: Record<string, unknown>) => (await user.client.post('/api/v1/messages', params as never)).body.id as number;
 const fetchOne = async (user: TestUser, id: number, params: Record<string, unknown> = {}) => (await user.client.get(`/api/v1/messages/${id}`, params as never)).body.message;

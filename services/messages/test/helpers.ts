@@ -18,9 +18,11 @@ export async function outboxSince(stack: Stack, mark: bigint, type?: string): Pr
   return rows.map((row) => row.payload).filter((payload) => type === undefined || payload.event.type === type);
 }
 
-/** Ids of the users an event goes to (recipients may carry per-user fields). */
+export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+
+/** Ids of the users an event goes to (recipients may carry per-user fields), sorted. */
 export function recipientIds(event: OutboxEvent): number[] {
-  return event.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b);
+  return sorted(event.users.map((user) => (typeof user === 'number' ? user : user.id)));
 }
 
 export async function userMessageFlags(stack: Stack, messageId: number): Promise<Map<number, number>> {

@@ -2,7 +2,7 @@
 // events and their recipients, historical rows for readers, and reactions in fetched messages.
 import { MessageFlag, Role } from '@teamchat/domain';
 import { expectError, registerEventQueue, startStack, type Stack, type TestUser } from '@teamchat/testing';
-import { outboxMark, outboxSince, recipientIds } from './helpers';
+import { outboxMark, outboxSince, recipientIds, sorted } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -19,7 +19,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 const react = (user: TestUser, id: number, params: Record<string, unknown>) => user.client.post(`/api/v1/messages/${id}/reactions`, params as never);
 const unreact = (user: TestUser, id: number, params: Record<string, unknown>) => user.client.delete(`/api/v1/messages/${id}/reactions`, params as never);
 const send = async (user: TestUser, params: Record<string, unknown>) => (await user.client.post('/api/v1/messages', params as never)).body.id as number;

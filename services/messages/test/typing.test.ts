@@ -2,7 +2,7 @@
 // recipients and errors; no state is stored.
 import { Role } from '@teamchat/domain';
 import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
-import { bulkUsers, intakeMark, intakeSince, recipientIds } from './helpers';
+import { bulkUsers, intakeMark, intakeSince, recipientIds, sorted } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -18,7 +18,6 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const typing = (user: TestUser, params: Record<string, unknown>) => user.client.post('/api/v1/typing', params as never);
-const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 
 describe('POST /typing', () => {
   test('direct: every participant, the sender included, gets the event', async () => {

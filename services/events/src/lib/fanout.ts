@@ -24,30 +24,30 @@ interface CachedDescriptor {
   copyClass: string;
 }
 
-/** Descriptors never change once a queue exists, so each replica keeps the ones it met. */
-class DescriptorCache {
-  private readonly entries = new Map<string, CachedDescriptor>();
+/** A map that keeps its `capacity` most recently used entries (Map keeps insertion order). */
+class Lru<K, V> {
+  private readonly entries = new Map<K, V>();
 
   constructor(private readonly capacity: number) {}
 
-  get(queueId: string): CachedDescriptor | undefined {
-    const found = this.entries.get(queueId);
-    if (found) {
-      this.entries.delete(queueId);
-      this.entries.set(queueId, found);
+  get(key: K): V | undefined {
+    const found = this.entries.get(key);
+    if (found !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, found);
     }
     return found;
   }
 
-  set(queueId: string, descriptor: QueueDescriptor): CachedDescriptor {
-    const cached = { descriptor, copyClass: copyClassOf(descriptor) };
-    this.entries.set(queueId, cached);
+  set(key: K, value: V): V {
+    this.entries.delete(key);
+    this.entries.set(key, value);
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    return cached;
+    return value;
   }
 
-  delete(queueId: string): void {
-    this.entries.delete(queueId);
+  delete(key: K): void {
+    this.entries.delete(key);
   }
 }
 
@@ -86,10 +86,10 @@ interface Audience {
 }
 
 export class Fanout {
-  private readonly descriptors = new DescriptorCache(100_000);
+  /** Descriptors never change once a queue exists, so each replica keeps the ones it met. */
+  private readonly descriptors = new Lru<string, CachedDescriptor>(100_000);
   /** Each user's queues as their index listed them at the last batch that reached the user. */
-  private readonly userQueues = new Map<number, string[]>();
-  private static readonly USER_QUEUES_CAPACITY = 100_000;
+  private readonly userQueues = new Lru<number, string[]>(100_000);
   private readonly metrics = eventTierMetrics();
 
   constructor(
@@ -161,11 +161,7 @@ export class Fanout {
   }
 
   private rememberUserQueues(queuesByUser: Map<number, string[]>): void {
-    for (const [userId, queueIds] of queuesByUser) {
-      this.userQueues.delete(userId);
-      this.userQueues.set(userId, queueIds);
-    }
-    while (this.userQueues.size > Fanout.USER_QUEUES_CAPACITY) this.userQueues.delete(this.userQueues.keys().next().value!);
+    for (const [userId, queueIds] of queuesByUser) this.userQueues.set(userId, queueIds);
   }
 
   /**
@@ -248,7 +244,10 @@ export class Fanout {
       else missing.push(queueId);
     }
     const loaded = await this.store.descriptors(missing);
-    missing.forEach((queueId, i) => out.set(queueId, loaded[i] ? this.descriptors.set(queueId, loaded[i]) : null));
+    missing.forEach((queueId, i) => {
+      const descriptor = loaded[i];
+      out.set(queueId, descriptor ? this.descriptors.set(queueId, { descriptor, copyClass: copyClassOf(descriptor) }) : null);
+    });
     return out;
   }
 

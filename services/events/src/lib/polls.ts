@@ -83,12 +83,6 @@ export class PollHub {
     this.sweepTimer = setInterval(() => this.unsubscribeIdle(), Math.max(1000, this.options.subscriptionLingerMs / 2));
   }
 
-  get parkedCount(): number {
-    let count = 0;
-    for (const polls of this.parked.values()) count += polls.size;
-    return count;
-  }
-
   /** Answers GET /events for an existing queue: at once when events are queued, else when they come. */
   async poll(request: PollRequest): Promise<void> {
     const { queueId } = request;

@@ -3,7 +3,7 @@ import {
   asJsonableError,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
-  observeRequest,
+  observeServiceRequest,
   optional,
   param,
   RequestParams,
@@ -65,7 +65,7 @@ export function isPlainGetEvents(req: http.IncomingMessage): boolean {
  */
 export async function serveGetEvents(deps: EventsDeps, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   let claims: InternalClaims | undefined;
-  observeRequest('events', deps.logger, req, res, () => ({ method: 'GET', route: '/api/v1/events', path: '/api/v1/events', claims }));
+  observeServiceRequest('events', deps.logger, req, res, () => ({ method: 'GET', route: '/api/v1/events', path: '/api/v1/events', claims }));
   try {
     const url = new URL(req.url ?? '/', 'http://events');
     const token = req.headers[INTERNAL_TOKEN_HEADER];

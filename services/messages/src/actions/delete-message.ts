@@ -13,7 +13,7 @@ import type { MessagesDeps } from '../deps';
 import { messageActionAudience } from '../lib/audiences';
 import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
 import { accessMessageForUpdate } from '../lib/messages';
-import { refreshFirstMessageIds } from './edit-message';
+import { refreshFirstMessageIds } from '../lib/first-message-ids';
 
 const refused = () => new JsonableError("You don't have permission to delete this message");
 

@@ -8,15 +8,18 @@
 // topic visibility policies along with a moved topic (user_topic belongs to the channels service).
 
 import { JsonableError } from '@teamchat/core';
-import { Prisma, transaction, type Message, type Realm, type Stream, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
+import { Prisma, transaction, type Message, type Stream, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
 import {
+  accessStreamById,
   activeSubscriberIds,
   attachmentDicts,
+  attachmentsOrphanedBy,
   claimAttachments,
   EMPTY_TOPIC_DISPLAY_NAME,
   flagsList,
+  hasGroupPermission,
   hasRealmPermission,
-  isUserInGroup,
+  isModerator,
   linkedUploadPathIds,
   loadLinkifiers,
   loadMarkdownData,
@@ -26,6 +29,7 @@ import {
   RESOLVED_TOPIC_PREFIX,
   Role,
   SERVER_LIMITS,
+  sortedUnion,
   streamAccess,
   topicLinks,
   truncateText,
@@ -34,12 +38,12 @@ import {
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { usersAlertedBy } from '../lib/alert-words';
-import { streamMetadataAudience } from '../lib/audiences';
 import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
+import { refreshFirstMessageIds } from '../lib/first-message-ids';
 import { accessMessageForUpdate } from '../lib/messages';
 import { checkMentions } from '../lib/mentions';
 import { checkCanSendToStream } from '../lib/permissions';
-import { unprintablePosition } from '../lib/recipients';
+import { checkTopicPrintable, checkTopicsPolicy } from '../lib/recipients';
 import { normalizeBody } from './send-message';
 
 /** Zulip's edit_limit_buffer: seconds of grace past each time limit. */
@@ -57,17 +61,6 @@ export interface EditMessageInput {
 type Settings = ReturnType<typeof realmMessageSettings>;
 type Db = TxClient;
 
-const isModeratorOrAbove = (user: Pick<UserProfile, 'role'>) => user.role <= Role.MODERATOR;
-
-/** Whether the user is in the group a channel setting names. */
-async function inStreamGroup(db: Db, userId: number, streamId: number, name: string): Promise<boolean> {
-  const setting = await db.groupSetting.findUnique({
-    where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } },
-    select: { group_id: true },
-  });
-  return setting !== null && (await isUserInGroup(db, userId, setting.group_id));
-}
-
 /** Zulip's validate_user_can_edit_message: content edits are the sender's, within the realm's limit. */
 export function checkCanEditContent(settings: Settings, user: Pick<UserProfile, 'id'>, message: Pick<Message, 'sender_id' | 'date_sent'>, bufferSeconds: number): void {
   if (!settings.allow_message_editing) throw new JsonableError('Your organization has turned off message editing');
@@ -78,29 +71,14 @@ export function checkCanEditContent(settings: Settings, user: Pick<UserProfile, 
   }
 }
 
-/** Zulip's can_edit_topic: the realm's or the channel's permission to move messages between topics. */
-async function canEditTopic(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
-  if (await hasRealmPermission(db, user, 'can_move_messages_between_topics_group')) return true;
-  if (await inStreamGroup(db, user.id, stream.id, 'can_move_messages_within_channel_group')) return true;
-  return inStreamGroup(db, user.id, stream.id, 'can_administer_channel_group');
-}
-
-/** Zulip's can_resolve_topics. */
-async function canResolveTopics(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
-  if (await hasRealmPermission(db, user, 'can_resolve_topics_group')) return true;
-  if (await inStreamGroup(db, user.id, stream.id, 'can_resolve_topics_group')) return true;
-  return inStreamGroup(db, user.id, stream.id, 'can_administer_channel_group');
-}
-
-/** Zulip's can_move_messages_out_of_channel. */
-async function canMoveOutOfChannel(db: Db, user: UserProfile, stream: Stream): Promise<boolean> {
-  if (await hasRealmPermission(db, user, 'can_move_messages_between_channels_group')) return true;
-  if (await inStreamGroup(db, user.id, stream.id, 'can_move_messages_out_of_channel_group')) return true;
-  return inStreamGroup(db, user.id, stream.id, 'can_administer_channel_group');
-}
-
-function topicsPolicyOf(realm: Pick<Realm, 'topics_policy'>, stream: Pick<Stream, 'topics_policy'>): string {
-  return stream.topics_policy === 'inherit' ? realm.topics_policy : stream.topics_policy;
+/**
+ * A move permission (Zulip's can_edit_topic, can_resolve_topics, can_move_messages_out_of_channel):
+ * the realm's setting, the channel's setting, or administering the channel.
+ */
+async function canMoveInChannel(db: Db, user: UserProfile, stream: Stream, realmSetting: string, channelSetting: string): Promise<boolean> {
+  if (await hasRealmPermission(db, user, realmSetting)) return true;
+  if (await hasGroupPermission(db, user.id, 'stream', stream.id, channelSetting)) return true;
+  return hasGroupPermission(db, user.id, 'stream', stream.id, 'can_administer_channel_group');
 }
 
 /** Whether the user can read the channel's whole history (Zulip's can_access_stream_history). */
@@ -113,23 +91,28 @@ async function canAccessStreamHistory(db: Db, user: UserProfile, stream: Stream)
  * The messages of a topic the user may move (Zulip's messages_for_topic filtered by
  * bulk_access_stream_messages_query), oldest first: with protected history, only those they received.
  */
-async function movableTopicMessages(db: Db, user: UserProfile, stream: Stream, topic: string): Promise<{ id: number; date_sent: Date }[]> {
+async function movableTopicMessages(db: Db, user: UserProfile, stream: Stream, topic: string): Promise<TopicMessage[]> {
   const wholeHistory = await canAccessStreamHistory(db, user, stream);
-  return db.$queryRaw<{ id: number; date_sent: Date }[]>`
+  return db.$queryRaw<TopicMessage[]>`
     SELECT m.id, m.date_sent FROM message m
     WHERE m.stream_id = ${stream.id} AND lower(m.topic) = lower(${topic})
       AND (${wholeHistory} OR EXISTS (SELECT 1 FROM user_message um WHERE um.message_id = m.id AND um.user_profile_id = ${user.id}))
     ORDER BY m.id`;
 }
 
-/** Zulip's check_time_limit_for_change_all_propagate_mode. */
-async function checkChangeAllTimeLimit(db: Db, user: UserProfile, settings: Settings, stream: Stream, topic: string, topicEdited: boolean, streamEdited: boolean) {
+type TopicMessage = { id: number; date_sent: Date };
+
+/**
+ * Zulip's check_time_limit_for_change_all_propagate_mode. `topicMessages` gives the topic's
+ * movable messages (movableTopicMessages), read only when a limit applies.
+ */
+async function checkChangeAllTimeLimit(settings: Settings, topicMessages: () => Promise<TopicMessage[]>, topicEdited: boolean, streamEdited: boolean) {
   const deadlines: number[] = [];
   if (topicEdited && settings.move_messages_within_stream_limit_seconds !== null) deadlines.push(settings.move_messages_within_stream_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
   if (streamEdited && settings.move_messages_between_streams_limit_seconds !== null) deadlines.push(settings.move_messages_between_streams_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
   if (deadlines.length === 0) return;
   const oldestAllowed = Date.now() - Math.min(...deadlines) * 1000;
-  const messages = await movableTopicMessages(db, user, stream, topic);
+  const messages = await topicMessages();
   const allowed = messages.filter((message) => message.date_sent.getTime() > oldestAllowed);
   if (allowed.length === messages.length) return;
   throw new JsonableError(`You only have permission to move the ${allowed.length}/${messages.length} most recent messages in this topic.`, {
@@ -152,15 +135,15 @@ async function relinkAttachments(db: Db, message: Message, content: string, acti
   let detachedIds: number[] = [];
   if (dropped.length > 0) {
     const droppedIds = dropped.map((attachment) => attachment.id);
+    // Before unlinking: the dropped uploads no other message links, of those the acting user owns.
+    const orphaned = new Set(await attachmentsOrphanedBy(db, [message.id]));
+    detachedIds = dropped.filter((attachment) => attachment.owner_id === actingUserId && orphaned.has(attachment.id)).map((attachment) => attachment.id);
     await db.$executeRaw`DELETE FROM attachment_message WHERE message_id = ${message.id} AND attachment_id = ANY(${droppedIds}::int[])`;
-    const orphans = await db.$queryRaw<{ id: number }[]>`
-      SELECT a.id FROM attachment a WHERE a.id = ANY(${droppedIds}::int[]) AND a.owner_id = ${actingUserId}
-        AND NOT EXISTS (SELECT 1 FROM attachment_message am WHERE am.attachment_id = a.id)`;
-    detachedIds = orphans.map((row) => row.id);
   }
-  if (kept.size > 0) await claimAttachments(db, { id: message.id, realm_id: message.realm_id, sender_id: message.sender_id, content });
-  const [{ linked: stillLinked }] = await db.$queryRaw<{ linked: boolean }[]>`SELECT EXISTS (SELECT 1 FROM attachment_message WHERE message_id = ${message.id}) AS linked`;
-  return { hasAttachment: stillLinked, detached: detachedIds.length ? await attachmentDicts(db, { ids: detachedIds }) : [] };
+  // The uploads still linked are all kept ones, which the sender (the editor, who can read the
+  // message) may claim again: the message has uploads exactly when claiming links any.
+  const hasAttachment = kept.size > 0 && (await claimAttachments(db, { id: message.id, realm_id: message.realm_id, sender_id: message.sender_id, content }));
+  return { hasAttachment, detached: detachedIds.length ? await attachmentDicts(db, { ids: detachedIds }) : [] };
 }
 
 /** PATCH /messages/{message_id} */
@@ -186,15 +169,15 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     if (topicInput === RESOLVED_TOPIC_PREFIX.trim() || topicInput === `${RESOLVED_TOPIC_PREFIX}${EMPTY_TOPIC_DISPLAY_NAME}`) {
       throw new JsonableError('General chat cannot be marked as resolved');
     }
-    if (topicInput !== undefined) {
-      const position = unprintablePosition(topicInput);
-      if (position !== null) throw new JsonableError(`Invalid character in topic, at position ${position}!`);
-    }
+    if (topicInput !== undefined) checkTopicPrintable(topicInput);
     if (input.streamId !== undefined && input.content !== undefined) throw new JsonableError('Cannot change message content while changing channel');
 
     // What changes (Zulip's build_message_edit_request).
     const content = input.content === undefined ? undefined : input.content.trimEnd() === '' ? '(deleted)' : normalizeBody(input.content);
     const origTopic = message.topic;
+    // The topic's messages the user may move, read once for the time-limit check and the move.
+    let movable: Promise<TopicMessage[]> | undefined;
+    const topicMessages = () => (movable ??= movableTopicMessages(db, user, stream!, origTopic));
     const topicEdited = topicInput !== undefined;
     const targetTopic = topicInput === undefined ? origTopic : truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
     const topicResolved =
@@ -203,26 +186,21 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
       topicInput !== undefined && origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !targetTopic.startsWith(RESOLVED_TOPIC_PREFIX) && origTopic.replace(/^[✔ ]+/u, '') === targetTopic;
     let targetStream = stream;
     if (stream !== null && input.streamId !== undefined && input.streamId !== stream.id) {
-      targetStream = await streamForMove(db, user, input.streamId);
+      // The channel messages move to: in the realm, not archived, and readable ("Invalid channel ID").
+      targetStream = (await accessStreamById(db, viewerOf(user), input.streamId, { requireActiveChannel: true })).stream;
     }
     const streamEdited = stream !== null && targetStream !== null && targetStream.id !== stream.id;
     if (stream !== null && input.streamId !== undefined && !streamEdited && !topicEdited && content === undefined) throw new JsonableError('Nothing to change');
-    if (targetStream !== null) {
-      const policy = topicsPolicyOf(realm, targetStream);
-      if (targetTopic === '' && (topicEdited || streamEdited) && policy === 'disable_empty_topic') {
-        throw new JsonableError(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
-      }
-      if (policy === 'empty_topic_only' && targetTopic !== '') throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
-    }
+    if (targetStream !== null) checkTopicsPolicy(realm, targetStream, targetTopic, { checkEmptyTopic: topicEdited || streamEdited });
 
     // Permissions for moving.
     if (stream !== null && topicEdited) {
       if (topicResolved || topicUnresolved) {
-        if (!(await canResolveTopics(db, user, stream))) throw new JsonableError("You don't have permission to resolve topics in this channel.");
+        if (!(await canMoveInChannel(db, user, stream, 'can_resolve_topics_group', 'can_resolve_topics_group'))) throw new JsonableError("You don't have permission to resolve topics in this channel.");
       } else {
-        if (!(await canEditTopic(db, user, stream))) throw new JsonableError("You don't have permission to edit this message");
+        if (!(await canMoveInChannel(db, user, stream, 'can_move_messages_between_topics_group', 'can_move_messages_within_channel_group'))) throw new JsonableError("You don't have permission to edit this message");
         const limit = settings.move_messages_within_stream_limit_seconds;
-        if (limit !== null && !isModeratorOrAbove(user) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
+        if (limit !== null && !isModerator(user.role) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
           throw new JsonableError("The time limit for editing this message's topic has passed.");
         }
       }
@@ -238,15 +216,15 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
 
     if (stream !== null && targetStream !== null) {
       if (streamEdited) {
-        if (!(await canMoveOutOfChannel(db, user, stream))) throw new JsonableError("You don't have permission to move this message");
+        if (!(await canMoveInChannel(db, user, stream, 'can_move_messages_between_channels_group', 'can_move_messages_out_of_channel_group'))) throw new JsonableError("You don't have permission to move this message");
         await checkCanSendToStream(db, user, targetStream);
         const limit = settings.move_messages_between_streams_limit_seconds;
-        if (limit !== null && !isModeratorOrAbove(user) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
+        if (limit !== null && !isModerator(user.role) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
           throw new JsonableError("The time limit for editing this message's channel has passed");
         }
       }
-      if (input.propagateMode === 'change_all' && !isModeratorOrAbove(user) && (topicEdited || streamEdited) && !topicResolved && !topicUnresolved) {
-        await checkChangeAllTimeLimit(db, user, settings, stream, origTopic, topicEdited, streamEdited);
+      if (input.propagateMode === 'change_all' && !isModerator(user.role) && (topicEdited || streamEdited) && !topicResolved && !topicUnresolved) {
+        await checkChangeAllTimeLimit(settings, topicMessages, topicEdited, streamEdited);
       }
     }
 
@@ -305,7 +283,7 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
         updates.topic = targetTopic;
       }
       if (moved && input.propagateMode !== 'change_one') {
-        const others = (await movableTopicMessages(db, user, stream, origTopic)).filter(
+        const others = (await topicMessages()).filter(
           (other) => other.id !== message.id && (input.propagateMode === 'change_all' || other.id > message.id),
         );
         changedIds = [...changedIds, ...others.map((other) => other.id)].sort((a, b) => a - b);
@@ -337,11 +315,8 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     }
     if (stream !== null && stream.history_public_to_subscribers) {
       const have = new Set(users.map((entry) => entry.id));
-      const subscribers = await db.$queryRaw<{ id: number }[]>`
-        SELECT DISTINCT s.user_profile_id AS id FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id
-        WHERE s.stream_id = ANY(${[...new Set([stream.id, targetStream!.id])]}::int[]) AND s.active AND u.is_active
-        ORDER BY s.user_profile_id`;
-      for (const { id } of subscribers) {
+      const subscribers = sortedUnion(...(await activeSubscriberIds(db, [...new Set([stream.id, targetStream!.id])])).values());
+      for (const id of subscribers) {
         if (!have.has(id) && !losingAccess.has(id)) {
           users.push({ id, flags: ['read'] });
           have.add(id);
@@ -351,15 +326,6 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     await deps.bus.sendEventOnCommit(tx, realm.id, event, users);
     return { detached_uploads: detached };
   });
-}
-
-/** The channel messages move to: it must exist in the realm, not be archived, and be accessible. */
-async function streamForMove(db: Db, user: UserProfile, streamId: number): Promise<Stream> {
-  const stream = await db.stream.findFirst({ where: { id: streamId, realm_id: user.realm_id } });
-  if (!stream || stream.is_archived) throw new JsonableError('Invalid channel ID');
-  const access = await streamAccess(db, viewerOf(user), stream);
-  if (!access.content) throw new JsonableError('Invalid channel ID');
-  return stream;
 }
 
 /**
@@ -404,21 +370,4 @@ async function applyStreamMove(
     );
   }
   return { losingRows: new Set(losingRows.map((row) => row.id)), losingAccess: new Set(losingAccess.map((row) => row.id)) };
-}
-
-/** Recomputes channels' first_message_id, with a stream update event when it changes. */
-export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams: Stream[]): Promise<void> {
-  const db = tx.db;
-  for (const stream of streams) {
-    const [row] = await db.$queryRaw<{ first: number | null }[]>`SELECT min(id)::int AS first FROM message WHERE stream_id = ${stream.id}`;
-    const first = row?.first ?? null;
-    if (first === stream.first_message_id) continue;
-    await db.stream.update({ where: { id: stream.id }, data: { first_message_id: first } });
-    await deps.bus.sendEventOnCommit(
-      tx,
-      stream.realm_id,
-      { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: stream.id, name: stream.name },
-      await streamMetadataAudience(db, stream),
-    );
-  }
 }

@@ -14,7 +14,6 @@ import { Prisma, transaction, type Stream, type TxClient, type UserProfile } fro
 import {
   claimAttachments,
   dmKey,
-  EMPTY_TOPIC_DISPLAY_NAME,
   flagsList,
   inaccessibleUserIds,
   linkedUploadPathIds,
@@ -33,7 +32,7 @@ import { streamMetadataAudience } from '../lib/audiences';
 import { loadActor } from '../lib/context';
 import { checkMentions } from '../lib/mentions';
 import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
-import { checkTopicInput, streamForSending, usersForRecipients, type PrivateRecipients, type StreamIndicator } from '../lib/recipients';
+import { checkTopicInput, checkTopicsPolicy, streamForSending, usersForRecipients, type PrivateRecipients, type StreamIndicator } from '../lib/recipients';
 
 
 export type SendMessageInput =
@@ -95,13 +94,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     const topic = truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
     const stream = (await streamLoaded)!;
     const [, recipientIds] = await Promise.all([checkCanSendToStream(db, sender, stream), activeSubscriberIds(db, stream.id)]);
-    const policy = stream.topics_policy === 'inherit' ? realm.topics_policy : stream.topics_policy;
-    if (policy === 'disable_empty_topic' && topic === '') {
-      throw new JsonableError(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
-    }
-    if (policy === 'empty_topic_only' && topic !== '') {
-      throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
-    }
+    checkTopicsPolicy(realm, stream, topic);
     target = { kind: 'stream', stream, topic, recipientIds };
   } else {
     for (const user of recipientUsers) {

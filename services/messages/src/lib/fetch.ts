@@ -1,7 +1,7 @@
 // GET /messages: a range of a narrow (or explicit ids) for one viewer, read in one
 // REPEATABLE READ snapshot so the search and the message bodies agree.
 
-import { transaction } from '@teamchat/db';
+import { transaction, type Realm } from '@teamchat/db';
 import { compileNarrow, fetchMessageRange, hasMessageAccess, type FinalizeOptions, type NarrowTerm } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { flagsOf, messagesForIds } from './messages';
@@ -16,7 +16,12 @@ export interface FetchRequest {
   finalize: FinalizeOptions;
 }
 
-export async function fetchMessages(deps: MessagesDeps, viewer: { id: number; realm_id: number; role: number }, request: FetchRequest) {
+export async function fetchMessages(
+  deps: MessagesDeps,
+  viewer: { id: number; realm_id: number; role: number },
+  realm: Pick<Realm, 'id' | 'settings'>,
+  request: FetchRequest,
+) {
   return transaction(
     deps.db,
     async ({ db }) => {
@@ -34,12 +39,12 @@ export async function fetchMessages(deps: MessagesDeps, viewer: { id: number; re
           if (message && (await hasMessageAccess(db, viewer, message))) visible.push(id);
         }
         const matching = narrow.conditions.length ? await narrowMembers(db, narrow, visible) : visible;
-        const messages = await messagesForIds(db, viewer.realm_id, matching, flags, { ...request.finalize, search: narrow.search });
+        const messages = await messagesForIds(db, realm, matching, flags, { ...request.finalize, search: narrow.search });
         return { messages, found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
       }
       const range = await fetchMessageRange(db, narrow, request);
       const flags = new Map(range.rows.map((row) => [row.id, row.flags]));
-      const messages = await messagesForIds(db, viewer.realm_id, range.rows.map((row) => row.id), flags, { ...request.finalize, search: narrow.search });
+      const messages = await messagesForIds(db, realm, range.rows.map((row) => row.id), flags, { ...request.finalize, search: narrow.search });
       return {
         messages,
         found_anchor: range.foundAnchor,

@@ -2,7 +2,7 @@
 // objects GET /messages and GET /messages/{id} answer with (Zulip's messages_for_ids).
 
 import { JsonableError } from '@teamchat/core';
-import { Prisma, type TxClient } from '@teamchat/db';
+import { Prisma, type Realm, type Stream, type TxClient } from '@teamchat/db';
 import { realmMessageSettings, visibleEditHistory } from './context';
 import {
   buildWideMessageDicts,
@@ -24,19 +24,23 @@ type Reader = Pick<
 
 export const INVALID_MESSAGES = 'Invalid message(s)';
 
-/** The message and the viewer's flags on it; "Invalid message(s)" if they may not read it. */
+/**
+ * The message, the viewer's flags on it and its channel (null for a direct message);
+ * "Invalid message(s)" if they may not read it.
+ */
 export async function accessMessage(db: Reader, viewer: Viewer, messageId: number) {
   const message = await db.message.findFirst({ where: { id: messageId, realm_id: viewer.realm_id } });
   if (!message) throw new JsonableError(INVALID_MESSAGES);
-  // Having received a channel message is not enough (Zulip's has_message_access): one who
-  // left a private channel no longer reads it.
-  if (!(await hasMessageAccess(db, viewer, message))) throw new JsonableError(INVALID_MESSAGES);
   const userMessage = await db.userMessage.findUnique({
     where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: messageId } },
     select: { flags: true },
   });
-  if (userMessage) return { message, flags: userMessage.flags, received: true };
-  return { message, flags: HISTORICAL_FLAGS, received: false };
+  const stream: Stream | null = message.stream_id === null ? null : await db.stream.findUnique({ where: { id: message.stream_id } });
+  // Having received a channel message is not enough (Zulip's has_message_access): one who
+  // left a private channel no longer reads it.
+  if (!(await hasMessageAccess(db, viewer, message, { received: userMessage !== null, stream }))) throw new JsonableError(INVALID_MESSAGES);
+  if (userMessage) return { message, flags: userMessage.flags, received: true, stream };
+  return { message, flags: HISTORICAL_FLAGS, received: false, stream };
 }
 
 /**
@@ -50,12 +54,9 @@ export async function accessMessageForUpdate(db: Reader, viewer: Viewer, message
   );
   if (locked.length === 0) throw new JsonableError(INVALID_MESSAGES);
   const access = await accessMessage(db, viewer, messageId);
-  if (access.message.stream_id !== null) {
-    const stream = await db.stream.findUniqueOrThrow({ where: { id: access.message.stream_id } });
-    if (stream.is_archived) throw new JsonableError(INVALID_MESSAGES);
-    return { ...access, stream };
-  }
-  return { ...access, stream: null };
+  // A channel message the viewer may read has its channel (hasMessageAccess refuses otherwise).
+  if (access.stream !== null && access.stream.is_archived) throw new JsonableError(INVALID_MESSAGES);
+  return access;
 }
 
 const MATCH_START = 'TCHLSTART';
@@ -76,20 +77,20 @@ async function searchHighlights(db: Reader, ids: number[], search: string): Prom
 
 /**
  * Finalized message objects, with `flags`, in the order of `ids`. `flagsById` holds the
- * viewer's flags; messages missing from it are historical (read, historical).
+ * viewer's flags; messages missing from it are historical (read, historical). `realm` is the
+ * viewer's realm, as the caller already holds it (its id and its edit history policy).
  */
 export async function messagesForIds(
   db: Reader,
-  realmId: number,
+  realm: Pick<Realm, 'id' | 'settings'>,
   ids: number[],
   flagsById: Map<number, number>,
   options: FinalizeOptions & { search?: string | null },
 ): Promise<Record<string, unknown>[]> {
   if (ids.length === 0) return [];
-  const [rows, linkifiers, realm] = await Promise.all([
+  const [rows, linkifiers] = await Promise.all([
     db.message.findMany({ where: { id: { in: ids } }, select: MESSAGE_DICT_COLUMNS }),
-    loadLinkifiers(db, realmId),
-    db.realm.findUniqueOrThrow({ where: { id: realmId }, select: { settings: true } }),
+    loadLinkifiers(db, realm.id),
   ]);
   const historyPolicy = realmMessageSettings(realm).message_edit_history_visibility_policy;
   const byId = new Map(rows.map((row) => [row.id, row]));

@@ -3,8 +3,8 @@
 // or to users, with Zulip's errors.
 
 import { JsonableError } from '@teamchat/core';
-import type { Stream, TxClient, UserProfile } from '@teamchat/db';
-import { normalizeTopicInput, SERVER_LIMITS } from '@teamchat/domain';
+import type { Realm, Stream, TxClient, UserProfile } from '@teamchat/db';
+import { EMPTY_TOPIC_DISPLAY_NAME, normalizeTopicInput, SERVER_LIMITS } from '@teamchat/domain';
 
 export type StreamIndicator = string | number;
 export type PrivateRecipients = string[] | number[];
@@ -61,12 +61,41 @@ export function unprintablePosition(text: string): number | null {
   return null;
 }
 
+/** Zulip's check_string_is_printable for a (normalized) topic. */
+export function checkTopicPrintable(topic: string): void {
+  const position = unprintablePosition(topic);
+  if (position !== null) throw new JsonableError(`Invalid character in topic, at position ${position}!`);
+}
+
 /** A channel topic as given: stripped, display names of the empty topic mapped to "". */
 export function checkTopicInput(topic: string): string {
   const normalized = normalizeTopicInput(topic.trim());
-  const position = unprintablePosition(normalized);
-  if (position !== null) throw new JsonableError(`Invalid character in topic, at position ${position}!`);
+  checkTopicPrintable(normalized);
   return normalized;
+}
+
+/** The channel's topics_policy, or the realm's where the channel inherits it. */
+export function topicsPolicyOf(realm: Pick<Realm, 'topics_policy'>, stream: Pick<Stream, 'topics_policy'>): string {
+  return stream.topics_policy === 'inherit' ? realm.topics_policy : stream.topics_policy;
+}
+
+/**
+ * Whether the channel's topics_policy allows the (truncated) topic. `checkEmptyTopic: false`
+ * skips the disable_empty_topic rule (an edit that neither changes the topic nor moves channels).
+ */
+export function checkTopicsPolicy(
+  realm: Pick<Realm, 'topics_policy'>,
+  stream: Pick<Stream, 'topics_policy'>,
+  topic: string,
+  options: { checkEmptyTopic?: boolean } = {},
+): void {
+  const policy = topicsPolicyOf(realm, stream);
+  if ((options.checkEmptyTopic ?? true) && policy === 'disable_empty_topic' && topic === '') {
+    throw new JsonableError(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
+  }
+  if (policy === 'empty_topic_only' && topic !== '') {
+    throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
+  }
 }
 
 /** Zulip's check_stream_name, for names given when sending. */

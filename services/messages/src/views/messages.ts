@@ -76,8 +76,8 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
   if (requested > MAX_MESSAGES_PER_FETCH) throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
   if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor) throw new JsonableError('The anchor can only be excluded at an end of the range');
 
-  const { user } = await loadActor(deps.db, requester.userId);
-  return fetchMessages(deps, viewerOf(user), {
+  const { user, realm } = await loadActor(deps.db, requester.userId);
+  return fetchMessages(deps, viewerOf(user), realm, {
     narrow: parsed.narrow,
     anchor,
     includeAnchor,
@@ -95,9 +95,9 @@ export async function getMessage({ deps, requester, params, req }: AuthedContext
     apply_markdown: optional(param.bool(), true),
     allow_empty_topic_name: optional(param.bool(), false),
   });
-  const { user } = await loadActor(deps.db, requester.userId);
+  const { user, realm } = await loadActor(deps.db, requester.userId);
   const { message, flags } = await accessMessage(deps.db, viewerOf(user), messageId);
-  const [dict] = await messagesForIds(deps.db, user.realm_id, [message.id], new Map([[message.id, flags]]), {
+  const [dict] = await messagesForIds(deps.db, realm, [message.id], new Map([[message.id, flags]]), {
     applyMarkdown: parsed.apply_markdown,
     clientGravatar: true,
     allowEmptyTopicName: parsed.allow_empty_topic_name,

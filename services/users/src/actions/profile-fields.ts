@@ -6,6 +6,7 @@ import { transaction, type CustomProfileField, type Tx, type UserProfile } from 
 import { isAdministrator, PROFILE_FIELD_TYPES, profileFieldDict, renderMarkdown, userIdsWhoCanAccessUser } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { activeUserIds } from '../lib/users';
+import { lockRealm } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
@@ -81,7 +82,7 @@ export async function doCreateProfileField(deps: Deps, realmId: number, input: N
   if ([...input.name].length > NAME_MAX_LENGTH) throw new JsonableError(`name is too long (limit: ${NAME_MAX_LENGTH} characters)`);
   const fieldData = checkFieldData(input.fieldType, input.fieldData);
   return transaction(deps.db, async (tx) => {
-    await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${realmId} FOR UPDATE`;
+    await lockRealm(tx.db, realmId);
     if (input.displayInProfileSummary) {
       const shown = await tx.db.customProfileField.count({ where: { realm_id: realmId, display_in_profile_summary: true } });
       if (shown >= MAX_SUMMARY_FIELDS) throw new JsonableError(`Only ${MAX_SUMMARY_FIELDS} custom profile fields can be displayed in the profile summary.`);

@@ -6,15 +6,13 @@
 
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
-import { DISPLAY_SETTINGS_LEGACY, hashPassword, NOTIFICATION_SETTINGS_LEGACY, userIdsWhoCanAccessUser, userSettings, verifyPassword } from '@teamchat/domain';
+import { DISPLAY_SETTINGS_LEGACY, hashPassword, NOTIFICATION_SETTINGS_LEGACY, PASSWORD_MIN_LENGTH, userSettings, verifyPassword } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { languageName, type SettingValue } from '../lib/settings';
 import { lockUser } from '../lib/locks';
+import { changeFullName, sendPersonUpdate } from './users';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
-
-/** Zulip's default PASSWORD_MIN_LENGTH. */
-export const PASSWORD_MIN_LENGTH = 6;
 
 export interface SettingsChange {
   fullName?: string;
@@ -38,11 +36,8 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
     let user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
     if (passwordHash !== undefined) await tx.db.userProfile.update({ where: { id: userId }, data: { password_hash: passwordHash } });
 
-    if (change.fullName !== undefined && change.fullName !== user.full_name) {
-      user = await tx.db.userProfile.update({ where: { id: userId }, data: { full_name: change.fullName } });
-      const audience = await userIdsWhoCanAccessUser(tx.db, user);
-      await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'realm_user', op: 'update', person: { user_id: user.id, full_name: user.full_name } }, audience);
-    }
+    // The view lets only humans here: no realm_bot update.
+    if (change.fullName !== undefined && change.fullName !== user.full_name) user = await changeFullName(deps, tx, userId, change.fullName);
 
     const current = userSettings(user) as Record<string, unknown>;
     const changed = change.settings.filter(([name, value]) => current[name] !== value);
@@ -72,8 +67,5 @@ async function announceSetting(deps: Deps, tx: Tx, user: UserProfile, name: stri
   if (DISPLAY_SETTINGS_LEGACY.has(name)) {
     await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'update_display_settings', user: user.email, setting_name: name, setting: value, ...language }, own);
   }
-  if (name === 'timezone') {
-    const audience = await userIdsWhoCanAccessUser(tx.db, user);
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'realm_user', op: 'update', person: { email: user.email, user_id: user.id, timezone: value } }, audience);
-  }
+  if (name === 'timezone') await sendPersonUpdate(deps, tx, user, { email: user.email, timezone: value });
 }

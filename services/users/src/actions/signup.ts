@@ -4,7 +4,7 @@
 
 import { callService, JsonableError, type Logger } from '@teamchat/core';
 import type { MultiuseInvite, Realm } from '@teamchat/db';
-import { checkFullName } from '@teamchat/domain';
+import { checkFullName, PASSWORD_MIN_LENGTH } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { doCreateUser, type CreatedUser } from './users';
 import { isUsable } from './invites';
@@ -13,7 +13,6 @@ type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
 
 export const LINK_NOT_FOUND = "Whoops. We couldn't find your confirmation link in the system.";
 export const LINK_EXPIRED = 'The confirmation link has expired or been deactivated.';
-const PASSWORD_MIN_LENGTH = 6;
 const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
 
 /** The invitation behind a link key, if it belongs to this realm and can still be used. */

@@ -6,14 +6,12 @@ import { CannotDeactivateLastUserError, JsonableError, OrganizationOwnerRequired
 import { transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db';
 import {
   apiUserDict,
-  channelPeerIds,
   canAccessDeliveryEmail,
   directSystemGroupsForRole,
   EmailVisibility,
   generateApiKey,
   hashApiKey,
   hashPassword,
-  INACCESSIBLE_USER_NAME,
   metadataAccessUserIds,
   placeholderEmail,
   Role,
@@ -157,7 +155,8 @@ async function invalidateKeysAfterCommit(deps: Deps, tx: Tx, userIds: number[]):
   tx.onCommit(() => invalidateAuthCache(deps.redis, deps.env.REDIS_PREFIX, keys.map((key) => key.key_hash)));
 }
 
-async function sendPersonUpdate(deps: Deps, tx: Tx, target: UserProfile, person: Record<string, unknown>): Promise<void> {
+/** realm_user update about `target`, to everyone who can access them. */
+export async function sendPersonUpdate(deps: Deps, tx: Tx, target: UserProfile, person: Record<string, unknown>): Promise<void> {
   const audience = await userIdsWhoCanAccessUser(tx.db, target);
   await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, ...person } }, audience);
 }
@@ -205,10 +204,12 @@ async function changeUserRole(deps: Deps, tx: Tx, targetId: number, role: number
   await invalidateKeysAfterCommit(deps, tx, [target.id]);
 }
 
-async function changeFullName(deps: Deps, tx: Tx, targetId: number, fullName: string): Promise<void> {
+/** Renames a user: realm_user update to those who can access them, realm_bot update for a bot. Returns the updated row. */
+export async function changeFullName(deps: Deps, tx: Tx, targetId: number, fullName: string): Promise<UserProfile> {
   const target = await tx.db.userProfile.update({ where: { id: targetId }, data: { full_name: fullName } });
   await sendPersonUpdate(deps, tx, target, { full_name: fullName });
   if (target.is_bot) await sendBotUpdate(deps, tx, target, { full_name: fullName });
+  return target;
 }
 
 export interface UserUpdate {
@@ -257,10 +258,10 @@ export async function doDeactivateOwnUser(deps: Deps, userId: number): Promise<v
  * checked access): owners only by owners, never the only human owner. Re-checked under the
  * realm lock, so two concurrent requests cannot deactivate the last two owners.
  */
-export async function doDeactivateUser(deps: Deps, actor: Pick<UserProfile, 'role'>, targetId: number): Promise<void> {
+export async function doDeactivateUser(deps: Deps, actor: Pick<UserProfile, 'role' | 'realm_id'>, targetId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
-    const first = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
-    await lockRealm(tx.db, first.realm_id);
+    // The caller found the target in the actor's realm.
+    await lockRealm(tx.db, actor.realm_id);
     const target = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
     if (!target.is_active) throw new JsonableError('User is deactivated');
     if (target.role === Role.OWNER && actor.role !== Role.OWNER) throw new OrganizationOwnerRequiredError();
@@ -278,7 +279,7 @@ async function activeHumanOwnerCount(tx: Tx, realmId: number): Promise<number> {
 /**
  * Deactivates a user and, for a human, the bots they own (Zulip's do_deactivate_user):
  * realm_user updates to those who may see them; for those who may not, their group
- * memberships disappear and, where a shared channel showed them, a realm_user remove;
+ * memberships disappear (a channel peer always still sees them: no realm_user remove);
  * peer_remove for the channels they were subscribed to; their reusable invitations stop
  * working, and the gateway forgets their keys.
  */
@@ -302,12 +303,6 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
       for (const { user_group_id } of memberships) {
         await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] }, unaware);
       }
-      // Guests who knew the user only through a shared channel lose them altogether.
-      const peers = await channelPeerIds(tx.db, target.id);
-      const losing = unaware.filter((id) => peers.has(id));
-      if (losing.length) {
-        await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person: { user_id: target.id, full_name: INACCESSIBLE_USER_NAME } }, losing);
-      }
     }
     if (target.is_bot) await sendBotUpdate(deps, tx, updated, { is_active: false });
   }
@@ -322,10 +317,10 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
  * add_members for their groups (clients dropped them from every group on deactivation).
  * Reactivating an active user changes nothing.
  */
-export async function doReactivateUser(deps: Deps, actor: Pick<UserProfile, 'id'>, targetId: number): Promise<void> {
+export async function doReactivateUser(deps: Deps, actor: Pick<UserProfile, 'id' | 'realm_id'>, targetId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
-    const first = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
-    await lockRealm(tx.db, first.realm_id);
+    // The caller found the target in the actor's realm.
+    await lockRealm(tx.db, actor.realm_id);
     const before = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId }, include: { bot_owner: true } });
     if (before.is_active) return;
     const newOwner = before.is_bot && before.bot_owner !== null && !before.bot_owner.is_active && before.bot_owner_id !== actor.id ? actor.id : null;

@@ -63,7 +63,8 @@ export function isKnownTimezone(name: string): boolean {
 
 const timezoneType: ParamType<string> = {
   decode(raw, varName) {
-    if (raw.includes('\u0000') || !isKnownTimezone(raw)) throw new InvalidArgumentError(`${varName} is not a recognized time zone`);
+    // The pattern admits no NUL (PostgreSQL text cannot hold one).
+    if (!isKnownTimezone(raw)) throw new InvalidArgumentError(`${varName} is not a recognized time zone`);
     return raw;
   },
 };
@@ -86,12 +87,6 @@ function settingType(name: string): ParamType<SettingValue> {
       return param.enumString(...WEB_ANIMATE_IMAGE_PREVIEWS);
     case 'emojiset':
       return param.enumString(...EMOJISET_CHOICES.map((choice) => choice.key));
-    case 'notification_sound':
-      return param.string();
-    case 'web_font_size_px':
-    case 'web_line_height_percent':
-    case 'email_notifications_batching_period_seconds':
-      return param.int();
   }
   const defaultValue = (USER_SETTING_DEFAULTS as Record<string, SettingValue>)[name];
   if (typeof defaultValue === 'boolean') return param.bool();

@@ -92,7 +92,7 @@ export async function deactivateUser({ deps, requester, req }: AuthedContext<Use
   const targetId = pathInt(req, 'user');
   const actor = await loadActor(deps.db, requester);
   const target = await accessUserById(deps.db, actor, targetId, { forAdmin: true });
-  if (target.role === Role.OWNER && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
+  // doDeactivateUser refuses an owner to a non-owner, under the realm lock.
   await doDeactivateUser(deps, actor, target.id);
   return {};
 }

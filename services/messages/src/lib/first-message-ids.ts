@@ -1,0 +1,21 @@
+// A channel's first_message_id, kept right when messages leave it (moved or deleted).
+import type { Stream, Tx } from '@teamchat/db';
+import type { MessagesDeps } from '../deps';
+import { streamMetadataAudience } from './audiences';
+
+/** Recomputes channels' first_message_id, with a stream update event when it changes. */
+export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams: Stream[]): Promise<void> {
+  const db = tx.db;
+  for (const stream of streams) {
+    const [row] = await db.$queryRaw<{ first: number | null }[]>`SELECT min(id)::int AS first FROM message WHERE stream_id = ${stream.id}`;
+    const first = row?.first ?? null;
+    if (first === stream.first_message_id) continue;
+    await db.stream.update({ where: { id: stream.id }, data: { first_message_id: first } });
+    await deps.bus.sendEventOnCommit(
+      tx,
+      stream.realm_id,
+      { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: stream.id, name: stream.name },
+      await streamMetadataAudience(db, stream),
+    );
+  }
+}
