@@ -138,7 +138,7 @@ async function main(): Promise<void> {
       jobs: { added: jobs.added, completed: jobs.completed, stalled: jobs.stalled },
       clients: receivedEvents,
       lost_or_duplicated: problems,
-      server_errors: workload.serverErrors,
+      internal_errors: workload.internalErrors,
       // Warnings and errors the processes logged, by process (first 20 each).
       logged_problems: Object.fromEntries(
         [...cluster.slots.values()].flatMap((slot) => slot.history.map((p, i) => [`${slot.id}#${i + 1}`, p.problems.slice(0, 20)] as const)).filter(([, lines]) => lines.length),
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
     console.log(`request errors (during kills): ${JSON.stringify(workload.stats.errors)}`);
     console.table(Object.fromEntries(Object.entries(receivedEvents).map(([label, { poll_failures: _f, ...rest }]) => [label, rest])));
     console.table(Object.fromEntries(memoryRows.map(({ process: name, pid: _pid, samples: _s, series_mib: _series, ...rest }) => [name, rest])));
-    if (workload.serverErrors.length) console.log(`server errors:\n  ${workload.serverErrors.join('\n  ')}`);
+    if (workload.internalErrors.length) console.log(`internal errors (500):\n  ${workload.internalErrors.join('\n  ')}`);
     console.log(problems.length ? `PROBLEMS:\n  ${problems.join('\n  ')}` : 'zero lost or duplicated events; every answered write present; every job completed once');
     if (unexpectedExits.length) console.log(`UNEXPECTED EXITS:\n${unexpectedExits.join('\n')}`);
     console.log(`report: ${REPORT}`);

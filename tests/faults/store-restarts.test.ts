@@ -53,6 +53,8 @@ test('Redis killed (kill -9) and restarted mid-run: nothing lost, nothing twice,
   const problems = await finishAndCheck(cluster, workload, clients, start);
   expect(problems).toEqual([]);
   expect(cluster.unexpectedExits(new Set())).toEqual([]);
+  // While Redis is down, requests that need it are refused with a 503, never a 500.
+  expect(workload.internalErrors).toEqual([]);
   console.log(`redis restart: ${JSON.stringify(workload.stats)}`);
 });
 
@@ -69,5 +71,8 @@ test('PostgreSQL crashed (immediate stop) and restarted mid-run: nothing lost, n
   const problems = await finishAndCheck(cluster, workload, clients, start);
   expect(problems).toEqual([]);
   expect(cluster.unexpectedExits(new Set())).toEqual([]);
+  // While PostgreSQL is down, requests are refused with a 503 (Retry-After), never a 500.
+  expect(workload.internalErrors).toEqual([]);
+  expect(Object.keys(workload.stats.errors).some((key) => key.endsWith(' 503'))).toBe(true);
   console.log(`postgres restart: ${JSON.stringify(workload.stats)}`);
 });

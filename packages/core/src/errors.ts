@@ -156,8 +156,49 @@ export class MethodNotAllowedError extends JsonableError {
   }
 }
 
-/** Turns anything thrown into a JsonableError; unknown errors become a 500 without details. */
+/** A store the request needed (PostgreSQL, Redis, S3) is unreachable for now: try again shortly. */
+export class ServiceUnavailableError extends JsonableError {
+  constructor(msg = 'Service temporarily unavailable, please try again') {
+    super(msg, { code: 'BAD_REQUEST', status: 503, headers: { 'Retry-After': '1' } });
+  }
+}
+
+// Prisma's codes for "no connection": can't reach, timed out, server closed it, pool timed out,
+// too many connections.
+const PRISMA_UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2037']);
+// PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01-57P03 (shutting down, crashed,
+// starting up), 53300 (too many connections).
+const POSTGRES_UNAVAILABLE_STATE = /^(08...|57P0[123]|53300)$/;
+const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGES = [
+  /^Connection terminated/, // pg: the server went away mid-query
+  /^Connection is closed\.$/, // ioredis: the command could not be sent
+  /^Reached the max retries per request limit/, // ioredis: reconnecting for too long
+  /^DatabaseNotReachable$/, // Prisma's driver adapter
+];
+
+/**
+ * Whether an error means a store was unreachable (rather than a bug): a database restarting or
+ * failing over, a Redis reconnecting. Looks through Prisma's and the drivers' wrappers.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  let current = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | undefined;
+  for (let depth = 0; current && typeof current === 'object' && depth < 6; depth++) {
+    const code = typeof current.code === 'string' ? current.code : '';
+    if (PRISMA_UNAVAILABLE_CODES.has(code) || POSTGRES_UNAVAILABLE_STATE.test(code) || NETWORK_ERRNOS.has(code)) return true;
+    const message = typeof current.message === 'string' ? current.message : '';
+    if (UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) return true;
+    current = (current.meta?.driverAdapterError ?? current.cause) as typeof current;
+  }
+  return false;
+}
+
+/**
+ * Turns anything thrown into a JsonableError: an unreachable store becomes a 503 the client may
+ * retry; anything else, a 500 without details.
+ */
 export function asJsonableError(error: unknown): JsonableError {
   if (error instanceof JsonableError) return error;
+  if (isStoreUnavailable(error)) return new ServiceUnavailableError();
   return new JsonableError('Internal server error', { code: 'INTERNAL_SERVER_ERROR', status: 500 });
 }

@@ -132,8 +132,11 @@ export class Workload {
   readonly uploads: { userId: number; uri: string; bytes: Buffer }[] = [];
   readonly markAllRequests: { userId: number; complete: boolean }[] = [];
   readonly stats: WorkloadStats = { requests: {}, errors: {} };
-  /** The first server errors (5xx) answered, with their request ids (to find them in the logs). */
-  readonly serverErrors: string[] = [];
+  /**
+   * The first 500s answered, with their request ids (to find them in the logs). An outage must
+   * answer 502/503 (the gateway or a service: a process or store unreachable); a 500 is a bug.
+   */
+  readonly internalErrors: string[] = [];
   private running = false;
   private loops: Promise<void>[] = [];
   private counter = 0;
@@ -155,8 +158,8 @@ export class Workload {
     try {
       const response = await request();
       this.count(op, response.status);
-      if (response.status >= 500 && this.serverErrors.length < 20) {
-        this.serverErrors.push(`${op} ${response.status} ${JSON.stringify(response.body)} request ${(response as { headers?: Record<string, unknown> }).headers?.['x-request-id'] ?? '?'}`);
+      if (response.status === 500 && this.internalErrors.length < 20) {
+        this.internalErrors.push(`${op} ${response.status} ${JSON.stringify(response.body)} request ${(response as { headers?: Record<string, unknown> }).headers?.['x-request-id'] ?? '?'}`);
       }
       return response.status === 200 ? response.body : undefined;
     } catch (error) {
