@@ -36,8 +36,8 @@ export async function recursiveGroupMemberIds(db: Reader, groupId: number): Prom
   return rows.map((row) => row.id);
 }
 
-/** Whether the (active) user is in `groupId`, directly or through subgroups. */
-export async function isUserInGroup(db: Reader, userId: number, groupId: number): Promise<boolean> {
+/** Whether any of `userIds` (active) is in `groupId`, directly or through subgroups. */
+export async function anyUserInGroup(db: Reader, groupId: number, userIds: number[]): Promise<boolean> {
   const rows = await db.$queryRaw<{ found: boolean }[]>`
     WITH RECURSIVE groups(id) AS (
       SELECT ${groupId}::int
@@ -46,9 +46,14 @@ export async function isUserInGroup(db: Reader, userId: number, groupId: number)
     SELECT EXISTS (
       SELECT 1 FROM user_group_membership m JOIN groups ON m.user_group_id = groups.id
       JOIN user_profile u ON u.id = m.user_profile_id AND u.is_active
-      WHERE m.user_profile_id = ${userId}
+      WHERE m.user_profile_id = ANY(${userIds}::int[])
     ) AS found`;
   return rows[0]?.found ?? false;
+}
+
+/** Whether the (active) user is in `groupId`, directly or through subgroups. */
+export function isUserInGroup(db: Reader, userId: number, groupId: number): Promise<boolean> {
+  return anyUserInGroup(db, groupId, [userId]);
 }
 
 /** Ids of every group `groupId` contains at any depth, itself included (to refuse subgroup cycles). */

@@ -13,3 +13,4 @@ export * from './messages';
 export * from './narrow';
 export * from './message-markdown';
 export * from './alert-words';
+export * from './names';

@@ -6,7 +6,7 @@
 // provider — which is what message events carry (CONTRACTS.md). Each reader then gets a
 // finalized copy (finalizeMessageDict), as Zulip's finalize_payload does.
 
-import type { Prisma, TxClient } from '@teamchat/db';
+import type { Draft, Prisma, TxClient } from '@teamchat/db';
 import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
 import { SERVER_LIMITS } from './realms';
 import { avatarUrl, EmailVisibility } from './users';
@@ -326,5 +326,17 @@ export function finalizeMessageDict(wide: WideMessageDict, options: FinalizeOpti
     content_type: options.applyMarkdown ? 'text/html' : 'text/x-markdown',
     avatar_url: options.clientGravatar && externalAvatar ? null : wide.avatar_url,
     subject: wide.type === 'stream' ? topicForClient(wide.subject, options.allowEmptyTopicName) : wide.subject,
+  };
+}
+
+/** A draft as the API shows it (Zulip's Draft.to_dict). */
+export function draftDict(draft: Draft) {
+  return {
+    id: draft.id,
+    type: draft.type,
+    to: draft.to,
+    topic: draft.topic,
+    content: draft.content,
+    timestamp: Math.floor(draft.last_edit_time.getTime() / 1000),
   };
 }

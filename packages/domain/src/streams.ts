@@ -9,7 +9,7 @@
 // group setting (those settings do not allow role:everyone).
 
 import { JsonableError } from '@teamchat/core';
-import type { Stream, TxClient } from '@teamchat/db';
+import type { ChannelFolder, Stream, TxClient } from '@teamchat/db';
 import { groupSettingApiValues, isUserInGroup, type GroupSettingValue } from './group-settings';
 import { SystemGroup } from './groups';
 import { isAdministrator, isGuest } from './roles';
@@ -424,4 +424,18 @@ export async function subscriberFields(
     result.set(id, partial.has(id) ? { partial_subscribers: partial.get(id)! } : { subscribers: all.get(id)! });
   }
   return result;
+}
+
+/** A channel folder as the API shows it (register's channel_folders, GET /channel_folders, events). */
+export function channelFolderDict(folder: ChannelFolder) {
+  return {
+    id: folder.id,
+    name: folder.name,
+    description: folder.description,
+    rendered_description: folder.rendered_description,
+    creator_id: folder.creator_id,
+    date_created: Math.floor(folder.date_created.getTime() / 1000),
+    is_archived: folder.is_archived,
+    order: folder.order,
+  };
 }

@@ -206,18 +206,23 @@ export async function channelPeerIds(db: Pick<TxClient, '$queryRaw'>, userId: nu
   return new Set(rows.map((row) => row.id));
 }
 
-/**
- * The users a restricted viewer may see: themselves, everyone sharing an active channel
- * subscription with them, and everyone they have exchanged direct messages with.
- */
-async function sharedConversationUserIds(db: Reader, viewerId: number, realmId: number): Promise<Set<number>> {
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    ${channelPeersQuery(viewerId)}
-    UNION
+/** Users who have exchanged direct messages with `userId` (group conversations included). */
+function dmPartnersQuery(userId: number, realmId: number): Prisma.Sql {
+  return Prisma.sql`
     SELECT DISTINCT unnest(string_to_array(m.dm_key, ',')::int[]) AS id
     FROM message m
     WHERE m.realm_id = ${realmId} AND m.dm_key IS NOT NULL
-      AND ${viewerId} = ANY (string_to_array(m.dm_key, ',')::int[])`;
+      AND ${userId} = ANY (string_to_array(m.dm_key, ',')::int[])`;
+}
+
+/**
+ * The users a restricted viewer may see: themselves, everyone they have exchanged direct
+ * messages with, and (unless `throughChannels` is false) everyone sharing an active channel
+ * subscription with them.
+ */
+async function sharedConversationUserIds(db: Reader, viewerId: number, realmId: number, throughChannels = true): Promise<Set<number>> {
+  const query = throughChannels ? Prisma.sql`${channelPeersQuery(viewerId)} UNION ${dmPartnersQuery(viewerId, realmId)}` : dmPartnersQuery(viewerId, realmId);
+  const rows = await db.$queryRaw<{ id: number }[]>(query);
   const ids = new Set(rows.map((row) => row.id));
   ids.add(viewerId);
   return ids;
@@ -247,14 +252,19 @@ export async function canAccessUser(
  * Active users who may see `target` (the audience of realm_user events about them, Zulip's
  * get_user_ids_who_can_access_user): everyone when the realm is unrestricted or the target
  * is a bot; otherwise the non-guests, guests in the access group, and those sharing a
- * channel or a direct message conversation with the target.
+ * direct message conversation or (unless `throughChannels` is false: a user being
+ * deactivated, whom channels no longer show to guests) a channel with the target.
  */
-export async function userIdsWhoCanAccessUser(db: Reader, target: Pick<UserProfile, 'id' | 'realm_id' | 'is_bot'>): Promise<number[]> {
+export async function userIdsWhoCanAccessUser(
+  db: Reader,
+  target: Pick<UserProfile, 'id' | 'realm_id' | 'is_bot'>,
+  { throughChannels = true }: { throughChannels?: boolean } = {},
+): Promise<number[]> {
   const active = await db.userProfile.findMany({ where: { realm_id: target.realm_id, is_active: true }, select: { id: true, role: true } });
   const group = await realmAccessGroup(db, target.realm_id);
   if (target.is_bot || !group || group.name === SystemGroup.EVERYONE) return active.map((user) => user.id);
   const [sharing, groupMembers] = await Promise.all([
-    sharedConversationUserIds(db, target.id, target.realm_id),
+    sharedConversationUserIds(db, target.id, target.realm_id, throughChannels),
     db.$queryRaw<{ id: number }[]>`
       WITH RECURSIVE groups(id) AS (
         SELECT ${group.id}::int

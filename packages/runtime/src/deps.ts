@@ -27,6 +27,11 @@ export interface BaseDeps {
   close(): Promise<void>;
 }
 
+/** The readiness check of a service that needs PostgreSQL and Redis: both answer. */
+export async function storesReachable(deps: Pick<BaseDeps, 'db' | 'redis'>): Promise<void> {
+  await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
+}
+
 export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseEnv {
   return loadEnv(baseEnvSpec, source);
 }

@@ -1,5 +1,5 @@
 import { createServiceApp } from '@teamchat/core';
-import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { ChannelsDeps } from './deps';
 import { loadChannelsConfig } from './env';
 import { routes } from './routes';
@@ -11,9 +11,7 @@ export function createApp(deps: ChannelsDeps) {
     deps,
     internalSecret: deps.env.INTERNAL_JWT_SECRET,
     logger: deps.logger,
-    ready: async () => {
-      await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
-    },
+    ready: () => storesReachable(deps),
   });
 }
 

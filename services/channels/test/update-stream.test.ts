@@ -361,6 +361,8 @@ describe('every field', () => {
     expectError(await patch(owner, streamId, { new_name: '   ' }), 400, 'BAD_REQUEST', "Channel name can't be empty.");
     expectError(await patch(owner, streamId, { new_name: 'x'.repeat(61) }), 400, 'BAD_REQUEST', 'Channel name too long (limit: 60 characters).');
     expectError(await patch(owner, streamId, { new_name: 'bad\u0007name' }), 400, 'BAD_REQUEST', 'Invalid character in channel name, at position 4.');
+    // Unassigned code points (category Cn, e.g. the non-character U+FDD0) are refused like controls.
+    expectError(await patch(owner, streamId, { new_name: 'ab\uFDD0' }), 400, 'BAD_REQUEST', 'Invalid character in channel name, at position 3.');
     const clash = await patch(owner, streamId, { new_name: otherName.toUpperCase() });
     expectError(clash, 400, 'CHANNEL_ALREADY_EXISTS', `Channel '${otherName}' already exists`);
     const mark = await outboxMark(stack);

@@ -18,7 +18,7 @@ import {
   type Requester,
 } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
-import type { RunningService } from '@teamchat/runtime';
+import { storesReachable, type RunningService } from '@teamchat/runtime';
 import { Authenticator, parseBasicAuth, type Credentials } from './auth';
 import { countUpstreamFailure, observeGatewayRequest } from './observe';
 import type { GatewayEnv } from './env';
@@ -197,12 +197,10 @@ export function createGateway(deps: GatewayDeps): RunningService {
   }
 
   async function isReady(): Promise<boolean> {
-    try {
-      await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
-      return true;
-    } catch {
-      return false;
-    }
+    return storesReachable(deps).then(
+      () => true,
+      () => false,
+    );
   }
 
   return {

@@ -141,6 +141,8 @@ describe('channel messages', () => {
     expect(await topicOf('x'.repeat(70))).toBe(`${'x'.repeat(57)}...`);
     expect(await topicOf('é'.repeat(60))).toBe('é'.repeat(60));
     expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ab\u0007c', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid character in topic, at position 3!');
+    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: '\uFFFFx', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid character in topic, at position 1!');
+    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: 'gen\u0007eral', topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid character in channel name, at position 4.');
     expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, content: 'x' }), 400, 'BAD_REQUEST', 'Missing topic');
   });
 

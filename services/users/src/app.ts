@@ -1,5 +1,5 @@
 import { createServiceApp } from '@teamchat/core';
-import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { UsersDeps } from './deps';
 import { routes } from './routes';
 
@@ -10,9 +10,7 @@ export function createApp(deps: UsersDeps) {
     deps,
     internalSecret: deps.env.INTERNAL_JWT_SECRET,
     logger: deps.logger,
-    ready: async () => {
-      await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
-    },
+    ready: () => storesReachable(deps),
   });
 }
 

@@ -1,5 +1,5 @@
 import { EmailVisibility, Role } from '@teamchat/domain';
-import { expectError, startStack, type Stack } from '@teamchat/testing';
+import { expectError, startStack, validateSuccessResponse, type Stack } from '@teamchat/testing';
 import { activeIds, createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;
@@ -258,22 +258,39 @@ describe('DELETE /users/me', () => {
     expect(botEvent.event).toEqual({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } });
   });
 
-  test('in a restricted realm, only those who can see the user hear of it; the others see them leave groups', async () => {
+  test('in a restricted realm, only those who still see the user hear of it; channel-only guests get realm_user remove', async () => {
     const realm = await stack.createRealm('restricted2', 'restricted2.example.test');
     const membersGroup = await systemGroupId(stack, 'role:members', realm.id);
     await stack.db.groupSetting.updateMany({ where: { owner_kind: 'realm', owner_id: realm.id, name: 'can_access_all_users_group' }, data: { group_id: membersGroup } });
     const owner = await stack.createUser({ realm, email: 'owner@restricted2.test', role: Role.OWNER });
     const leaver = await stack.createUser({ realm, email: 'leaver@restricted2.test' });
     const guest = await stack.createUser({ realm, email: 'guest@restricted2.test', role: Role.GUEST });
+    // A guest who knew the leaver through a shared channel, and one who exchanged DMs with them.
+    const channelGuest = await stack.createUser({ realm, email: 'channel-guest@restricted2.test', role: Role.GUEST });
+    const penPal = await stack.createUser({ realm, email: 'penpal@restricted2.test', role: Role.GUEST });
+    await stack.createStream({ realm, name: 'shared with a guest', subscribers: [leaver.id, channelGuest.id] });
+    await stack.db.message.create({ data: { realm_id: realm.id, sender_id: penPal.id, content: 'hello', dm_key: [leaver.id, penPal.id].sort((a, b) => a - b).join(',') } });
+    expect((await channelGuest.client.get(`/api/v1/users/${leaver.id}`)).status).toBe(200);
+
     const mark = await outboxMark(stack);
     expect((await leaver.client.delete('/api/v1/users/me')).status).toBe(200);
-    const [update] = await eventsSince(stack, mark, 'realm_user');
-    expect(recipientIds(update)).toEqual([owner.id]);
+    const [update, remove, ...others] = await eventsSince(stack, mark, 'realm_user');
+    expect(others).toEqual([]);
+    expect(update.event).toEqual({ type: 'realm_user', op: 'update', person: { user_id: leaver.id, is_active: false } });
+    expect(recipientIds(update)).toEqual([owner.id, penPal.id].sort((a, b) => a - b));
+    // Channels show guests active users only: the channel-only guest loses the leaver.
+    expect(remove.event).toEqual({ type: 'realm_user', op: 'remove', person: { user_id: leaver.id, full_name: 'Unknown user' } });
+    expect(recipientIds(remove)).toEqual([channelGuest.id]);
+    // As a client would receive it: a valid GET /events answer.
+    validateSuccessResponse('GET', '/api/v1/events', 200, { result: 'success', msg: '', queue_id: 'q', events: [{ ...remove.event, id: 0 }] });
+    expectError(await channelGuest.client.get(`/api/v1/users/${leaver.id}`), 400, 'BAD_REQUEST', 'Insufficient permission');
+    expect((await penPal.client.get(`/api/v1/users/${leaver.id}`)).body.user).toMatchObject({ user_id: leaver.id, is_active: false });
+
     const removals = await eventsSince(stack, mark, 'user_group');
     const fullMembers = await systemGroupId(stack, 'role:fullmembers', realm.id);
     expect(removals.map((e) => e.event)).toEqual(
       [membersGroup, fullMembers].sort((a, b) => a - b).map((groupId) => ({ type: 'user_group', op: 'remove_members', group_id: groupId, user_ids: [leaver.id] })),
     );
-    for (const removal of removals) expect(recipientIds(removal)).toEqual([guest.id]);
+    for (const removal of removals) expect(recipientIds(removal)).toEqual([guest.id, channelGuest.id].sort((a, b) => a - b));
   });
 });

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import { Worker } from 'bullmq';
 import { env, loadEnv } from '@teamchat/core';
-import type { BaseDeps, RunningService } from '@teamchat/runtime';
+import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { JOB_PROCESSORS } from './jobs';
 
 export const workerEnvSpec = {
@@ -41,7 +41,7 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
     }
     if (req.url === '/health/ready') {
       // Ready = every BullMQ worker is consuming, and Redis and PostgreSQL answer.
-      const stores = await Promise.all([deps.redis.ping(), deps.db.$queryRaw`SELECT 1`]).then(() => true, () => false);
+      const stores = await storesReachable(deps).then(() => true, () => false);
       const ready = stores && workers.every((worker) => worker.isRunning());
       res.writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: ready ? 'ok' : 'unavailable' }));
       return;

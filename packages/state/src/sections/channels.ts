@@ -3,6 +3,7 @@
 
 import type { Stream, Subscription } from '@teamchat/db';
 import {
+  channelFolderDict,
   hasMetadataAccess,
   loadViewerContext,
   streamApiDicts,
@@ -107,16 +108,7 @@ const channelFolderSection: StateSection = {
   async fetch(ctx) {
     const folders = await ctx.db.channelFolder.findMany({ where: { realm_id: ctx.realm.id }, orderBy: { id: 'asc' } });
     return {
-      channel_folders: folders.map((folder) => ({
-        id: folder.id,
-        name: folder.name,
-        description: folder.description,
-        rendered_description: folder.rendered_description,
-        creator_id: folder.creator_id,
-        date_created: Math.floor(folder.date_created.getTime() / 1000),
-        is_archived: folder.is_archived,
-        order: folder.order,
-      })),
+      channel_folders: folders.map(channelFolderDict),
     };
   },
 };

@@ -2,7 +2,7 @@
 // starred_messages, recent_private_conversations and drafts (Zulip's
 // fetch_initial_state_data and zerver/lib/message.py get_raw_unread_data / aggregate_unread_data).
 
-import { dmParticipants, MessageFlag, topicForClient, userSettings } from '@teamchat/domain';
+import { dmParticipants, draftDict, MessageFlag, topicForClient, userSettings } from '@teamchat/domain';
 import type { StateContext, StateSection } from '../registry';
 
 /** Zulip's MAX_UNREAD_MESSAGES: register reports at most this many unread messages. */
@@ -125,14 +125,7 @@ const draftsSection: StateSection = {
     if (!userSettings(user).enable_drafts_synchronization) return { drafts: [] };
     const drafts = await db.draft.findMany({ where: { user_profile_id: user.id }, orderBy: [{ last_edit_time: 'asc' }, { id: 'asc' }] });
     return {
-      drafts: drafts.map((draft) => ({
-        id: draft.id,
-        type: draft.type,
-        to: draft.to,
-        topic: draft.topic,
-        content: draft.content,
-        timestamp: Math.floor(draft.last_edit_time.getTime() / 1000),
-      })),
+      drafts: drafts.map(draftDict),
     };
   },
 };

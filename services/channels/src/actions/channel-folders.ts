@@ -1,22 +1,9 @@
 // Channel folders: organisation-wide groupings of channels (Zulip's actions/channel_folders.py).
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
-import { transaction, type ChannelFolder, type Tx, type UserProfile } from '@teamchat/db';
-import { activeRealmUserIds, isAdministrator, renderMarkdown } from '@teamchat/domain';
+import { transaction, type Tx, type UserProfile } from '@teamchat/db';
+import { activeRealmUserIds, channelFolderDict, isAdministrator, renderMarkdown } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 import { checkFolderName } from '../lib/names';
-
-export function channelFolderDict(folder: ChannelFolder) {
-  return {
-    id: folder.id,
-    name: folder.name,
-    description: folder.description,
-    rendered_description: folder.rendered_description,
-    creator_id: folder.creator_id,
-    date_created: Math.floor(folder.date_created.getTime() / 1000),
-    is_archived: folder.is_archived,
-    order: folder.order,
-  };
-}
 
 async function checkNameAvailable(tx: Tx, realmId: number, name: string): Promise<void> {
   checkFolderName(name);

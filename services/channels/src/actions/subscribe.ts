@@ -5,6 +5,7 @@ import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import type { Stream, Tx, UserProfile } from '@teamchat/db';
 import {
   canAdministerChannel,
+  checkStreamName,
   groupSettingIds,
   hasContentAccess,
   inChannelSetting,
@@ -22,7 +23,7 @@ import type { ChannelsDeps } from '../deps';
 import { creationAudience, peerAudience } from '../lib/audiences';
 import { sendPeerEvent, sendStreamCreationEvent } from '../lib/channel-events';
 import { DELETE_PERMISSION_SETTINGS, holderGroupFor, nobodyGroupId, normaliseSettingValue } from '../lib/group-settings';
-import { checkStreamName, singleLineDescription } from '../lib/names';
+import { singleLineDescription } from '../lib/names';
 import {
   canCreatePrivateChannels,
   canCreatePublicChannels,

@@ -19,6 +19,7 @@ import { JsonableError, OrganizationAdministratorRequiredError, OrganizationOwne
 import { transaction, type Stream, type Tx, type UserProfile } from '@teamchat/db';
 import {
   activeSubscriberIds,
+  checkStreamName,
   groupSettingApiValues,
   isAdministrator,
   isOwner,
@@ -40,7 +41,7 @@ import {
   SETTINGS_REQUIRING_CONTENT_ACCESS,
   type GroupSettingUpdate,
 } from '../lib/group-settings';
-import { ChannelExistsError, checkStreamName, singleLineDescription } from '../lib/names';
+import { ChannelExistsError, singleLineDescription } from '../lib/names';
 import {
   canCreatePrivateChannels,
   canCreatePublicChannels,

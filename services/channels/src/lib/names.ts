@@ -1,26 +1,6 @@
 // Channel and topic names as Zulip checks them.
 import { JsonableError } from '@teamchat/core';
-import { SERVER_LIMITS } from '@teamchat/domain';
-
-/** Position (1-based) of the first control or surrogate character, as check_string_is_printable. */
-function unprintablePosition(text: string): number | null {
-  let position = 0;
-  for (const char of text) {
-    position++;
-    if (/[\p{Cc}\p{Cs}]/u.test(char)) return position;
-  }
-  return null;
-}
-
-/** Zulip's check_stream_name. */
-export function checkStreamName(name: string): void {
-  if (name.trim() === '') throw new JsonableError("Channel name can't be empty.");
-  if ([...name].length > SERVER_LIMITS.max_stream_name_length) {
-    throw new JsonableError(`Channel name too long (limit: ${SERVER_LIMITS.max_stream_name_length} characters).`);
-  }
-  const position = unprintablePosition(name);
-  if (position !== null) throw new JsonableError(`Invalid character in channel name, at position ${position}.`);
-}
+import { SERVER_LIMITS, unprintablePosition } from '@teamchat/domain';
 
 export class ChannelExistsError extends JsonableError {
   constructor(name: string) {

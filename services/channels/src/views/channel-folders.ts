@@ -1,6 +1,7 @@
 // /channel_folders: create, list, update.
 import { optional, param, pathInt, required, type AuthedContext } from '@teamchat/core';
-import { channelFolderDict, doCreateChannelFolder, doUpdateChannelFolder } from '../actions/channel-folders';
+import { channelFolderDict } from '@teamchat/domain';
+import { doCreateChannelFolder, doUpdateChannelFolder } from '../actions/channel-folders';
 import type { ChannelsDeps } from '../deps';
 import { actingUser } from '../lib/users';
 

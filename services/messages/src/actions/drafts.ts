@@ -2,7 +2,7 @@
 // events.
 import { JsonableError, ResourceNotFoundError } from '@teamchat/core';
 import { transaction, type Draft, type TxClient } from '@teamchat/db';
-import { accessStreamById, SERVER_LIMITS, truncateText, userSettings } from '@teamchat/domain';
+import { accessStreamById, draftDict, SERVER_LIMITS, truncateText, userSettings } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { normalizeBody } from './send-message';
 import { loadActor, viewerOf } from '../lib/context';
@@ -13,18 +13,6 @@ export interface DraftInput {
   topic: string;
   content: string;
   timestamp?: number;
-}
-
-/** A draft as the API shows it (Zulip's Draft.to_dict). */
-export function draftDict(draft: Draft) {
-  return {
-    id: draft.id,
-    type: draft.type,
-    to: draft.to,
-    topic: draft.topic,
-    content: draft.content,
-    timestamp: Math.floor(draft.last_edit_time.getTime() / 1000),
-  };
 }
 
 export async function checkDraftsEnabled(deps: MessagesDeps, userId: number) {

@@ -2,7 +2,7 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { Stream, TxClient, UserProfile } from '@teamchat/db';
-import { isGuest, SystemGroup } from '@teamchat/domain';
+import { anyUserInGroup, isGuest, SystemGroup } from '@teamchat/domain';
 
 type Reader = Pick<
   TxClient,
@@ -50,21 +50,6 @@ async function realmSettingGroup(db: Reader, realmId: number, name: string): Pro
     select: { group: { select: { id: true, name: true } } },
   });
   return setting.group;
-}
-
-/** Whether any of `userIds` (active) is in `groupId`, directly or through subgroups. */
-async function anyUserInGroup(db: Reader, groupId: number, userIds: number[]): Promise<boolean> {
-  const rows = await db.$queryRaw<{ found: boolean }[]>`
-    WITH RECURSIVE groups(id) AS (
-      SELECT ${groupId}::int
-      UNION SELECT ggm.subgroup_id FROM group_group_membership ggm JOIN groups ON ggm.supergroup_id = groups.id
-    )
-    SELECT EXISTS (
-      SELECT 1 FROM user_group_membership m JOIN groups ON m.user_group_id = groups.id
-      JOIN user_profile u ON u.id = m.user_profile_id AND u.is_active
-      WHERE m.user_profile_id = ANY(${userIds}::int[])
-    ) AS found`;
-  return rows[0]?.found ?? false;
 }
 
 /**

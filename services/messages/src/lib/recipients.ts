@@ -4,7 +4,7 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { Realm, Stream, TxClient, UserProfile } from '@teamchat/db';
-import { EMPTY_TOPIC_DISPLAY_NAME, normalizeTopicInput, SERVER_LIMITS } from '@teamchat/domain';
+import { checkStreamName, EMPTY_TOPIC_DISPLAY_NAME, normalizeTopicInput, unprintablePosition } from '@teamchat/domain';
 
 export type StreamIndicator = string | number;
 export type PrivateRecipients = string[] | number[];
@@ -47,20 +47,6 @@ export function extractPrivateRecipients(raw: string): PrivateRecipients {
   return [...new Set(data as number[])];
 }
 
-/** Zulip's check_string_is_printable: 1-based position of the first unprintable character. */
-export function unprintablePosition(text: string): number | null {
-  let position = 0;
-  for (const character of text) {
-    position++;
-    const code = character.codePointAt(0)!;
-    const control = code < 0x20 || (code >= 0x7f && code < 0xa0);
-    const surrogate = code >= 0xd800 && code <= 0xdfff;
-    const nonCharacter = (code >= 0xfdd0 && code <= 0xfdef) || (code & 0xfffe) === 0xfffe;
-    if (control || surrogate || nonCharacter) return position;
-  }
-  return null;
-}
-
 /** Zulip's check_string_is_printable for a (normalized) topic. */
 export function checkTopicPrintable(topic: string): void {
   const position = unprintablePosition(topic);
@@ -96,16 +82,6 @@ export function checkTopicsPolicy(
   if (policy === 'empty_topic_only' && topic !== '') {
     throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
   }
-}
-
-/** Zulip's check_stream_name, for names given when sending. */
-export function checkStreamName(name: string): void {
-  if (name.trim() === '') throw new JsonableError("Channel name can't be empty.");
-  if ([...name].length > SERVER_LIMITS.max_stream_name_length) {
-    throw new JsonableError(`Channel name too long (limit: ${SERVER_LIMITS.max_stream_name_length} characters).`);
-  }
-  const position = unprintablePosition(name);
-  if (position !== null) throw new JsonableError(`Invalid character in channel name, at position ${position}.`);
 }
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');

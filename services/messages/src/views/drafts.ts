@@ -1,5 +1,6 @@
 import { InvalidArgumentError, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
-import { checkDraftsEnabled, doCreateDrafts, doDeleteDraft, doEditDraft, draftDict, type DraftInput } from '../actions/drafts';
+import { draftDict } from '@teamchat/domain';
+import { checkDraftsEnabled, doCreateDrafts, doDeleteDraft, doEditDraft, type DraftInput } from '../actions/drafts';
 import type { MessagesDeps } from '../deps';
 
 const nonBlank = v.refine(v.str({ allowNullBytes: true }), (value, name) => {

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import { transaction, type MultiuseInvite, type Realm, type Stream, type Tx, type UserProfile } from '@teamchat/db';
-import { accessStreamById, hasRealmPermission, isAdministrator, isGuest, isModerator, isOwner, isUserInGroup, realmUrl, Role } from '@teamchat/domain';
+import { accessStreamById, hasGroupPermission, hasRealmPermission, isAdministrator, isGuest, isModerator, isOwner, realmUrl, Role } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { accessUserGroupForUpdate } from '../lib/user-groups';
 import { notifyInvitesChanged } from './users';
@@ -38,13 +38,6 @@ function checkRoleBasedPermissions(invitedAs: number, actor: UserProfile): void 
   if (invitedAs === Role.MODERATOR && !isModerator(actor.role)) throw new JsonableError('Must be an organization administrator');
 }
 
-async function inStreamGroup(tx: Tx, userId: number, streamId: number, settingName: string): Promise<boolean> {
-  const setting = await tx.db.groupSetting.findUnique({
-    where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name: settingName } },
-    select: { group_id: true },
-  });
-  return setting ? isUserInGroup(tx.db, userId, setting.group_id) : false;
-}
 
 /**
  * Zulip's get_streams_to_which_user_cannot_add_subscribers with allow_default_streams: the
@@ -59,8 +52,8 @@ async function streamsActorCannotAddSubscribersTo(tx: Tx, actor: UserProfile, st
   for (const stream of streams) {
     if (isGuest(actor.role)) refused.push(stream);
     else if (stream.is_default) continue;
-    else if (await inStreamGroup(tx, actor.id, stream.id, 'can_administer_channel_group')) continue;
-    else if (!(await inStreamGroup(tx, actor.id, stream.id, 'can_add_subscribers_group'))) refused.push(stream);
+    else if (await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_administer_channel_group')) continue;
+    else if (!(await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_add_subscribers_group'))) refused.push(stream);
   }
   return refused;
 }

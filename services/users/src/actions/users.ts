@@ -7,11 +7,13 @@ import { transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db
 import {
   apiUserDict,
   canAccessDeliveryEmail,
+  channelPeerIds,
   directSystemGroupsForRole,
   EmailVisibility,
   generateApiKey,
   hashApiKey,
   hashPassword,
+  INACCESSIBLE_USER_NAME,
   metadataAccessUserIds,
   placeholderEmail,
   Role,
@@ -277,11 +279,12 @@ async function activeHumanOwnerCount(tx: Tx, realmId: number): Promise<number> {
 }
 
 /**
- * Deactivates a user and, for a human, the bots they own (Zulip's do_deactivate_user):
- * realm_user updates to those who may see them; for those who may not, their group
- * memberships disappear (a channel peer always still sees them: no realm_user remove);
- * peer_remove for the channels they were subscribed to; their reusable invitations stop
- * working, and the gateway forgets their keys.
+ * Deactivates a user and, for a human, the bots they own (Zulip's do_deactivate_user and
+ * send_events_for_user_deactivation): peer_remove for the channels they were subscribed to;
+ * realm_user update to those who still see them; in a realm restricting who sees whom, guests
+ * who saw them only through a channel (channels show active users only) get realm_user remove,
+ * and everyone who no longer sees them sees them leave their groups; their reusable
+ * invitations stop working, and the gateway forgets their keys.
  */
 async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
   const bots = user.is_bot ? [] : await tx.db.userProfile.findMany({ where: { bot_owner_id: user.id, is_active: true, is_bot: true } });
@@ -295,8 +298,13 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
   for (const target of deactivated) {
     const updated = { ...target, is_active: false };
     await sendPeerEvents(deps, tx, updated, 'peer_remove');
-    const audience = await userIdsWhoCanAccessUser(tx.db, updated);
+    const audience = await userIdsWhoCanAccessUser(tx.db, updated, { throughChannels: false });
     await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } }, audience);
+    const losingAccess = [...(await channelPeerIds(tx.db, target.id))].filter((id) => !audience.includes(id)).sort((a, b) => a - b);
+    if (losingAccess.length) {
+      const person = { user_id: target.id, full_name: INACCESSIBLE_USER_NAME };
+      await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person }, losingAccess);
+    }
     const unaware = everyone.filter((id) => !audience.includes(id));
     if (unaware.length) {
       const memberships = await tx.db.userGroupMembership.findMany({ where: { user_profile_id: target.id, user_group: { named: true } }, select: { user_group_id: true }, orderBy: { user_group_id: 'asc' } });
