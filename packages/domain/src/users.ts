@@ -433,13 +433,19 @@ export async function realmPresence(
 ) {
   const now = options.now ?? new Date();
   const since = new Date(now.getTime() - (options.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS) * 86_400_000);
+  // Changed since lastUpdateId: either time is later (the update id is the later of the two).
+  const after = options.lastUpdateId !== undefined && options.lastUpdateId >= 0 ? new Date(options.lastUpdateId) : null;
   const rows = await db.userPresence.findMany({
-    where: { user: { realm_id: viewer.realm_id, is_active: true }, last_connected_time: { gte: since } },
+    where: {
+      user: { realm_id: viewer.realm_id, is_active: true },
+      last_connected_time: { gte: since },
+      ...(after ? { OR: [{ last_connected_time: { gt: after } }, { last_active_time: { gt: after } }] } : {}),
+    },
     include: { user: { select: { id: true, email: true, is_bot: true } } },
     orderBy: { user_profile_id: 'asc' },
   });
   const hidden = await inaccessibleUserIds(db, viewer, rows.map((row) => row.user));
-  const visible = rows.filter((row) => !hidden.has(row.user_profile_id) && presenceUpdateId(row) > (options.lastUpdateId ?? -1));
+  const visible = rows.filter((row) => !hidden.has(row.user_profile_id));
   const seconds = (date: Date | null) => (date ? Math.floor(date.getTime() / 1000) : 0);
   const presences = Object.fromEntries(
     visible.map((row) => {
