@@ -7,7 +7,7 @@
 // finalized copy (finalizeMessageDict), as Zulip's finalize_payload does.
 
 import type { Draft, Prisma, TxClient } from '@teamchat/db';
-import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
+import { resolveChange } from './narrow-match';
 import { SERVER_LIMITS } from './realms';
 import { avatarUrl, EmailVisibility } from './users';
 
@@ -296,19 +296,13 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     dict.edit_history = history;
     // Newest first: the last content edit, and the last move that was not just (un)resolving.
     const contentEdit = history.find((entry) => 'prev_content' in entry);
-    const move = history.find((entry) => 'prev_stream' in entry || ('prev_topic' in entry && !isResolveToggle(String(entry.prev_topic), String(entry.topic))));
+    const move = history.find((entry) => 'prev_stream' in entry || ('prev_topic' in entry && resolveChange(String(entry.prev_topic), String(entry.topic)) === null));
     if (contentEdit) dict.last_edit_timestamp = Number(contentEdit.timestamp);
     if (move) dict.last_moved_timestamp = Number(move.timestamp);
   } else if (row.last_edit_time) {
     dict.last_edit_timestamp = Math.floor(row.last_edit_time.getTime() / 1000);
   }
   return dict;
-}
-
-/** A topic change that only adds or removes the resolved mark (RESOLVED_TOPIC_PREFIX, "✔ "). */
-function isResolveToggle(before: string, after: string): boolean {
-  const mark = RESOLVED_TOPIC_PREFIX;
-  return after === mark + before || before === mark + after || before.replace(/^[✔ ]+/u, '') === after || after.replace(/^[✔ ]+/u, '') === before;
 }
 
 export interface FinalizeOptions {

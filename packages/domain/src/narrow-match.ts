@@ -21,6 +21,19 @@ const UNSUPPORTED_IS_OPERANDS = ['followed'];
 /** Zulip's prefix of resolved topics. */
 export const RESOLVED_TOPIC_PREFIX = '✔ ';
 
+/**
+ * Whether a topic change only marks the topic resolved or unresolved (Zulip's topic_resolved /
+ * topic_unresolved, with Python's lstrip of the prefix's characters): such a change notifies
+ * as (un)resolving and does not count as a move.
+ */
+export function resolveChange(before: string, after: string): 'resolved' | 'unresolved' | null {
+  const unmarked = (topic: string) => topic.replace(/^[✔ ]+/u, '');
+  const marked = (topic: string) => topic.startsWith(RESOLVED_TOPIC_PREFIX);
+  if (marked(after) && !marked(before) && unmarked(after) === before) return 'resolved';
+  if (marked(before) && !marked(after) && unmarked(before) === after) return 'unresolved';
+  return null;
+}
+
 function fail(msg: string): never {
   throw new InvalidArgumentError(msg);
 }

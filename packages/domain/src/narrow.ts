@@ -10,6 +10,7 @@
 import { JsonableError } from '@teamchat/core';
 import { Prisma, type Stream, type TxClient } from '@teamchat/db';
 import { MENTION_FLAGS_MASK, MessageFlag, dmKey, normalizeTopicInput, HISTORICAL_FLAGS } from './messages';
+import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
 import { isGuest } from './roles';
 import { streamAccess, type Viewer } from './streams';
 
@@ -112,8 +113,6 @@ export interface CompiledNarrow {
   /** The narrow's channel, if it names one (muting rules only apply across channels). */
   channelId: number | null;
 }
-
-const RESOLVED_TOPIC_PREFIX = '✔ ';
 
 function pyRepr(operand: NarrowTerm['operand']): string {
   return Array.isArray(operand) ? `[${operand.join(', ')}]` : String(operand);

@@ -225,6 +225,14 @@ describe('topic', () => {
     expectError(await edit(bob, ids[0], { topic: 'old', propagate_mode: 'change_all' }), 400, 'BAD_REQUEST', "You don't have permission to resolve topics in this channel.");
     await setRealmGroup('can_resolve_topics_group', 'role:everyone');
   });
+
+  test('the resolved mark as Zulip strips it: "✔ ✔ old" resolves "old"; marking a resolved topic again is a move', async () => {
+    const { ids } = await topicWith('resolving twice', 1);
+    expect((await edit(bob, ids[0], { topic: '✔ ✔ old', propagate_mode: 'change_all' })).status).toBe(200);
+    expect(await fetchOne(alice, ids[0])).not.toHaveProperty('last_moved_timestamp');
+    expect((await edit(bob, ids[0], { topic: '✔ ✔ ✔ old', propagate_mode: 'change_all' })).status).toBe(200);
+    expect(await fetchOne(alice, ids[0])).toHaveProperty('last_moved_timestamp');
+  });
 });
 
 describe('moving to another channel', () => {

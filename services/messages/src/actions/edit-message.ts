@@ -27,6 +27,7 @@ import {
   normalizeTopicInput,
   renderMessageMarkdown,
   RESOLVED_TOPIC_PREFIX,
+  resolveChange,
   Role,
   SERVER_LIMITS,
   sortedUnion,
@@ -180,10 +181,9 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     const topicMessages = () => (movable ??= movableTopicMessages(db, user, stream!, origTopic));
     const topicEdited = topicInput !== undefined;
     const targetTopic = topicInput === undefined ? origTopic : truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
-    const topicResolved =
-      topicInput !== undefined && targetTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && topicInput.slice(RESOLVED_TOPIC_PREFIX.length) === origTopic;
-    const topicUnresolved =
-      topicInput !== undefined && origTopic.startsWith(RESOLVED_TOPIC_PREFIX) && !targetTopic.startsWith(RESOLVED_TOPIC_PREFIX) && origTopic.replace(/^[✔ ]+/u, '') === targetTopic;
+    const resolving = topicEdited ? resolveChange(origTopic, targetTopic) : null;
+    const topicResolved = resolving === 'resolved';
+    const topicUnresolved = resolving === 'unresolved';
     let targetStream = stream;
     if (stream !== null && input.streamId !== undefined && input.streamId !== stream.id) {
       // The channel messages move to: in the realm, not archived, and readable ("Invalid channel ID").
