@@ -11,7 +11,6 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -22,15 +21,15 @@ import { createLogger } from '@teamchat/core';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { s3ClientConfig, type S3StorageConfig } from '@teamchat/storage';
-import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
+import { createTestDatabase } from '@teamchat/testing';
 import * as tus from 'tus-js-client';
+import { benchEnv, cpuMs, startService, stop, type Proc } from '../lib/procs';
 import { median, report } from '../lib/report';
 
 const MiB = 1024 * 1024;
 const SIZE = 100 * MiB;
 const ROUNDS = Number(process.env.BENCH_UPLOADS_ROUNDS ?? 3);
 
-const ROOT = path.resolve(__dirname, '..', '..');
 const children: ChildProcess[] = [];
 
 /** Starts a TypeScript child process; returns the JSON it prints on its first line, and its pid. */
@@ -47,22 +46,6 @@ async function startScript<T>(script: string, env: Record<string, string> = {}):
   });
 }
 
-/** Starts a service from its bundle; resolves with its URL once its "listening" log line appears. */
-async function startService(name: 'gateway' | 'uploads', env: Record<string, string>): Promise<{ url: string; pid: number }> {
-  const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
-  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run this through \`npm run bench -- uploads\`, which builds the services`);
-  const child = spawn(process.execPath, [main], { env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  const lines = readline.createInterface({ input: child.stdout! });
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${name} exited (${code}) before it was listening`)));
-    lines.on('line', (line) => {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === `${name} listening` && entry.url) resolve({ url: entry.url, pid: child.pid! });
-    });
-  });
-}
-
 async function stopChildren(): Promise<void> {
   await Promise.all(
     children.map(
@@ -76,20 +59,6 @@ async function stopChildren(): Promise<void> {
   );
 }
 
-/** CPU seconds (user + system) a process has used so far (from /proc for the children). */
-function cpuSeconds(pid: number): number {
-  if (pid === process.pid) {
-    const usage = process.cpuUsage();
-    return (usage.user + usage.system) / 1e6;
-  }
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
 interface Measured {
   seconds: number;
   /** CPU seconds the processes involved used meanwhile, all together and each. */
@@ -98,6 +67,7 @@ interface Measured {
 }
 
 async function measure(pids: Record<string, number>, run: () => Promise<unknown>): Promise<Measured> {
+  const cpuSeconds = (pid: number) => cpuMs(pid) / 1000;
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSeconds(pid)]));
   const started = process.hrtime.bigint();
   await run();
@@ -123,45 +93,45 @@ function tusUpload(endpoint: string, authorization: string, data: Buffer, name: 
 async function main() {
   // What the services share: a fresh database (the migrated template), a Redis prefix, a secret.
   const database = await createTestDatabase();
-  const base = {
-    DATABASE_URL: database.url,
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: `bench:${crypto.randomBytes(4).toString('hex')}:`,
-    INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
-  };
-  const deps = createBaseDeps('bench', { ...base, LOG_LEVEL: 'warn', HOST: '127.0.0.1', EXTERNAL_SCHEME: 'http', EVENT_PARTITIONS: 8, DB_POOL_SIZE: 2 }, { logger: createLogger('bench', 'warn') });
+  const { env, serviceEnv } = benchEnv(database.url, { prefix: 'bench:uploads:', eventPartitions: 8 });
+  const deps = createBaseDeps('bench', env, { logger: createLogger('bench', 'warn') });
+  const services: Proc[] = [];
   try {
     const realm = await doCreateRealm(deps.db, { stringId: '', name: 'Bench', host: 'bench.invalid' });
     const { user, apiKey } = await doCreateUser(deps, realm, { email: 'bench@bench.invalid', fullName: 'Bench' });
-    await run({ ...base, UPLOADS_MAX_FILE_SIZE_MIB: '200' }, `${user.delivery_email}:${apiKey}`);
+    await run({ ...serviceEnv, UPLOADS_MAX_FILE_SIZE_MIB: '200' }, `${user.delivery_email}:${apiKey}`, services);
   } finally {
     await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).obliterate({ force: true });
     await deps.close();
+    await Promise.all(services.map(stop));
     await stopChildren();
     await database.drop();
   }
 }
 
-async function run(serviceEnv: Record<string, string>, credentials: string) {
+/** The system under test (each service from its bundle, as the other benchmarks start them), then the rounds. */
+async function run(serviceEnv: Record<string, string>, credentials: string, services: Proc[]) {
   const s3 = await startScript<{ config: S3StorageConfig; env: Record<string, string> }>('s3-server.ts');
-  const uploads = await startService('uploads', { ...serviceEnv, ...s3.info.env });
+  const uploads = await startService('uploads', 'uploads', { ...serviceEnv, ...s3.info.env });
+  services.push(uploads);
   // The gateway only needs the uploads service here; the others point nowhere.
   const nowhere = 'http://127.0.0.1:9';
-  const gateway = await startService('gateway', {
+  const gateway = await startService('gateway', 'gateway', {
     ...serviceEnv,
-    UPLOADS_URL: uploads.url,
+    UPLOADS_URL: `http://127.0.0.1:${uploads.port}`,
     USERS_URL: nowhere,
     MESSAGES_URL: nowhere,
     CHANNELS_URL: nowhere,
     EVENTS_URL: nowhere,
   });
+  services.push(gateway);
   const client = new S3Client(s3ClientConfig(s3.info.config));
   const bucket = s3.info.config.bucket;
   const authorization = `Basic ${Buffer.from(credentials).toString('base64')}`;
-  const endpoint = `${gateway.url}/api/v1/tus`;
+  const endpoint = `http://127.0.0.1:${gateway.port}/api/v1/tus`;
   const data = crypto.randomBytes(SIZE);
   const direct = { client: process.pid, s3rver: s3.pid };
-  const throughTeamchat = { client: process.pid, s3rver: s3.pid, gateway: gateway.pid, uploads: uploads.pid };
+  const throughTeamchat = { client: process.pid, s3rver: s3.pid, gateway: gateway.child.pid!, uploads: uploads.child.pid! };
   const loadBefore = os.loadavg()[0];
 
   const runs = { put: [] as Measured[], multipart: [] as Measured[], tus: [] as Measured[] };
