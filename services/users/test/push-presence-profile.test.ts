@@ -77,6 +77,16 @@ describe('POST /users/me/presence', () => {
     expect(legacy.body.presences[cast.member.email]).toMatchObject({ aggregated: { client: 'website', status: 'active' }, website: { pushable: false } });
     const since = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active', last_update_id: legacy.body.presence_last_update_id });
     expect(Object.keys(since.body.presences)).toEqual([String(cast.admin.id)]);
+
+    // The update id is in milliseconds; stored times may carry microseconds, which do not make an
+    // unchanged row new again.
+    const memberRow = await stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: cast.member.id } });
+    await stack.db.$executeRaw`UPDATE user_presence SET last_connected_time = last_connected_time + interval '250 microseconds', last_active_time = last_active_time + interval '250 microseconds' WHERE user_profile_id = ${cast.member.id}`;
+    const memberUpdateId = Math.max(memberRow.last_active_time!.getTime(), memberRow.last_connected_time!.getTime());
+    const exact = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active', last_update_id: memberUpdateId });
+    expect(exact.body.presences).not.toHaveProperty(String(cast.member.id));
+    const earlier = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active', last_update_id: memberUpdateId - 1 });
+    expect(earlier.body.presences).toHaveProperty(String(cast.member.id));
   });
 
   test('bad status, bots', async () => {
