@@ -106,6 +106,15 @@ export async function groupSettingValues(db: Reader, ownerKind: OwnerKind, owner
   return Object.fromEntries(Object.entries(ids).map(([name, groupId]) => [name, values.get(groupId)!]));
 }
 
+/** The group a realm setting names (its id, and its name when it is a named group); null if unset. */
+export async function realmSettingGroup(db: Pick<TxClient, 'groupSetting'>, realmId: number, settingName: string): Promise<{ id: number; name: string | null } | null> {
+  const setting = await db.groupSetting.findUnique({
+    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: realmId, name: settingName } },
+    select: { group: { select: { id: true, name: true } } },
+  });
+  return setting?.group ?? null;
+}
+
 /** Whether the user holds the permission `settingName` of that realm, channel or group. */
 export async function hasGroupPermission(db: Reader, userId: number, ownerKind: OwnerKind, ownerId: number, settingName: string): Promise<boolean> {
   const setting = await db.groupSetting.findUnique({

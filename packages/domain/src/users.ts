@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, type CustomProfileField, type TxClient, type UserProfile } from '@teamchat/db';
-import { isUserInGroup } from './group-settings';
+import { isUserInGroup, realmSettingGroup } from './group-settings';
 import { SystemGroup } from './groups';
 import { placeholderEmailDomain } from './realms';
 import { Role, isAdministrator, isGuest } from './roles';
@@ -169,13 +169,7 @@ export function inaccessibleUserDict(userId: number, realm: { host: string }): A
 
 // ---------------------------------------------------------------- can_access_all_users_group
 
-async function realmAccessGroup(db: Reader, realmId: number): Promise<{ id: number; name: string | null } | null> {
-  const setting = await db.groupSetting.findUnique({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: realmId, name: 'can_access_all_users_group' } },
-    select: { group: { select: { id: true, name: true } } },
-  });
-  return setting?.group ?? null;
-}
+const realmAccessGroup = (db: Reader, realmId: number) => realmSettingGroup(db, realmId, 'can_access_all_users_group');
 
 /** Whether everyone in the realm may see every user (the setting is role:everyone). */
 export async function allUsersAccessibleInRealm(db: Reader, realmId: number): Promise<boolean> {
@@ -417,10 +411,6 @@ export function profileFieldDict(field: Pick<CustomProfileField, 'id' | 'field_t
 export const PRESENCE_OFFLINE_THRESHOLD_SECONDS = 140;
 const DEFAULT_PRESENCE_HISTORY_DAYS = 14;
 
-/** A presence row's update id: the later of its two times, in milliseconds (monotonic per user). */
-export const presenceUpdateId = (row: { last_active_time: Date | null; last_connected_time: Date | null }) =>
-  Math.max(row.last_active_time?.getTime() ?? 0, row.last_connected_time?.getTime() ?? 0);
-
 /**
  * The realm's presence as `viewer` may see it (Zulip's get_presence_response): the modern
  * {user_id: {active_timestamp, idle_timestamp}} form, or the legacy per-email form; only users
@@ -435,14 +425,16 @@ export async function realmPresence(
   const since = new Date(now.getTime() - (options.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS) * 86_400_000);
   // One raw read: every connected user of a big realm comes back on each ping (all changed since
   // the caller's previous one), and Prisma's model read with the user relation costs several
-  // times as much per row. Changed since lastUpdateId: the later time, in milliseconds like the id.
-  const after = options.lastUpdateId !== undefined && options.lastUpdateId >= 0 ? new Date(options.lastUpdateId) : null;
-  const rows = await db.$queryRaw<{ user_profile_id: number; last_active_time: Date | null; last_connected_time: Date | null; email: string; is_bot: boolean }[]>`
-    SELECT p.user_profile_id, p.last_active_time, p.last_connected_time, u.email, u.is_bot
-    FROM user_presence p JOIN user_profile u ON u.id = p.user_profile_id
-    WHERE u.realm_id = ${viewer.realm_id} AND u.is_active AND p.last_connected_time >= ${since}
-      AND (${after}::timestamptz IS NULL OR date_trunc('milliseconds', greatest(p.last_connected_time, p.last_active_time)) > ${after}::timestamptz)
-    ORDER BY p.user_profile_id`;
+  // times as much per row. A row's update id: its later time, in whole milliseconds.
+  const rows = await db.$queryRaw<{ user_profile_id: number; last_active_time: Date | null; last_connected_time: Date | null; email: string; is_bot: boolean; update_id: number }[]>`
+    SELECT * FROM (
+      SELECT p.user_profile_id, p.last_active_time, p.last_connected_time, u.email, u.is_bot,
+             floor(extract(epoch FROM greatest(p.last_connected_time, p.last_active_time)) * 1000)::float8 AS update_id
+      FROM user_presence p JOIN user_profile u ON u.id = p.user_profile_id
+      WHERE u.realm_id = ${viewer.realm_id} AND u.is_active AND p.last_connected_time >= ${since}
+    ) presence
+    WHERE update_id > ${options.lastUpdateId ?? -1}
+    ORDER BY user_profile_id`;
   const hidden = await inaccessibleUserIds(db, viewer, rows.map((row) => ({ id: row.user_profile_id, is_bot: row.is_bot })));
   const visible = rows.filter((row) => !hidden.has(row.user_profile_id));
   const seconds = (date: Date | null) => (date ? Math.floor(date.getTime() / 1000) : 0);
@@ -458,7 +450,7 @@ export async function realmPresence(
   return {
     presences,
     server_timestamp: now.getTime() / 1000,
-    presence_last_update_id: Math.max(options.lastUpdateId ?? -1, ...visible.map(presenceUpdateId)),
+    presence_last_update_id: Math.max(options.lastUpdateId ?? -1, ...visible.map((row) => row.update_id)),
   };
 }
 

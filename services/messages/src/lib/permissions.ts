@@ -2,7 +2,7 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { Stream, TxClient, UserProfile } from '@teamchat/db';
-import { anyUserInGroup, isGuest, SystemGroup } from '@teamchat/domain';
+import { anyUserInGroup, isGuest, realmSettingGroup, SystemGroup } from '@teamchat/domain';
 
 type Reader = Pick<
   TxClient,
@@ -44,14 +44,6 @@ export async function checkCanSendToStream(db: Reader, sender: Sender, stream: S
   throw refused;
 }
 
-async function realmSettingGroup(db: Reader, realmId: number, name: string): Promise<{ id: number; name: string | null }> {
-  const setting = await db.groupSetting.findUniqueOrThrow({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: realmId, name } },
-    select: { group: { select: { id: true, name: true } } },
-  });
-  return setting.group;
-}
-
 /**
  * Zulip's check_can_send_direct_message: someone in the conversation must hold
  * direct_message_permission_group, and starting a new conversation needs
@@ -60,14 +52,15 @@ async function realmSettingGroup(db: Reader, realmId: number, name: string): Pro
 export async function checkCanSendDirectMessage(db: Reader, sender: Sender, recipients: Pick<UserProfile, 'id' | 'is_bot'>[], dmKey: string): Promise<void> {
   if (sender.is_bot) return;
   if (recipients.every((user) => user.is_bot || user.id === sender.id)) return;
-  const permission = await realmSettingGroup(db, sender.realm_id, 'direct_message_permission_group');
+  // Every realm has both settings (made with the realm).
+  const permission = (await realmSettingGroup(db, sender.realm_id, 'direct_message_permission_group'))!;
   const everyone = [...new Set([sender.id, ...recipients.map((user) => user.id)])];
   if (!(await anyUserInGroup(db, permission.id, everyone))) {
     throw new JsonableError(
       permission.name === SystemGroup.NOBODY ? 'Direct messages are disabled in this organization.' : 'This conversation does not include any users who can authorize it.',
     );
   }
-  const initiator = await realmSettingGroup(db, sender.realm_id, 'direct_message_initiator_group');
+  const initiator = (await realmSettingGroup(db, sender.realm_id, 'direct_message_initiator_group'))!;
   if (await anyUserInGroup(db, initiator.id, [sender.id])) return;
   const previous = await db.message.findFirst({ where: { realm_id: sender.realm_id, dm_key: dmKey }, select: { id: true } });
   if (!previous) throw new JsonableError('You do not have permission to initiate direct message conversations.');

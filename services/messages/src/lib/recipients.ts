@@ -61,7 +61,7 @@ export function checkTopicInput(topic: string): string {
 }
 
 /** The channel's topics_policy, or the realm's where the channel inherits it. */
-export function topicsPolicyOf(realm: Pick<Realm, 'topics_policy'>, stream: Pick<Stream, 'topics_policy'>): string {
+function topicsPolicyOf(realm: Pick<Realm, 'topics_policy'>, stream: Pick<Stream, 'topics_policy'>): string {
   return stream.topics_policy === 'inherit' ? realm.topics_policy : stream.topics_policy;
 }
 

@@ -300,13 +300,16 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
     await sendPeerEvents(deps, tx, updated, 'peer_remove');
     const audience = await userIdsWhoCanAccessUser(tx.db, updated, { throughChannels: false });
     await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } }, audience);
-    const losingAccess = [...(await channelPeerIds(tx.db, target.id))].filter((id) => !audience.includes(id)).sort((a, b) => a - b);
-    if (losingAccess.length) {
-      const person = { user_id: target.id, full_name: INACCESSIBLE_USER_NAME };
-      await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person }, losingAccess);
-    }
-    const unaware = everyone.filter((id) => !audience.includes(id));
+    const hears = new Set(audience);
+    const unaware = everyone.filter((id) => !hears.has(id));
     if (unaware.length) {
+      // Of those, the ones a shared channel showed them to lose them altogether.
+      const peers = await channelPeerIds(tx.db, target.id);
+      const losingAccess = unaware.filter((id) => peers.has(id));
+      if (losingAccess.length) {
+        const person = { user_id: target.id, full_name: INACCESSIBLE_USER_NAME };
+        await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person }, losingAccess);
+      }
       const memberships = await tx.db.userGroupMembership.findMany({ where: { user_profile_id: target.id, user_group: { named: true } }, select: { user_group_id: true }, orderBy: { user_group_id: 'asc' } });
       for (const { user_group_id } of memberships) {
         await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] }, unaware);
