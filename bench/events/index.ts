@@ -287,7 +287,6 @@ function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'regis
       realmId: user.realm.id,
       method,
       path: pathName,
-      requestId: crypto.randomUUID(),
     });
   return {
     name: 'teamchat (direct)',

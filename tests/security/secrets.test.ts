@@ -191,7 +191,6 @@ function claimsFor(user: TestUser, method: string, path: string): InternalClaims
     realmId: user.realm.id,
     method,
     path,
-    requestId: 'secrets-test-request',
   };
 }
 
@@ -262,7 +261,7 @@ describe('the internal token', () => {
     });
 
     test("an anonymous token for realm A cannot use realm B's invitation", async () => {
-      const claims: InternalClaims = { user: null, realmId: stack.realm.id, method: 'POST', path: '/api/v1/invites/multiuse/accept', requestId: 'secrets-test' };
+      const claims: InternalClaims = { user: null, realmId: stack.realm.id, method: 'POST', path: '/api/v1/invites/multiuse/accept' };
       const body = new URLSearchParams({ key: otherInviteKey, email: 'intruder@example.com', full_name: 'Intruder', password: 'intruder-password' }).toString();
       const response = await new Promise<{ status: number; body: any }>((resolve, reject) => {
         const req = http.request(new URL('/api/v1/invites/multiuse/accept', stack.serviceUrls.users), {

@@ -116,15 +116,16 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
       async (req: Request, res: Response) => {
         const params = RequestParams.fromRequest(req);
         const claims = res.locals.claims as ReturnType<typeof verifyInternalToken>;
+        const requestId = req.get(REQUEST_ID_HEADER) ?? '';
         const ctx: ViewContext<D> = {
           req,
           res,
           params,
           deps,
-          requestId: claims.requestId,
+          requestId,
           realmId: claims.user?.realmId ?? claims.realmId ?? 0,
           requester: claims.user,
-          log: logger.child({ request_id: claims.requestId }),
+          log: logger.child({ request_id: requestId }),
         };
         const result = await route.view(ctx as AuthedContext<D>);
         if (result === RESPONDED || res.headersSent) return;
@@ -225,22 +226,22 @@ export function observeRequest(
   res.on('close', observe);
 }
 
-/** observeRequest for a service: its request id, user and realm come from the internal token. */
+/** observeRequest for a service: its user and realm come from the internal token, its id from the gateway's header. */
 export function observeServiceRequest(
   service: string,
   logger: Logger,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  describe: () => { method: string; route: string; path: string; claims?: InternalClaims; requestId?: string },
+  describe: () => { method: string; route: string; path: string; claims?: InternalClaims },
 ): void {
   observeRequest(req, res, logger, httpServerMetrics(), { service }, () => {
-    const { method, route, path, claims, requestId } = describe();
+    const { method, route, path, claims } = describe();
     return {
       method,
       route,
       fields: {
         path,
-        request_id: claims?.requestId ?? requestId,
+        request_id: req.headers[REQUEST_ID_HEADER],
         user_id: claims?.user?.userId,
         realm_id: claims?.user?.realmId ?? claims?.realmId ?? undefined,
       },
@@ -256,7 +257,6 @@ function observeRequests(service: string, logger: Logger) {
       route: routeTemplate(req),
       path: req.path,
       claims: res.locals.claims as InternalClaims | undefined,
-      requestId: req.get(REQUEST_ID_HEADER),
     }));
     next();
   };

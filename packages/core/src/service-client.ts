@@ -20,7 +20,7 @@ export interface ServiceCall {
 
 export async function callService<T = Record<string, unknown>>(baseUrl: string, secret: string, call: ServiceCall): Promise<T> {
   const requestId = call.requestId ?? randomUUID();
-  const token = signInternalToken(secret, { user: call.actingAs, realmId: call.actingAs.realmId, method: call.method, path: call.path, requestId });
+  const token = signInternalToken(secret, { user: call.actingAs, realmId: call.actingAs.realmId, method: call.method, path: call.path });
   const form = new URLSearchParams();
   for (const [name, value] of Object.entries(call.params ?? {})) {
     if (value !== undefined) form.set(name, typeof value === 'string' ? value : JSON.stringify(value));

@@ -54,7 +54,6 @@ function call(method: string, params: Params, options: RequestOptions = {}, path
     realmId: 1,
     method,
     path,
-    requestId: 'req-12345678',
   });
   return new ApiClient(baseUrl).request(method, path, params, { ...options, validate: false, headers: { 'x-teamchat-internal-token': token } });
 }
@@ -91,7 +90,7 @@ test('an alias names the same parameter (subject for topic)', async () => {
 test('the body wins over the query string; a repeated parameter keeps its last value', async () => {
   const response = await call('POST', { op: 'add' }, { encoding: 'form' }, '/api/v1/echo/7');
   expect(response.body.op).toBe('add');
-  const token = signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method: 'POST', path: '/api/v1/echo/7', requestId: 'req-12345678' });
+  const token = signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method: 'POST', path: '/api/v1/echo/7' });
   const repeated = await new ApiClient(baseUrl).request('POST', '/api/v1/echo/7?op=remove&count=1', {}, {
     validate: false,
     body: 'op=add&count=2&count=4',
@@ -139,7 +138,7 @@ describe("Zulip's error texts", () => {
 
   test('malformed bodies are 4xx envelopes, never 500', async () => {
     const token = (method: string) =>
-      signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path: '/api/v1/echo/7', requestId: 'req-12345678' });
+      signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path: '/api/v1/echo/7' });
     const cases: [string, string][] = [
       ['application/json', '{"op": '],
       ['multipart/form-data; boundary=XYZ', '--XYZ\r\nContent-Disposition: form-data; name="op"\r\n\r\nadd'],
@@ -160,7 +159,7 @@ describe("Zulip's error texts", () => {
 
 describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', () => {
   const token = (method: string, path: string) =>
-    signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path, requestId: 'req-12345678' });
+    signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path });
   const raw = (body: string, contentType: string) =>
     new ApiClient(baseUrl).request('POST', '/api/v1/echo/7', {}, { validate: false, body, headers: { 'x-teamchat-internal-token': token('POST', '/api/v1/echo/7'), 'content-type': contentType } });
 

@@ -32,3 +32,14 @@ export function sqlPool(db: Db): pg.Pool {
   if (!pool) throw new Error('sqlPool: this client was not made by createDb');
   return pool;
 }
+
+/**
+ * The rows of one read that may run in or out of a transaction: a named statement on the pool
+ * when `db` is the process's client (see sqlPool), through Prisma inside a transaction (where
+ * it must see the transaction's snapshot). The same text serves both: $1, $2, ... parameters.
+ */
+export async function queryRows<T extends pg.QueryResultRow>(db: Pick<Db, '$queryRawUnsafe'>, name: string, text: string, values: unknown[]): Promise<T[]> {
+  const pool = pools.get(db as Db);
+  if (pool) return (await pool.query<T>({ name, text, values })).rows;
+  return db.$queryRawUnsafe<T[]>(text, ...values);
+}

@@ -109,7 +109,6 @@ describe('a service app (createServiceApp)', () => {
       realmId: 2,
       method,
       path,
-      requestId,
     });
     return fetch(`${url}${path}`, { method, headers: { 'x-teamchat-internal-token': token, 'x-request-id': requestId } });
   }
@@ -155,7 +154,6 @@ describe('a service app (createServiceApp)', () => {
       realmId: 2,
       method: 'POST',
       path: '/api/v1/widgets',
-      requestId: 'req-abandoned',
     });
     // Headers and part of the announced body, then the client hangs up.
     const abandoned = http.request({

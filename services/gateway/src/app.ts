@@ -184,7 +184,6 @@ export function createGateway(deps: GatewayDeps): RunningService {
         realmId,
         method: req.method ?? 'GET',
         path: url.pathname,
-        requestId,
       });
       forward(req, res, url, rule, token, requestId);
     } catch (error) {

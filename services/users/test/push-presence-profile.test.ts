@@ -89,6 +89,45 @@ describe('POST /users/me/presence', () => {
     expect(earlier.body.presences).toHaveProperty(String(cast.member.id));
   });
 
+  test('idle pings keep the last active time; coming back after being offline or idle is news again', async () => {
+    const user = cast.owner;
+    const ping = (status: string) => user.client.post('/api/v1/users/me/presence', { status, ping_only: true });
+    const stored = () => stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: user.id } });
+    const lastActiveAt = async () => (await stack.db.userProfile.findUniqueOrThrow({ where: { id: user.id } })).last_active_at;
+    expect((await ping('active')).status).toBe(200);
+    const active = await stored();
+
+    let mark = await outboxMark(stack);
+    expect((await ping('idle')).status).toBe(200);
+    const idle = await stored();
+    expect(idle.last_active_time).toEqual(active.last_active_time);
+    expect(idle.last_connected_time!.getTime()).toBeGreaterThanOrEqual(active.last_connected_time!.getTime());
+    // last_active_at is rewritten at most once a minute.
+    expect(await lastActiveAt()).toEqual(active.last_active_time);
+    expect((await ping('active')).status).toBe(200);
+    expect(await lastActiveAt()).toEqual(active.last_active_time);
+    expect(await eventsSince(stack, mark, 'presence')).toEqual([]);
+
+    // Connected but idle for longer than the offline threshold, then active: news.
+    await stack.db.$executeRaw`UPDATE user_presence SET last_active_time = now() - interval '10 minutes' WHERE user_profile_id = ${user.id}`;
+    await stack.db.$executeRaw`UPDATE user_profile SET last_active_at = now() - interval '10 minutes' WHERE id = ${user.id}`;
+    mark = await outboxMark(stack);
+    expect((await ping('active')).status).toBe(200);
+    const back = await stored();
+    expect(Date.now() - back.last_active_time!.getTime()).toBeLessThan(60_000);
+    expect(await lastActiveAt()).toEqual(back.last_active_time);
+    let events = await eventsSince(stack, mark, 'presence');
+    expect(events.map((row) => row.event)).toEqual([expect.objectContaining({ user_id: user.id, presence: { website: expect.objectContaining({ status: 'active' }) } })]);
+
+    // Offline (no ping for longer than the threshold), then an idle ping: news, as idle.
+    await stack.db.$executeRaw`UPDATE user_presence SET last_connected_time = now() - interval '10 minutes', last_active_time = now() - interval '10 minutes' WHERE user_profile_id = ${user.id}`;
+    mark = await outboxMark(stack);
+    expect((await ping('idle')).status).toBe(200);
+    events = await eventsSince(stack, mark, 'presence');
+    expect(events.map((row) => row.event)).toEqual([expect.objectContaining({ user_id: user.id, presence: { website: expect.objectContaining({ status: 'idle' }) } })]);
+    expect(Date.now() - (await stored()).last_connected_time!.getTime()).toBeLessThan(60_000);
+  });
+
   test('bad status, bots', async () => {
     expectError(await cast.member.client.post('/api/v1/users/me/presence', { status: 'away' }), 400, 'BAD_REQUEST', 'Invalid status: away');
     expectError(await cast.member.client.post('/api/v1/users/me/presence'), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'status' argument");

@@ -8,6 +8,7 @@ import {
   param,
   RequestParams,
   required,
+  REQUEST_ID_HEADER,
   RESPONDED,
   UnauthorizedError,
   verifyInternalToken,
@@ -76,7 +77,7 @@ export async function serveGetEvents(deps: EventsDeps, req: http.IncomingMessage
     await getEventsFor(deps, new RequestParams(raw), claims.user, res);
   } catch (error) {
     const jsonable = asJsonableError(error);
-    if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: claims?.requestId }, 'request failed');
+    if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: req.headers[REQUEST_ID_HEADER] }, 'request failed');
     sendJson(res, jsonable.status, JSON.stringify(jsonable.toJSON()), jsonable.headers);
   }
 }

@@ -12,8 +12,13 @@ export type Actor = UserProfile & { realm: Realm };
 
 export async function loadActor(db: Reader, requester: Requester): Promise<Actor> {
   const actor = await db.userProfile.findUnique({ where: { id: requester.userId }, include: { realm: true } });
-  if (!actor || !actor.is_active) throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
+  requireActiveAccount(actor);
   return actor;
+}
+
+/** The acting user's account must exist and be active. */
+export function requireActiveAccount<T extends { is_active: boolean }>(user: T | null | undefined): asserts user is T {
+  if (!user || !user.is_active) throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
 }
 
 /** Zulip's @require_member_or_admin. */

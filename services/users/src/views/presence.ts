@@ -2,7 +2,8 @@ import { JsonableError, optional, param, required, type AuthedContext } from '@t
 import { realmPresence } from '@teamchat/domain';
 import { doUpdatePresence } from '../actions/presence';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireHuman } from '../lib/access';
+import { requireHuman } from '../lib/access';
+import { readPresenceActor } from '../lib/presence';
 
 /**
  * POST /users/me/presence: records the ping and answers with the realm's presence (Zulip's
@@ -19,7 +20,7 @@ export async function updatePresence({ deps, params, requester }: AuthedContext<
     history_limit_days: optional(param.int({ min: 0 })),
   });
   if (input.status !== 'active' && input.status !== 'idle') throw new JsonableError(`Invalid status: ${input.status}`);
-  const actor = await loadActor(deps.db, requester);
+  const actor = await readPresenceActor(deps.db, requester.userId);
   requireHuman(actor);
   const now = new Date();
   await doUpdatePresence(deps, actor, input.status, now);
