@@ -80,3 +80,13 @@ test('events of the users domain reach the queues', async () => {
   const state = (await registerEventQueue(cast.moderator.client)).registration;
   expect(state.is_moderator).toBe(false);
 });
+
+test('register reports presence as a ping does, read inside its snapshot', async () => {
+  const ping = await cast.member.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true });
+  expect(ping.status).toBe(200);
+  const state = (await registerEventQueue(cast.admin.client, { slim_presence: true })).registration;
+  expect(state.presences[String(cast.member.id)]).toEqual(ping.body.presences[String(cast.member.id)]);
+  expect(state.presence_last_update_id).toBeGreaterThanOrEqual(ping.body.presence_last_update_id);
+  const legacy = (await registerEventQueue(cast.admin.client)).registration;
+  expect(legacy.presences[cast.member.email]).toMatchObject({ website: { status: 'active', timestamp: ping.body.presences[String(cast.member.id)].active_timestamp } });
+});

@@ -130,6 +130,15 @@ describe('GET /users and GET /users/{user_id}', () => {
     expect(byId.get(stranger.id)).toMatchObject({ full_name: 'Unknown user', email: `user${stranger.id}@restricted.example.test`, delivery_email: null });
     expectError(await guest.client.get(`/api/v1/users/${stranger.id}`), 400, 'BAD_REQUEST', 'Insufficient permission');
     expect((await colleague.client.get(`/api/v1/users/${stranger.id}`)).status).toBe(200);
+
+    // Presence: the guest sees itself and those it may see, in both formats; a member sees all.
+    for (const user of [colleague, pen, stranger]) expect((await user.client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true })).status).toBe(200);
+    const slim = await guest.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true });
+    expect(Object.keys(slim.body.presences).map(Number).sort((a, b) => a - b)).toEqual([guest.id, colleague.id, pen.id].sort((a, b) => a - b));
+    const legacy = await guest.client.post('/api/v1/users/me/presence', { status: 'active' });
+    expect(Object.keys(legacy.body.presences).sort()).toEqual([guest.email, colleague.email, pen.email].sort());
+    const seenByMember = await colleague.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true });
+    expect(Object.keys(seenByMember.body.presences).map(Number).sort((a, b) => a - b)).toEqual([guest.id, colleague.id, pen.id, stranger.id].sort((a, b) => a - b));
   });
 });
 
