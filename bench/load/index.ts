@@ -209,7 +209,8 @@ interface Step {
   users: number;
   healthy: boolean;
   broke: string[];
-  stats: WindowStats;
+  /** null: the step's users could not even log in (no window was measured). */
+  stats: WindowStats | null;
   cpuMs: Record<string, number>;
   loadAverage: number;
 }
@@ -234,7 +235,15 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context): 
   try {
     for (const users of LADDER.filter((n) => n <= MAX_USERS)) {
       await ctx.accounts.ensure(users, stack.gateways[0]);
-      await generator.addUsers(ctx.accounts.list.slice(generator.activeUsers, users));
+      try {
+        await generator.addUsers(ctx.accounts.list.slice(generator.activeUsers, users));
+      } catch (error) {
+        // A stack too busy to let the step's users register has broken that step.
+        const broke = [`logins failed (${(error as Error).message})`];
+        steps.push({ users, healthy: false, broke, stats: null, cpuMs: {}, loadAverage: loadAverage() });
+        log(`   ${label}: ${users} users: BROKE (${broke[0]})`);
+        break;
+      }
       await sleep(SETTLE_SECONDS * 1000);
       const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
       generator.openWindow();
@@ -486,7 +495,7 @@ function printCapacityTable(figures: CapacityFigure[]): void {
       String(figure.median),
       figure.runs.map((run) => `${run.healthy}${run.stable ? '' : '?'}`).join(', '),
       broken ? `${broken.users}: ${broken.broke.join(', ')}` : `none up to ${mid.steps.at(-1)?.users ?? 0}`,
-      good ? `${fmt(good.stats.requestsPerSecond, 1)} req/s, avg ${fmt(good.stats.api.avgMs, 1)} ms, p99 ${fmt(good.stats.api.p99Ms)} ms, ${fmt(good.stats.errorRate * 100, 3)} % errors` : '-',
+      good?.stats ? `${fmt(good.stats.requestsPerSecond, 1)} req/s, avg ${fmt(good.stats.api.avgMs, 1)} ms, p99 ${fmt(good.stats.api.p99Ms)} ms, ${fmt(good.stats.errorRate * 100, 3)} % errors` : '-',
     ]);
   }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((line) => line[i].length)));
