@@ -23,9 +23,10 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
 
 /**
  * The pg pool under `db`, for the few statements that run hundreds of times in a row (the
- * delete-topic batches): Prisma's client engine spends about a millisecond preparing every
- * query, raw ones included, as much as such a statement costs PostgreSQL; a named statement
- * on the same pool is parsed once per connection. Everything else goes through Prisma.
+ * delete-topic batches) or on nearly every client's every minute (GET /users/me, presence
+ * pings): Prisma's client engine spends about a millisecond preparing every query, raw ones
+ * included, as much as such a statement costs PostgreSQL; a named statement on the same pool
+ * is parsed once per connection. Everything else goes through Prisma.
  */
 export function sqlPool(db: Db): pg.Pool {
   const pool = pools.get(db);
