@@ -35,9 +35,10 @@ export function sqlPool(db: Db): pg.Pool {
 }
 
 /**
- * The rows of one read that may run in or out of a transaction: a named statement on the pool
- * when `db` is the process's client (see sqlPool), through Prisma inside a transaction (where
- * it must see the transaction's snapshot). The same text serves both: $1, $2, ... parameters.
+ * Runs one statement that may run in or out of a transaction, and returns its rows (none for
+ * a write without RETURNING): a named statement on the pool when `db` is the process's client
+ * (see sqlPool), through Prisma inside a transaction (where it must be part of it and see its
+ * snapshot). The same text serves both: $1, $2, ... parameters.
  */
 export async function queryRows<T extends pg.QueryResultRow>(db: Pick<Db, '$queryRawUnsafe'>, name: string, text: string, values: unknown[]): Promise<T[]> {
   const pool = pools.get(db as Db);

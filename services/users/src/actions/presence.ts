@@ -3,7 +3,7 @@
 // the user comes back after being offline or turns active after being idle, so a steady
 // stream of pings costs one statement each.
 
-import { sqlPool, transaction } from '@teamchat/db';
+import { queryRows, transaction } from '@teamchat/db';
 import { PRESENCE_OFFLINE_THRESHOLD_SECONDS, userIdsWhoCanAccessUser } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { PresenceActor, StoredPresence } from '../lib/presence';
@@ -43,13 +43,13 @@ const RECORD_PING = `
 export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: PresenceStatus, now = new Date()): Promise<void> {
   const active = status === 'active';
   const lastActiveStale = active && (!user.last_active_at || now.getTime() - user.last_active_at.getTime() >= LAST_ACTIVE_PRECISION_MS);
-  const values = [user.id, now, active, lastActiveStale];
+  const recordPing = (db: Parameters<typeof queryRows>[0]) => queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale]);
   if (!isNews(user.presence, status, now)) {
-    await sqlPool(deps.db).query({ name: 'record-presence-ping', text: RECORD_PING, values });
+    await recordPing(deps.db);
     return;
   }
   await transaction(deps.db, async (tx) => {
-    await tx.db.$executeRawUnsafe(RECORD_PING, ...values);
+    await recordPing(tx.db);
     const recipients = await userIdsWhoCanAccessUser(tx.db, user);
     if (recipients.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
     const timestamp = Math.floor(now.getTime() / 1000);

@@ -1,4 +1,4 @@
-import { sqlPool, type Db } from '@teamchat/db';
+import { queryRows, type Db } from '@teamchat/db';
 import { requireActiveAccount } from './access';
 
 export interface StoredPresence {
@@ -23,16 +23,15 @@ export interface PresenceActor {
  * loadActor does.
  */
 export async function readPresenceActor(db: Db, userId: number): Promise<PresenceActor> {
-  const { rows } = await sqlPool(db).query<Omit<PresenceActor, 'presence'> & StoredPresence & { is_active: boolean; has_presence: boolean }>({
-    name: 'presence-actor',
-    text: `
-      SELECT u.id, u.realm_id, u.email, u.role, u.is_bot, u.is_active, u.last_active_at,
-             p.user_profile_id IS NOT NULL AS has_presence, p.last_connected_time, p.last_active_time
-        FROM user_profile u LEFT JOIN user_presence p ON p.user_profile_id = u.id
-       WHERE u.id = $1`,
-    values: [userId],
-  });
-  const row = rows[0];
+  const [row] = await queryRows<Omit<PresenceActor, 'presence'> & StoredPresence & { is_active: boolean; has_presence: boolean }>(
+    db,
+    'presence-actor',
+    `SELECT u.id, u.realm_id, u.email, u.role, u.is_bot, u.is_active, u.last_active_at,
+            p.user_profile_id IS NOT NULL AS has_presence, p.last_connected_time, p.last_active_time
+       FROM user_profile u LEFT JOIN user_presence p ON p.user_profile_id = u.id
+      WHERE u.id = $1`,
+    [userId],
+  );
   requireActiveAccount(row);
   const { last_connected_time, last_active_time, has_presence, is_active: _active, ...actor } = row;
   return { ...actor, presence: has_presence ? { last_connected_time, last_active_time } : null };
