@@ -238,9 +238,13 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
     expect((await tusRequest(other, 'HEAD', uploadUrl)).status).toBe(404);
     const patch = await tusRequest(other, 'PATCH', uploadUrl, { 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' }, Buffer.from('hijack'));
     expect(patch.status).toBe(404);
-    // A refused request's unread body (here 5 MiB at a wrong offset) does not hold up the connection.
-    const wrongOffset = await tusRequest(owner, 'PATCH', uploadUrl, { 'Upload-Offset': '3', 'Content-Type': 'application/offset+octet-stream' }, Buffer.alloc(5 * MiB));
-    expect(wrongOffset.status).toBe(409);
+    // A refused request's unread body (here 5 MiB at a wrong offset) neither holds up the
+    // connection nor turns the answer into the gateway's 503 (tus's own "Connection: close"
+    // reset the upstream connection mid-body: 503 in 15 of 25 runs of one attempt).
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const wrongOffset = await tusRequest(owner, 'PATCH', uploadUrl, { 'Upload-Offset': '3', 'Content-Type': 'application/offset+octet-stream' }, Buffer.alloc(5 * MiB));
+      expect(wrongOffset.status).toBe(409);
+    }
     for (let i = 0; i < 5; i++) expect((await tusRequest(owner, 'HEAD', uploadUrl)).status).toBe(200);
     expect((await tusRequest(other, 'DELETE', uploadUrl)).status).toBe(404);
     const head = await tusRequest(owner, 'HEAD', uploadUrl);

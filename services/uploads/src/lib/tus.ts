@@ -112,7 +112,14 @@ export async function handleTusRequest(server: Server, req: IncomingMessage & { 
   try {
     const response = await server.handleWeb(request as unknown as Request);
     res.statusCode = response.status;
-    response.headers.forEach((value, name) => res.setHeader(name, value));
+    response.headers.forEach((value, name) => {
+      // tus answers a PATCH it refuses mid-body (a wrong offset, say) with "Connection: close".
+      // Closing while that body still arrives resets the connection, and the gateway in front
+      // can see the reset before the answer (a 503 instead of the 409). The rest of the body is
+      // drained instead (discardRest below), which keeps the connection usable.
+      if (name === 'connection' && !req.destroyed) return;
+      res.setHeader(name, value);
+    });
     if (response.body && req.method !== 'HEAD') await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res);
     else res.end();
   } finally {
