@@ -223,8 +223,21 @@ function verdict(stats: WindowStats): string[] {
   return broke;
 }
 
-/** Raises the simulated users along LADDER until a threshold breaks; the highest healthy count. */
-async function capacitySearch(label: string, topology: Topology, ctx: Context): Promise<{ healthy: number; steps: Step[] }> {
+/**
+ * Where a search starts on LADDER: the first search at its bottom; every later one (later runs,
+ * other topologies) at the highest step at most 3/4 of the lowest count any search has found,
+ * which skips the steps far below every result (with the default ladder, eight of eleven) and
+ * makes three runs of every figure fit in one invocation. A search whose first step breaks
+ * starts again at the bottom.
+ */
+function startingStep(ctx: Context): number {
+  const ladder = LADDER.filter((n) => n <= MAX_USERS);
+  if (ctx.lowestFound === undefined) return ladder[0];
+  return ladder.filter((n) => n <= ctx.lowestFound! * 0.75).at(-1) ?? ladder[0];
+}
+
+/** Raises the simulated users along LADDER (from `from`) until a threshold breaks; the highest healthy count. */
+async function capacitySearch(label: string, topology: Topology, ctx: Context, from = startingStep(ctx)): Promise<{ healthy: number; steps: Step[] }> {
   const stack = await startStack(topology, ctx.serviceEnv);
   const generator = new LoadGenerator(stack.gateways, { uploadBytes: UPLOAD_BYTES });
   for (const account of ctx.accounts.list) generator.noteMessages(account.streamId, []);
@@ -233,7 +246,8 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context): 
   const steps: Step[] = [];
   let healthy = 0;
   try {
-    for (const users of LADDER.filter((n) => n <= MAX_USERS)) {
+    if (from > LADDER[0]) log(`   ${label}: starting at ${from} users (3/4 of the lowest count found so far, ${ctx.lowestFound})`);
+    for (const users of LADDER.filter((n) => n <= MAX_USERS && n >= from)) {
       await ctx.accounts.ensure(users, stack.gateways[0]);
       try {
         await generator.addUsers(ctx.accounts.list.slice(generator.activeUsers, users));
@@ -269,6 +283,12 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context): 
     generator.stopAll();
     await stack.stop();
   }
+  if (healthy === 0 && from > LADDER[0]) {
+    log(`   ${label}: the first step broke; starting again at the bottom of the ladder`);
+    const again = await capacitySearch(label, topology, ctx, LADDER[0]);
+    return { healthy: again.healthy, steps: [...steps, ...again.steps] };
+  }
+  ctx.lowestFound = Math.min(ctx.lowestFound ?? Infinity, healthy);
   return { healthy, steps };
 }
 
@@ -276,6 +296,8 @@ interface Context {
   serviceEnv: NodeJS.ProcessEnv;
   accounts: Accounts;
   redisPid?: number;
+  /** The lowest highest-healthy count of the searches so far (see startingStep). */
+  lowestFound?: number;
 }
 
 interface CapacityFigure {
@@ -488,7 +510,7 @@ function printCapacityTable(figures: CapacityFigure[]): void {
   const lines = [['capacity search', 'median users', 'runs (healthy)', 'first broken step', 'at the highest healthy step']];
   for (const figure of figures) {
     const mid = [...figure.runs].sort((a, b) => a.healthy - b.healthy)[Math.floor(figure.runs.length / 2)];
-    const broken = mid.steps.find((step) => !step.healthy);
+    const broken = mid.steps.findLast((step) => !step.healthy);
     const good = [...mid.steps].reverse().find((step) => step.healthy);
     lines.push([
       figure.topology.name,
