@@ -63,7 +63,7 @@ export class JobClient {
     return (await this.addAndWait(name, jobId, data, Math.max(0, deadline - Date.now()), options)) !== 'running';
   }
 
-  /** One add-or-join and wait: 'joined-done' when the job that finished was already there before this call. */
+  /** One add-or-join and wait: 'joined-done' when the job that finished had started by the time of this call. */
   private async addAndWait<T>(name: JobQueueName, jobId: string, data: T, budgetMs: number, options: JobsOptions): Promise<'done' | 'joined-done' | 'running'> {
     const requestedAt = Date.now();
     const events = await this.queueEvents(name);
@@ -75,11 +75,14 @@ export class JobClient {
       backoff: { type: 'exponential', delay: 500 },
       ...options,
     });
-    // add() answers a local copy; the stored job tells whether it is ours or one we joined
-    // (already gone: it finished, and may have been one we joined).
+    // add() answers a local copy; the stored job tells whether it had started by now (already
+    // gone: it finished, and may have been one we joined). What matters is when it started, not
+    // when it was added: a joined job still waiting will see this request's rows. The same
+    // millisecond counts as before (an extra run at worst; comparing add times with "<" let a job
+    // started in the request's millisecond pass for a fresh one).
     const job = await this.queue(name).getJob(added.id!);
     if (!job) return 'joined-done';
-    const finished = job.timestamp < requestedAt ? 'joined-done' : 'done';
+    const finished = job.processedOn && job.processedOn <= requestedAt ? 'joined-done' : 'done';
     const state = await job.getState();
     if (state === 'completed' || state === 'unknown') return finished;
     try {
