@@ -217,7 +217,11 @@ export class LoadGenerator {
   // ---------------------------------------------------------------- users
 
   /** Logs the accounts in: register a queue, ping presence, park a poll, start acting. */
-  async addUsers(accounts: Account[], concurrency = 8): Promise<void> {
+  /**
+   * Logs the accounts in (register, first presence, a parked poll) and starts their actions.
+   * Throws when `deadline` (epoch ms) passes first: a stack that slow at logins has broken.
+   */
+  async addUsers(accounts: Account[], deadline = Infinity, concurrency = 8): Promise<void> {
     const fresh: SimUser[] = accounts.map((account, i) => ({
       ...account,
       authorization: `Basic ${Buffer.from(`${account.email}:${account.apiKey}`).toString('base64')}`,
@@ -229,9 +233,11 @@ export class LoadGenerator {
       active: true,
     }));
     let next = 0;
+    const started = Date.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         while (next < fresh.length) {
+          if (Date.now() > deadline) throw new Error(`logins too slow: ${next} of ${fresh.length} in ${Math.round((Date.now() - started) / 1000)} s`);
           const user = fresh[next++];
           await this.register(user);
           await this.presence(user);

@@ -55,6 +55,12 @@ const TEAM_SIZE = 50;
 const SEED_MESSAGES = 10;
 
 const THRESHOLDS = { avgMs: 100, p99Ms: 2000, errorRate: 0.00025 };
+/**
+ * A step's logins must be done within 60 s + 60 ms per joining user (about twice what healthy
+ * steps take on the 2-core machine): past it the step breaks without a window. A saturated stack
+ * would otherwise take ~9 minutes to log 1,000 users in (8 at a time, each slow) only to fail.
+ */
+const LOGIN_BUDGET = { fixedMs: 60_000, perUserMs: num('BENCH_LOAD_LOGIN_MS_PER_USER', 60, 60) };
 
 const started = performance.now();
 const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
@@ -250,7 +256,8 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context, f
     for (const users of LADDER.filter((n) => n <= MAX_USERS && n >= from)) {
       await ctx.accounts.ensure(users, stack.gateways[0]);
       try {
-        await generator.addUsers(ctx.accounts.list.slice(generator.activeUsers, users));
+        const joining = ctx.accounts.list.slice(generator.activeUsers, users);
+        await generator.addUsers(joining, Date.now() + LOGIN_BUDGET.fixedMs + joining.length * LOGIN_BUDGET.perUserMs);
       } catch (error) {
         // A stack too busy to let the step's users register has broken that step.
         const broke = [`logins failed (${(error as Error).message})`];
