@@ -216,7 +216,6 @@ export class LoadGenerator {
 
   // ---------------------------------------------------------------- users
 
-  /** Logs the accounts in: register a queue, ping presence, park a poll, start acting. */
   /**
    * Logs the accounts in (register, first presence, a parked poll) and starts their actions.
    * Throws when `deadline` (epoch ms) passes first: a stack that slow at logins has broken.
