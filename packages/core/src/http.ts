@@ -60,21 +60,28 @@ export interface ServiceAppOptions<D> {
 export function jsonSuccess(res: http.ServerResponse, data: Record<string, unknown> = {}, ignored: string[] = []): void {
   const body: Record<string, unknown> = { result: 'success', msg: '', ...data };
   if (ignored.length) body.ignored_parameters_unsupported = ignored;
-  writeJson(res, 200, body);
+  sendJson(res, 200, JSON.stringify(body));
 }
 
-export function sendError(res: http.ServerResponse, error: JsonableError): void {
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  writeJson(res, error.status, error.toJSON());
+export function sendError(res: http.ServerResponse, error: JsonableError, headers: http.OutgoingHttpHeaders = {}): void {
+  sendJson(res, error.status, JSON.stringify(error.toJSON()), { ...error.headers, ...headers });
 }
 
-/** A JSON answer written straight to node's response: express's res.json adds nothing we use (no ETags, no JSONP). */
-function writeJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
+/**
+ * Writes a JSON text answer with node's own response — express's res.json adds nothing we use
+ * (no ETags, no JSONP), and the gateway and the long-poll path have no express. Nothing when
+ * an answer has begun already.
+ */
+export function sendJson(res: http.ServerResponse, status: number, body: string, headers: http.OutgoingHttpHeaders = {}): void {
+  if (res.headersSent || res.writableEnded || res.destroyed) return;
+  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Whether a request carries a body: most (GETs: polls, reads) do not, and skip what reads one. */
+export function hasRequestBody(req: http.IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length === undefined ? req.headers['transfer-encoding'] !== undefined : length !== '0';
 }
 
 export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Express {
@@ -111,8 +118,7 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
   // without parameters as an empty multipart body (not even the closing boundary), which busboy
   // would reject as "Unexpected end of form".
   const parseForm = (req: Request, res: Response, next: NextFunction) => {
-    const length = req.headers['content-length'];
-    if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) return next();
+    if (!hasRequestBody(req)) return next();
     urlencoded(req, res, (error?: unknown) => {
       if (error) return next(error);
       json(req, res, (error?: unknown) => {

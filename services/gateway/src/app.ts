@@ -8,10 +8,12 @@ import http from 'node:http';
 import type { Redis } from '@teamchat/bus';
 import {
   asJsonableError,
+  hasRequestBody,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
   REQUEST_ID_HEADER,
   ResourceNotFoundError,
+  sendError,
   signInternalToken,
   UnauthorizedError,
   type Logger,
@@ -40,18 +42,12 @@ const STRIPPED_REQUEST_HEADERS = new Set(['authorization', 'cookie', 'connection
 const HOP_BY_HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
 function sendJsonError(res: http.ServerResponse, error: JsonableError, requestId: string): void {
+  // A forwarded answer already under way cannot become an error: cut it short instead.
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = JSON.stringify(error.toJSON());
-  res.writeHead(error.status, {
-    ...error.headers,
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    [REQUEST_ID_HEADER]: requestId,
-  });
-  res.end(body);
+  sendError(res, error, { [REQUEST_ID_HEADER]: requestId });
 }
 
 /**
@@ -147,7 +143,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
     });
     // Most requests (GETs: polls, reads) carry no body: end the upstream request at once
     // instead of setting up a pipe for nothing (measurably cheaper per request).
-    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) upstreamReq.end();
+    if (!hasRequestBody(req)) upstreamReq.end();
     else req.pipe(upstreamReq);
   }
 

@@ -8,7 +8,7 @@
 
 import type http from 'node:http';
 import type { Redis } from '@teamchat/bus';
-import { BadEventQueueIdError, JsonableError, type Logger } from '@teamchat/core';
+import { BadEventQueueIdError, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { PollMode, PollResult, QueueStore } from './queue-store';
 
@@ -43,13 +43,6 @@ interface ParkedPoll {
 export function eventsBody(queueId: string, events: string, ignored: string[]): string {
   const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
   return `{"result":"success","msg":"","events":${events},"queue_id":${JSON.stringify(queueId)}${extra}}`;
-}
-
-/** Writes a JSON answer with plain node:http (the long-poll path does not go through express). */
-export function sendJson(res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.writableEnded || res.destroyed) return;
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
-  res.end(body);
 }
 
 function prunedError(lastEventId: number): JsonableError {
@@ -243,7 +236,7 @@ export class PollHub {
 
   private finishWithError(poll: ParkedPoll, error: JsonableError): void {
     this.untrack(poll);
-    sendJson(poll.request.res, error.status, JSON.stringify(error.toJSON()), error.headers);
+    sendError(poll.request.res, error);
   }
 
   private respond(request: PollRequest, events: string): void {

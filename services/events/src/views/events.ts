@@ -10,6 +10,8 @@ import {
   required,
   REQUEST_ID_HEADER,
   RESPONDED,
+  sendError,
+  sendJson,
   UnauthorizedError,
   verifyInternalToken,
   type AuthedContext,
@@ -20,7 +22,7 @@ import {
 import { doCreateQueue } from '../actions/register-queue';
 import { doDeleteQueue } from '../actions/delete-queue';
 import type { EventsDeps } from '../deps';
-import { eventsBody, sendJson } from '../lib/polls';
+import { eventsBody } from '../lib/polls';
 import { parseQueueRequest, REGISTER_PARAMETERS } from '../lib/queue-options';
 
 /**
@@ -78,7 +80,7 @@ export async function serveGetEvents(deps: EventsDeps, req: http.IncomingMessage
   } catch (error) {
     const jsonable = asJsonableError(error);
     if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: req.headers[REQUEST_ID_HEADER] }, 'request failed');
-    sendJson(res, jsonable.status, JSON.stringify(jsonable.toJSON()), jsonable.headers);
+    sendError(res, jsonable);
   }
 }
 
