@@ -86,9 +86,13 @@ function spawnProcess(args: string[], env: NodeJS.ProcessEnv, pin?: string): { c
   return { child, output };
 }
 
+/** BENCH_PROFILE_DIR=<dir>: every service, floor and balancer writes a V8 CPU profile there (stopped gracefully). */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+const profileArgs = (name: string) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
+
 /** A script that prints {"port": N} once listening (floor.mjs, the balancer). */
 export async function startPrintingPort(name: string, script: string, args: string[] = [], pin = PIN_STACK): Promise<Proc> {
-  const { child, output } = spawnProcess([script, ...args], {}, pin);
+  const { child, output } = spawnProcess([...profileArgs(name), script, ...args], {}, pin);
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       const match = /"port":\s*(\d+)/.exec(chunk.toString());
@@ -99,9 +103,6 @@ export async function startPrintingPort(name: string, script: string, args: stri
   return { name, child, port, output };
 }
 
-/** BENCH_PROFILE_DIR=<dir>: every service writes a V8 CPU profile there (stopped gracefully). */
-const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-
 /** What the deployment gives a service besides its configuration (k8s/base/<service>/deployment.yaml). */
 const DEPLOYED_ENV: Record<string, NodeJS.ProcessEnv> = { gateway: { NODE_OPTIONS: '--max-semi-space-size=64' } };
 
@@ -110,8 +111,7 @@ export async function startService(name: string, service: string, env: NodeJS.Pr
   const main = path.join(ROOT, `services/${service}/dist/main.js`);
   if (!fs.existsSync(main)) throw new Error(`${main} is missing: run this through \`npm run bench -- load\`, which builds the services`);
   const port = await freePort();
-  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
-  const { child, output } = spawnProcess([...profile, main], { ...DEPLOYED_ENV[service], ...env, PORT: String(port) }, PIN_STACK);
+  const { child, output } = spawnProcess([...profileArgs(name), main], { ...DEPLOYED_ENV[service], ...env, PORT: String(port) }, PIN_STACK);
   const proc = { name, child, port, output };
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -155,12 +155,45 @@ export function cpuMs(pid: number): number {
   }
 }
 
-/** CPU ms each named process spends while `run` runs, beside the result. */
-export async function withCpu<T>(pids: Record<string, number>, run: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
+/** CPU ms of each PostgreSQL process on the machine, by pid (the server the bench shares). */
+function postgresCpu(): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue; // gone meanwhile
+    }
+    const ms = cpuMs(Number(entry));
+    if (Number.isFinite(ms)) cpu.set(Number(entry), ms);
+  }
+  return cpu;
+}
+
+export const POSTGRES_CPU = 'postgres (shared)';
+
+/**
+ * Starts measuring: the returned function gives the CPU ms each named process, and PostgreSQL's
+ * processes together (POSTGRES_CPU: backends opened meanwhile count whole), spent since.
+ */
+export function startCpuMeter(pids: Record<string, number>): () => Record<string, number> {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+  const postgresBefore = postgresCpu();
+  return () => {
+    const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - before[name]]));
+    let postgres = 0;
+    for (const [pid, ms] of postgresCpu()) postgres += ms - (postgresBefore.get(pid) ?? 0);
+    if (postgres > 0) cpu[POSTGRES_CPU] = postgres;
+    return cpu;
+  };
+}
+
+/** CPU ms each named process (and PostgreSQL, see startCpuMeter) spends while `run` runs, beside the result. */
+export async function withCpu<T>(pids: Record<string, number>, run: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
+  const spent = startCpuMeter(pids);
   const result = await run();
-  const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - before[name]]));
-  return { result, cpu };
+  return { result, cpu: spent() };
 }
 
 /** Resident memory of a process, in bytes. */

@@ -23,7 +23,7 @@ import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
 import { median, report, type Row } from '../lib/report';
 import { LABELS, LoadGenerator, MIX, type Account, type Kind, type WindowStats } from './generator';
-import { benchEnv, cpuMs, loadAverage, onInterrupt, PINNED, ROOT, sleep, startPrintingPort, startService, stop, withCpu, type Proc } from '../lib/procs';
+import { benchEnv, loadAverage, onInterrupt, PINNED, POSTGRES_CPU, ROOT, sleep, startCpuMeter, startPrintingPort, startService, stop, withCpu, type Proc } from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
 // ---------------------------------------------------------------- settings
@@ -48,7 +48,10 @@ const RPS_SECONDS = num('BENCH_LOAD_RPS_SECONDS', 3, 5);
 const RPS_CONCURRENCY = num('BENCH_LOAD_RPS_CONCURRENCY', 32, 32);
 const PROBE_SECONDS = num('BENCH_LOAD_PROBE_SECONDS', 2, 3);
 const UPLOAD_BYTES = num('BENCH_LOAD_UPLOAD_BYTES', 16 * 1024, 16 * 1024);
+/** Which figures to measure: gateway, capacity, scaleout (both scale-out figures) or only scaleout-events / scaleout-http. */
 const PHASES = new Set((process.env.BENCH_LOAD_PHASES ?? 'gateway,capacity,scaleout').split(','));
+const SCALE_EVENTS = PHASES.has('scaleout') || PHASES.has('scaleout-events');
+const SCALE_HTTP = PHASES.has('scaleout') || PHASES.has('scaleout-http');
 /** PostgreSQL connections per service (the services' default for one process), split between its processes. */
 const DB_POOL = num('BENCH_LOAD_DB_POOL', 10, 10);
 const TEAM_SIZE = 50;
@@ -266,19 +269,21 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context, f
         break;
       }
       await sleep(SETTLE_SECONDS * 1000);
-      const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
+      const spent = startCpuMeter(pids);
       generator.openWindow();
       await sleep(WINDOW_SECONDS * 1000);
       const stats = generator.closeWindow();
-      const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - before[name]]));
+      const cpu = spent();
       const broke = verdict(stats);
       const step: Step = { users, healthy: broke.length === 0, broke, stats, cpuMs: cpu, loadAverage: loadAverage() };
       steps.push(step);
-      const stackCpu = Object.entries(cpu).filter(([name]) => name !== 'generator' && !name.startsWith('redis')).reduce((sum, [, ms]) => sum + ms, 0);
+      const stackCpu = Object.entries(cpu).filter(([name]) => name !== 'generator' && !name.startsWith('redis') && name !== POSTGRES_CPU).reduce((sum, [, ms]) => sum + ms, 0);
+      const usersCpu = Object.entries(cpu).filter(([name]) => name.startsWith('users-')).reduce((sum, [, ms]) => sum + ms, 0);
+      const percent = (ms: number | undefined) => fmt((ms ?? NaN) / 10 / stats.seconds);
       log(
         `   ${label}: ${users} users: ${fmt(stats.requestsPerSecond, 1)} req/s, API avg ${fmt(stats.api.avgMs, 1)} ms, p99 ${fmt(stats.api.p99Ms)} ms, ` +
           `errors ${stats.errors ? Object.values(stats.errors).reduce((a, b) => a + b, 0) : 0}/${Object.values(stats.requests).reduce((a, b) => a + b, 0)}; ` +
-          `CPU % of one core: generator ${fmt(cpu.generator / 10 / stats.seconds)}, stack ${fmt(stackCpu / 10 / stats.seconds)}; load ${step.loadAverage} ` +
+          `CPU % of one core: generator ${percent(cpu.generator)}, stack ${percent(stackCpu)} (users service ${percent(usersCpu)}), PostgreSQL ${percent(cpu[POSTGRES_CPU])}; load ${step.loadAverage} ` +
           `-> ${step.healthy ? 'healthy' : `BROKE (${broke.join(', ')})`}`,
       );
       log(`      by request (avg / p99 ms): ${Object.entries(stats.apiByKind).map(([kind, k]) => `${LABELS[kind as Kind]} ${fmt(k!.avgMs, 1)} / ${fmt(k!.p99Ms)} (${k!.count})`).join(', ')}; events delivered ${stats.eventsReceived}`);
@@ -476,13 +481,12 @@ async function main() {
     const twoEvents: Topology = { name: 'balanced, 2 event replicas', events: 2, http: 1, balanced: true };
     const twoHttp: Topology = { name: 'balanced, 2 of each HTTP service', events: 1, http: 2, balanced: true };
     const headline = PHASES.has('capacity') ? await capacity('capacity', one, ctx, bareUrl) : skippedCapacity(one);
-    let scale = { one: skippedCapacity(balancedOne), twoEvents: skippedCapacity(twoEvents), twoHttp: skippedCapacity(twoHttp) };
-    if (PHASES.has('scaleout')) {
-      scale = {
-        one: await capacity('balanced x1', balancedOne, ctx, bareUrl),
-        twoEvents: await capacity('events x2', twoEvents, ctx, bareUrl),
-        twoHttp: await capacity('http x2', twoHttp, ctx, bareUrl),
-      };
+    const scale = { one: skippedCapacity(balancedOne), twoEvents: skippedCapacity(twoEvents), twoHttp: skippedCapacity(twoHttp) };
+    // Both scale-out figures share the one-process-each baseline, measured in the same run.
+    if (SCALE_EVENTS || SCALE_HTTP) {
+      scale.one = await capacity('balanced x1', balancedOne, ctx, bareUrl);
+      if (SCALE_EVENTS) scale.twoEvents = await capacity('events x2', twoEvents, ctx, bareUrl);
+      if (SCALE_HTTP) scale.twoHttp = await capacity('http x2', twoHttp, ctx, bareUrl);
     }
 
     const rows: Row[] = [
