@@ -13,11 +13,20 @@ type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 export type PresenceStatus = 'active' | 'idle';
 
 /**
- * Zulip's USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: above this many users who would get it,
- * no immediate presence event is sent (clients learn presence from their periodic pings). Each
+ * Zulip's USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS: in a realm of more active users, no
+ * immediate presence event is sent (clients learn presence from their periodic pings). Each
  * user coming online would otherwise cost an event to every user: quadratic work in a big realm.
  */
 export const USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS = 100;
+
+/**
+ * Whether the realm has more active users than the limit, counted no further than that. As
+ * Zulip by default (CAN_ACCESS_ALL_USERS_GROUP_LIMITS_PRESENCE off), the realm's size decides,
+ * not who may see the user: reading every user who may would cost each login of a big realm a
+ * read of the whole realm (a login storm after a restart: quadratic).
+ */
+const TOO_MANY_FOR_PRESENCE_EVENTS = `
+  SELECT count(*)::int > $2 AS too_many FROM (SELECT 1 FROM user_profile WHERE realm_id = $1 AND is_active LIMIT $2 + 1) active`;
 
 /** How stale user_profile.last_active_at may get before a ping rewrites it (keeps that hot row quiet). */
 const LAST_ACTIVE_PRECISION_MS = 60_000;
@@ -50,8 +59,9 @@ export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: 
   }
   await transaction(deps.db, async (tx) => {
     await recordPing(tx.db);
+    const [{ too_many }] = await queryRows<{ too_many: boolean }>(tx.db, 'too-many-for-presence-events', TOO_MANY_FOR_PRESENCE_EVENTS, [user.realm_id, USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS]);
+    if (too_many) return;
     const recipients = await userIdsWhoCanAccessUser(tx.db, user);
-    if (recipients.length > USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS) return;
     const timestamp = Math.floor(now.getTime() / 1000);
     await deps.bus.sendEventOnCommit(
       tx,
