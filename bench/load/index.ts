@@ -277,8 +277,9 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context, f
       const broke = verdict(stats);
       const step: Step = { users, healthy: broke.length === 0, broke, stats, cpuMs: cpu, loadAverage: loadAverage() };
       steps.push(step);
-      const stackCpu = Object.entries(cpu).filter(([name]) => name !== 'generator' && !name.startsWith('redis') && name !== POSTGRES_CPU).reduce((sum, [, ms]) => sum + ms, 0);
-      const usersCpu = Object.entries(cpu).filter(([name]) => /^users-\d+$/.test(name)).reduce((sum, [, ms]) => sum + ms, 0);
+      const cpuOf = (counts: (name: string) => boolean) => Object.entries(cpu).reduce((sum, [name, ms]) => (counts(name) ? sum + ms : sum), 0);
+      const stackCpu = cpuOf((name) => name !== 'generator' && !name.startsWith('redis') && name !== POSTGRES_CPU);
+      const usersCpu = cpuOf((name) => /^users-\d+$/.test(name));
       const percent = (ms: number | undefined) => fmt((ms ?? NaN) / 10 / stats.seconds);
       log(
         `   ${label}: ${users} users: ${fmt(stats.requestsPerSecond, 1)} req/s, API avg ${fmt(stats.api.avgMs, 1)} ms, p99 ${fmt(stats.api.p99Ms)} ms, ` +

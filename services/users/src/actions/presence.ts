@@ -25,8 +25,15 @@ export const USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS = 100;
  * not who may see the user: reading every user who may would cost each login of a big realm a
  * read of the whole realm (a login storm after a restart: quadratic).
  */
-const TOO_MANY_FOR_PRESENCE_EVENTS = `
-  SELECT count(*)::int > $2 AS too_many FROM (SELECT 1 FROM user_profile WHERE realm_id = $1 AND is_active LIMIT $2 + 1) active`;
+async function tooManyForPresenceEvents(deps: Deps, realmId: number): Promise<boolean> {
+  const [{ too_many }] = await queryRows<{ too_many: boolean }>(
+    deps.db,
+    'too-many-for-presence-events',
+    'SELECT count(*)::int > $2 AS too_many FROM (SELECT 1 FROM user_profile WHERE realm_id = $1 AND is_active LIMIT $2 + 1) active',
+    [realmId, USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS],
+  );
+  return too_many;
+}
 
 /** How stale user_profile.last_active_at may get before a ping rewrites it (keeps that hot row quiet). */
 const LAST_ACTIVE_PRECISION_MS = 60_000;
@@ -45,22 +52,20 @@ const RECORD_PING = `
 
 /**
  * Records a ping of `user`, whose stored presence was `user.presence` when the request read it.
- * Most pings are no news: they are one named statement on the pool (through Prisma's client
- * engine the old transaction of three statements cost ~3 ms of CPU, and at 2,000 users presence
- * was what saturated the users service). News goes through a transaction with its event.
+ * Most pings are no news, or news no one is told of in a big realm: they are one named statement
+ * on the pool (through Prisma's client engine the old transaction of three statements cost ~3 ms
+ * of CPU). News to tell goes through a transaction with its event.
  */
 export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: PresenceStatus, now = new Date()): Promise<void> {
   const active = status === 'active';
   const lastActiveStale = active && (!user.last_active_at || now.getTime() - user.last_active_at.getTime() >= LAST_ACTIVE_PRECISION_MS);
   const recordPing = (db: Parameters<typeof queryRows>[0]) => queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale]);
-  if (!isNews(user.presence, status, now)) {
+  if (!isNews(user.presence, status, now) || (await tooManyForPresenceEvents(deps, user.realm_id))) {
     await recordPing(deps.db);
     return;
   }
   await transaction(deps.db, async (tx) => {
     await recordPing(tx.db);
-    const [{ too_many }] = await queryRows<{ too_many: boolean }>(tx.db, 'too-many-for-presence-events', TOO_MANY_FOR_PRESENCE_EVENTS, [user.realm_id, USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS]);
-    if (too_many) return;
     const recipients = await userIdsWhoCanAccessUser(tx.db, user);
     const timestamp = Math.floor(now.getTime() / 1000);
     await deps.bus.sendEventOnCommit(
