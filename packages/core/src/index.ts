@@ -5,5 +5,6 @@ export { param, required, optional, RequestParams, pathInt, type ParamType, type
 export * from './http';
 export * from './internal-token';
 export * from './env';
+export { appendTo } from './collections';
 export { createLogger, type Logger } from './logger';
 export { callService, type ServiceCall } from './service-client';

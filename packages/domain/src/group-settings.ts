@@ -5,7 +5,7 @@
 // Settings of realms, channels and user groups all live in the group_setting table
 // (owner_kind, owner_id, name) → group_id, so "where is this group used?" is one query.
 
-import { JsonableError } from '@teamchat/core';
+import { appendTo, JsonableError } from '@teamchat/core';
 import type { TxClient } from '@teamchat/db';
 import { REALM_SETTINGS_EXCLUDING_GUESTS, SystemGroup, USER_GROUP_PERMISSION_SETTINGS, type SystemGroupName } from './groups';
 import { isGuest } from './roles';
@@ -283,19 +283,21 @@ export async function userGroupDicts(
   });
   const ids = groups.map((group) => group.id);
   const [members, subgroups, settings, nobody] = await Promise.all([
-    db.userGroupMembership.findMany({
-      where: { user_group_id: { in: ids }, user: { is_active: true } },
-      select: { user_group_id: true, user_profile_id: true },
-    }),
+    // Aggregated in the database: a system group's members are the whole realm, and this is
+    // read at every register (one row per group instead of one per membership).
+    db.$queryRaw<{ group_id: number; members: number[] }[]>`
+      SELECT m.user_group_id AS group_id, array_agg(m.user_profile_id ORDER BY m.user_profile_id) AS members
+        FROM user_group_membership m JOIN user_profile u ON u.id = m.user_profile_id
+       WHERE m.user_group_id = ANY(${ids}::int[]) AND u.is_active
+       GROUP BY m.user_group_id`,
     db.groupGroupMembership.findMany({ where: { supergroup_id: { in: ids } }, select: { supergroup_id: true, subgroup_id: true } }),
     db.groupSetting.findMany({ where: { owner_kind: 'user_group', owner_id: { in: ids } }, select: { owner_id: true, name: true, group_id: true } }),
     db.userGroup.findFirst({ where: { realm_id: realmId, name: SystemGroup.NOBODY, is_system_group: true }, select: { id: true } }),
   ]);
   const values = await groupSettingApiValues(db, settings.map((setting) => setting.group_id));
-  const membersOf = new Map<number, number[]>();
-  for (const row of members) membersOf.set(row.user_group_id, [...(membersOf.get(row.user_group_id) ?? []), row.user_profile_id]);
+  const membersOf = new Map(members.map((row) => [row.group_id, row.members]));
   const subgroupsOf = new Map<number, number[]>();
-  for (const row of subgroups) subgroupsOf.set(row.supergroup_id, [...(subgroupsOf.get(row.supergroup_id) ?? []), row.subgroup_id]);
+  for (const row of subgroups) appendTo(subgroupsOf, row.supergroup_id, row.subgroup_id);
   const settingOf = new Map<string, GroupSettingValue>();
   for (const row of settings) settingOf.set(`${row.owner_id}:${row.name}`, values.get(row.group_id)!);
   const value = (groupId: number, name: string): GroupSettingValue => settingOf.get(`${groupId}:${name}`) ?? nobody?.id ?? 0;
@@ -306,7 +308,7 @@ export async function userGroupDicts(
     description: group.description,
     creator_id: group.creator_id,
     date_created: Math.floor(group.date_created.getTime() / 1000),
-    members: (membersOf.get(group.id) ?? []).sort(byNumber),
+    members: membersOf.get(group.id) ?? [],
     direct_subgroup_ids: (subgroupsOf.get(group.id) ?? []).sort(byNumber),
     is_system_group: group.is_system_group,
     can_add_members_group: value(group.id, 'can_add_members_group'),

@@ -2,6 +2,7 @@
 // starred_messages, recent_private_conversations and drafts (Zulip's
 // fetch_initial_state_data and zerver/lib/message.py get_raw_unread_data / aggregate_unread_data).
 
+import { appendTo } from '@teamchat/core';
 import { dmParticipants, draftDict, MessageFlag, topicForClient, userSettings } from '@teamchat/domain';
 import type { StateContext, StateSection } from '../registry';
 
@@ -69,9 +70,9 @@ async function unreadMsgs({ db, user, options }: StateContext) {
       const participants = dmParticipants(row.dm_key!);
       if (participants.length <= 2) {
         const other = participants.find((id) => id !== user.id) ?? user.id;
-        pms.set(other, [...(pms.get(other) ?? []), row.id]);
+        appendTo(pms, other, row.id);
       } else {
-        huddles.set(row.dm_key!, [...(huddles.get(row.dm_key!) ?? []), row.id]);
+        appendTo(huddles, row.dm_key!, row.id);
       }
       count++;
     }

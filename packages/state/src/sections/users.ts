@@ -2,7 +2,6 @@
 // realm_user_groups, user_settings and its legacy forms, custom_profile_fields,
 // navigation_view, realm_linkifiers, realm_filters, realm_bot, alert_words and presence).
 
-import type { UserProfile } from '@teamchat/db';
 import {
   apiUserDict,
   avatarUrl,
@@ -14,10 +13,12 @@ import {
   PROFILE_FIELD_TYPES,
   profileFieldDict,
   realmPresence,
+  realmUsersForApi,
   roleFlags,
   userAlertWords,
   userGroupDicts,
   userSettings,
+  type ApiUserSource,
   type ProfileData,
   DISPLAY_SETTINGS_LEGACY,
   NOTIFICATION_SETTINGS_LEGACY,
@@ -39,14 +40,14 @@ const realmUserSection: StateSection = {
   eventType: 'realm_user',
   async fetch(ctx) {
     const { db, realm, user, options } = ctx;
-    const users = await db.userProfile.findMany({ where: { realm_id: realm.id }, orderBy: { id: 'asc' } });
+    const users = await realmUsersForApi(db, realm.id);
     const [hidden, profiles] = await Promise.all([inaccessibleUserIds(db, user, users), profileDataByUser(ctx)]);
     const listIncomplete = Boolean(options.capabilities.user_list_incomplete);
-    const dict = (target: UserProfile) =>
+    const dict = (target: ApiUserSource) =>
       hidden.has(target.id)
         ? inaccessibleUserDict(target.id, realm)
         : apiUserDict(target, user, { clientGravatar: options.clientGravatar, profileData: profiles.get(target.id) ?? {} });
-    const visible = (target: UserProfile) => !(listIncomplete && hidden.has(target.id));
+    const visible = (target: ApiUserSource) => !(listIncomplete && hidden.has(target.id));
     const permission = (name: string) => hasRealmPermission(db, user, name);
     const [publicChannels, privateChannels, webPublicChannels, subscribeOthers, invite] = await Promise.all([
       permission('can_create_public_channel_group'),

@@ -235,9 +235,10 @@ async function applyVisibilityChange(
   await change();
   const after = await tx.db.stream.findUniqueOrThrow({ where: { id: stream.id } });
   const audience = await audienceOf(tx, after);
+  const audienceSet = new Set(audience);
   const gained = audience.filter((id) => !before.has(id));
   const kept = audience.filter((id) => before.has(id));
-  const lost = [...before].filter((id) => !audience.includes(id));
+  const lost = [...before].filter((id) => !audienceSet.has(id));
   const { property, value, extra } = describe(after);
   await sendStreamUpdateEvent(deps, tx, after, property, value, kept, extra);
   if (gained.length) {

@@ -20,6 +20,7 @@ import {
   ROLE_VALUES,
   streamSettingGroups,
   userIdsWhoCanAccessUser,
+  usersWhoCanAccessUser,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { activeAdministratorIds, activeUserIds } from '../lib/users';
@@ -113,8 +114,7 @@ export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserIn
  * with the real email for those allowed to see it, one without for the others.
  */
 async function notifyCreatedUser(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
-  const audienceIds = await userIdsWhoCanAccessUser(tx.db, user);
-  const audience = await tx.db.userProfile.findMany({ where: { id: { in: audienceIds } }, select: { id: true, role: true } });
+  const audience = await usersWhoCanAccessUser(tx.db, user);
   const seeing = audience.filter((viewer) => canAccessDeliveryEmail(viewer, user));
   const notSeeing = audience.filter((viewer) => !canAccessDeliveryEmail(viewer, user));
   const profileData = user.is_bot ? undefined : {};

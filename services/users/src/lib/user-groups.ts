@@ -1,7 +1,7 @@
 // Access to user groups for changes (Zulip's zerver/lib/user_groups.py): who may manage,
 // join, leave or add to a group, and what still uses a group that someone wants to deactivate.
 
-import { JsonableError, type GroupObjection } from '@teamchat/core';
+import { appendTo, JsonableError, type GroupObjection } from '@teamchat/core';
 import type { TxClient, UserGroup, UserProfile } from '@teamchat/db';
 import { hasRealmPermission, hasUserGroupPermission, USER_GROUP_INVALID_NAME_PREFIXES, USER_GROUP_NAME_MAX_LENGTH } from '@teamchat/domain';
 
@@ -73,7 +73,7 @@ export async function deactivationObjections(db: Reader, group: UserGroup): Prom
   const byOwner = (kind: string) => {
     const owners = new Map<number, string[]>();
     for (const setting of settings.filter((row) => row.owner_kind === kind)) {
-      owners.set(setting.owner_id, [...(owners.get(setting.owner_id) ?? []), setting.name]);
+      appendTo(owners, setting.owner_id, setting.name);
     }
     return owners;
   };

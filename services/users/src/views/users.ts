@@ -8,7 +8,7 @@ import {
   v,
   type AuthedContext,
 } from '@teamchat/core';
-import { apiUserDict, checkFullName, inaccessibleUserDict, inaccessibleUserIds, isAdministrator, isOwner, Role, ROLE_VALUES } from '@teamchat/domain';
+import { apiUserDict, checkFullName, inaccessibleUserDict, inaccessibleUserIds, isAdministrator, isOwner, realmUsersForApi, Role, ROLE_VALUES } from '@teamchat/domain';
 import { doDeactivateOwnUser, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
 import type { UsersDeps } from '../deps';
 import { accessUserByEmail, accessUserById, loadActor } from '../lib/access';
@@ -24,7 +24,7 @@ const readOptions = {
 export async function getUsers({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
   const actor = await loadActor(deps.db, requester);
-  const users = await deps.db.userProfile.findMany({ where: { realm_id: actor.realm_id }, orderBy: { id: 'asc' } });
+  const users = await realmUsersForApi(deps.db, actor.realm_id);
   const hidden = await inaccessibleUserIds(deps.db, actor, users);
   const profiles = include_custom_profile_fields ? await profileDataByUser(deps.db, { realmId: actor.realm_id }) : null;
   return {
