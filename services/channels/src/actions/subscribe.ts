@@ -1,7 +1,7 @@
 // Subscribing users to channels, creating the channels that do not exist yet
 // (Zulip's add_subscriptions_backend, list_to_streams, create_stream_if_needed, bulk_add_subscriptions).
 
-import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
+import { appendTo, JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import type { Stream, Tx, UserProfile } from '@teamchat/db';
 import {
   canAdministerChannel,
@@ -230,12 +230,18 @@ export async function bulkAddSubscriptions(
   const existing = await db.subscription.findMany({ where: { user_profile_id: { in: userIds }, stream_id: { in: streamIds } } });
   const usedColors = await db.subscription.findMany({ where: { user_profile_id: { in: userIds } }, select: { user_profile_id: true, color: true } });
 
+  // By user: filtering the whole lists for each user would be quadratic in a bulk subscribe.
+  const existingOf = new Map<number, typeof existing>();
+  for (const sub of existing) appendTo(existingOf, sub.user_profile_id, sub);
+  const colorsOf = new Map<number, string[]>();
+  for (const row of usedColors) appendTo(colorsOf, row.user_profile_id, row.color);
+
   const toCreate: { user_profile_id: number; stream_id: number; color: string }[] = [];
   const toActivate: number[] = [];
   for (const user of users) {
-    const mine = existing.filter((sub) => sub.user_profile_id === user.id);
+    const mine = existingOf.get(user.id) ?? [];
     const fresh = streams.filter((stream) => !mine.some((sub) => sub.stream_id === stream.id));
-    const colors = pickColors(new Set(usedColors.filter((row) => row.user_profile_id === user.id).map((row) => row.color)), fresh.length);
+    const colors = pickColors(new Set(colorsOf.get(user.id)), fresh.length);
     fresh.forEach((stream, i) => {
       toCreate.push({ user_profile_id: user.id, stream_id: stream.id, color: colorByName.get(stream.name.toLowerCase()) ?? colors[i] });
       added.push({ userId: user.id, stream });
@@ -272,9 +278,11 @@ export async function bulkAddSubscriptions(
     await sendStreamCreationEvent(deps, tx, stream, needCreation);
   }
 
+  const addedStreamsOf = new Map<number, number[]>();
+  for (const change of added) appendTo(addedStreamsOf, change.userId, change.stream.id);
   for (const user of users) {
     const subs = await db.subscription.findMany({
-      where: { user_profile_id: user.id, stream_id: { in: added.filter((change) => change.userId === user.id).map((change) => change.stream.id) } },
+      where: { user_profile_id: user.id, stream_id: { in: addedStreamsOf.get(user.id) ?? [] } },
       include: { stream: true },
       orderBy: { stream_id: 'asc' },
     });
