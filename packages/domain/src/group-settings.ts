@@ -56,6 +56,17 @@ export function isUserInGroup(db: Reader, userId: number, groupId: number): Prom
   return anyUserInGroup(db, groupId, [userId]);
 }
 
+/** Every group the user is in, directly or through subgroups (Zulip's recursive membership). */
+export async function userRecursiveGroupIds(db: Pick<TxClient, '$queryRaw'>, userId: number): Promise<Set<number>> {
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    WITH RECURSIVE groups(id) AS (
+      SELECT user_group_id FROM user_group_membership WHERE user_profile_id = ${userId}
+      UNION SELECT ggm.supergroup_id FROM group_group_membership ggm JOIN groups ON ggm.subgroup_id = groups.id
+    )
+    SELECT id FROM groups`;
+  return new Set(rows.map((row) => row.id));
+}
+
 /** Ids of every group `groupId` contains at any depth, itself included (to refuse subgroup cycles). */
 export async function recursiveSubgroupIds(db: Reader, groupId: number): Promise<number[]> {
   const rows = await db.$queryRaw<{ id: number }[]>`
@@ -75,26 +86,34 @@ export async function groupSettingIds(db: Reader, ownerKind: OwnerKind, ownerId:
 
 /** API values of many groups at once: a named group is its id; an anonymous one its members. */
 export async function groupSettingApiValues(db: Reader, groupIds: number[]): Promise<Map<number, GroupSettingValue>> {
+  const values = new Map<number, GroupSettingValue>();
   const ids = [...new Set(groupIds)];
+  // Empty lists are common (an owner without settings, no anonymous groups): Prisma would still
+  // send each read, and register makes several of these.
+  if (ids.length === 0) return values;
   const groups = await db.userGroup.findMany({ where: { id: { in: ids } }, select: { id: true, named: true } });
   const anonymous = groups.filter((group) => !group.named).map((group) => group.id);
-  const [members, subgroups] = await Promise.all([
-    db.userGroupMembership.findMany({
-      where: { user_group_id: { in: anonymous }, user: { is_active: true } },
-      select: { user_group_id: true, user_profile_id: true },
-    }),
-    db.groupGroupMembership.findMany({ where: { supergroup_id: { in: anonymous } }, select: { supergroup_id: true, subgroup_id: true } }),
-  ]);
-  const values = new Map<number, GroupSettingValue>();
+  const membersOf = new Map<number, number[]>();
+  const subgroupsOf = new Map<number, number[]>();
+  if (anonymous.length > 0) {
+    const [members, subgroups] = await Promise.all([
+      db.userGroupMembership.findMany({
+        where: { user_group_id: { in: anonymous }, user: { is_active: true } },
+        select: { user_group_id: true, user_profile_id: true },
+      }),
+      db.groupGroupMembership.findMany({ where: { supergroup_id: { in: anonymous } }, select: { supergroup_id: true, subgroup_id: true } }),
+    ]);
+    for (const row of members) appendTo(membersOf, row.user_group_id, row.user_profile_id);
+    for (const row of subgroups) appendTo(subgroupsOf, row.supergroup_id, row.subgroup_id);
+  }
+  const byNumber = (a: number, b: number) => a - b;
   for (const group of groups) {
-    if (group.named) {
-      values.set(group.id, group.id);
-      continue;
-    }
-    values.set(group.id, {
-      direct_members: members.filter((m) => m.user_group_id === group.id).map((m) => m.user_profile_id).sort((a, b) => a - b),
-      direct_subgroups: subgroups.filter((s) => s.supergroup_id === group.id).map((s) => s.subgroup_id).sort((a, b) => a - b),
-    });
+    values.set(
+      group.id,
+      group.named
+        ? group.id
+        : { direct_members: (membersOf.get(group.id) ?? []).sort(byNumber), direct_subgroups: (subgroupsOf.get(group.id) ?? []).sort(byNumber) },
+    );
   }
   return values;
 }
@@ -230,6 +249,30 @@ export async function hasRealmPermission(db: Reader, user: { id: number; role: n
   });
   if (!setting) return false;
   return hasPermissionForGroupSetting(db, user, setting.group_id, { allowEveryone: !REALM_SETTINGS_EXCLUDING_GUESTS.has(settingName) });
+}
+
+/**
+ * hasRealmPermission for several settings at once, in two reads whatever their number (register
+ * asks for five): the settings' groups, and every group the user is in.
+ */
+export async function realmPermissions<Name extends string>(
+  db: Reader,
+  user: { id: number; role: number; realm_id: number; is_active: boolean },
+  settingNames: readonly Name[],
+): Promise<Record<Name, boolean>> {
+  if (!user.is_active) return Object.fromEntries(settingNames.map((name) => [name, false])) as Record<Name, boolean>;
+  const [settings, userGroupIds] = await Promise.all([
+    db.groupSetting.findMany({ where: { owner_kind: 'realm', owner_id: user.realm_id, name: { in: [...settingNames] } }, select: { name: true, group_id: true } }),
+    userRecursiveGroupIds(db, user.id),
+  ]);
+  const groupOf = new Map(settings.map((setting) => [setting.name, setting.group_id]));
+  const held = (name: Name) => {
+    const groupId = groupOf.get(name);
+    if (groupId === undefined) return false;
+    if (REALM_SETTINGS_EXCLUDING_GUESTS.has(name) && isGuest(user.role)) return false;
+    return userGroupIds.has(groupId);
+  };
+  return Object.fromEntries(settingNames.map((name) => [name, held(name)])) as Record<Name, boolean>;
 }
 
 /** Whether the user holds a permission setting of a user group (guest rule included). */

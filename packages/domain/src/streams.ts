@@ -10,7 +10,7 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { ChannelFolder, Stream, TxClient } from '@teamchat/db';
-import { groupSettingApiValues, isUserInGroup, type GroupSettingValue } from './group-settings';
+import { groupSettingApiValues, isUserInGroup, userRecursiveGroupIds, type GroupSettingValue } from './group-settings';
 import { SystemGroup } from './groups';
 import { isAdministrator, isGuest } from './roles';
 
@@ -140,17 +140,6 @@ export async function streamSettingGroups(db: Pick<TxClient, 'groupSetting'>, st
   });
   for (const row of rows) result.get(row.owner_id)![row.name] = row.group_id;
   return result;
-}
-
-/** Every group the user is in, directly or through subgroups (Zulip's recursive membership). */
-export async function userRecursiveGroupIds(db: Pick<TxClient, '$queryRaw'>, userId: number): Promise<Set<number>> {
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    WITH RECURSIVE groups(id) AS (
-      SELECT user_group_id FROM user_group_membership WHERE user_profile_id = ${userId}
-      UNION SELECT ggm.supergroup_id FROM group_group_membership ggm JOIN groups ON ggm.subgroup_id = groups.id
-    )
-    SELECT id FROM groups`;
-  return new Set(rows.map((row) => row.id));
 }
 
 /** What channel access checks need to know about one user, loaded once. */
@@ -329,6 +318,8 @@ export type ApiStream = Record<string, unknown> & { stream_id: number; name: str
  * topics_policy and channel-level delete permissions), keyed by channel id.
  */
 export async function streamApiDicts(db: Reader, streams: Stream[]): Promise<Map<number, ApiStream>> {
+  const result = new Map<number, ApiStream>();
+  if (streams.length === 0) return result; // e.g. register for a user without subscriptions: no reads
   const settings = await streamSettingGroups(db, streams.map((stream) => stream.id));
   const groupIds = [...settings.values()].flatMap((byName) => Object.values(byName));
   const [values, named] = await Promise.all([
@@ -336,7 +327,6 @@ export async function streamApiDicts(db: Reader, streams: Stream[]): Promise<Map
     db.userGroup.findMany({ where: { id: { in: [...new Set(groupIds)] }, is_system_group: true }, select: { id: true, name: true } }),
   ]);
   const systemGroupName = new Map(named.map((group) => [group.id, group.name ?? '']));
-  const result = new Map<number, ApiStream>();
   for (const stream of streams) {
     const byName = settings.get(stream.id)!;
     const valueOf = (name: string): GroupSettingValue | null => (byName[name] === undefined ? null : (values.get(byName[name]) ?? null));

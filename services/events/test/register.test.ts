@@ -108,6 +108,60 @@ describe('POST /register', () => {
   test('needs authentication', async () => {
     expectError(await stack.anonymous().post('/api/v1/register'), 401, 'UNAUTHORIZED');
   });
+
+  test("the caller's realm permissions follow the realm's group settings, and guests hold none of them", async () => {
+    const realm = await stack.createRealm('permissions', 'permissions.teamchat.test');
+    const [member, admin, guest] = await Promise.all([
+      stack.createUser({ realm, role: Role.MEMBER }),
+      stack.createUser({ realm, role: Role.ADMINISTRATOR }),
+      stack.createUser({ realm, role: Role.GUEST }),
+    ]);
+    const permissions = async (user: typeof member) => {
+      const { body } = await user.client.post('/api/v1/register', { fetch_event_types: ['realm_user'] });
+      return {
+        can_create_streams: body.can_create_streams,
+        can_create_public_streams: body.can_create_public_streams,
+        can_create_private_streams: body.can_create_private_streams,
+        can_create_web_public_streams: body.can_create_web_public_streams,
+        can_subscribe_other_users: body.can_subscribe_other_users,
+        can_invite_others_to_realm: body.can_invite_others_to_realm,
+      };
+    };
+    // Zulip's defaults: members create public and private channels, add subscribers and invite;
+    // web-public channels need spectator access, off by default.
+    const membersDefaults = {
+      can_create_streams: true,
+      can_create_public_streams: true,
+      can_create_private_streams: true,
+      can_create_web_public_streams: false,
+      can_subscribe_other_users: true,
+      can_invite_others_to_realm: true,
+    };
+    expect(await permissions(member)).toEqual(membersDefaults);
+    expect(await permissions(admin)).toEqual(membersDefaults);
+    expect(await permissions(guest)).toEqual({
+      can_create_streams: false,
+      can_create_public_streams: false,
+      can_create_private_streams: false,
+      can_create_web_public_streams: false,
+      can_subscribe_other_users: false,
+      can_invite_others_to_realm: false,
+    });
+
+    // Only administrators may invite, and only they create private channels (reached through
+    // the owners subgroup of role:administrators for an owner).
+    const administrators = await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: realm.id, name: 'role:administrators', is_system_group: true } });
+    for (const name of ['can_invite_users_group', 'can_create_private_channel_group']) {
+      await stack.db.groupSetting.update({
+        where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: realm.id, name } },
+        data: { group_id: administrators.id },
+      });
+    }
+    const owner = await stack.createUser({ realm, role: Role.OWNER });
+    expect(await permissions(member)).toEqual({ ...membersDefaults, can_create_private_streams: false, can_invite_others_to_realm: false });
+    expect(await permissions(admin)).toEqual(membersDefaults);
+    expect(await permissions(owner)).toEqual(membersDefaults);
+  });
 });
 
 describe("register's race-free order: the queue gets exactly the events its state does not show", () => {

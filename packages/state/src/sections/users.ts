@@ -5,13 +5,13 @@
 import {
   apiUserDict,
   avatarUrl,
-  hasRealmPermission,
   inaccessibleUserDict,
   inaccessibleUserIds,
   isAdministrator,
   isModerator,
   PROFILE_FIELD_TYPES,
   profileFieldDict,
+  realmPermissions,
   realmPresence,
   realmUsersForApi,
   roleFlags,
@@ -48,14 +48,15 @@ const realmUserSection: StateSection = {
         ? inaccessibleUserDict(target.id, realm)
         : apiUserDict(target, user, { clientGravatar: options.clientGravatar, profileData: profiles.get(target.id) ?? {} });
     const visible = (target: ApiUserSource) => !(listIncomplete && hidden.has(target.id));
-    const permission = (name: string) => hasRealmPermission(db, user, name);
-    const [publicChannels, privateChannels, webPublicChannels, subscribeOthers, invite] = await Promise.all([
-      permission('can_create_public_channel_group'),
-      permission('can_create_private_channel_group'),
-      permission('can_create_web_public_channel_group'),
-      permission('can_add_subscribers_group'),
-      permission('can_invite_users_group'),
+    const permissions = await realmPermissions(db, user, [
+      'can_create_public_channel_group',
+      'can_create_private_channel_group',
+      'can_create_web_public_channel_group',
+      'can_add_subscribers_group',
+      'can_invite_users_group',
     ]);
+    const publicChannels = permissions.can_create_public_channel_group;
+    const privateChannels = permissions.can_create_private_channel_group;
     const flags = roleFlags(user.role);
     return {
       realm_users: users.filter((target) => target.is_active && visible(target)).map(dict),
@@ -67,9 +68,9 @@ const realmUserSection: StateSection = {
       can_create_streams: publicChannels || privateChannels,
       can_create_public_streams: publicChannels,
       can_create_private_streams: privateChannels,
-      can_create_web_public_streams: webPublicChannels && realm.enable_spectator_access,
-      can_subscribe_other_users: subscribeOthers,
-      can_invite_others_to_realm: invite,
+      can_create_web_public_streams: permissions.can_create_web_public_channel_group && realm.enable_spectator_access,
+      can_subscribe_other_users: permissions.can_add_subscribers_group,
+      can_invite_others_to_realm: permissions.can_invite_users_group,
       is_admin: flags.is_admin,
       is_owner: flags.is_owner,
       is_moderator: isModerator(user.role),
