@@ -67,3 +67,19 @@ export async function fetchInitialState(sections: StateSection[], ctx: StateCont
   for (const section of sections) Object.assign(state, await section.fetch(ctx));
   return state;
 }
+
+/**
+ * A read several sections share, done once per register: the context is one register's
+ * (fetchInitialState passes the same object to every section).
+ */
+export function perRegister<T>(read: (ctx: StateContext) => Promise<T>): (ctx: StateContext) => Promise<T> {
+  const results = new WeakMap<StateContext, Promise<T>>();
+  return (ctx) => {
+    let result = results.get(ctx);
+    if (!result) {
+      result = read(ctx);
+      results.set(ctx, result);
+    }
+    return result;
+  };
+}

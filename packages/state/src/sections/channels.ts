@@ -10,13 +10,21 @@ import {
   streamSettingGroups,
   subscriberFields,
   subscriptionProperties,
+  type ApiStream,
 } from '@teamchat/domain';
-import type { StateContext, StateSection } from '../registry';
+import { perRegister, type StateContext, type StateSection } from '../registry';
 
 const viewerOf = (ctx: StateContext) => ({ id: ctx.user.id, realm_id: ctx.user.realm_id, role: ctx.user.role });
 
+interface VisibleChannels {
+  streams: Stream[];
+  subscriptions: Subscription[];
+  /** The API objects of `streams`, by id. */
+  dicts: Map<number, ApiStream>;
+}
+
 /** The realm's channels the user can see exist; archived ones only for clients that handle them. */
-async function visibleStreams(ctx: StateContext): Promise<{ streams: Stream[]; subscriptions: Subscription[] }> {
+async function readVisibleChannels(ctx: StateContext): Promise<VisibleChannels> {
   const includeArchived = Boolean(ctx.options.capabilities.archived_channels);
   const [candidates, subscriptions, viewer] = await Promise.all([
     ctx.db.stream.findMany({ where: { realm_id: ctx.realm.id, ...(includeArchived ? {} : { is_archived: false }) }, orderBy: { id: 'asc' } }),
@@ -25,19 +33,24 @@ async function visibleStreams(ctx: StateContext): Promise<{ streams: Stream[]; s
   ]);
   const settings = await streamSettingGroups(ctx.db, candidates.map((stream) => stream.id));
   const streams = candidates.filter((stream) => hasMetadataAccess(viewer, stream, settings.get(stream.id)));
-  return { streams, subscriptions };
+  return { streams, subscriptions, dicts: await streamApiDicts(ctx.db, streams) };
 }
+
+/** The subscription and stream sections both need them. */
+const visibleChannels = perRegister(readVisibleChannels);
+
+/** The user's topic settings with their channels' names (user_topic and the legacy muted_topics). */
+const userTopics = perRegister((ctx) =>
+  ctx.db.userTopic.findMany({ where: { user_profile_id: ctx.user.id }, include: { stream: { select: { name: true } } }, orderBy: { id: 'asc' } }),
+);
 
 const subscriptionSection: StateSection = {
   eventType: 'subscription',
   async fetch(ctx) {
-    const { streams, subscriptions } = await visibleStreams(ctx);
+    const { streams, subscriptions, dicts } = await visibleChannels(ctx);
     const byId = new Map(streams.map((stream) => [stream.id, stream]));
     const subByStream = new Map(subscriptions.map((sub) => [sub.stream_id, sub]));
-    const [dicts, subscribers] = await Promise.all([
-      streamApiDicts(ctx.db, streams),
-      subscriberFields(ctx.db, streams.map((stream) => stream.id), ctx.options.includeSubscribers),
-    ]);
+    const subscribers = await subscriberFields(ctx.db, streams.map((stream) => stream.id), ctx.options.includeSubscribers);
     const withSubscribers = (id: number) => ({ ...dicts.get(id)!, ...(subscribers.get(id) ?? {}) });
     // A subscription survives losing access to a private channel; it is then not shown.
     const subscribed = subscriptions.filter((sub) => sub.active && byId.has(sub.stream_id));
@@ -53,8 +66,7 @@ const subscriptionSection: StateSection = {
 const streamSection: StateSection = {
   eventType: 'stream',
   async fetch(ctx) {
-    const { streams } = await visibleStreams(ctx);
-    const dicts = await streamApiDicts(ctx.db, streams);
+    const { streams, dicts } = await visibleChannels(ctx);
     return { streams: streams.map((stream) => dicts.get(stream.id)!) };
   },
 };
@@ -78,7 +90,7 @@ const defaultStreamGroupsSection: StateSection = {
 const userTopicSection: StateSection = {
   eventType: 'user_topic',
   async fetch(ctx) {
-    const rows = await ctx.db.userTopic.findMany({ where: { user_profile_id: ctx.user.id }, orderBy: { id: 'asc' } });
+    const rows = await userTopics(ctx);
     return {
       user_topics: rows.map((row) => ({
         stream_id: row.stream_id,
@@ -94,12 +106,8 @@ const userTopicSection: StateSection = {
 const mutedTopicsSection: StateSection = {
   eventType: 'muted_topics',
   async fetch(ctx) {
-    const rows = await ctx.db.userTopic.findMany({
-      where: { user_profile_id: ctx.user.id, visibility_policy: 1 },
-      include: { stream: { select: { name: true } } },
-      orderBy: { id: 'asc' },
-    });
-    return { muted_topics: rows.map((row) => [row.stream.name, row.topic_name, Math.floor(row.last_updated.getTime() / 1000)]) };
+    const muted = (await userTopics(ctx)).filter((row) => row.visibility_policy === 1);
+    return { muted_topics: muted.map((row) => [row.stream.name, row.topic_name, Math.floor(row.last_updated.getTime() / 1000)]) };
   },
 };
 
