@@ -80,7 +80,7 @@ function register(gateway: string, realm: Realm, member: Member): Promise<{ ms: 
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const body = Buffer.concat(chunks);
-        const json = JSON.parse(body.toString()) as { result: string; realm_users?: unknown[] };
+        const json = JSON.parse(body.toString()) as { result: string };
         if (json.result !== 'success') return reject(new Error(`register: ${body.toString().slice(0, 300)}`));
         resolve({ ms: performance.now() - startedAt, bytes: body.length });
       });

@@ -6,7 +6,7 @@
 // (owner_kind, owner_id, name) → group_id, so "where is this group used?" is one query.
 
 import { appendTo, JsonableError } from '@teamchat/core';
-import type { TxClient } from '@teamchat/db';
+import { Prisma, type TxClient } from '@teamchat/db';
 import { REALM_SETTINGS_EXCLUDING_GUESTS, SystemGroup, USER_GROUP_PERMISSION_SETTINGS, type SystemGroupName } from './groups';
 import { isGuest } from './roles';
 
@@ -56,11 +56,15 @@ export function isUserInGroup(db: Reader, userId: number, groupId: number): Prom
   return anyUserInGroup(db, groupId, [userId]);
 }
 
-/** Every group the user is in, directly or through subgroups (Zulip's recursive membership). */
-export async function userRecursiveGroupIds(db: Pick<TxClient, '$queryRaw'>, userId: number): Promise<Set<number>> {
+/**
+ * Every group the user is in, directly or through subgroups (Zulip's recursive membership).
+ * `activeOnly`: none for a deactivated user, as isUserInGroup answers for them.
+ */
+export async function userRecursiveGroupIds(db: Pick<TxClient, '$queryRaw'>, userId: number, { activeOnly = false } = {}): Promise<Set<number>> {
+  const active = activeOnly ? Prisma.sql`AND EXISTS (SELECT 1 FROM user_profile WHERE id = ${userId} AND is_active)` : Prisma.empty;
   const rows = await db.$queryRaw<{ id: number }[]>`
     WITH RECURSIVE groups(id) AS (
-      SELECT user_group_id FROM user_group_membership WHERE user_profile_id = ${userId}
+      SELECT user_group_id FROM user_group_membership WHERE user_profile_id = ${userId} ${active}
       UNION SELECT ggm.supergroup_id FROM group_group_membership ggm JOIN groups ON ggm.subgroup_id = groups.id
     )
     SELECT id FROM groups`;
@@ -243,27 +247,23 @@ export async function hasPermissionForGroupSetting(
 
 /** Whether the user holds the realm permission `settingName` (e.g. "create_multiuse_invite_group"). */
 export async function hasRealmPermission(db: Reader, user: { id: number; role: number; realm_id: number }, settingName: string): Promise<boolean> {
-  const setting = await db.groupSetting.findUnique({
-    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: user.realm_id, name: settingName } },
-    select: { group_id: true },
-  });
-  if (!setting) return false;
-  return hasPermissionForGroupSetting(db, user, setting.group_id, { allowEveryone: !REALM_SETTINGS_EXCLUDING_GUESTS.has(settingName) });
+  return (await realmPermissions(db, user, [settingName]))[settingName];
 }
 
 /**
- * hasRealmPermission for several settings at once, in two reads whatever their number (register
- * asks for five): the settings' groups, and every group the user is in.
+ * Which of the realm permissions `settingNames` the user holds (Zulip's
+ * user_has_permission_for_group_setting for each): membership of the setting's group, except
+ * that guests never hold settings that may not be given to role:everyone. Two reads whatever
+ * their number (register asks for five): the settings' groups, and every group the user is in.
  */
 export async function realmPermissions<Name extends string>(
   db: Reader,
-  user: { id: number; role: number; realm_id: number; is_active: boolean },
+  user: { id: number; role: number; realm_id: number },
   settingNames: readonly Name[],
 ): Promise<Record<Name, boolean>> {
-  if (!user.is_active) return Object.fromEntries(settingNames.map((name) => [name, false])) as Record<Name, boolean>;
   const [settings, userGroupIds] = await Promise.all([
     db.groupSetting.findMany({ where: { owner_kind: 'realm', owner_id: user.realm_id, name: { in: [...settingNames] } }, select: { name: true, group_id: true } }),
-    userRecursiveGroupIds(db, user.id),
+    userRecursiveGroupIds(db, user.id, { activeOnly: true }),
   ]);
   const groupOf = new Map(settings.map((setting) => [setting.name, setting.group_id]));
   const held = (name: Name) => {
