@@ -14,6 +14,12 @@ export function placeholderEmail(userId: number, realm: Pick<Realm, 'host'>): st
   return `user${userId}@${placeholderEmailDomain(realm)}`;
 }
 
+/**
+ * Where the server's unicode emoji table is served (register's `server_emoji_data_url`, under
+ * the realm's URL): Zulip's path for it, `{"code_to_names": {code: [names...]}}`.
+ */
+export const EMOJI_DATA_PATH = '/static/generated/emoji/emoji_api.json';
+
 /** Server-wide limits and defaults that register and server_settings report. */
 export const SERVER_LIMITS = {
   max_stream_name_length: 60,

@@ -2,6 +2,8 @@
 // authenticate. First match wins. A path no rule matches is a 404; a path a rule matches
 // but its service does not know is the service's 404.
 
+import { EMOJI_DATA_PATH } from '@teamchat/domain';
+
 export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events';
 
 export const SERVICE_NAMES: readonly ServiceName[] = ['users', 'messages', 'channels', 'uploads', 'events'];
@@ -22,6 +24,8 @@ export interface RouteRule {
 }
 
 const api = (path: string) => new RegExp(`^/api/v1/${path}$`);
+/** A fixed path (no pattern characters but dots). */
+const exactly = (path: string) => new RegExp(`^${path.replaceAll('.', '\\.')}$`);
 
 export const ROUTES: RouteRule[] = [
   // Unauthenticated entry points.
@@ -30,6 +34,8 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('invites/multiuse/accept'), service: 'users', auth: 'public' },
   // A reusable invitation link, {realm_url}/join/{key}/: the sign-up form and its submission.
   { pattern: /^\/join\/[^/]+\/?$/, service: 'users', auth: 'public' },
+  // The unicode emoji table (register's server_emoji_data_url).
+  { pattern: exactly(EMOJI_DATA_PATH), service: 'messages', auth: 'public' },
 
   // Event queues.
   { pattern: api('register'), service: 'events', auth: 'basic' },

@@ -1,11 +1,12 @@
 // The whole HTTP surface of the messages service.
 import type { Route } from '@teamchat/core';
+import { EMOJI_DATA_PATH } from '@teamchat/domain';
 import type { MessagesDeps } from './deps';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
 import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './views/flags';
 import { getMessage, getMessages, renderMessage, sendMessage } from './views/messages';
 import { deleteMessage, getMessageHistory, updateMessage } from './views/edit';
-import { addReaction, removeReaction } from './views/reactions';
+import { addReaction, getEmojiData, removeReaction } from './views/reactions';
 import { setMessageEditTypingStatus, setTypingStatus } from './views/typing';
 
 export const routes: Route<MessagesDeps>[] = [
@@ -20,6 +21,7 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'GET', path: '/api/v1/messages/:message_id/history', view: getMessageHistory },
   { method: 'POST', path: '/api/v1/messages/:message_id/reactions', view: addReaction },
   { method: 'DELETE', path: '/api/v1/messages/:message_id/reactions', view: removeReaction },
+  { method: 'GET', path: EMOJI_DATA_PATH, view: getEmojiData, auth: 'anonymous' },
   { method: 'POST', path: '/api/v1/messages/:message_id/typing', view: setMessageEditTypingStatus },
   { method: 'POST', path: '/api/v1/mark_all_as_read', view: markAllAsRead },
   { method: 'POST', path: '/api/v1/mark_stream_as_read', view: markStreamAsRead },

@@ -6,15 +6,34 @@
 import {
   AVAILABLE_NOTIFICATION_SOUNDS,
   EmailVisibility,
+  EMOJI_DATA_PATH,
   EMOJISET_CHOICES,
   groupSettingValues,
   placeholderEmailDomain,
+  realmSettingGroup,
   realmSettings,
   realmUrl,
   renderMarkdown,
+  SystemGroup,
   USER_SETTING_DEFAULTS,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
+
+/**
+ * The legacy wildcard-mention policy for each system group that can hold the permission
+ * (Zulip's SYSTEM_GROUPS_TO_WILDCARD_MENTION_POLICY_MAP). Any other group maps to "everyone":
+ * the legacy value describes a superset of who may mention many users. Deprecated in Zulip
+ * 10, but clients still require it (the mobile app reads it unconditionally).
+ */
+const WILDCARD_MENTION_POLICY_OF_GROUP: Record<string, number> = {
+  [SystemGroup.EVERYONE]: 1,
+  [SystemGroup.MEMBERS]: 2,
+  [SystemGroup.FULL_MEMBERS]: 3,
+  [SystemGroup.ADMINISTRATORS]: 5,
+  [SystemGroup.NOBODY]: 6,
+  [SystemGroup.MODERATORS]: 7,
+};
+const WILDCARD_MENTION_POLICY_EVERYONE = 1;
 
 const AUTHENTICATION_METHODS = ['Email', 'Dev', 'LDAP', 'RemoteUser', 'GitHub', 'AzureAD', 'GitLab', 'Apple', 'Google', 'SAML', 'OpenID Connect'];
 
@@ -24,6 +43,7 @@ export const realmSection: StateSection = {
     const settings = realmSettings(realm);
     const groupSettings = await groupSettingValues(db, 'realm', realm.id);
     const url = realmUrl(realm, scheme);
+    const mentionManyGroup = await realmSettingGroup(db, realm.id, 'can_mention_many_users_group');
     return {
       realm_name: realm.name,
       realm_description: realm.description ? renderMarkdown(realm.description) : '',
@@ -36,6 +56,8 @@ export const realmSection: StateSection = {
       realm_upload_quota_mib: realm.upload_quota_bytes === null ? null : Number(realm.upload_quota_bytes / 1048576n),
       ...settings,
       ...Object.fromEntries(Object.entries(groupSettings).map(([name, value]) => [`realm_${name}`, value])),
+      realm_wildcard_mention_policy: WILDCARD_MENTION_POLICY_OF_GROUP[mentionManyGroup?.name ?? ''] ?? WILDCARD_MENTION_POLICY_EVERYONE,
+      server_emoji_data_url: `${url}${EMOJI_DATA_PATH}`,
       realm_uri: url,
       realm_url: url,
       realm_icon_url: `${url}/static/images/logo/zulip-icon-128x128.png`,
@@ -75,13 +97,17 @@ export const realmSection: StateSection = {
 
 /**
  * Event types whose features hold no data on this server (no custom emoji, allowed-domain
- * lists, scheduled messages or saved snippets can be created yet): their state is
- * empty, but present, because clients that ask for it read it unconditionally (zulip-terminal
- * reads realm_emoji at start-up).
+ * lists, scheduled messages, saved snippets, muted users, user statuses or code playgrounds
+ * can be created yet): their state is empty, but present, because clients that ask for it
+ * read it unconditionally (zulip-terminal reads realm_emoji at start-up; the mobile app fails
+ * to register without muted_users and user_status).
  */
 export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   { eventType: 'realm_emoji', fetch: async () => ({ realm_emoji: {} }) },
   { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
   { eventType: 'scheduled_messages', fetch: async () => ({ scheduled_messages: [] }) },
   { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },
+  { eventType: 'muted_users', fetch: async () => ({ muted_users: [] }) },
+  { eventType: 'user_status', fetch: async () => ({ user_status: {} }) },
+  { eventType: 'realm_playgrounds', fetch: async () => ({ realm_playgrounds: [] }) },
 ];

@@ -37,6 +37,22 @@ export function emojiDataFor(name: string): { emoji_code: string; reaction_type:
   throw new JsonableError(`Emoji '${name}' does not exist`);
 }
 
+let emojiDataJson: string | null = null;
+
+/**
+ * The table as Zulip's emoji data file (register's `server_emoji_data_url`): each code with its
+ * names, serialized once. iamcal's table does not say which name is canonical; a code's names
+ * come in alphabetical order.
+ */
+export function emojiDataFile(): string {
+  if (!emojiDataJson) {
+    const codeToNames: Record<string, string[]> = {};
+    for (const [name, code] of unicodeNames()) (codeToNames[code] ??= []).push(name);
+    emojiDataJson = JSON.stringify({ code_to_names: codeToNames });
+  }
+  return emojiDataJson;
+}
+
 /** Lowercase hex codepoints (4 to 6 digits, each a Unicode scalar value) joined by dashes. */
 function isCodepointSequence(code: string): boolean {
   if (!/^[0-9a-f]{4,6}(-[0-9a-f]{4,6})*$/.test(code)) return false;

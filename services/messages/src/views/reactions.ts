@@ -1,6 +1,13 @@
-import { optional, param, pathInt, required, type AuthedContext } from '@teamchat/core';
+import { optional, param, pathInt, required, RESPONDED, sendJson, type AuthedContext, type ViewResult } from '@teamchat/core';
 import { doAddReaction, doRemoveReaction } from '../actions/reactions';
 import type { MessagesDeps } from '../deps';
+import { emojiDataFile } from '../lib/emoji';
+
+/** GET {EMOJI_DATA_PATH}: the unicode emoji table clients offer in their pickers (a file, no envelope). */
+export function getEmojiData({ res }: AuthedContext<MessagesDeps>): ViewResult {
+  sendJson(res, 200, emojiDataFile(), { 'Cache-Control': 'public, max-age=86400' });
+  return RESPONDED;
+}
 
 /** POST /messages/{message_id}/reactions */
 export async function addReaction({ deps, requester, params, req }: AuthedContext<MessagesDeps>) {
