@@ -31,9 +31,9 @@ let app: TestUser;
 let streamId: number;
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['messages', 'channels', 'events'] });
+  stack = await startStack({ services: ['messages', 'channels', 'events', 'uploads'] });
   admin = await stack.createUser({ fullName: 'Ad Min', role: Role.ADMINISTRATOR });
-  app = await stack.createUser({ fullName: 'Mo Bile' });
+  app = await stack.createUser({ fullName: 'Mo Bile', password: 'mobile password' });
   // Some of everything the snapshot holds: channels, unreads (channel, mention, direct), a
   // starred message, a user group, presence, a topic setting.
   await admin.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }, { name: 'mobile' }], principals: [admin.id, app.id] });
@@ -131,6 +131,33 @@ test('messages and the events of everyday actions carry what the app requires', 
       'UserTopicEvent',
     ]),
   );
+});
+
+test("the answers of the app's other calls carry what it requires", async () => {
+  const answers: [string, { status: number; body: unknown }][] = [];
+  const call = async (className: string, response: Promise<{ status: number; body: any }>) => {
+    const answer = await response;
+    answers.push([className, answer]);
+    return answer.body;
+  };
+  // Logging in: the server's settings, then the user's key for their password.
+  await call('GetServerSettingsResult', stack.anonymous().get('/api/v1/server_settings'));
+  await call('FetchApiKeyResult', stack.anonymous().post('/api/v1/fetch_api_key', { username: app.deliveryEmail, password: 'mobile password' }));
+  await call('GetOwnUserResult', app.client.get('/api/v1/users/me'));
+  const sent = await call('SendMessageResult', app.client.post('/api/v1/messages', { type: 'stream', to: 'general', topic: 'from the app', content: 'sent' }));
+  const fetched = await call('GetMessageResult', app.client.get(`/api/v1/messages/${sent.id}`, { apply_markdown: true }));
+  answers.push(['StreamMessage', { status: 200, body: fetched.message }]);
+  await call('UpdateMessageFlagsResult', app.client.post('/api/v1/messages/flags', { messages: [sent.id], op: 'add', flag: 'starred' }));
+  await call('UpdateMessageFlagsForNarrowResult', app.client.post('/api/v1/messages/flags/narrow', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: [], op: 'add', flag: 'read' }));
+  await call('GetChannelTopicsResult', app.client.get(`/api/v1/users/me/${streamId}/topics`));
+  await call('UpdatePresenceResult', app.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true }));
+  const form = new FormData();
+  form.append('file', new Blob(['a file from the app']), 'notes.txt');
+  const multipart = new Request('http://multipart.invalid', { method: 'POST', body: form });
+  await call('UploadFileResult', app.client.post('/api/v1/user_uploads', {}, { body: Buffer.from(await multipart.arrayBuffer()), headers: { 'content-type': multipart.headers.get('content-type')! } }));
+
+  expect(answers.filter(([, answer]) => answer.status !== 200).map(([className, answer]) => `${className}: ${answer.status}`)).toEqual([]);
+  expect(answers.flatMap(([className, answer]) => mobileAppViolations(answer.body, className))).toEqual([]);
 });
 
 test('the emoji table is served at server_emoji_data_url, and its names and codes make reactions', async () => {
