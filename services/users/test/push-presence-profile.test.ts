@@ -75,8 +75,12 @@ describe('POST /users/me/presence', () => {
     await cast.admin.client.post('/api/v1/users/me/presence', { status: 'idle' });
     const legacy = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active' });
     expect(legacy.body.presences[cast.member.email]).toMatchObject({ aggregated: { client: 'website', status: 'active' }, website: { pushable: false } });
+    // Only the rows written since last_update_id: the member pings a minute on; the admin's own
+    // ping, seconds after the last one, writes nothing.
+    await stack.db.$executeRaw`UPDATE user_presence SET last_connected_time = last_connected_time - interval '56 seconds', last_active_time = last_active_time - interval '56 seconds' WHERE user_profile_id = ${cast.member.id}`;
+    await cast.member.client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
     const since = await cast.admin.client.post('/api/v1/users/me/presence', { status: 'active', last_update_id: legacy.body.presence_last_update_id });
-    expect(Object.keys(since.body.presences)).toEqual([String(cast.admin.id)]);
+    expect(Object.keys(since.body.presences)).toEqual([String(cast.member.id)]);
 
     // The update id is in milliseconds; stored times may carry microseconds, which do not make an
     // unchanged row new again.
@@ -126,6 +130,32 @@ describe('POST /users/me/presence', () => {
     events = await eventsSince(stack, mark, 'presence');
     expect(events.map((row) => row.event)).toEqual([expect.objectContaining({ user_id: user.id, presence: { website: expect.objectContaining({ status: 'idle' }) } })]);
     expect(Date.now() - (await stored()).last_connected_time!.getTime()).toBeLessThan(60_000);
+  });
+
+  test('a ping within 55 s of the stored times writes nothing (Zulip PRESENCE_UPDATE_MIN_FREQ_SECONDS); an older row is rewritten', async () => {
+    const user = await stack.createUser();
+    const ping = (status: string) => user.client.post('/api/v1/users/me/presence', { status, ping_only: true });
+    const stored = () => stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: user.id } });
+    expect((await ping('active')).status).toBe(200);
+    const first = await stored();
+    // Another window of the same user pings: the row stays as it was (its update id too).
+    expect((await ping('active')).status).toBe(200);
+    expect((await ping('idle')).status).toBe(200);
+    expect(await stored()).toEqual(first);
+
+    // 56 s later, connected and active again: both times move.
+    await stack.db.$executeRaw`UPDATE user_presence SET last_connected_time = last_connected_time - interval '56 seconds', last_active_time = last_active_time - interval '56 seconds' WHERE user_profile_id = ${user.id}`;
+    expect((await ping('active')).status).toBe(200);
+    const later = await stored();
+    expect(later.last_connected_time!.getTime()).toBeGreaterThanOrEqual(first.last_connected_time!.getTime());
+    expect(later.last_active_time!.getTime()).toBeGreaterThanOrEqual(first.last_active_time!.getTime());
+
+    // Connected a minute ago but active just now: an idle ping moves only the connected time.
+    await stack.db.$executeRaw`UPDATE user_presence SET last_connected_time = last_connected_time - interval '56 seconds' WHERE user_profile_id = ${user.id}`;
+    expect((await ping('idle')).status).toBe(200);
+    const idle = await stored();
+    expect(idle.last_active_time).toEqual(later.last_active_time);
+    expect(idle.last_connected_time!.getTime()).toBeGreaterThanOrEqual(later.last_connected_time!.getTime());
   });
 
   test('bad status, bots', async () => {

@@ -1,7 +1,7 @@
 // Presence (Zulip's zerver/actions/presence.py, kept minimal): each ping records when the
-// user was last connected and, if active, last active; a presence event goes out only when
-// the user comes back after being offline or turns active after being idle, so a steady
-// stream of pings costs one statement each.
+// user was last connected and, if active, last active, at most once a minute; a presence
+// event goes out only when the user comes back after being offline or turns active after
+// being idle, so a steady stream of pings costs at most one statement each.
 
 import { queryRows, transaction } from '@teamchat/db';
 import { PRESENCE_OFFLINE_THRESHOLD_SECONDS, userIdsWhoCanAccessUser } from '@teamchat/domain';
@@ -39,6 +39,13 @@ async function tooManyForPresenceEvents(deps: Deps, realmId: number): Promise<bo
 const LAST_ACTIVE_PRECISION_MS = 60_000;
 
 /**
+ * Zulip's PRESENCE_UPDATE_MIN_FREQ_SECONDS: a ping rewrites the stored times only when they are
+ * older than this, so a user connected from several windows or devices (each pinging once a
+ * minute) costs one write a minute, not one per ping.
+ */
+export const PRESENCE_UPDATE_MIN_FREQ_MS = 55_000;
+
+/**
  * The ping's whole write, atomic as one statement: the presence row, and last_active_at when
  * $4 says it is stale. ($1 user, $2 now, $3 active.)
  */
@@ -52,7 +59,7 @@ const RECORD_PING = `
 
 /**
  * Records a ping of `user`, whose stored presence was `user.presence` when the request read it.
- * Most pings are no news, or news no one is told of in a big realm: they are one named statement
+ * A ping within PRESENCE_UPDATE_MIN_FREQ_MS of the stored times writes nothing. Most pings are no news, or news no one is told of in a big realm: they are one named statement
  * on the pool (through Prisma's client engine the old transaction of three statements cost ~3 ms
  * of CPU). News to tell goes through a transaction with its event.
  */
@@ -60,7 +67,9 @@ export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: 
   const active = status === 'active';
   const lastActiveStale = active && (!user.last_active_at || now.getTime() - user.last_active_at.getTime() >= LAST_ACTIVE_PRECISION_MS);
   const recordPing = (db: Parameters<typeof queryRows>[0]) => queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale]);
-  if (!isNews(user.presence, status, now) || (await tooManyForPresenceEvents(deps, user.realm_id))) {
+  const news = isNews(user.presence, status, now);
+  if (!news && !isStale(user.presence, status, now)) return;
+  if (!news || (await tooManyForPresenceEvents(deps, user.realm_id))) {
     await recordPing(deps.db);
     return;
   }
@@ -81,6 +90,12 @@ export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: 
       recipients,
     );
   });
+}
+
+/** Whether the ping has a stored time to move forward: connected, or active when it says so. */
+function isStale(before: StoredPresence | null, status: PresenceStatus, now: Date): boolean {
+  const olderThanMinFreq = (time: Date | null | undefined) => !time || now.getTime() - time.getTime() > PRESENCE_UPDATE_MIN_FREQ_MS;
+  return olderThanMinFreq(before?.last_connected_time) || (status === 'active' && olderThanMinFreq(before?.last_active_time));
 }
 
 /**
