@@ -9,10 +9,10 @@
 
 import { JsonableError } from '@teamchat/core';
 import { Prisma, type Stream, type TxClient } from '@teamchat/db';
-import { MENTION_FLAGS_MASK, MessageFlag, dmKey, normalizeTopicInput, HISTORICAL_FLAGS } from './messages';
+import { MENTION_FLAGS_MASK, MessageFlag, dmKey, dmParticipants, normalizeTopicInput, HISTORICAL_FLAGS } from './messages';
 import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
 import { isGuest } from './roles';
-import { streamAccess, type Viewer } from './streams';
+import { hasMessageAccess, streamAccess, type Viewer } from './streams';
 
 export interface NarrowTerm {
   operator: string;
@@ -27,11 +27,18 @@ export class BadNarrowError extends JsonableError {
   }
 }
 
+/** Zulip's InvalidOperatorCombinationError. */
+export class InvalidOperatorCombinationError extends JsonableError {
+  constructor(desc: string) {
+    super(`Invalid narrow operator combination: ${desc}`, { code: 'BAD_NARROW', data: { desc } });
+  }
+}
+
 // ---------------------------------------------------------------- parsing
 
 const CHANNEL_OPERATORS = ['channel', 'stream'];
 const CHANNELS_OPERATORS = ['channels', 'streams'];
-const OPERATORS_WITH_ID = [...CHANNEL_OPERATORS, 'id', 'sender', 'group-pm-with', 'dm-including'];
+const OPERATORS_WITH_ID = [...CHANNEL_OPERATORS, 'id', 'sender', 'group-pm-with', 'dm-including', 'with'];
 const OPERATORS_WITH_IDS = ['pm-with', 'dm'];
 
 const invalid = (msg: string): never => {
@@ -91,7 +98,7 @@ export function normalizeNarrowTopics(narrow: NarrowTerm[] | null): NarrowTerm[]
 
 type NarrowReader = Pick<
   TxClient,
-  '$queryRaw' | 'stream' | 'userProfile' | 'subscription' | 'groupSetting' | 'userMessage' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership'
+  '$queryRaw' | 'message' | 'stream' | 'userProfile' | 'subscription' | 'groupSetting' | 'userMessage' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership'
 >;
 
 export interface NarrowViewer extends Viewer {
@@ -172,12 +179,51 @@ export function mutingConditions(viewerId: number, channelId: number | null): Pr
   return conditions;
 }
 
+/** Terms that name a conversation, which a `with` term replaces. */
+const CONVERSATION_OPERATORS = [...CHANNEL_OPERATORS, 'topic', 'dm', 'pm-with'];
+
+/** Zulip's can_narrow_define_conversation: a DM term, or a channel and a topic. */
+function definesConversation(narrow: NarrowTerm[]): boolean {
+  const has = (operators: string[]) => narrow.some((term) => operators.includes(term.operator));
+  return has(['dm', 'pm-with']) || (has(CHANNEL_OPERATORS) && has(['topic']));
+}
+
+/**
+ * The `with` operator (Zulip's update_narrow_terms_containing_with_operator): "the
+ * conversation this message is in now", so a link to a message keeps working after the message
+ * moved. It replaces the narrow's conversation terms with the message's channel and topic, or
+ * its direct-message participants. A message the viewer cannot read leaves the other terms,
+ * if they name a conversation on their own.
+ */
+async function resolveWithOperator(db: NarrowReader, viewer: NarrowViewer, narrow: NarrowTerm[] | null): Promise<NarrowTerm[] | null> {
+  const withTerms = narrow?.filter((term) => term.operator === 'with') ?? [];
+  if (!narrow || withTerms.length === 0) return narrow;
+  if (withTerms.length > 1) throw new InvalidOperatorCombinationError("Duplicate 'with' operators.");
+  const others = narrow.filter((term) => term !== withTerms[0]);
+  const operand = String(withTerms[0].operand);
+  if (!/^[0-9]+$/.test(operand) || Number(operand) > 2 ** 31 - 1) throw new BadNarrowError("Invalid 'with' operator");
+  const message = await db.message.findFirst({ where: { id: Number(operand), realm_id: viewer.realm_id }, select: { id: true, realm_id: true, stream_id: true, topic: true, dm_key: true } });
+  if (!message || !(await hasMessageAccess(db, viewer, message))) {
+    if (definesConversation(others)) return others;
+    throw new BadNarrowError("Invalid 'with' operator");
+  }
+  const rest = others.filter((term) => !CONVERSATION_OPERATORS.includes(term.operator));
+  const conversation: NarrowTerm[] =
+    message.stream_id !== null
+      ? [
+          { operator: 'channel', operand: message.stream_id, negated: false },
+          { operator: 'topic', operand: message.topic, negated: false },
+        ]
+      : [{ operator: 'dm', operand: dmParticipants(message.dm_key!), negated: false }];
+  return [...conversation, ...rest];
+}
+
 /**
  * Compiles a validated narrow for `viewer`. Unknown operators and operands give Zulip's
  * BAD_NARROW errors, in the order of the terms.
  */
 export async function compileNarrow(db: NarrowReader, viewer: NarrowViewer, narrowInput: NarrowTerm[] | null): Promise<CompiledNarrow> {
-  const narrow = normalizeNarrowTopics(narrowInput);
+  const narrow = await resolveWithOperator(db, viewer, normalizeNarrowTopics(narrowInput));
   const realmId = viewer.realm_id;
   const conditions: Prisma.Sql[] = [];
   const searches: string[] = [];

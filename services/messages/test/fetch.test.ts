@@ -150,6 +150,41 @@ describe('narrows', () => {
     expect(await narrowed(bob, [{ operator: 'is', operand: 'starred', negated: true }, { operator: 'is', operand: 'unread' }])).not.toContain(ids[1]);
   });
 
+  test("with: the conversation a message is in now, in place of the narrow's own conversation terms", async () => {
+    expect(await narrowed(bob, [{ operator: 'with', operand: ids[1] }])).toEqual([ids[0], ids[1], ids[6]]);
+    expect(await narrowed(bob, [{ operator: 'with', operand: String(ids[3]) }])).toEqual([ids[3]]);
+    expect(await narrowed(alice, [{ operator: 'with', operand: ids[4] }])).toEqual([ids[4]]);
+    // Other terms stay; conversation terms give way.
+    expect(await narrowed(bob, [{ operator: 'with', operand: ids[1] }, { operator: 'sender', operand: bob.id }])).toEqual([ids[1]]);
+    expect(await narrowed(bob, [{ operator: 'channel', operand: secret.id }, { operator: 'topic', operand: 'x' }, { operator: 'with', operand: ids[3] }])).toEqual([ids[3]]);
+
+    // A message moved since the link was made: its new topic.
+    const moves = await stack.createStream({ name: 'moves', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+    const moved = await send(alice, { type: 'stream', to: moves.id, topic: 'before', content: 'moving on' });
+    const stayed = await send(alice, { type: 'stream', to: moves.id, topic: 'before', content: 'staying' });
+    expect((await alice.client.patch(`/api/v1/messages/${moved}`, { topic: 'after', propagate_mode: 'change_one' })).status).toBe(200);
+    expect(await narrowed(bob, [{ operator: 'channel', operand: moves.id }, { operator: 'topic', operand: 'before' }, { operator: 'with', operand: moved }])).toEqual([moved]);
+    expect(await narrowed(bob, [{ operator: 'with', operand: stayed }])).toEqual([stayed]);
+
+    // A message Carol may not read: the other terms if they name a conversation, else an error.
+    expect(await narrowed(carol, [{ operator: 'channel', operand: general.id }, { operator: 'topic', operand: 'lunch' }, { operator: 'with', operand: ids[5] }])).toEqual([ids[0], ids[1], ids[6]]);
+    const bad = (user: TestUser, narrow: unknown) => get(user, { anchor: 'newest', num_before: 1, narrow: JSON.stringify(narrow) });
+    expectError(await bad(carol, [{ operator: 'with', operand: ids[5] }]), 400, 'BAD_NARROW', "Invalid narrow operator: Invalid 'with' operator");
+    expectError(await bad(bob, [{ operator: 'with', operand: 999_999 }]), 400, 'BAD_NARROW', "Invalid narrow operator: Invalid 'with' operator");
+    expectError(await bad(bob, [{ operator: 'with', operand: 'abc' }]), 400, 'BAD_NARROW', "Invalid narrow operator: Invalid 'with' operator");
+    expectError(
+      await bad(bob, [{ operator: 'with', operand: ids[1] }, { operator: 'with', operand: ids[3] }]),
+      400,
+      'BAD_NARROW',
+      "Invalid narrow operator combination: Duplicate 'with' operators.",
+    );
+
+    // The flag update over a narrow reads it the same way.
+    const marked = await bob.client.post('/api/v1/messages/flags/narrow', { anchor: 'oldest', num_before: 0, num_after: 100, narrow: JSON.stringify([{ operator: 'with', operand: stayed }]), op: 'add', flag: 'starred' });
+    expect(marked.body).toMatchObject({ processed_count: 1, updated_count: 1 });
+    expect((await bob.client.get(`/api/v1/messages/${stayed}`)).body.message.flags).toContain('starred');
+  });
+
   test('in:home and first_unread leave out muted channels and topics', async () => {
     const reader = await stack.createUser();
     const loud = await stack.createStream({ name: 'loud', creatorId: alice.id, subscribers: [alice.id, reader.id] });
