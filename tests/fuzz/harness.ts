@@ -46,9 +46,9 @@ export function send(baseUrl: string, request: { method: string; path: string; h
   });
 }
 
-/** Paths whose answers are not Zulip JSON by protocol: files, the join page, tus. */
+/** Paths whose answers are not Zulip envelopes by protocol: files, static data (the emoji table), the join page, tus. */
 function isNonJsonEndpoint(endpointPath: string): boolean {
-  return endpointPath.startsWith('/user_uploads/') || endpointPath.startsWith('/join/') || endpointPath.startsWith('/api/v1/tus');
+  return ['/user_uploads/', '/static/', '/join/', '/api/v1/tus'].some((prefix) => endpointPath.startsWith(prefix));
 }
 
 /** Null when the answer is acceptable; otherwise what is wrong with it. */
@@ -79,7 +79,7 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
     return null;
   }
   if (status >= 300) return null; // redirects (file serving)
-  if (isJson) return body?.result === 'success' || endpointPath.startsWith('/api/v1/tus') ? null : `status ${status}: JSON success without result "success"`;
+  if (isJson) return body?.result === 'success' || isNonJsonEndpoint(endpointPath) ? null : `status ${status}: JSON success without result "success"`;
   return isNonJsonEndpoint(endpointPath) || status === 204 ? null : `status ${status}: not a JSON body`;
 }
 

@@ -85,7 +85,8 @@ function load() {
     for (const method of Object.keys(item)) {
       if (!['get', 'post', 'patch', 'put', 'delete'].includes(method)) continue;
       const params = (template.match(/\{[^}]+\}/g) ?? []).length;
-      const regex = new RegExp(`^${template.replace(/\{[^}]+\}/g, '([^/]+)')}$`);
+      // A trailing {filename} is a file's path (zulip.yaml's example: "4e/m2A3MSqFnWRLUf9SaPzQ0Up_/zulip.txt").
+      const regex = new RegExp(`^${template.replace(/\{filename\}$/, '(.+)').replace(/\{[^}]+\}/g, '([^/]+)')}$`);
       operations.push({ method: method.toUpperCase(), template, regex, params });
     }
   }

@@ -154,7 +154,10 @@ test("the answers of the app's other calls carry what it requires", async () => 
   const form = new FormData();
   form.append('file', new Blob(['a file from the app']), 'notes.txt');
   const multipart = new Request('http://multipart.invalid', { method: 'POST', body: form });
-  await call('UploadFileResult', app.client.post('/api/v1/user_uploads', {}, { body: Buffer.from(await multipart.arrayBuffer()), headers: { 'content-type': multipart.headers.get('content-type')! } }));
+  const uploaded = await call('UploadFileResult', app.client.post('/api/v1/user_uploads', {}, { body: Buffer.from(await multipart.arrayBuffer()), headers: { 'content-type': multipart.headers.get('content-type')! } }));
+  // Opening a file from a message: a temporary URL, handed to the system's viewer.
+  const temporary = await call('GetFileTemporaryUrlResult', app.client.get(`/api/v1${uploaded.url}`));
+  expect((await stack.anonymous().get(temporary.url, {}, { validate: false })).raw.toString()).toBe('a file from the app');
 
   expect(answers.filter(([, answer]) => answer.status !== 200).map(([className, answer]) => `${className}: ${answer.status}`)).toEqual([]);
   expect(answers.flatMap(([className, answer]) => mobileAppViolations(answer.body, className))).toEqual([]);

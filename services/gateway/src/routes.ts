@@ -58,9 +58,11 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('users/[0-9]+/subscriptions/[0-9]+'), service: 'channels', auth: 'basic' },
 
   // Uploads and files.
-  { pattern: api('user_uploads'), service: 'uploads', auth: 'basic' },
+  { pattern: api('user_uploads(/[0-9]+/.+)?'), service: 'uploads', auth: 'basic' },
   { pattern: api('attachments(/.*)?'), service: 'uploads', auth: 'basic' },
   { pattern: api('tus(/.*)?'), service: 'uploads', auth: 'basic' },
+  // A temporary file URL: its token is the permission.
+  { pattern: /^\/user_uploads\/temporary\/.+$/, service: 'uploads', auth: 'public' },
   { pattern: /^\/user_uploads\/.+$/, service: 'uploads', auth: 'file' },
 
   // Users, groups, invitations, realm configuration, personal settings: the users service.

@@ -2,12 +2,13 @@
 import type { Route } from '@teamchat/core';
 import type { UploadsDeps } from './deps';
 import { deleteAttachment, listAttachments } from './views/attachments';
-import { downloadUpload, serveUpload } from './views/serve-file';
+import { downloadUpload, getTemporaryFileUrl, serveTemporaryFile, serveUpload } from './views/serve-file';
 import { handleTus } from './views/tus';
 import { uploadFile } from './views/upload-file';
 
 export const routes: Route<UploadsDeps>[] = [
   { method: 'POST', path: '/api/v1/user_uploads', view: uploadFile, body: 'raw' },
+  { method: 'GET', path: '/api/v1/user_uploads/*path', view: getTemporaryFileUrl },
   { method: 'GET', path: '/api/v1/attachments', view: listAttachments },
   { method: 'DELETE', path: '/api/v1/attachments/:attachment_id', view: deleteAttachment },
   // tus: creation, then HEAD (served by the GET route), PATCH and DELETE per upload.
@@ -15,7 +16,9 @@ export const routes: Route<UploadsDeps>[] = [
   { method: 'GET', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
   { method: 'PATCH', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
   { method: 'DELETE', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
-  // Files (HEAD is served by the GET routes); the download form first, as it is also a path.
+  // Files (HEAD is served by the GET routes); the download and temporary forms first, as they
+  // are also paths.
   { method: 'GET', path: '/user_uploads/download/*path', view: downloadUpload },
+  { method: 'GET', path: '/user_uploads/temporary/*path', view: serveTemporaryFile, auth: 'anonymous' },
   { method: 'GET', path: '/user_uploads/*path', view: serveUpload },
 ];

@@ -1,6 +1,8 @@
 // GET /user_uploads/...: who may open an upload, and how it is served.
 import { Role } from '@teamchat/domain';
 import { expectError, type TestUser } from '@teamchat/testing';
+import { signInternalToken } from '@teamchat/core';
+import { temporaryFileUrl, uploadOfTemporaryToken } from '../src/lib/temporary-urls';
 import { linkFromMessage, multipartBody, sha256, startUploadsStack, STORE_KINDS, uploadLikePythonZulipApi, type UploadsStack } from './helpers';
 
 async function upload(user: TestUser, name: string, content: Buffer | string, contentType?: string) {
@@ -95,6 +97,39 @@ describe('who may open an upload', () => {
     expect(viaKey.status).toBe(200);
     expect(viaKey.raw.toString()).toBe('by key');
     expectDenied(await uploads.stack.anonymous().get(url, { api_key: member.apiKey }, { validate: false }), 'by key');
+  });
+
+  test('a temporary URL (Zulip get-file-temporary-url): the file for anyone, for a minute', async () => {
+    const { url } = await upload(owner, 'report.pdf', 'pdf bytes');
+    const api = `/api/v1${url}`;
+    const answer = await owner.client.get(api);
+    expect(answer.status).toBe(200);
+    const temporary = answer.body.url as string;
+    expect(temporary).toMatch(/^\/user_uploads\/temporary\/[\w.-]+\/report\.pdf$/);
+    const opened = await uploads.stack.anonymous().get(temporary, {}, { validate: false });
+    expect(opened.status).toBe(200);
+    expect(opened.raw.toString()).toBe('pdf bytes');
+    expect(opened.headers['content-type']).toBe('application/pdf');
+
+    // Only for those who may open the file; the same errors as the file itself.
+    expectDenied(await member.client.get(api), 'pdf bytes');
+    expectError(await owner.client.get('/api/v1/user_uploads/1/ab/missing.txt'), 404, 'BAD_REQUEST', 'This file does not exist or has been deleted.');
+    expectError(await uploads.stack.anonymous().get(api), 401, 'UNAUTHORIZED');
+
+    // A token is for one file, unaltered, and for a minute.
+    const [, token] = temporary.match(/^\/user_uploads\/temporary\/([^/]+)\//)!;
+    const other = await upload(owner, 'other.txt', 'other bytes');
+    const invalid = (path: string) => uploads.stack.anonymous().get(path, {}, { validate: false });
+    expectError(await invalid(`/user_uploads/temporary/${token}/other.txt`), 400, 'BAD_REQUEST', 'Invalid filename');
+    expectError(await invalid(`/user_uploads/temporary/${token.slice(0, -2)}xx/report.pdf`), 400, 'BAD_REQUEST', 'Invalid filename');
+    const pathId = url.slice('/user_uploads/'.length);
+    expect(uploadOfTemporaryToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, token)).toEqual({ pathId, realmId: owner.realm.id });
+    expect(uploadOfTemporaryToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, token, Math.floor(Date.now() / 1000) + 61)).toBeNull();
+    expect(uploadOfTemporaryToken('another secret', token)).toBeNull();
+    // Internal tokens are not temporary-URL tokens (another key and audience).
+    const internal = signInternalToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, { user: null, realmId: owner.realm.id, method: 'GET', path: other.url });
+    expectError(await invalid(`/user_uploads/temporary/${internal}/other.txt`), 400, 'BAD_REQUEST', 'Invalid filename');
+    expect(temporaryFileUrl('s', 1, '1/ab/a file.txt')).toMatch(/\/a%20file\.txt$/);
   });
 
   test('unknown paths and other realms: not found', async () => {

@@ -1,14 +1,18 @@
 // GET /user_uploads/{realm_id}/{...} and /user_uploads/download/{realm_id}/{...}: the file, to
 // its owner and to everyone who can read a message linking it (Zulip's serve_file). Streamed
 // from storage, with Zulip's Content-Type and Content-Disposition, and byte ranges.
+// GET /api/v1/user_uploads/{realm_id}/{...} answers a temporary URL of the file instead, which
+// GET /user_uploads/temporary/{token}/{file name} serves to anyone for a minute.
 
 import { pipeline } from 'node:stream/promises';
 import parseRange from 'range-parser';
 import { JsonableError, RESPONDED, type AuthedContext, type ViewResult } from '@teamchat/core';
 import { canAccessAttachment } from '@teamchat/domain';
+import type { Attachment } from '@teamchat/db';
 import type { ByteRange } from '@teamchat/storage';
 import type { UploadsDeps } from '../deps';
 import { contentDisposition, guessContentType, isInlineContentType } from '../lib/files';
+import { TEMPORARY_URL_PREFIX, temporaryFileUrl, uploadOfTemporaryToken } from '../lib/temporary-urls';
 
 const FILE_NOT_FOUND = 'This file does not exist or has been deleted.';
 const NOT_AUTHORIZED = 'You are not authorized to view this file.';
@@ -31,14 +35,19 @@ function pathIdOf(urlPath: string, prefix: string): string | null {
   }
 }
 
-async function serveFile(ctx: AuthedContext<UploadsDeps>, forceDownload: boolean): Promise<ViewResult> {
-  const { deps, req, res, requester } = ctx;
-  const pathId = pathIdOf(req.path, forceDownload ? '/user_uploads/download/' : '/user_uploads/');
+/** The upload at the URL path after `prefix`, if the requester may read it (404 / 403 otherwise). */
+async function accessibleUpload({ deps, req, requester }: AuthedContext<UploadsDeps>, prefix: string): Promise<Attachment> {
+  const pathId = pathIdOf(req.path, prefix);
   if (pathId === null) throw new FileNotFoundError();
   const attachment = await deps.db.attachment.findFirst({ where: { path_id: pathId, realm_id: requester.realmId } });
   if (!attachment) throw new FileNotFoundError();
   const viewer = { id: requester.userId, realm_id: requester.realmId, role: requester.role };
   if (!(await canAccessAttachment(deps.db, viewer, attachment))) throw new JsonableError(NOT_AUTHORIZED, { status: 403 });
+  return attachment;
+}
+
+async function serveFile(ctx: AuthedContext<UploadsDeps>, attachment: Attachment, forceDownload: boolean): Promise<ViewResult> {
+  const { deps, req, res } = ctx;
 
   const size = Number(attachment.size);
   let range: ByteRange | undefined;
@@ -84,5 +93,33 @@ async function serveFile(ctx: AuthedContext<UploadsDeps>, forceDownload: boolean
   return RESPONDED;
 }
 
-export const serveUpload = (ctx: AuthedContext<UploadsDeps>) => serveFile(ctx, false);
-export const downloadUpload = (ctx: AuthedContext<UploadsDeps>) => serveFile(ctx, true);
+export const serveUpload = async (ctx: AuthedContext<UploadsDeps>) => serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/'), false);
+export const downloadUpload = async (ctx: AuthedContext<UploadsDeps>) => serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/download/'), true);
+
+/** GET /api/v1/user_uploads/{realm_id}/{...} (Zulip's serve_file_url_backend): a temporary URL of the file. */
+export async function getTemporaryFileUrl(ctx: AuthedContext<UploadsDeps>) {
+  const attachment = await accessibleUpload(ctx, '/api/v1/user_uploads/');
+  return { url: temporaryFileUrl(ctx.deps.env.INTERNAL_JWT_SECRET, attachment.realm_id, attachment.path_id) };
+}
+
+/**
+ * GET /user_uploads/temporary/{token}/{file name} (Zulip's serve_file_unauthed_from_token): no
+ * credentials, the token is the permission; a bad or expired one, or another file's name, is
+ * Zulip's "Invalid filename".
+ */
+export async function serveTemporaryFile(ctx: AuthedContext<UploadsDeps>) {
+  const [token, fileName, ...rest] = ctx.req.path.slice(TEMPORARY_URL_PREFIX.length).split('/');
+  const upload = rest.length === 0 && token && fileName ? uploadOfTemporaryToken(ctx.deps.env.INTERNAL_JWT_SECRET, token) : null;
+  if (!upload || safeDecode(fileName) !== upload.pathId.split('/').at(-1)) throw new JsonableError('Invalid filename');
+  const attachment = await ctx.deps.db.attachment.findFirst({ where: { path_id: upload.pathId, realm_id: upload.realmId } });
+  if (!attachment) throw new FileNotFoundError();
+  return serveFile(ctx, attachment, false);
+}
+
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
