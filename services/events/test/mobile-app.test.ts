@@ -95,6 +95,13 @@ test('messages and the events of everyday actions carry what the app requires', 
   await app.client.post('/api/v1/user_topics', { stream_id: streamId, topic: 'hello', visibility_policy: 1 });
   await admin.client.patch(`/api/v1/users/${app.id}`, { full_name: 'Mo Bile Renamed' });
   await admin.client.delete(`/api/v1/messages/${sent.body.id}`);
+  const late = await stack.createUser({ fullName: 'Late Comer' });
+  await late.client.post('/api/v1/users/me/presence', { status: 'active' });
+  await admin.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'general' }], principals: [late.id] });
+  await admin.client.delete('/api/v1/users/me/subscriptions', { subscriptions: ['general'], principals: [late.id] });
+  const crew = (await admin.client.get('/api/v1/user_groups')).body.user_groups.find((group: { name: string }) => group.name === 'crew');
+  await admin.client.post(`/api/v1/user_groups/${crew.id}/members`, { add: [late.id] });
+  await admin.client.delete(`/api/v1/streams/${(await admin.client.get('/api/v1/get_stream_id', { stream: 'fresh' })).body.stream_id}`);
   await settleEvents(stack);
 
   const events = (await app.client.get('/api/v1/events', { queue_id: queue.queue_id, last_event_id: queue.last_event_id, dont_block: true })).body.events as {
@@ -118,15 +125,21 @@ test('messages and the events of everyday actions carry what the app requires', 
       'ChannelCreateEvent',
       'ChannelUpdateEvent',
       'DeleteMessageEvent',
+      'ChannelDeleteEvent',
       'MessageEvent',
+      'PresenceEvent',
       'ReactionEvent',
+      'RealmUserAddEvent',
       'RealmUserUpdateEvent',
       'SubscriptionAddEvent',
+      'SubscriptionPeerAddEvent',
+      'SubscriptionPeerRemoveEvent',
       'SubscriptionUpdateEvent',
       'TypingEvent',
       'UpdateMessageEvent',
       'UpdateMessageFlagsAddEvent',
       'UpdateMessageFlagsRemoveEvent',
+      'UserGroupAddMembersEvent',
       'UserSettingsUpdateEvent',
       'UserTopicEvent',
     ]),
