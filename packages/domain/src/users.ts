@@ -1,12 +1,11 @@
 // Users as the API shows them (Zulip's zerver/lib/users.py): who may see a user's real email,
 // which users a guest may see at all (can_access_all_users_group), and the user objects of
 // GET /users, realm_user events and register's realm_users.
-import { createHash } from 'node:crypto';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, queryRows, type CustomProfileField, type TxClient, type UserProfile } from '@teamchat/db';
 import { isUserInGroup, realmSettingGroup } from './group-settings';
 import { SystemGroup } from './groups';
-import { placeholderEmailDomain } from './realms';
+import { gravatarUrl, placeholderEmailDomain } from './realms';
 import { Role, isAdministrator, isGuest } from './roles';
 
 type Reader = Pick<TxClient, '$queryRaw' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'>;
@@ -43,8 +42,7 @@ export function canAccessDeliveryEmail(viewer: UserViewer, target: Pick<UserProf
 
 /** Avatar of a user whose avatar comes from the external provider (avatar_source "G"). */
 export function externalAvatarUrl(email: string, version: number): string {
-  const hash = createHash('md5').update(email.trim().toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon&version=${version}`;
+  return `${gravatarUrl(email)}&version=${version}`;
 }
 
 export function avatarUrl(user: Pick<UserProfile, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>): string {

@@ -70,6 +70,8 @@ test('register answers everything the app requires of its initial snapshot', asy
   expect(body.unread_msgs.count).toBe(2);
   expect(body.realm_user_groups.some((g: { name: string }) => g.name === 'crew')).toBe(true);
   expect(body).toMatchObject({ muted_users: [], user_status: {}, realm_wildcard_mention_policy: 5 });
+  // The app shows the realm's icon: a URL that answers (Zulip's default, the generated image).
+  expect(body.realm_icon_url).toMatch(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon$/);
 });
 
 test('messages and the events of everyday actions carry what the app requires', async () => {

@@ -1,5 +1,5 @@
 import type { ViewContext } from '@teamchat/core';
-import { realmUrl, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
+import { realmIconUrl, realmUrl, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
 import type { UsersDeps } from '../deps';
 
 /**
@@ -42,7 +42,7 @@ export async function getServerSettings({ deps, realmId }: ViewContext<UsersDeps
     realm_uri: url,
     realm_url: url,
     realm_name: realm.name,
-    realm_icon: `${url}/static/images/logo/zulip-icon-128x128.png`,
+    realm_icon: realmIconUrl(realm),
     realm_description: realm.description ? `<p>${escapeHtml(realm.description)}</p>` : '',
     realm_web_public_access_enabled: webPublicChannels > 0,
   };
