@@ -298,7 +298,13 @@ describe('Kubernetes manifests (k8s/)', () => {
     );
     expect(new Set(routes.map((route) => route.backend.service.name))).toEqual(new Set(['gateway']));
     expect(new Set(routes.map((route) => route.backend.service.port.name))).toEqual(new Set(['http']));
-    expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual(['Exact /api/v1/events', 'Prefix /api/', 'Prefix /user_uploads/']);
+    expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual([
+      'Exact /api/v1/events',
+      'Exact /static/generated/emoji/emoji_api.json',
+      'Prefix /api/',
+      'Prefix /join/',
+      'Prefix /user_uploads/',
+    ]);
     const events = ingresses.find((ingress) => ingress.spec.rules.some((rule: any) => rule.http.paths.some((route: any) => route.path === '/api/v1/events')))!;
     expect(Number(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(LONG_POLL_SECONDS);
     expect(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
