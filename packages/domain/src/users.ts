@@ -491,14 +491,11 @@ export async function realmPresence(
       WHERE update_id > $3::float8`,
     [viewer.realm_id, since, options.lastUpdateId ?? -1, visibleTo && [...visibleTo]],
   );
-  const seconds = (ms: number | null) => (ms === null ? 0 : Math.floor(ms / 1000));
   const presences = Object.fromEntries(
     result.rows.map(([userId, activeMs, connectedMs, email]) => {
-      if (options.slim) return [String(userId), { active_timestamp: seconds(activeMs), idle_timestamp: seconds(connectedMs) }];
-      const activeRecently = activeMs !== null && now.getTime() - activeMs < PRESENCE_OFFLINE_THRESHOLD_SECONDS * 1000;
-      const status = activeRecently ? 'active' : 'idle';
-      const timestamp = seconds(activeRecently ? activeMs : connectedMs);
-      return [email, { aggregated: { client: 'website', status, timestamp }, website: { client: 'website', status, timestamp, pushable: false } }];
+      if (options.slim) return [String(userId), { active_timestamp: wholeSeconds(activeMs), idle_timestamp: wholeSeconds(connectedMs) }];
+      const legacy = legacyPresence(activeMs, connectedMs, now);
+      return [email, { aggregated: { client: 'website', ...legacy }, website: { client: 'website', ...legacy, pushable: false } }];
     }),
   );
   return {
@@ -506,6 +503,18 @@ export async function realmPresence(
     server_timestamp: now.getTime() / 1000,
     presence_last_update_id: Math.max(options.lastUpdateId ?? -1, result.last_update_id ?? -1),
   };
+}
+
+const wholeSeconds = (ms: number | null) => (ms === null ? 0 : Math.floor(ms / 1000));
+
+/**
+ * A user's presence in Zulip's legacy form (times in ms since the epoch): "active" with the
+ * last active time while that is within the offline threshold, else "idle" with the last
+ * connected time.
+ */
+export function legacyPresence(activeMs: number | null, connectedMs: number | null, now: Date): { status: 'active' | 'idle'; timestamp: number } {
+  const activeRecently = activeMs !== null && now.getTime() - activeMs < PRESENCE_OFFLINE_THRESHOLD_SECONDS * 1000;
+  return { status: activeRecently ? 'active' : 'idle', timestamp: wholeSeconds(activeRecently ? activeMs : connectedMs) };
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { Route } from '@teamchat/core';
 import type { ChannelsDeps } from './deps';
 import { createChannelFolder, listChannelFolders, updateChannelFolder } from './views/channel-folders';
-import { addDefaultStream, archiveStream, getStream, getStreamId, getStreamMembers, listStreams, removeDefaultStream, updateStream } from './views/streams';
+import { addDefaultStream, archiveStream, getStream, getStreamEmailAddress, getStreamId, getStreamMembers, listStreams, removeDefaultStream, updateStream } from './views/streams';
 import {
   getSubscriptionStatus,
   listSubscriptions,
@@ -28,6 +28,7 @@ export const routes: Route<ChannelsDeps>[] = [
   { method: 'PATCH', path: '/api/v1/streams/:stream_id', view: updateStream },
   { method: 'DELETE', path: '/api/v1/streams/:stream_id', view: archiveStream },
   { method: 'GET', path: '/api/v1/streams/:stream_id/members', view: getStreamMembers },
+  { method: 'GET', path: '/api/v1/streams/:stream_id/email_address', view: getStreamEmailAddress },
   { method: 'POST', path: '/api/v1/streams/:stream_id/delete_topic', view: deleteTopic },
   { method: 'GET', path: '/api/v1/get_stream_id', view: getStreamId },
   { method: 'POST', path: '/api/v1/default_streams', view: addDefaultStream },

@@ -75,6 +75,13 @@ describe('one channel', () => {
     expectError(await owner.client.get(`/api/v1/streams/${ids.archived}`), 400, 'BAD_REQUEST', 'Invalid channel ID');
   });
 
+  test('GET /streams/{id}/email_address: empty, as Zulip answers without an email gateway; content access needed', async () => {
+    expect((await member.client.get(`/api/v1/streams/${ids.pub}/email_address`)).body).toEqual({ result: 'success', msg: '', email: '' });
+    expect((await member.client.get(`/api/v1/streams/${ids.priv}/email_address`, { sender_id: member.id })).body.email).toBe('');
+    expectError(await admin.client.get(`/api/v1/streams/${ids.hidden}/email_address`), 400, 'BAD_REQUEST', 'Invalid channel ID');
+    expectError(await member.client.get(`/api/v1/streams/${ids.pub}/email_address`, { sender_id: 'me' }), 400, 'BAD_REQUEST', 'sender_id is not valid JSON');
+  });
+
   test('GET /get_stream_id: by name, case-insensitively, with content access', async () => {
     expect((await member.client.get('/api/v1/get_stream_id', { stream: names.pub.toUpperCase() })).body.stream_id).toBe(ids.pub);
     expect((await member.client.get('/api/v1/get_stream_id', { stream: names.priv })).body.stream_id).toBe(ids.priv);

@@ -9,9 +9,10 @@ import { acceptMultiuseInvite, showJoinPage, submitJoinForm } from './views/join
 import { createLinkifier, deleteLinkifier, listLinkifiers, listLinkifiersLegacy, reorderLinkifiers, updateLinkifier } from './views/linkifiers';
 import { addNavigationView, getNavigationViews, removeNavigationView, updateNavigationView } from './views/navigation-views';
 import { getOwnUser } from './views/own-user';
-import { updatePresence } from './views/presence';
+import { getRealmPresence, getUserPresence, updatePresence } from './views/presence';
 import { createProfileField, listProfileFields, removeOwnProfileData, updateOwnProfileData } from './views/profile-fields';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './views/push-tokens';
+import { listRealmEmoji } from './views/realm-emoji';
 import { getServerSettings } from './views/server-settings';
 import { updateSettings } from './views/settings';
 import {
@@ -54,6 +55,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'PATCH', path: '/api/v1/users/:user', view: updateUser },
   { method: 'DELETE', path: '/api/v1/users/:user', view: deactivateUser },
   { method: 'POST', path: '/api/v1/users/:user/reactivate', view: reactivateUser },
+  { method: 'GET', path: '/api/v1/users/:user_id_or_email/presence', view: getUserPresence },
 
   // User groups.
   { method: 'GET', path: '/api/v1/user_groups', view: getUserGroups },
@@ -89,4 +91,6 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/realm/filters/:filter_id', view: deleteLinkifier },
   { method: 'GET', path: '/api/v1/realm/profile_fields', view: listProfileFields },
   { method: 'POST', path: '/api/v1/realm/profile_fields', view: createProfileField },
+  { method: 'GET', path: '/api/v1/realm/emoji', view: listRealmEmoji },
+  { method: 'GET', path: '/api/v1/realm/presence', view: getRealmPresence },
 ];

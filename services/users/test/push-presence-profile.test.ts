@@ -158,6 +158,30 @@ describe('POST /users/me/presence', () => {
     expect(idle.last_connected_time!.getTime()).toBeGreaterThanOrEqual(later.last_connected_time!.getTime());
   });
 
+  test('GET /users/{user}/presence and GET /realm/presence: the legacy form, by id or email', async () => {
+    const pinger = await stack.createUser();
+    const silent = await stack.createUser();
+    expect((await pinger.client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true })).status).toBe(200);
+    const stored = await stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: pinger.id } });
+    const expected = { status: 'active', timestamp: Math.floor(stored.last_active_time!.getTime() / 1000) };
+
+    const byId = await cast.member.client.get(`/api/v1/users/${pinger.id}/presence`);
+    expect(byId.body).toEqual({ result: 'success', msg: '', presence: { website: expected, aggregated: expected } });
+    expect((await cast.member.client.get(`/api/v1/users/${pinger.email}/presence`)).body.presence).toEqual(byId.body.presence);
+    expectError(await cast.member.client.get(`/api/v1/users/${silent.id}/presence`), 400, 'BAD_REQUEST', `No presence data for ${silent.id}`);
+    expectError(await cast.member.client.get(`/api/v1/users/${cast.bot.id}/presence`), 400, 'BAD_REQUEST', 'Presence is not supported for bot users.');
+    expectError(await cast.member.client.get('/api/v1/users/nobody@example.com/presence'), 400, 'BAD_REQUEST', 'No such user');
+
+    const realm = await cast.member.client.get('/api/v1/realm/presence');
+    expect(realm.body.presences[pinger.email]).toEqual({ aggregated: { client: 'website', ...expected }, website: { client: 'website', ...expected, pushable: false } });
+    expect(realm.body.presences).not.toHaveProperty(silent.email);
+    expect(Object.keys(realm.body).sort()).toEqual(['msg', 'presences', 'result', 'server_timestamp']);
+  });
+
+  test('GET /realm/emoji: no custom emoji here', async () => {
+    expect((await cast.member.client.get('/api/v1/realm/emoji')).body).toEqual({ result: 'success', msg: '', emoji: {} });
+  });
+
   test('bad status, bots', async () => {
     expectError(await cast.member.client.post('/api/v1/users/me/presence', { status: 'away' }), 400, 'BAD_REQUEST', 'Invalid status: away');
     expectError(await cast.member.client.post('/api/v1/users/me/presence'), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'status' argument");

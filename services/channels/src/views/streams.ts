@@ -71,6 +71,18 @@ export async function getStream({ deps, req, requester }: Ctx) {
   return { stream: (await streamApiDicts(deps.db, [stream])).get(stream.id)! };
 }
 
+/**
+ * GET /streams/{stream_id}/email_address (Zulip's get_channel_email_address): the address
+ * that posts to the channel by email. This server has no email gateway, so, as Zulip without
+ * one (EMAIL_GATEWAY_PATTERN unset), the address is empty; `sender_id` would only change it.
+ */
+export async function getStreamEmailAddress({ deps, params, req, requester }: Ctx) {
+  params.parse({ sender_id: optional(param.int()) });
+  const user = await actingUser(deps.db, requester);
+  await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'));
+  return { email: '' };
+}
+
 /** GET /get_stream_id?stream=name */
 export async function getStreamId({ deps, params, requester }: Ctx) {
   const { stream: name } = params.parse({ stream: required(param.string()) });

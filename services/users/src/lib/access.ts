@@ -90,6 +90,13 @@ export async function accessUserByEmail(db: Reader, actor: Actor, email: string,
   return accessUserCommon(db, actor, target, options);
 }
 
+/** A user named in a path by id or by email (GET /users/{user_id_or_email}...). */
+export async function accessUserByIdOrEmail(db: Reader, actor: Actor, key: string, options: UserAccessOptions): Promise<UserProfile> {
+  if (!/^[0-9]+$/.test(key)) return accessUserByEmail(db, actor, key, options);
+  if (Number(key) > 2 ** 31 - 1) throw new JsonableError('No such user');
+  return accessUserById(db, actor, Number(key), options);
+}
+
 /** Zulip's user_ids_to_users: every id must be a (by default active) user of the realm. */
 export async function usersByIds(db: Reader, realmId: number, userIds: number[], options: { allowDeactivated: boolean }): Promise<UserProfile[]> {
   const users = await db.userProfile.findMany({

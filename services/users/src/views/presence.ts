@@ -1,8 +1,8 @@
 import { JsonableError, optional, param, required, type AuthedContext } from '@teamchat/core';
-import { realmPresence } from '@teamchat/domain';
+import { legacyPresence, realmPresence } from '@teamchat/domain';
 import { doUpdatePresence } from '../actions/presence';
 import type { UsersDeps } from '../deps';
-import { requireHuman } from '../lib/access';
+import { accessUserByIdOrEmail, loadActor, requireHuman } from '../lib/access';
 import { readPresenceActor } from '../lib/presence';
 
 /**
@@ -32,4 +32,29 @@ export async function updatePresence({ deps, params, requester }: AuthedContext<
     historyDays: input.history_limit_days,
     now,
   });
+}
+
+/**
+ * GET /realm/presence (Zulip's get_statuses_for_user): everyone's presence the caller may see,
+ * in the legacy per-email form.
+ */
+export async function getRealmPresence({ deps, requester }: AuthedContext<UsersDeps>) {
+  const actor = await loadActor(deps.db, requester);
+  const { presences, server_timestamp } = await realmPresence(deps.db, actor, { slim: false });
+  return { presences, server_timestamp };
+}
+
+/**
+ * GET /users/{user_id_or_email}/presence (Zulip's get_presence_backend): one user's presence,
+ * under "website" and "aggregated" alike (the server keeps no per-client presence).
+ */
+export async function getUserPresence({ deps, requester, req }: AuthedContext<UsersDeps>) {
+  const actor = await loadActor(deps.db, requester);
+  const key = String(req.params.user_id_or_email);
+  const target = await accessUserByIdOrEmail(deps.db, actor, key, { allowDeactivated: true, allowBots: true, forAdmin: false });
+  if (target.is_bot) throw new JsonableError('Presence is not supported for bot users.');
+  const stored = await deps.db.userPresence.findUnique({ where: { user_profile_id: target.id } });
+  if (!stored?.last_connected_time) throw new JsonableError(`No presence data for ${key}`);
+  const presence = legacyPresence(stored.last_active_time?.getTime() ?? null, stored.last_connected_time.getTime(), new Date());
+  return { presence: { website: presence, aggregated: presence } };
 }

@@ -11,7 +11,7 @@ import {
 import { apiUserDict, checkFullName, inaccessibleUserDict, inaccessibleUserIds, isAdministrator, isOwner, realmUsersForApi, Role, ROLE_VALUES } from '@teamchat/domain';
 import { doDeactivateOwnUser, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
 import type { UsersDeps } from '../deps';
-import { accessUserByEmail, accessUserById, loadActor } from '../lib/access';
+import { accessUserById, accessUserByIdOrEmail, loadActor } from '../lib/access';
 import { profileDataByUser } from '../lib/profile-data';
 import { profileDataUpdates } from './profile-fields';
 
@@ -40,11 +40,7 @@ export async function getUsers({ deps, params, requester }: AuthedContext<UsersD
 export async function getUser({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
   const actor = await loadActor(deps.db, requester);
-  const key = String(req.params.user);
-  const options = { allowDeactivated: true, allowBots: true, forAdmin: false };
-  const target = /^[0-9]+$/.test(key)
-    ? await accessUserById(deps.db, actor, pathInt(req, 'user'), options)
-    : await accessUserByEmail(deps.db, actor, key, options);
+  const target = await accessUserByIdOrEmail(deps.db, actor, String(req.params.user), { allowDeactivated: true, allowBots: true, forAdmin: false });
   const profile = include_custom_profile_fields ? ((await profileDataByUser(deps.db, { userIds: [target.id] })).get(target.id) ?? {}) : undefined;
   return { user: apiUserDict(target, actor, { clientGravatar: client_gravatar, profileData: profile }) };
 }
