@@ -105,6 +105,11 @@ pump(3)
 flags = {m["id"]: m["flags"] for m in newest(me)}
 check("the messages the focus passed are marked read", all("read" in f for f in flags.values()), flags)
 
+keys("q", "term", "\r", "m", "\r")  # find the channel, mute it, confirm
+pump(5)
+muted = [sub["is_muted"] for sub in me.get_subscriptions()["subscriptions"] if sub["name"] == "terminal"]
+check("m mutes the channel, and the update event marks it", muted == [True] and any((left := line.split("│")[0].strip()).startswith("# terminal") and left.endswith("M") for line in text().split("\n")), (muted, text()))
+
 tracebacks = [name for name in os.listdir(workdir) if "traceback" in name]
 check("zulip-terminal logged no traceback", not tracebacks, [open(os.path.join(workdir, name)).read() for name in tracebacks])
 os.kill(pid, signal.SIGKILL)
