@@ -59,8 +59,9 @@ const RECORD_PING = `
 
 /**
  * Records a ping of `user`, whose stored presence was `user.presence` when the request read it.
- * A ping within PRESENCE_UPDATE_MIN_FREQ_MS of the stored times writes nothing. Most pings are no news, or news no one is told of in a big realm: they are one named statement
- * on the pool (through Prisma's client engine the old transaction of three statements cost ~3 ms
+ * A ping within PRESENCE_UPDATE_MIN_FREQ_MS of the stored times writes nothing. Most other
+ * pings are no news, or news no one is told of in a big realm: they are one named statement on
+ * the pool (through Prisma's client engine the old transaction of three statements cost ~3 ms
  * of CPU). News to tell goes through a transaction with its event.
  */
 export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: PresenceStatus, now = new Date()): Promise<void> {
