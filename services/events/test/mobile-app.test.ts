@@ -89,6 +89,9 @@ test('messages and the events of everyday actions carry what the app requires', 
   await admin.client.post('/api/v1/messages', { type: 'private', to: [app.id], content: 'another' });
   await admin.client.patch(`/api/v1/messages/${sent.body.id}`, { content: 'second, edited' });
   await admin.client.patch(`/api/v1/messages/${sent.body.id}`, { topic: 'moved', propagate_mode: 'change_one' });
+  const elsewhere = await admin.client.post('/api/v1/messages', { type: 'stream', to: 'general', topic: 'hello', content: 'moving channels' });
+  const mobileId = (await admin.client.get('/api/v1/get_stream_id', { stream: 'mobile' })).body.stream_id;
+  expect((await admin.client.patch(`/api/v1/messages/${elsewhere.body.id}`, { stream_id: mobileId, propagate_mode: 'change_one' })).status).toBe(200);
   await admin.client.post(`/api/v1/messages/${sent.body.id}/reactions`, { emoji_name: 'smile' });
   await app.client.post('/api/v1/messages/flags', { messages: [sent.body.id], op: 'add', flag: 'read' });
   await app.client.post('/api/v1/messages/flags', { messages: [sent.body.id], op: 'remove', flag: 'read' });
