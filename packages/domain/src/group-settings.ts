@@ -231,17 +231,19 @@ export function sameGroupSettingValue(a: GroupSettingValue, b: GroupSettingValue
   return JSON.stringify(normalise(a)) === JSON.stringify(normalise(b));
 }
 
-/**
- * Zulip's user_has_permission_for_group_setting: membership of `groupId`, except that guests
- * never hold settings that may not be given to role:everyone.
- */
+/** Zulip's guest rule for permissions: guests never hold settings that may not be given to role:everyone. */
+function guestRuleAllows(role: number, allowEveryone: boolean): boolean {
+  return allowEveryone || !isGuest(role);
+}
+
+/** Zulip's user_has_permission_for_group_setting: membership of `groupId`, within the guest rule. */
 export async function hasPermissionForGroupSetting(
   db: Reader,
   user: { id: number; role: number },
   groupId: number,
   options: { allowEveryone: boolean },
 ): Promise<boolean> {
-  if (!options.allowEveryone && isGuest(user.role)) return false;
+  if (!guestRuleAllows(user.role, options.allowEveryone)) return false;
   return isUserInGroup(db, user.id, groupId);
 }
 
@@ -252,9 +254,9 @@ export async function hasRealmPermission(db: Reader, user: { id: number; role: n
 
 /**
  * Which of the realm permissions `settingNames` the user holds (Zulip's
- * user_has_permission_for_group_setting for each): membership of the setting's group, except
- * that guests never hold settings that may not be given to role:everyone. Two reads whatever
- * their number (register asks for five): the settings' groups, and every group the user is in.
+ * user_has_permission_for_group_setting for each): membership of the setting's group, within
+ * the guest rule. Two reads whatever their number (register asks for five): the settings'
+ * groups, and every group the user is in.
  */
 export async function realmPermissions<Name extends string>(
   db: Reader,
@@ -268,9 +270,7 @@ export async function realmPermissions<Name extends string>(
   const groupOf = new Map(settings.map((setting) => [setting.name, setting.group_id]));
   const held = (name: Name) => {
     const groupId = groupOf.get(name);
-    if (groupId === undefined) return false;
-    if (REALM_SETTINGS_EXCLUDING_GUESTS.has(name) && isGuest(user.role)) return false;
-    return userGroupIds.has(groupId);
+    return groupId !== undefined && guestRuleAllows(user.role, !REALM_SETTINGS_EXCLUDING_GUESTS.has(name)) && userGroupIds.has(groupId);
   };
   return Object.fromEntries(settingNames.map((name) => [name, held(name)])) as Record<Name, boolean>;
 }
