@@ -81,6 +81,43 @@ export const eventTierMetrics = perRegistry(() => ({
     help: 'Time from an event entering the intake stream (right after its transaction commits) to its being in every receiving queue',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   }),
+  leaseHandovers: counter({
+    name: 'teamchat_event_lease_handovers_total',
+    help: 'Intake partition leases this replica took (acquired), gave back (released) or found taken by another replica (lost)',
+    labelNames: ['change'],
+  }),
+  appendsFenced: counter({
+    name: 'teamchat_event_appends_fenced_total',
+    help: 'Queue appends refused because a newer lease generation of the partition had already written to the queue (a replica acting on an expired lease)',
+  }),
+  readsFenced: counter({
+    name: 'teamchat_event_intake_reads_fenced_total',
+    help: 'Intake reads or acknowledgements refused because this replica no longer held the partition lease',
+  }),
+  outboxBacklog: gauge({
+    name: 'teamchat_event_outbox_backlog',
+    help: 'event_outbox rows older than the relay grace (their after-commit publish failed or has not been confirmed), read by the relay',
+  }),
+  outboxOldestSeconds: gauge({
+    name: 'teamchat_event_outbox_oldest_seconds',
+    help: 'Age of the oldest event_outbox row, read by the relay (0 when the outbox is empty)',
+  }),
+  relayPublished: counter({
+    name: 'teamchat_event_relay_published_total',
+    help: 'Outbox rows the relay published because their after-commit publish failed (0 in a healthy deployment)',
+  }),
+  publishFailures: counter({
+    name: 'teamchat_event_publish_failures_total',
+    help: 'After-commit publishes that failed (the relay publishes those rows later)',
+  }),
+  redisMemoryUsedBytes: gauge({
+    name: 'teamchat_redis_memory_used_bytes',
+    help: 'used_memory of the Redis the event tier uses (INFO memory), sampled by each replica',
+  }),
+  redisMemoryMaxBytes: gauge({
+    name: 'teamchat_redis_memory_max_bytes',
+    help: 'maxmemory of the Redis the event tier uses (0: no limit), sampled by each replica',
+  }),
 }));
 
 /** BullMQ jobs; the worker's telemetry preload records these for every queue it consumes. */
