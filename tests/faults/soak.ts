@@ -1,171 +1,88 @@
-// The soak: a long mixed workload (messages, stars, mark-all-read jobs, uploads, event queues
-// long-polled by clients) against the whole stack as processes, with one event-tier replica
-// killed (kill -9) every minute and started again. At the end: zero lost or duplicated events
-// (every client's stream checked against the database), every answered write stored, every job
-// completed exactly once, and the resident memory of every process sampled over the run
-// (start / after warm-up / end / max per process).
+// The soak: the event tier's checker (support/checker.ts) run long. The whole stack as processes
+// on a PRIVATE Redis (each event replica through its own TCP proxy), clients on many queues
+// (sticky ones on one queue for the whole run, session ones coming and going with lifespans from
+// a minute to hours, re-registering on BAD_EVENT_QUEUE_ID), the workload writing (messages,
+// stars, mark-all-read, uploads), and every fault kind injected `rounds` times on a shuffled,
+// seeded schedule: kill -9 of a replica (restarted), SIGSTOP past the lease (then SIGCONT), Redis
+// stalled (DEBUG SLEEP) past the lease, Redis kill -9 + restart with appendfsync always and with
+// everysec, a replica's Redis traffic held / its connections reset and refused / reset and let
+// back in another order (through its proxy), scale-out (a new replica) and scale-in (SIGTERM,
+// timed). At the end every queue is judged against the database: lost, duplicated, out of
+// order; every client told BAD_EVENT_QUEUE_ID must have recovered. Exit code 1 on any of those,
+// a 500, a replica that ignored SIGTERM or a process that died unasked.
 //
-//   npm run soak                       # 10 minutes
-//   SOAK_MINUTES=3 npm run soak        # shorter
+//   npm run soak                                  # 10 minutes, each fault kind once
+//   SOAK_MINUTES=60 npm run soak                  # the full run: each fault kind 6 times
+//   SOAK_MINUTES=3 SOAK_KINDS=proxy-cut,scale-in npm run soak
 //
-// Settings: SOAK_MINUTES (10), SOAK_KILL_EVERY_S (60), SOAK_REPLICAS (3 event replicas),
-// SOAK_SAMPLE_EVERY_S (5), SOAK_REPORT (bench/results/soak.json). Uses a fresh test database on
-// the shared PostgreSQL and its own key prefix on the shared Redis (neither is restarted).
+// Settings (env):
+//   SOAK_MINUTES (10)            length of the faulty run (then the streams settle and are judged)
+//   SOAK_ROUNDS (minutes / 10)   times each fault kind is injected (at least 1)
+//   SOAK_KINDS (all)             comma-separated fault kinds (see FAULT_KINDS in support/checker.ts)
+//   SOAK_SEED (1)                the schedule's and the clients' random seed
+//   SOAK_REPLICAS (3)            event replicas at the start
+//   SOAK_USERS (10), SOAK_STICKY (10), SOAK_SESSIONS (30)   users, one-queue clients, session clients
+//   SOAK_STICKY_LIFESPANS (60,600,3600,14400)   queue_lifespan_secs of the sticky clients, in turn
+//   SOAK_SESSION_LIFESPAN (60-7200)             queue_lifespan_secs range of session queues
+//   SOAK_SESSION_SECS (30-min(1200, run/2))     how long a session polls before leaving
+//   SOAK_LEASE_MS (1500), SOAK_HEARTBEAT_MS (5000) with 1000 ms jitter
+//   SOAK_FAULT_MS (2.5 leases)   how long a stop / stall / hold / cut lasts
+//   SOAK_DOWN_MS (1500)          how long a killed replica or Redis stays down
+//   SOAK_TERM_GRACE_MS (15000)   a replica not gone this long after SIGTERM ignored it (failure)
+//   SOAK_SEND_PAUSE_MS (250)     pause of each of the two senders between messages
+//   SOAK_SAMPLE_EVERY_S (5)      memory sample period (Redis used_memory, process RSS)
+//   SOAK_REPORT (bench/results/soak.json)
+// Uses a fresh test database on the shared PostgreSQL (not restarted) and its own Redis.
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, repoRoot, residentBytes, testRedisUrl } from '@teamchat/testing';
-import { ProcessCluster } from './support/cluster';
-import { baseline, createParticipants, finishAndCheck, jobProblems, startClients, Workload } from './support/workload';
+import { repoRoot } from '@teamchat/testing';
+import { FAULT_KINDS, type FaultKind, printReport, runChecker } from './support/checker';
 
-const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
-const KILL_EVERY_S = Number(process.env.SOAK_KILL_EVERY_S ?? 60);
-const REPLICAS = Number(process.env.SOAK_REPLICAS ?? 3);
-const SAMPLE_EVERY_S = Number(process.env.SOAK_SAMPLE_EVERY_S ?? 5);
-const REPORT = process.env.SOAK_REPORT ?? path.join(repoRoot, 'bench/results/soak.json');
-/** Memory is compared against the first sample after this long (heaps and caches warm up). */
-const WARM_UP_S = Math.min(60, MINUTES * 15);
-
-const mib = (bytes: number | undefined) => (bytes === undefined ? NaN : Math.round((bytes / 1024 / 1024) * 10) / 10);
-
-interface ProcessMemory {
-  process: string;
-  pid: number;
-  samples: { t: number; rss: number }[];
-}
+const number = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const range = (name: string, fallback: [number, number]): [number, number] => {
+  const value = process.env[name];
+  if (!value) return fallback;
+  const [min, max] = value.split('-').map(Number);
+  return [min, max ?? min];
+};
 
 async function main(): Promise<void> {
+  const minutes = number('SOAK_MINUTES', 10);
+  const leaseMs = number('SOAK_LEASE_MS', 1500);
+  const kinds = (process.env.SOAK_KINDS?.split(',').map((kind) => kind.trim()) ?? [...FAULT_KINDS]) as FaultKind[];
+  const unknown = kinds.filter((kind) => !FAULT_KINDS.includes(kind));
+  if (unknown.length) throw new Error(`unknown SOAK_KINDS: ${unknown.join(', ')} (known: ${FAULT_KINDS.join(', ')})`);
+  const report = process.env.SOAK_REPORT ?? path.join(repoRoot, 'bench/results/soak.json');
   const started = Date.now();
-  const elapsed = () => Math.round((Date.now() - started) / 1000);
-  const log = (message: string) => console.log(`[soak ${String(elapsed()).padStart(4)} s] ${message}`);
-
-  const database = await createTestDatabase();
-  const cluster = await ProcessCluster.start({ databaseUrl: database.url, redisUrl: testRedisUrl(), eventReplicas: REPLICAS, maxLogLines: 2000 });
-  let exitCode = 1;
-  try {
-    const { users, channelName } = await createParticipants(cluster);
-    const clients = await startClients(users);
-    const start = await baseline(cluster);
-    const workload = new Workload(users, clients, channelName, { pauseMs: 100 });
-    log(`stack up (${REPLICAS} event replicas); workload running for ${MINUTES} min, an event replica killed every ${KILL_EVERY_S} s`);
-    const runStarted = Date.now();
-    workload.start();
-
-    // Memory: every process (by pid: a restarted replica is a new process), plus this driver.
-    const memory = new Map<number, ProcessMemory>();
-    const sample = () => {
-      const t = Math.round((Date.now() - runStarted) / 1000);
-      for (const slot of cluster.slots.values()) {
-        const process = slot.process;
-        if (!process?.running) continue;
-        const rss = residentBytes(process.pid);
-        if (rss === undefined) continue;
-        let entry = memory.get(process.pid);
-        if (!entry) memory.set(process.pid, (entry = { process: `${slot.id}#${slot.history.length}`, pid: process.pid, samples: [] }));
-        entry.samples.push({ t, rss });
-      }
-    };
-    sample();
-    const sampler = setInterval(sample, SAMPLE_EVERY_S * 1000);
-
-    const kills: { t: number; replica: string; downMs: number; pollFailuresDuring?: number }[] = [];
-    const replicaIds = cluster.slotIds('events');
-    const endAt = runStarted + MINUTES * 60_000;
-    let nextKill = runStarted + KILL_EVERY_S * 1000;
-    let round = 0;
-    while (Date.now() < endAt) {
-      if (Date.now() >= nextKill && Date.now() < endAt - 10_000) {
-        const replica = replicaIds[round++ % replicaIds.length];
-        const t0 = Date.now();
-        await cluster.kill(replica);
-        await sleep(1000);
-        await cluster.startSlot(replica);
-        kills.push({ t: Math.round((t0 - runStarted) / 1000), replica, downMs: Date.now() - t0 });
-        log(`killed -9 and restarted ${replica} (${Date.now() - t0} ms down); sent ${workload.sent.length}, events received ${clients.reduce((sum, client) => sum + client.events.length, 0)}`);
-        nextKill += KILL_EVERY_S * 1000;
-      }
-      await sleep(500);
-    }
-    sample();
-    clearInterval(sampler);
-    log('workload stopping; checking streams, writes and jobs');
-    const problems = await finishAndCheck(cluster, workload, clients, start);
-    const jobs = await jobProblems(cluster);
-    const unexpectedExits = cluster.unexpectedExits(new Set(cluster.slotIds('events').flatMap((id) => cluster.slots.get(id)!.history.slice(0, -1))));
-
-    const receivedEvents = Object.fromEntries(
-      clients.map((client) => [
-        client.label,
-        {
-          events: client.events.length,
-          messages: client.messageIds().length,
-          starred: client.flaggedIds('starred').length,
-          read: client.flaggedIds('read').length,
-          attachments: client.attachmentIds().length,
-          re_registrations: client.reRegistrations,
-          repeated_ids_ignored: client.repeatedIds,
-          poll_failures: Object.fromEntries(client.failures),
-        },
-      ]),
-    );
-    const memoryRows = [...memory.values()].map((entry) => {
-      const first = entry.samples[0];
-      const warm = entry.samples.find((s) => s.t >= WARM_UP_S) ?? first;
-      const last = entry.samples[entry.samples.length - 1];
-      const max = Math.max(...entry.samples.map((s) => s.rss));
-      return {
-        process: entry.process,
-        pid: entry.pid,
-        from_s: first.t,
-        to_s: last.t,
-        start_mib: mib(first.rss),
-        warm_mib: mib(warm.rss),
-        end_mib: mib(last.rss),
-        max_mib: mib(max),
-        growth_after_warm_up_mib: Math.round((mib(last.rss) - mib(warm.rss)) * 10) / 10,
-        samples: entry.samples.length,
-        series_mib: entry.samples.map((s) => [s.t, mib(s.rss)]),
-      };
-    });
-    const report = {
-      minutes: MINUTES,
-      shortened: MINUTES < 10,
-      event_replicas: REPLICAS,
-      kill_every_s: KILL_EVERY_S,
-      kills,
-      workload: { ...workload.stats, answered: { messages: workload.sent.length, stars: workload.stars.length, uploads: workload.uploads.length, mark_all_as_read: workload.markAllRequests.length } },
-      jobs: { added: jobs.added, completed: jobs.completed, stalled: jobs.stalled },
-      clients: receivedEvents,
-      lost_or_duplicated: problems,
-      internal_errors: workload.internalErrors,
-      // Warnings and errors the processes logged, by process (first 20 each).
-      logged_problems: Object.fromEntries(
-        [...cluster.slots.values()].flatMap((slot) => slot.history.map((p, i) => [`${slot.id}#${i + 1}`, p.problems.slice(0, 20)] as const)).filter(([, lines]) => lines.length),
-      ),
-      unexpected_exits: unexpectedExits,
-      memory: memoryRows,
-      driver_rss_mib: mib(residentBytes(process.pid)),
-      ok: problems.length === 0 && unexpectedExits.length === 0,
-    };
-    fs.mkdirSync(path.dirname(REPORT), { recursive: true });
-    fs.writeFileSync(REPORT, JSON.stringify(report, null, 2));
-
-    console.log(`\nSoak: ${MINUTES} min${MINUTES < 10 ? ' (SHORTENED)' : ''}, ${REPLICAS} event replicas, ${kills.length} replica kills`);
-    console.log(`answered: ${workload.sent.length} messages, ${workload.stars.length} stars, ${workload.uploads.length} uploads, ${workload.markAllRequests.length} mark_all_as_read; jobs added ${jobs.added}, completed ${jobs.completed}, stalled ${jobs.stalled}`);
-    console.log(`request errors (during kills): ${JSON.stringify(workload.stats.errors)}`);
-    console.table(Object.fromEntries(Object.entries(receivedEvents).map(([label, { poll_failures: _f, ...rest }]) => [label, rest])));
-    console.table(Object.fromEntries(memoryRows.map(({ process: name, pid: _pid, samples: _s, series_mib: _series, ...rest }) => [name, rest])));
-    if (workload.internalErrors.length) console.log(`internal errors (500):\n  ${workload.internalErrors.join('\n  ')}`);
-    console.log(problems.length ? `PROBLEMS:\n  ${problems.join('\n  ')}` : 'zero lost or duplicated events; every answered write present; every job completed once');
-    if (unexpectedExits.length) console.log(`UNEXPECTED EXITS:\n${unexpectedExits.join('\n')}`);
-    console.log(`report: ${REPORT}`);
-    exitCode = report.ok ? 0 : 1;
-  } finally {
-    await cluster.stop();
-    await database.drop();
-  }
-  process.exit(exitCode);
+  const result = await runChecker({
+    runSecs: minutes * 60,
+    rounds: number('SOAK_ROUNDS', Math.max(1, Math.floor(minutes / 10))),
+    kinds,
+    replicas: number('SOAK_REPLICAS', 3),
+    users: number('SOAK_USERS', 10),
+    stickyClients: number('SOAK_STICKY', 10),
+    sessionClients: number('SOAK_SESSIONS', 30),
+    stickyLifespansSecs: (process.env.SOAK_STICKY_LIFESPANS ?? '60,600,3600,14400').split(',').map(Number),
+    sessionLifespanSecs: range('SOAK_SESSION_LIFESPAN', [60, 7200]),
+    sessionSecs: range('SOAK_SESSION_SECS', [30, Math.max(60, Math.min(1200, minutes * 30))]),
+    leaseMs,
+    heartbeatMinMs: number('SOAK_HEARTBEAT_MS', 5000),
+    heartbeatJitterMs: 1000,
+    faultMs: number('SOAK_FAULT_MS', Math.round(leaseMs * 2.5)),
+    downMs: number('SOAK_DOWN_MS', 1500),
+    termGraceMs: number('SOAK_TERM_GRACE_MS', 15_000),
+    sendPauseMs: number('SOAK_SEND_PAUSE_MS', 250),
+    sampleEveryMs: number('SOAK_SAMPLE_EVERY_S', 5) * 1000,
+    settleMs: 60_000,
+    seed: number('SOAK_SEED', 1),
+    log: (message) => console.log(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(5)} s] ${message}`),
+  });
+  fs.mkdirSync(path.dirname(report), { recursive: true });
+  fs.writeFileSync(report, JSON.stringify({ minutes, shortened: minutes < 60, ...result }, null, 2));
+  printReport(result);
+  console.log(`report: ${report}`);
+  process.exit(result.ok ? 0 : 1);
 }
 
 main().catch((error) => {

@@ -24,6 +24,23 @@ export interface ClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** Log lines kept per process (long runs). */
   maxLogLines?: number;
+  /**
+   * Extra variables for one slot's processes, asked at each start (e.g. an event replica's own
+   * REDIS_URL through its proxy). A new event slot (addEventSlot) is asked too.
+   */
+  slotEnv?: (slot: Slot) => NodeJS.ProcessEnv | Promise<NodeJS.ProcessEnv>;
+}
+
+/** How a process answered SIGTERM. */
+export interface TerminateResult {
+  slot: string;
+  pid: number;
+  /** From SIGTERM to exit (or to the kill -9 after the grace period). */
+  ms: number;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** It did not exit within the grace period and was killed -9. */
+  ignored: boolean;
 }
 
 export interface ClusterUser {
@@ -52,6 +69,8 @@ export class ProcessCluster {
   private readonly balancer = new Balancer(() =>
     [...this.slots.values()].filter((slot) => slot.kind === 'events').map((slot) => ({ port: slot.port, alive: slot.process?.running ?? false })),
   );
+  /** EVENTS_REPLICA_ID by pid (the lease owner names in Redis). */
+  private readonly replicaIds = new Map<number, string>();
   deps!: BaseDeps;
   realm!: Realm;
   gatewayUrl = '';
@@ -83,6 +102,7 @@ export class ProcessCluster {
   }
 
   private env(slot: Slot): NodeJS.ProcessEnv {
+    const replicaId = `${slot.id}-${crypto.randomBytes(3).toString('hex')}`;
     const url = (id: string) => `http://127.0.0.1:${this.slots.get(id)!.port}`;
     return {
       PATH: process.env.PATH,
@@ -102,7 +122,7 @@ export class ProcessCluster {
       UPLOADS_URL: url('uploads'),
       EVENTS_URL: this.balancer.url,
       // A kill of an event replica hands its partitions over within about a second.
-      EVENTS_REPLICA_ID: `${slot.id}-${crypto.randomBytes(3).toString('hex')}`,
+      EVENTS_REPLICA_ID: replicaId,
       EVENTS_LEASE_MS: '1000',
       EVENTS_RELAY_INTERVAL_MS: '300',
       EVENTS_TRIM_INTERVAL_MS: '1000',
@@ -126,9 +146,11 @@ export class ProcessCluster {
   async startSlot(id: string): Promise<ServiceProcess> {
     const slot = this.slots.get(id)!;
     if (slot.process?.running) throw new Error(`${id} is running`);
-    const process = await startServiceProcess(slot.kind, this.env(slot), { maxLogLines: this.options.maxLogLines });
+    const env = { ...this.env(slot), ...(await this.options.slotEnv?.(slot)) };
+    const process = await startServiceProcess(slot.kind, env, { maxLogLines: this.options.maxLogLines });
     slot.process = process;
     slot.history.push(process);
+    if (slot.kind === 'events' && env.EVENTS_REPLICA_ID) this.replicaIds.set(process.pid, env.EVENTS_REPLICA_ID);
     return process;
   }
 
@@ -138,6 +160,42 @@ export class ProcessCluster {
     if (!slot.process?.running) return;
     slot.process.child.kill('SIGKILL');
     await slot.process.exited;
+  }
+
+  /** Sends a signal without waiting (SIGSTOP / SIGCONT: a frozen process keeps its sockets open). */
+  signal(id: string, signal: NodeJS.Signals): void {
+    const process = this.slots.get(id)!.process;
+    if (process?.running) process.child.kill(signal);
+  }
+
+  /** SIGTERM, and the time until the process exits; kill -9 after `graceMs` (then `ignored`). */
+  async terminate(id: string, graceMs: number): Promise<TerminateResult | undefined> {
+    const process = this.slots.get(id)!.process;
+    if (!process?.running) return undefined;
+    const started = Date.now();
+    let ignored = false;
+    const timer = setTimeout(() => {
+      ignored = true;
+      process.child.kill('SIGKILL');
+    }, graceMs);
+    process.child.kill('SIGTERM');
+    const exit = await process.exited;
+    clearTimeout(timer);
+    return { slot: id, pid: process.pid, ms: Date.now() - started, code: exit.code, signal: exit.signal, ignored };
+  }
+
+  /** Scale-out: a new event replica slot (events-N) on a free port, started. */
+  async addEventSlot(): Promise<string> {
+    const n = [...this.slots.values()].filter((slot) => slot.kind === 'events').length;
+    const id = `events-${n}`;
+    this.slots.set(id, { id, kind: 'events', port: await freePort(), history: [] });
+    await this.startSlot(id);
+    return id;
+  }
+
+  /** The replica id (EVENTS_REPLICA_ID) of the process running in a slot now. */
+  replicaId(id: string): string | undefined {
+    return this.replicaIds.get(this.slots.get(id)?.process?.pid ?? -1);
   }
 
   async killAndRestart(id: string, downMs = 0): Promise<void> {

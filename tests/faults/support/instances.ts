@@ -3,7 +3,8 @@
 // directory on a free port and is removed by stop().
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import pg from 'pg';
 import { applyMigrations } from '@teamchat/db';
 import { freePort } from '@teamchat/testing';
 
+const execFileAsync = promisify(execFile);
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 /** PostgreSQL refuses to run as root: run its tools as the `postgres` account then. */
@@ -80,10 +82,15 @@ export class OwnPostgres {
   }
 }
 
+/** How a private Redis persists: append-only file fsynced on every write or once a second, or not at all. */
+export type RedisPersistence = 'always' | 'everysec' | 'none';
+
 /**
- * redis-server with an append-only file fsynced on every write: a kill -9 and restart keeps
- * every acknowledged write (queues, intake streams, BullMQ jobs), as a production Redis with
- * `appendonly yes` / `appendfsync always` does.
+ * redis-server in a temp dir. By default with an append-only file fsynced on every write: a kill
+ * -9 and restart keeps every acknowledged write (queues, intake streams, BullMQ jobs), as a
+ * production Redis with `appendonly yes` / `appendfsync always` does. `everysec` may lose about
+ * the last second of writes on a kill -9 (the case the event tier must turn into
+ * BAD_EVENT_QUEUE_ID). DEBUG is enabled for local clients (DEBUG SLEEP stalls the server).
  */
 export class OwnRedis {
   private child: ChildProcess | undefined;
@@ -92,14 +99,20 @@ export class OwnRedis {
   private constructor(
     readonly dir: string,
     readonly port: number,
-    readonly persistent: boolean,
+    public fsync: RedisPersistence,
   ) {}
 
-  static async start(options: { persistent?: boolean } = {}): Promise<OwnRedis> {
+  static async start(options: { persistent?: boolean; fsync?: RedisPersistence } = {}): Promise<OwnRedis> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-redis-'));
-    const instance = new OwnRedis(dir, await freePort(), options.persistent ?? true);
+    const fsync = options.fsync ?? (options.persistent === false ? 'none' : 'always');
+    const instance = new OwnRedis(dir, await freePort(), fsync);
     await instance.startServer();
     return instance;
+  }
+
+  /** Whether a restart keeps what was written (appendonly). */
+  get persistent(): boolean {
+    return this.fsync !== 'none';
   }
 
   get url(): string {
@@ -110,20 +123,59 @@ export class OwnRedis {
     return this.child?.pid;
   }
 
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
   async startServer(): Promise<void> {
-    const persistence = this.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', ...persistence], { stdio: 'ignore' });
+    const persistence = this.persistent ? ['--appendonly', 'yes', '--appendfsync', this.fsync] : ['--appendonly', 'no'];
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--enable-debug-command', 'local', ...persistence],
+      { stdio: 'ignore' },
+    );
     this.child = child;
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + 20_000;
     for (;;) {
       try {
-        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
-        return;
+        // PING answers LOADING while the append-only file is read: wait for PONG.
+        if (execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' }).toString().trim() === 'PONG') return;
       } catch {
-        if (Date.now() > deadline) throw new Error(`redis-server on ${this.port} did not start`);
-        await sleep(50);
+        // not listening yet
       }
+      if (Date.now() > deadline) throw new Error(`redis-server on ${this.port} did not start`);
+      await sleep(50);
+    }
+  }
+
+  /** redis-cli against this server (its answer, trimmed). */
+  cli(...args: string[]): string {
+    return execFileSync('redis-cli', ['-p', String(this.port), ...args], { stdio: 'pipe' }).toString().trim();
+  }
+
+  /** Changes the fsync policy now and for later restarts (appendonly stays on). */
+  setFsync(fsync: Exclude<RedisPersistence, 'none'>): void {
+    if (!this.persistent) throw new Error('this Redis runs without an append-only file');
+    this.cli('CONFIG', 'SET', 'appendfsync', fsync);
+    this.fsync = fsync;
+  }
+
+  /** Blocks the server for `ms` (DEBUG SLEEP: no command is answered meanwhile); resolves when it answers again. */
+  async stall(ms: number): Promise<void> {
+    const child = spawn('redis-cli', ['-p', String(this.port), 'DEBUG', 'SLEEP', String(ms / 1000)], { stdio: 'ignore' });
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+
+  /** INFO memory's used_memory, in bytes (undefined while the server is down or blocked). */
+  async usedMemory(): Promise<number | undefined> {
+    try {
+      // Not execFileSync: a stalled server must not block the caller's event loop (its clients).
+      const { stdout: info } = await execFileAsync('redis-cli', ['-p', String(this.port), 'INFO', 'memory'], { timeout: 2000 });
+      const match = /^used_memory:(\d+)/m.exec(info);
+      return match ? Number(match[1]) : undefined;
+    } catch {
+      return undefined;
     }
   }
 

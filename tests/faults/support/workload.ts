@@ -118,6 +118,17 @@ export interface SentMessage {
   id: number;
   senderId: number;
   content: string;
+  /** Who gets it (the channel's subscribers are every workload user). */
+  recipients: number[];
+  /** When the request went out and when its 200 came back (Date.now()): the commit lies between. */
+  startedAt: number;
+  answeredAt: number;
+}
+
+/** What the star loop needs of a client: its user and the messages it received. */
+export interface MessageSource {
+  user: ClusterUser;
+  messageIds(): number[];
 }
 
 export interface WorkloadStats {
@@ -144,7 +155,7 @@ export class Workload {
 
   constructor(
     readonly users: ClusterUser[],
-    readonly clients: EventClient[],
+    readonly clients: MessageSource[],
     readonly channelName: string,
     private readonly pace: { pauseMs: number } = { pauseMs: 60 },
   ) {}
@@ -226,11 +237,14 @@ export class Workload {
     const content = `fault workload message ${n} ${Date.now()}`;
     const direct = n % 3 === 0;
     const others = this.users.filter((user) => user.id !== sender.id);
+    const to = others.slice(0, 1 + (n % others.length)).map((user) => user.id);
     const params = direct
-      ? { type: 'direct', to: JSON.stringify(others.slice(0, 1 + (n % others.length)).map((user) => user.id)), content, read_by_sender: false }
+      ? { type: 'direct', to: JSON.stringify(to), content, read_by_sender: false }
       : { type: 'stream', to: this.channelName, topic: `topic ${n % 4}`, content, read_by_sender: false };
+    const recipients = direct ? [sender.id, ...to] : this.users.map((user) => user.id);
+    const startedAt = Date.now();
     const body = await this.attempt('send', () => sender.client.post('/api/v1/messages', params));
-    if (body) this.sent.push({ id: body.id, senderId: sender.id, content });
+    if (body) this.sent.push({ id: body.id, senderId: sender.id, content, recipients, startedAt, answeredAt: Date.now() });
   }
 
   async starOne(): Promise<void> {
@@ -436,9 +450,10 @@ export async function finishAndCheck(
   return [...unread, ...streams, ...jobs, ...committed, ...reRegistered];
 }
 
-/** Three users subscribed to one channel. */
-export async function createParticipants(cluster: ProcessCluster, channelName = 'faults'): Promise<{ users: ClusterUser[]; channelName: string }> {
-  const users = [await cluster.createUser(), await cluster.createUser(), await cluster.createUser()];
+/** `count` (3) users subscribed to one channel. */
+export async function createParticipants(cluster: ProcessCluster, channelName = 'faults', count = 3): Promise<{ users: ClusterUser[]; channelName: string }> {
+  const users: ClusterUser[] = [];
+  for (let i = 0; i < count; i++) users.push(await cluster.createUser());
   const created = await users[0].client.post('/api/v1/users/me/subscriptions', {
     subscriptions: JSON.stringify([{ name: channelName }]),
     principals: JSON.stringify(users.map((user) => user.id)),
