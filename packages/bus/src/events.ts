@@ -1,19 +1,18 @@
-// Publishing events: the producer half of the event tier (design §4).
+// Publishing events: the producer half of the event tier (design §4, §10).
 //
-// sendEventOnCommit writes the event to the event_outbox table inside the caller's
-// transaction and publishes it to Redis right after COMMIT. If that publish fails (Redis
-// down, process killed), the relay (relayOutbox) publishes it later: nothing committed is
-// lost, and a dedupe marker makes sure nothing is published twice.
+// Every event that changes stored state leaves its change through the outbox: its row is
+// written inside the change's transaction (sendEventOnCommit, or outboxWrite's INSERT inside a
+// hot-path statement), published to Redis right after COMMIT, and deleted by the producer once
+// the publish has had time to become durable. Only a row whose publish failed (Redis down, the
+// process killed) is left for the relay (relayOutbox), which publishes it later; a dedup marker,
+// kept for a bounded window, makes sure nothing is published twice within it.
 
 import type { Logger } from '@teamchat/core';
-import type { Db, Tx } from '@teamchat/db';
+import type { Db, Prisma, Tx } from '@teamchat/db';
+import type { Checked, EventInput, ZulipEvent } from './event-types';
+import { outboxInsertSql, PublishedRowDeleter, type LocalEcho, type OutboxInsert, type OutboxPayload, type OutboxRow, type Recipient } from './outbox';
 import type { Redis } from './redis';
 import { RedisKeys } from './redis';
-
-/** A recipient: a user id, or a user id with fields merged into that user's copy (e.g. message flags). */
-export type Recipient = number | ({ id: number } & Record<string, unknown>);
-
-export type ZulipEvent = { type: string } & Record<string, unknown>;
 
 /** What travels on the intake stream. */
 export interface IntakeEntry {
@@ -24,21 +23,17 @@ export interface IntakeEntry {
   realmId: number;
   event: ZulipEvent;
   users: Recipient[];
-}
-
-/**
- * An event_outbox row a hot-path statement wrote itself (INSERT ... RETURNING id::text, xid::text,
- * payload), instead of calling sendEventOnCommit: one round trip instead of a transaction.
- */
-export interface OutboxRow {
-  id: string;
-  xid: string;
-  payload: { event: ZulipEvent; users: Recipient[] };
+  /** Local echo of a message event, for the event tier only (never shown to clients as such). */
+  echo?: LocalEcho;
 }
 
 export const DEFAULT_EVENT_PARTITIONS = 8;
-const SENT_MARKER_TTL_SECONDS = 24 * 3600;
+export const DEFAULT_OUTBOX_HOLD_MS = 1500;
+export const DEFAULT_RELAY_GRACE_MS = 5000;
+export const DEFAULT_DEDUP_WINDOW_SECS = 600;
 
+// The marker and the entry in one script: one AOF record, so a Redis that loses its last
+// writes loses both or neither (never a marker without its entry).
 const PUBLISH_ONCE = `
 if ARGV[2] == '' or redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then
   return redis.call('XADD', KEYS[1], '*', 'e', ARGV[1])
@@ -46,15 +41,58 @@ end
 return false
 `;
 
+interface PublishOnce {
+  teamchatPublishOnce(stream: string, marker: string, payload: string, outboxId: string, ttl: number): Promise<string | null>;
+}
+
+export interface EventBusOptions {
+  /** The database producers write the outbox to: with it, published rows are deleted by the producer (else left to the relay). */
+  db?: Db;
+  /** EVENT_OUTBOX_HOLD_MS: how long a published row is kept before its delete. */
+  holdMs?: number;
+  /** EVENT_DEDUP_WINDOW_SECS: how long the intake remembers a published row. */
+  dedupWindowSecs?: number;
+  logger?: Pick<Logger, 'warn'>;
+  /** Called for each failed after-commit publish (the process's metric). */
+  onPublishFailure?: () => void;
+}
+
+/**
+ * The outbox row of a hot-path statement: `sql` is its INSERT (a CTE of the statement, or the
+ * statement), and once the statement has committed `publish` sends the row it returned.
+ */
+export class OutboxWrite {
+  constructor(
+    private readonly bus: EventBus,
+    readonly realmId: number,
+    readonly sql: Prisma.Sql,
+    private readonly payload: OutboxPayload | null,
+  ) {}
+
+  /** Publishes the committed row (`payload` comes from the statement when SQL computed it). Never rejects. */
+  publish(row: OutboxRow): Promise<void> {
+    const payload = row.payload ?? this.payload;
+    if (payload === null) throw new Error('outbox row without its payload: the INSERT returns it, pass the row as returned');
+    return this.bus.publishCommitted({ outboxId: row.id, xid: row.xid, realmId: this.realmId, ...payload });
+  }
+}
+
 export class EventBus {
   readonly keys: RedisKeys;
+  private readonly deleter: PublishedRowDeleter | null;
+  private readonly dedupWindowSecs: number;
+  /** After-commit publishes not yet answered, awaited by close(). */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly redis: Redis,
     prefix: string,
     readonly partitions: number = DEFAULT_EVENT_PARTITIONS,
+    private readonly options: EventBusOptions = {},
   ) {
     this.keys = new RedisKeys(prefix);
+    this.dedupWindowSecs = options.dedupWindowSecs ?? DEFAULT_DEDUP_WINDOW_SECS;
+    this.deleter = options.db ? new PublishedRowDeleter(options.db, options.holdMs ?? DEFAULT_OUTBOX_HOLD_MS, options.logger) : null;
     if (!('teamchatPublishOnce' in redis)) {
       redis.defineCommand('teamchatPublishOnce', { numberOfKeys: 2, lua: PUBLISH_ONCE });
     }
@@ -68,68 +106,115 @@ export class EventBus {
    * Sends `event` to `users` once the transaction `tx` commits (Zulip's send_event_on_commit).
    * The event is stored in the outbox inside the transaction, so it is never lost.
    */
-  async sendEventOnCommit(tx: Tx, realmId: number, event: ZulipEvent, users: Recipient[]): Promise<void> {
+  async sendEventOnCommit<const E extends EventInput>(tx: Tx, realmId: number, event: E & Checked<E>, users: Recipient[]): Promise<void> {
     if (users.length === 0) return;
-    const payload = JSON.stringify({ event, users });
-    const [row] = await tx.db.$queryRaw<{ id: string; xid: string }[]>`
-      INSERT INTO event_outbox (realm_id, payload) VALUES (${realmId}, ${payload}::jsonb)
-      RETURNING id::text AS id, xid::text AS xid`;
-    const entry: IntakeEntry = { outboxId: row.id, xid: row.xid, realmId, event, users };
-    tx.onCommit(() => this.publish(entry));
-  }
-
-  /** Sends an event that changes no stored state (typing): no transaction, no outbox. */
-  async sendTransientEvent(realmId: number, event: ZulipEvent, users: Recipient[]): Promise<void> {
-    if (users.length === 0) return;
-    await this.publish({ realmId, event, users });
+    const write = this.write({ realmId, event, users });
+    const [row] = await tx.db.$queryRaw<OutboxRow[]>(write.sql);
+    tx.onCommit(() => write.publish(row));
   }
 
   /**
-   * Publishes an outbox row whose statement has committed, as sendEventOnCommit does after
-   * COMMIT. Never rejects: a failed publish is logged and the outbox relay sends the row later.
+   * The outbox row of a statement that writes its change and its event in one round trip:
+   * fields the statement computes are given as SQL expressions of it (`event.messages:
+   * Prisma.sql\`jsonb_agg(...)\``), `users` may be one too, and `from` says which rows the
+   * event is written for (none: no event). Put `.sql` in the statement, then `.publish(row)`
+   * with the row it returned once it has committed.
    */
-  publishCommitted(realmId: number, row: OutboxRow, logger: Logger): Promise<void> {
-    return this.publish({ outboxId: row.id, xid: row.xid, realmId, event: row.payload.event, users: row.payload.users }).catch((error) => {
-      logger.warn({ err: error, outbox_id: row.id }, 'event publish failed; the outbox relay will send it');
-    });
+  outboxWrite<const E extends EventInput>(insert: {
+    realmId: number;
+    event: E & Checked<E>;
+    users: Recipient[] | Prisma.Sql;
+    echo?: LocalEcho;
+    from?: Prisma.Sql;
+  }): OutboxWrite {
+    return this.write(insert);
   }
 
-  /** Appends the entry to its realm's intake stream, at most once per outbox row. */
+  private write(insert: OutboxInsert): OutboxWrite {
+    const { sql, payload } = outboxInsertSql(insert);
+    return new OutboxWrite(this, insert.realmId, sql, payload);
+  }
+
+  /** Sends an event that changes no stored state (typing): no transaction, no outbox. */
+  async sendTransientEvent<const E extends EventInput>(realmId: number, event: E & Checked<E>, users: Recipient[]): Promise<void> {
+    if (users.length === 0) return;
+    await this.publish({ realmId, event: event as ZulipEvent, users });
+  }
+
+  /** The after-commit publish: counted and logged when it fails (the relay sends the row later), never rejects. */
+  publishCommitted(entry: IntakeEntry): Promise<void> {
+    const publishing = this.publish(entry).catch((error) => {
+      this.options.onPublishFailure?.();
+      this.options.logger?.warn({ err: error, outbox_id: entry.outboxId }, 'event publish failed; the outbox relay will send it');
+    });
+    this.inFlight.add(publishing);
+    void publishing.finally(() => this.inFlight.delete(publishing));
+    return publishing;
+  }
+
+  /** Appends the entry to its realm's intake stream, at most once per outbox row; the row is then deleted after the hold. */
   async publish(entry: IntakeEntry): Promise<void> {
+    await this.publishOnce(entry);
+    if (entry.outboxId !== undefined) this.deleter?.add(entry.outboxId);
+  }
+
+  /**
+   * Appends the entry unless its outbox row was published within the dedup window; answers
+   * whether it appended. Leaves the row where it is (the relay deletes the rows it handles).
+   */
+  async publishOnce(entry: IntakeEntry): Promise<boolean> {
     const partition = this.partitionOf(entry.realmId);
-    await (this.redis as unknown as PublishOnce).teamchatPublishOnce(
+    const id = await (this.redis as unknown as PublishOnce).teamchatPublishOnce(
       this.keys.intakeStream(partition),
       this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
       JSON.stringify(entry),
       entry.outboxId ?? '',
-      SENT_MARKER_TTL_SECONDS,
+      this.dedupWindowSecs,
     );
+    return id !== null;
+  }
+
+  /** Waits for the publishes under way, then deletes the rows they published (after their hold). */
+  async close(): Promise<void> {
+    await Promise.all(this.inFlight);
+    await this.deleter?.close();
   }
 }
 
-interface PublishOnce {
-  teamchatPublishOnce(stream: string, marker: string, payload: string, outboxId: string, ttl: number): Promise<unknown>;
+/**
+ * Publishes outbox rows older than `graceMs` (their after-commit publish failed: a published
+ * row is deleted by its producer well within the grace) and deletes them. Safe to run in
+ * several processes at once (SKIP LOCKED) and repeatedly (publishing is idempotent within the
+ * dedup window). Answers how many rows it handled and how many of them it actually appended.
+ */
+export async function relayOutbox(
+  db: Db,
+  bus: EventBus,
+  options: { graceMs?: number; batchSize?: number } = {},
+): Promise<{ rows: number; published: number }> {
+  const graceMs = options.graceMs ?? DEFAULT_RELAY_GRACE_MS;
+  const batchSize = options.batchSize ?? 500;
+  return db.$transaction(async (client) => {
+    const rows = await client.$queryRaw<{ id: string; xid: string; realm_id: number; payload: OutboxPayload }[]>`
+      SELECT id::text AS id, xid::text AS xid, realm_id, payload FROM event_outbox
+      WHERE created_at < now() - make_interval(secs => ${graceMs / 1000})
+      ORDER BY id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
+    let published = 0;
+    for (const row of rows) {
+      if (await bus.publishOnce({ outboxId: row.id, xid: row.xid, realmId: row.realm_id, ...row.payload })) published++;
+    }
+    if (rows.length) await client.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${rows.map((row) => row.id)}::bigint[])`;
+    return { rows: rows.length, published };
+  });
 }
 
 /**
- * Publishes outbox rows older than `olderThanMs` (their after-commit publish may have
- * failed) and deletes them. Safe to run in several processes at once (SKIP LOCKED) and
- * repeatedly (publishing is idempotent). Returns how many rows it handled.
+ * The relay's view of the outbox, in one cheap query (an index range and an index end):
+ * rows past the grace (waiting for the relay) and the oldest row's age in seconds.
  */
-export async function relayOutbox(db: Db, bus: EventBus, options: { olderThanMs?: number; batchSize?: number } = {}): Promise<number> {
-  const olderThanMs = options.olderThanMs ?? 2000;
-  const batchSize = options.batchSize ?? 500;
-  return db.$transaction(async (client) => {
-    const rows = await client.$queryRaw<{ id: string; xid: string; realm_id: number; payload: { event: ZulipEvent; users: Recipient[] } }[]>`
-      SELECT id::text AS id, xid::text AS xid, realm_id, payload FROM event_outbox
-      WHERE created_at < now() - make_interval(secs => ${olderThanMs / 1000})
-      ORDER BY id LIMIT ${batchSize} FOR UPDATE SKIP LOCKED`;
-    if (rows.length === 0) return 0;
-    for (const row of rows) {
-      await bus.publish({ outboxId: row.id, xid: row.xid, realmId: row.realm_id, event: row.payload.event, users: row.payload.users });
-    }
-    const ids = rows.map((row) => BigInt(row.id));
-    await client.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${ids})`;
-    return rows.length;
-  });
+export async function outboxBacklog(db: Db, graceMs: number = DEFAULT_RELAY_GRACE_MS): Promise<{ backlog: number; oldestSeconds: number }> {
+  const [row] = await db.$queryRaw<{ backlog: number; oldest_seconds: number }[]>`
+    SELECT (SELECT count(*) FROM event_outbox WHERE created_at < now() - make_interval(secs => ${graceMs / 1000}))::int AS backlog,
+      COALESCE(extract(epoch FROM now() - (SELECT min(created_at) FROM event_outbox)), 0)::float8 AS oldest_seconds`;
+  return { backlog: row.backlog, oldestSeconds: row.oldest_seconds };
 }

@@ -1,12 +1,18 @@
 export { createRedis, RedisKeys, type Redis, type RedisClientOptions } from './redis';
 export {
   EventBus,
+  OutboxWrite,
   relayOutbox,
+  outboxBacklog,
   DEFAULT_EVENT_PARTITIONS,
+  DEFAULT_OUTBOX_HOLD_MS,
+  DEFAULT_RELAY_GRACE_MS,
+  DEFAULT_DEDUP_WINDOW_SECS,
+  type EventBusOptions,
   type IntakeEntry,
-  type OutboxRow,
-  type Recipient,
-  type ZulipEvent,
 } from './events';
+export { type Checked, type EventInput, type ZulipEvent, type ZulipEventType } from './event-types';
+export { committedSince, outboxMark } from './inspect';
+export { OUTBOX_DELETE_INTERVAL_MS, type LocalEcho, type OutboxPayload, type OutboxRow, type Recipient } from './outbox';
 export { JobClient, JOB_QUEUES, type JobQueueName } from './jobs';
 export { readAuthCache, writeAuthCache, invalidateAuthCache, AUTH_CACHE_TTL_SECONDS, type CachedAuth } from './auth-cache';

@@ -1,21 +1,57 @@
 // What every service gets at boot: configuration, PostgreSQL, Redis, the event bus, a logger.
 // Tests build the same object against their own database and Redis prefix.
 
-import { createRedis, DEFAULT_EVENT_PARTITIONS, EventBus, JobClient, type Redis } from '@teamchat/bus';
-import { commonEnv, createLogger, env, loadEnv, type EnvOf, type Logger } from '@teamchat/core';
+import {
+  createRedis,
+  DEFAULT_DEDUP_WINDOW_SECS,
+  DEFAULT_EVENT_PARTITIONS,
+  DEFAULT_OUTBOX_HOLD_MS,
+  DEFAULT_RELAY_GRACE_MS,
+  EventBus,
+  JobClient,
+  OUTBOX_DELETE_INTERVAL_MS,
+  type Redis,
+} from '@teamchat/bus';
+import { commonEnv, createLogger, env, EnvError, loadEnv, type EnvOf, type Logger } from '@teamchat/core';
 import { createDb, type Db } from '@teamchat/db';
+import { eventTierMetrics } from '@teamchat/telemetry';
+
+/** The event outbox's timings (docs/operations.md, Redis sizing): producers and the relay must agree on them. */
+const eventOutboxEnvSpec = {
+  EVENT_OUTBOX_HOLD_MS: env.int('how long a producer keeps an outbox row it published before deleting it (until Redis has fsynced the entry)', DEFAULT_OUTBOX_HOLD_MS),
+  EVENT_RELAY_GRACE_MS: env.int('age past which the outbox relay publishes a row itself (its after-commit publish failed)', DEFAULT_RELAY_GRACE_MS),
+  EVENT_DEDUP_WINDOW_SECS: env.int('how long the intake remembers a published outbox row, so that it is not published twice', DEFAULT_DEDUP_WINDOW_SECS),
+};
 
 export const baseEnvSpec = {
   ...commonEnv,
   EXTERNAL_SCHEME: env.string('scheme clients use to reach the gateway (http or https)', 'http'),
   EVENT_PARTITIONS: env.int('intake stream partitions of the event tier', DEFAULT_EVENT_PARTITIONS),
   DB_POOL_SIZE: env.int('PostgreSQL connections per process', 10),
+  ...eventOutboxEnvSpec,
 };
 
-export type BaseEnv = EnvOf<typeof baseEnvSpec>;
+export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
+
+/** The common settings, as tests and tools may also write them by hand: the outbox timings may be left to their defaults. */
+export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv> & Partial<EventOutboxEnv>;
+
+/**
+ * The relay must only see rows whose publish failed: a published row is deleted after the hold
+ * plus at most one delete round, and the dedup marker must outlive the relay's grace.
+ */
+function checkOutboxTimings(config: EventOutboxEnv): void {
+  if (config.EVENT_RELAY_GRACE_MS <= config.EVENT_OUTBOX_HOLD_MS + 2 * OUTBOX_DELETE_INTERVAL_MS) {
+    throw new EnvError(`EVENT_RELAY_GRACE_MS must exceed EVENT_OUTBOX_HOLD_MS + ${2 * OUTBOX_DELETE_INTERVAL_MS} ms (the delete batching)`);
+  }
+  if (config.EVENT_DEDUP_WINDOW_SECS * 1000 <= config.EVENT_RELAY_GRACE_MS) {
+    throw new EnvError('EVENT_DEDUP_WINDOW_SECS must exceed EVENT_RELAY_GRACE_MS');
+  }
+}
 
 export interface BaseDeps {
-  env: BaseEnv;
+  /** The settings, defaults filled in. */
+  env: BaseEnv & EventOutboxEnv;
   db: Db;
   /** For ordinary commands; never block on it. */
   redis: Redis;
@@ -32,11 +68,13 @@ export async function storesReachable(deps: Pick<BaseDeps, 'db' | 'redis'>): Pro
   await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
 }
 
-export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseEnv {
+export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseEnv & EventOutboxEnv {
   return loadEnv(baseEnvSpec, source);
 }
 
-export function createBaseDeps(service: string, baseEnv: BaseEnv, options: { logger?: Logger } = {}): BaseDeps {
+export function createBaseDeps(service: string, input: BaseEnv, options: { logger?: Logger } = {}): BaseDeps {
+  const baseEnv = { ...loadEnv(eventOutboxEnvSpec, {}), ...input };
+  checkOutboxTimings(baseEnv);
   const logger = options.logger ?? createLogger(service, baseEnv.LOG_LEVEL);
   const db = createDb(baseEnv.DATABASE_URL, { poolSize: baseEnv.DB_POOL_SIZE });
   const redis = createRedis(baseEnv.REDIS_URL, { name: `${service}` });
@@ -46,7 +84,13 @@ export function createBaseDeps(service: string, baseEnv: BaseEnv, options: { log
     blocking.push(connection);
     return connection;
   };
-  const bus = new EventBus(redis, baseEnv.REDIS_PREFIX, baseEnv.EVENT_PARTITIONS);
+  const bus = new EventBus(redis, baseEnv.REDIS_PREFIX, baseEnv.EVENT_PARTITIONS, {
+    db,
+    holdMs: baseEnv.EVENT_OUTBOX_HOLD_MS,
+    dedupWindowSecs: baseEnv.EVENT_DEDUP_WINDOW_SECS,
+    logger,
+    onPublishFailure: () => eventTierMetrics().publishFailures.inc(),
+  });
   const jobs = new JobClient(redis, () => newBlockingRedis('jobs'), bus.keys.bullmq());
   return {
     env: baseEnv,
@@ -58,6 +102,8 @@ export function createBaseDeps(service: string, baseEnv: BaseEnv, options: { log
     logger,
     async close() {
       await jobs.close();
+      // Before the connections go: the bus finishes its publishes and deletes their outbox rows.
+      await bus.close();
       await Promise.all([redis, ...blocking].map((connection) => connection.quit().catch(() => connection.disconnect())));
       await db.$disconnect();
     },

@@ -1,4 +1,5 @@
 // Fixtures and event assertions for the channels tests.
+import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
 import type { Stack } from '@teamchat/testing';
 import { systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
 
@@ -8,20 +9,16 @@ export interface OutboxEvent {
   users: number[];
 }
 
-/** The newest event_outbox id: events after it belong to what the test does next. */
-export async function outboxMark(stack: Stack): Promise<bigint> {
-  const [row] = await stack.db.$queryRaw<{ id: bigint | null }[]>`SELECT max(id) AS id FROM event_outbox`;
-  return row.id ?? 0n;
-}
+/** The newest event_outbox id handed out: events after it belong to what the test does next. */
+export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
 
 /** Events committed after `mark`, in order, with their recipients as sorted user ids. */
 export async function eventsSince(stack: Stack, mark: bigint): Promise<OutboxEvent[]> {
-  const rows = await stack.db.$queryRaw<{ id: bigint; payload: { event: Record<string, any>; users: (number | { id: number })[] } }[]>`
-    SELECT id, payload FROM event_outbox WHERE id > ${mark} ORDER BY id`;
-  return rows.map((row) => ({
-    id: row.id,
-    event: row.payload.event,
-    users: row.payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
+  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
+  return committed.map(({ id, payload }) => ({
+    id,
+    event: payload.event as Record<string, any>,
+    users: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
   }));
 }
 

@@ -2,9 +2,10 @@
 // work of every replica: consuming its share of the intake partitions (fan-out), parking and
 // waking polls, and relaying outbox rows whose after-commit publish failed.
 
-import { createRedis, relayOutbox, type Redis } from '@teamchat/bus';
+import { createRedis, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
 import IORedis from 'ioredis';
 import { createServiceApp } from '@teamchat/core';
+import { eventTierMetrics } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
 import type { EventsDeps } from './deps';
 import { loadEventsEnv } from './env';
@@ -16,12 +17,23 @@ import { routes } from './routes';
 import { isPlainGetEvents, serveGetEvents } from './views/events';
 
 /**
- * Whether the outbox holds rows the relay would publish (older than its 2 s grace): one cheap
- * query, so the relay's transaction runs only when a publish actually failed.
+ * Whether the outbox holds rows the relay would publish (older than its grace: their
+ * after-commit publish failed), with the backlog gauges set from the same cheap query, so the
+ * relay's transaction runs only when a publish actually failed.
  */
 async function relayNeeded(base: BaseDeps): Promise<boolean> {
-  const rows = await base.db.$queryRaw<unknown[]>`SELECT 1 FROM event_outbox WHERE created_at < now() - interval '2 seconds' LIMIT 1`;
-  return rows.length > 0;
+  const { backlog, oldestSeconds } = await outboxBacklog(base.db, base.env.EVENT_RELAY_GRACE_MS);
+  const metrics = eventTierMetrics();
+  metrics.outboxBacklog.set(backlog);
+  metrics.outboxOldestSeconds.set(oldestSeconds);
+  return backlog > 0;
+}
+
+/** One relay round: publishes (and deletes) the rows whose after-commit publish failed. */
+async function relayRound(base: BaseDeps): Promise<void> {
+  if (!(await relayNeeded(base))) return;
+  const { published } = await relayOutbox(base.db, base.bus, { graceMs: base.env.EVENT_RELAY_GRACE_MS });
+  eventTierMetrics().relayPublished.inc(published);
 }
 
 export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
@@ -76,8 +88,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   let stopped = false;
   const relayLoop = () => {
     if (stopped || config.EVENTS_RELAY_INTERVAL_MS <= 0) return;
-    relaying = relayNeeded(base)
-      .then((needed) => (needed ? relayOutbox(base.db, base.bus) : 0))
+    relaying = relayRound(base)
       .catch((error) => logger.warn({ err: error }, 'outbox relay failed'))
       .finally(() => {
         if (!stopped) relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);

@@ -1,5 +1,6 @@
 // What each queue receives, and in which form: event_types, narrows, client capabilities,
 // and the message finalisation (apply_markdown, client_gravatar, empty topics).
+import type { ZulipEvent } from '@teamchat/bus';
 import { registerEventQueue, settleEvents, startStack, type Stack, type TestUser } from '@teamchat/testing';
 import { alertWords, commitEvent, directMessageEvent, directTyping, sendTransient, streamMessageEvent, streamTyping } from './support/producers';
 
@@ -34,7 +35,7 @@ test('event_types limits the queue to those types', async () => {
 });
 
 test('muted_topics is left out for clients that also asked for user_topic', async () => {
-  const mutedTopics = { type: 'muted_topics', muted_topics: [['Denmark', 'boats', 1700000000]] };
+  const mutedTopics = { type: 'muted_topics', muted_topics: [['Denmark', 'boats', 1700000000]] } satisfies ZulipEvent;
   const [legacy, modern] = await received([{ event_types: ['muted_topics'] }, { event_types: ['muted_topics', 'user_topic'] }], () =>
     commitEvent(stack, mutedTopics, [user.id]),
   );
@@ -128,8 +129,8 @@ describe('capabilities', () => {
   });
 
   test('legacy settings events only reach clients without user_settings_object', async () => {
-    const legacy = { type: 'update_display_settings', user: user.email, setting_name: 'web_font_size_px', setting: 16 };
-    const modern = { type: 'user_settings', op: 'update', property: 'web_font_size_px', value: 16 };
+    const legacy = { type: 'update_display_settings', user: user.email, setting_name: 'web_font_size_px', setting: 16 } satisfies ZulipEvent;
+    const modern = { type: 'user_settings', op: 'update', property: 'web_font_size_px', value: 16 } satisfies ZulipEvent;
     const [old, current] = await received([{}, { client_capabilities: { user_settings_object: true } }], async () => {
       await commitEvent(stack, legacy, [user.id]);
       await commitEvent(stack, modern, [user.id]);
@@ -139,7 +140,7 @@ describe('capabilities', () => {
   });
 
   test('bulk deletions are split for clients without bulk_message_deletion', async () => {
-    const deletion = { type: 'delete_message', message_type: 'stream', stream_id: denmark.id, topic: 'boats', message_ids: [41, 42] };
+    const deletion = { type: 'delete_message', message_type: 'stream', stream_id: denmark.id, topic: 'boats', message_ids: [41, 42] } satisfies ZulipEvent;
     const [bulk, single] = await received([{ client_capabilities: { bulk_message_deletion: true } }, {}], () => commitEvent(stack, deletion, [user.id]));
     expect(bulk).toEqual([{ id: 0, ...deletion }]);
     const { message_ids: _ids, ...rest } = deletion;

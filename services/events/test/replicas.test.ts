@@ -241,11 +241,13 @@ test('an event whose after-commit publish failed is relayed from the outbox', as
   // A producer whose Redis is unreachable: the row commits, the publish fails.
   const unreachable = new Redis('redis://127.0.0.1:9', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
   unreachable.on('error', () => undefined);
-  const deadBus = new EventBus(unreachable, stack.deps.env.REDIS_PREFIX, stack.deps.env.EVENT_PARTITIONS);
   let publishFailed = false;
-  await transaction(stack.db, (tx) => deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [subs[0].user.id]), {}, () => {
-    publishFailed = true;
+  const deadBus = new EventBus(unreachable, stack.deps.env.REDIS_PREFIX, stack.deps.env.EVENT_PARTITIONS, {
+    onPublishFailure: () => {
+      publishFailed = true;
+    },
   });
+  await transaction(stack.db, (tx) => deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [subs[0].user.id]));
   expect(publishFailed).toBe(true);
   await expectExactlyOnceInOrder(subs, new Map([[subs[0].user.id, ['relayed']]]));
   unreachable.disconnect();

@@ -1,21 +1,21 @@
 // Shared pieces of the messages service's tests.
+import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
 import type { Stack } from '@teamchat/testing';
 
 export interface OutboxEvent {
   event: Record<string, any> & { type: string };
   users: (number | ({ id: number } & Record<string, unknown>))[];
+  /** Local echo of a sent message, beside the event. */
+  echo?: { queueId: string; localId: string };
 }
 
-/** The newest event_outbox id: events committed after it are what an action produced. */
-export async function outboxMark(stack: Stack): Promise<bigint> {
-  const rows = await stack.db.$queryRaw<{ max: bigint | null }[]>`SELECT max(id) AS max FROM event_outbox`;
-  return rows[0].max ?? 0n;
-}
+/** The newest event_outbox id handed out: events committed after it are what an action produced. */
+export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
 
 /** Events committed after `mark` (the producer's real output), oldest first. */
 export async function outboxSince(stack: Stack, mark: bigint, type?: string): Promise<OutboxEvent[]> {
-  const rows = await stack.db.$queryRaw<{ payload: OutboxEvent }[]>`SELECT payload FROM event_outbox WHERE id > ${mark} ORDER BY id`;
-  return rows.map((row) => row.payload).filter((payload) => type === undefined || payload.event.type === type);
+  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
+  return committed.map(({ payload }) => payload as OutboxEvent).filter((payload) => type === undefined || payload.event.type === type);
 }
 
 export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);

@@ -107,13 +107,14 @@ describe('channel messages', () => {
     }
   });
 
-  test('queue_id and local_id travel with the event for local echo, hidden from other clients', async () => {
+  test('queue_id and local_id travel beside the event for local echo, never inside it', async () => {
     const stream = await channel();
     const mark = await outboxMark(stack);
     const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'echo', queue_id: 'q-123', local_id: '100.01' });
     expect(response.body).not.toHaveProperty('ignored_parameters_unsupported');
     const [event] = await outboxSince(stack, mark, 'message');
-    expect(event.event).toMatchObject({ _local_id: '100.01', _sender_queue_id: 'q-123' });
+    expect(event.echo).toEqual({ queueId: 'q-123', localId: '100.01' });
+    expect(Object.keys(event.event).filter((key) => key.startsWith('_'))).toEqual([]);
   });
 
   test('read_by_sender, explicit or from a Zulip app', async () => {

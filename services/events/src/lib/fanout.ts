@@ -67,10 +67,9 @@ function recipientExtras(recipient: Recipient): Record<string, unknown> {
  * that client replaces its locally echoed copy. No other queue (of the sender or anyone) gets it.
  */
 function localEcho(entry: IntakeEntry): { queueId: string; senderId: number; localId: string } | null {
-  const event = entry.event as Record<string, unknown>;
-  if (event.type !== 'message' || typeof event._sender_queue_id !== 'string' || typeof event._local_id !== 'string') return null;
-  const senderId = (event.message as { sender_id?: unknown } | undefined)?.sender_id;
-  return typeof senderId === 'number' ? { queueId: event._sender_queue_id, senderId, localId: event._local_id } : null;
+  if (entry.event.type !== 'message' || entry.echo === undefined) return null;
+  const senderId = (entry.event.message as { sender_id?: unknown } | undefined)?.sender_id;
+  return typeof senderId === 'number' ? { queueId: entry.echo.queueId, senderId, localId: entry.echo.localId } : null;
 }
 
 function isStreamMessage(entry: IntakeEntry): boolean {

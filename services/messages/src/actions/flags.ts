@@ -34,8 +34,28 @@ export function checkFlagUpdate(flag: string, operation: string): number {
   return MessageFlag[flag as MessageFlagName];
 }
 
-/** The update_message_flags event a flag statement wrote to the outbox. */
+/** The update_message_flags event a flag statement wrote to the outbox (its messages computed by the statement). */
 type FlagsOutboxRow = OutboxRow & { payload: { event: { messages: number[] } } };
+
+/**
+ * The outbox row of a flag statement: the update_message_flags event for the viewer, listing
+ * the messages `updated` (a SQL expression over `from`) in `order`.
+ */
+function flagsEvent(deps: MessagesDeps, viewer: Viewer, operation: FlagOperation, flag: string, from: Prisma.Sql, order: Prisma.Sql) {
+  return deps.bus.outboxWrite({
+    realmId: viewer.realm_id,
+    event: {
+      type: 'update_message_flags',
+      op: operation,
+      operation,
+      flag,
+      messages: Prisma.sql`COALESCE(jsonb_agg(message_id ORDER BY ${order}), '[]'::jsonb)`,
+      all: false,
+    },
+    users: [viewer.id],
+    from,
+  });
+}
 
 export interface FlagUpdateResult {
   /** Messages whose flag changed, in request order. */
@@ -47,11 +67,12 @@ export interface FlagUpdateResult {
 /**
  * The common case as one statement (so one transaction): lock the rows in message_id order,
  * change the flag where it differs, and write the event listing what changed to the outbox;
- * then publish it, as sendEventOnCommit would after COMMIT (the outbox relay covers a failure).
+ * then publish it (the outbox relay covers a failure).
  */
 async function updateReceivedFlags(deps: MessagesDeps, viewer: Viewer, operation: FlagOperation, flag: string, bit: number, ids: number[]): Promise<number[]> {
   const adding = operation === 'add';
   const differs = adding ? Prisma.sql`= 0` : Prisma.sql`<> 0`;
+  const outbox = flagsEvent(deps, viewer, operation, flag, Prisma.sql`changed`, Prisma.sql`array_position(${ids}::int[], message_id)`);
   const [row] = await deps.db.$queryRaw<FlagsOutboxRow[]>(Prisma.sql`
     WITH locked AS (
       SELECT id FROM user_message
@@ -62,14 +83,8 @@ async function updateReceivedFlags(deps: MessagesDeps, viewer: Viewer, operation
       FROM locked WHERE um.id = locked.id AND (um.flags & ${bit}) ${differs}
       RETURNING um.message_id
     )
-    INSERT INTO event_outbox (realm_id, payload)
-    SELECT ${viewer.realm_id}, jsonb_build_object(
-      'event', jsonb_build_object('type', 'update_message_flags', 'op', ${operation}::text, 'operation', ${operation}::text, 'flag', ${flag}::text,
-        'messages', COALESCE(jsonb_agg(message_id ORDER BY array_position(${ids}::int[], message_id)), '[]'::jsonb), 'all', false),
-      'users', jsonb_build_array(${viewer.id}::int))
-    FROM changed
-    RETURNING id::text AS id, xid::text AS xid, payload`);
-  await deps.bus.publishCommitted(viewer.realm_id, row, deps.logger);
+    ${outbox.sql}`);
+  await outbox.publish(row);
   return row.payload.event.messages;
 }
 
@@ -114,6 +129,7 @@ export async function doUpdateFlagsOverRange(
   const target = adding ? bit : 0;
   const differs = adding ? Prisma.sql`= 0` : Prisma.sql`<> 0`;
   const needHistorical = (HISTORICAL_FLAGS & bit) !== target;
+  const outbox = flagsEvent(deps, viewer, operation, flag, Prisma.sql`(SELECT message_id FROM changed UNION ALL SELECT message_id FROM historical) AS updated`, Prisma.sql`message_id`);
   const [row] = await deps.db.$queryRaw<
     {
       processed: number;
@@ -138,20 +154,12 @@ export async function doUpdateFlagsOverRange(
       SELECT ${viewer.id}, r.id, ${(HISTORICAL_FLAGS & ~bit) | target}::int FROM range r WHERE ${needHistorical} AND NOT r.received
       ON CONFLICT DO NOTHING
       RETURNING message_id
-    ), event AS (
-      INSERT INTO event_outbox (realm_id, payload)
-      SELECT ${viewer.realm_id}, jsonb_build_object(
-        'event', jsonb_build_object('type', 'update_message_flags', 'op', ${operation}::text, 'operation', ${operation}::text, 'flag', ${flag}::text,
-          'messages', COALESCE(jsonb_agg(message_id ORDER BY message_id), '[]'::jsonb), 'all', false),
-        'users', jsonb_build_array(${viewer.id}::int))
-      FROM (SELECT message_id FROM changed UNION ALL SELECT message_id FROM historical) AS updated
-      RETURNING id::text AS id, xid::text AS xid, payload
-    )
+    ), event AS (${outbox.sql})
     SELECT (SELECT count(*) FROM range)::int AS processed, (SELECT min(id) FROM range) AS first_id, (SELECT max(id) FROM range) AS last_id,
       (SELECT count(*) FROM range WHERE side = 'before')::int AS before_count, (SELECT count(*) FROM range WHERE side = 'after')::int AS after_count,
       jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) AS outbox
     FROM event`);
-  await deps.bus.publishCommitted(viewer.realm_id, row.outbox, deps.logger);
+  await outbox.publish(row.outbox);
   return {
     processedIds: { first: row.first_id, last: row.last_id, count: row.processed },
     updatedCount: row.outbox.payload.event.messages.length,
@@ -227,9 +235,8 @@ export async function doUpdateMessageFlags(
     const changedSet = new Set([...updated.map((row) => row.message_id), ...inserted]);
     const changed = ids.filter((id) => changedSet.has(id));
 
-    const event: { type: string } & Record<string, unknown> = { type: 'update_message_flags', op: operation, operation, flag, messages: changed, all: false };
-    if (flag === 'read' && !adding) event.message_details = await unreadMessageDetails(tx.db, viewer.id, changed);
-    await deps.bus.sendEventOnCommit(tx, viewer.realm_id, event, [viewer.id]);
+    const details = flag === 'read' && !adding ? { message_details: await unreadMessageDetails(tx.db, viewer.id, changed) } : {};
+    await deps.bus.sendEventOnCommit(tx, viewer.realm_id, { type: 'update_message_flags', op: operation, operation, flag, messages: changed, all: false, ...details }, [viewer.id]);
     return { changed, ignoredChannelIds };
   });
 }

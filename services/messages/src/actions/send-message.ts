@@ -4,10 +4,10 @@
 // update) in the event outbox.
 //
 // Sending is the hot path, so its reads run in parallel and its write is a single statement
-// (a one-statement transaction, with the outbox rows in the same statement, exactly what
-// sendEventOnCommit would have written); the events are published right after it, and the
-// outbox relay republishes them if that fails. Messages that link uploads also claim them,
-// in one transaction with the same statement.
+// (a one-statement transaction, with the outbox rows in the same statement: bus.outboxWrite's
+// INSERTs); the events are published right after it, and the outbox relay publishes them if
+// that fails. Messages that link uploads also claim them, in one transaction with the same
+// statement.
 
 import { JsonableError, type Requester } from '@teamchat/core';
 import { Prisma, transaction, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
@@ -170,22 +170,31 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     reactions: [],
     topicLinks: target.kind === 'stream' ? topicLinks(target.topic, markdownData.linkifiers) : [],
   });
-  const messageEvent: { type: string } & Record<string, unknown> = { type: 'message', message: wide };
   // Local echo: Zulip gives local_id back to the queue that sent the message (queue_id) only;
-  // as internal fields, they reach no client unless the event tier maps them for that queue.
-  if (input.options.localId !== undefined) messageEvent._local_id = input.options.localId;
-  if (input.options.senderQueueId !== undefined) messageEvent._sender_queue_id = input.options.senderQueueId;
+  // it travels beside the event, and the event tier adds it to that queue's copy.
+  const { localId, senderQueueId } = input.options;
+  const echo = localId !== undefined && senderQueueId !== undefined ? { queueId: senderQueueId, localId } : undefined;
   // The sender first: with thousands of recipients, they see their message soonest.
   const order = recipientIds.map((userId, index) => ({ id: userId, bits: flags[index] })).sort((a, b) => Number(b.id === sender.id) - Number(a.id === sender.id));
-  const messagePayload = { event: messageEvent, users: order.map(({ id: userId, bits }) => ({ id: userId, flags: flagsList(bits) })) };
+  const messageOutbox = deps.bus.outboxWrite({
+    realmId: realm.id,
+    event: { type: 'message', message: wide },
+    users: order.map(({ id: userId, bits }) => ({ id: userId, flags: flagsList(bits) })),
+    echo,
+  });
   const firstInChannel = target.kind === 'stream' && target.stream.first_message_id === null ? target.stream : null;
-  const streamPayload = firstInChannel && {
-    event: { type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: firstInChannel.id, name: firstInChannel.name },
-    users: await streamMetadataAudience(db, firstInChannel),
-  };
+  // Written only if this statement is the one that sets first_message_id.
+  const streamOutbox =
+    firstInChannel &&
+    deps.bus.outboxWrite({
+      realmId: realm.id,
+      event: { type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: firstInChannel.id, name: firstInChannel.name },
+      users: await streamMetadataAudience(db, firstInChannel),
+      from: Prisma.sql`first_message`,
+    });
 
   const write = (client: Pick<TxClient, '$queryRaw'>) =>
-    client.$queryRaw<{ kind: string; id: string; xid: string }[]>`
+    client.$queryRaw<{ kind: string; id: string; xid: string }[]>(Prisma.sql`
       WITH m AS (
         INSERT INTO message (id, realm_id, sender_id, stream_id, topic, dm_key, content, rendered_content, rendered_content_version,
                              date_sent, has_link, has_image, sending_client)
@@ -198,15 +207,10 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
         UPDATE stream SET first_message_id = ${id}
         WHERE ${firstInChannel !== null} AND id = ${firstInChannel?.id ?? 0} AND first_message_id IS NULL
         RETURNING id
-      ), message_event AS (
-        INSERT INTO event_outbox (realm_id, payload) VALUES (${realm.id}, ${JSON.stringify(messagePayload)}::jsonb)
-        RETURNING id::text AS id, xid::text AS xid
-      ), stream_event AS (
-        INSERT INTO event_outbox (realm_id, payload)
-        SELECT ${realm.id}, ${JSON.stringify(streamPayload)}::jsonb FROM first_message
-        RETURNING id::text AS id, xid::text AS xid
-      )
-      SELECT 'message' AS kind, id, xid FROM message_event UNION ALL SELECT 'stream', id, xid FROM stream_event`;
+      ), message_event AS (${messageOutbox.sql}
+      )${streamOutbox ? Prisma.sql`, stream_event AS (${streamOutbox.sql})` : Prisma.empty}
+      SELECT 'message' AS kind, id, xid FROM message_event
+      ${streamOutbox ? Prisma.sql`UNION ALL SELECT 'stream', id, xid FROM stream_event` : Prisma.empty}`);
 
   const outboxRows =
     linkedUploadPathIds(content).length === 0
@@ -222,8 +226,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   // Committed: publish now, in order on the one Redis connection, without holding the answer
   // back for it (the outbox relay covers a failure here).
   for (const outboxRow of outboxRows.sort((a, b) => Number(a.kind !== 'message') - Number(b.kind !== 'message'))) {
-    const payload = outboxRow.kind === 'message' ? messagePayload : streamPayload!;
-    void deps.bus.publishCommitted(realm.id, { id: outboxRow.id, xid: outboxRow.xid, payload }, deps.logger);
+    void (outboxRow.kind === 'message' ? messageOutbox : streamOutbox!).publish(outboxRow);
   }
   return { id };
 }

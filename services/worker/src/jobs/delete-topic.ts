@@ -9,7 +9,7 @@
 
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
-import { sqlPool, transaction } from '@teamchat/db';
+import { Prisma, sqlPool, transaction } from '@teamchat/db';
 import { activeSubscriberIds } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { JobProcessor } from './index';
@@ -29,11 +29,11 @@ interface DeleteTopicData {
 }
 
 /** The batch to delete next: the topic's newest messages (for protected history, those the administrator received). */
-function batchQuery(data: DeleteTopicData): string {
-  const received = data.onlyReceivedBy === null ? '' : 'JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = $5';
-  return `
+function batchQuery(data: DeleteTopicData): Prisma.Sql {
+  const received = data.onlyReceivedBy === null ? Prisma.empty : Prisma.sql`JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = ${data.onlyReceivedBy}`;
+  return Prisma.sql`
     SELECT m.id, m.topic FROM message m ${received}
-    WHERE m.stream_id = $1 AND lower(m.topic) = lower($2)
+    WHERE m.stream_id = ${data.streamId} AND lower(m.topic) = lower(${data.topic})
     ORDER BY m.id DESC LIMIT ${DELETE_TOPIC_BATCH_SIZE} FOR UPDATE OF m`;
 }
 
@@ -51,21 +51,41 @@ interface BatchResult {
  * messages and which uploads only they link (attachmentsOrphanedBy's query, inlined), delete
  * them (user_message, reactions and attachment links cascade), move first_message_id if the
  * channel's oldest message goes, and write the delete_message (and stream update) events to
- * event_outbox, as sendEventOnCommit would. After it commits they are published like any
- * outbox row (and the relay re-sends them if that publish fails). One round trip per batch
- * instead of a transaction of seven.
+ * the outbox. After it commits they are published (and the relay sends them if that publish
+ * fails). One round trip per batch instead of a transaction of seven.
  */
 async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders: number[]): Promise<BatchResult> {
-  const values: unknown[] = [data.streamId, data.topic, data.realmId, historyReaders];
-  if (data.onlyReceivedBy !== null) values.push(data.onlyReceivedBy);
-  // Hundreds of these run in a row: a named statement on the pool under Prisma (see sqlPool).
-  const { rows } = await sqlPool(deps.db).query<{ deleted: number; orphans: number[]; outbox: OutboxRow[] }>({
-    name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
-    text: `
+  const audience = Prisma.sql`audience.users`;
+  const deleteEvent = deps.bus.outboxWrite({
+    realmId: data.realmId,
+    event: {
+      type: 'delete_message',
+      message_ids: Prisma.sql`(SELECT jsonb_agg(id ORDER BY id) FROM batch)`,
+      message_type: 'stream',
+      stream_id: data.streamId,
+      topic: Prisma.sql`(SELECT topic FROM batch ORDER BY id DESC LIMIT 1)`,
+    },
+    users: audience,
+    from: Prisma.sql`audience WHERE EXISTS (SELECT 1 FROM batch) AND jsonb_array_length(audience.users) > 0`,
+  });
+  const streamEvent = deps.bus.outboxWrite({
+    realmId: data.realmId,
+    event: {
+      type: 'stream',
+      op: 'update',
+      property: 'first_message_id',
+      value: Prisma.sql`first_moved.first_message_id`,
+      stream_id: data.streamId,
+      name: Prisma.sql`first_moved.name`,
+    },
+    users: audience,
+    from: Prisma.sql`first_moved, audience WHERE jsonb_array_length(audience.users) > 0`,
+  });
+  const statement = Prisma.sql`
     WITH batch AS (${batchQuery(data)}),
     recipients AS (
       SELECT DISTINCT um.user_profile_id AS id FROM user_message um JOIN batch ON um.message_id = batch.id
-      UNION SELECT unnest($4::int[])
+      UNION SELECT unnest(${historyReaders}::int[])
     ),
     orphans AS (
       SELECT DISTINCT am.attachment_id AS id FROM attachment_message am JOIN batch ON am.message_id = batch.id
@@ -77,49 +97,33 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders
     -- = ANY(ARRAY(...)): an index scan of the 100 ids (a join with the CTE may scan the table).
     removed AS (DELETE FROM message m WHERE m.id = ANY(ARRAY(SELECT id FROM batch)) RETURNING m.id),
     audience AS (SELECT coalesce(jsonb_agg(id ORDER BY id), '[]'::jsonb) AS users FROM recipients),
-    delete_event AS (
-      INSERT INTO event_outbox (realm_id, payload)
-      SELECT $3::int, jsonb_build_object(
-        'event', jsonb_build_object(
-          'type', 'delete_message',
-          'message_ids', (SELECT jsonb_agg(id ORDER BY id) FROM batch),
-          'message_type', 'stream',
-          'stream_id', $1::int,
-          'topic', (SELECT topic FROM batch ORDER BY id DESC LIMIT 1)),
-        'users', audience.users)
-      FROM audience WHERE EXISTS (SELECT 1 FROM batch) AND jsonb_array_length(audience.users) > 0
-      RETURNING id, xid, payload
-    ),
+    delete_event AS (${deleteEvent.sql}),
     first_moved AS (
       UPDATE stream s SET first_message_id = (
         SELECT m.id FROM message m
-        WHERE m.stream_id = $1 AND m.id NOT IN (SELECT id FROM batch)
+        WHERE m.stream_id = ${data.streamId} AND m.id NOT IN (SELECT id FROM batch)
         ORDER BY m.id LIMIT 1)
-      WHERE s.id = $1 AND s.first_message_id IN (SELECT id FROM batch)
+      WHERE s.id = ${data.streamId} AND s.first_message_id IN (SELECT id FROM batch)
       RETURNING s.first_message_id, s.name
     ),
-    stream_event AS (
-      INSERT INTO event_outbox (realm_id, payload)
-      SELECT $3::int, jsonb_build_object(
-        'event', jsonb_build_object(
-          'type', 'stream', 'op', 'update', 'property', 'first_message_id',
-          'value', first_moved.first_message_id, 'stream_id', $1::int, 'name', first_moved.name),
-        'users', audience.users)
-      FROM first_moved, audience WHERE jsonb_array_length(audience.users) > 0
-      RETURNING id, xid, payload
-    )
+    stream_event AS (${streamEvent.sql})
     SELECT
       (SELECT count(*)::int FROM removed) AS deleted,
       (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM orphans) AS orphans,
-      (SELECT coalesce(jsonb_agg(jsonb_build_object('id', e.id::text, 'xid', e.xid::text, 'payload', e.payload) ORDER BY e.rank), '[]'::jsonb)
-       FROM (SELECT 1 AS rank, * FROM delete_event UNION ALL SELECT 2, * FROM stream_event) e) AS outbox`,
-    values,
+      (SELECT to_jsonb(e) FROM delete_event e) AS delete_row,
+      (SELECT to_jsonb(e) FROM stream_event e) AS stream_row`;
+  // Hundreds of these run in a row: a named statement on the pool under Prisma (see sqlPool).
+  const { rows } = await sqlPool(deps.db).query<{ deleted: number; orphans: number[]; delete_row: OutboxRow | null; stream_row: OutboxRow | null }>({
+    name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
+    text: statement.text,
+    values: statement.values,
   });
   const result = rows[0];
   return {
     deleted: result.deleted,
     async afterCommit() {
-      for (const row of result.outbox) await deps.bus.publishCommitted(data.realmId, row, deps.logger);
+      if (result.delete_row) await deleteEvent.publish(result.delete_row);
+      if (result.stream_row) await streamEvent.publish(result.stream_row);
       if (result.orphans.length) {
         await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).add(JOB_QUEUES.uploadsCleanup, { attachmentIds: result.orphans });
       }

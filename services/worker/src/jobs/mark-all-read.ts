@@ -5,6 +5,7 @@
 // worker, it simply continues with what is still unread: nothing is marked or announced twice.
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
+import { Prisma } from '@teamchat/db';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { JobProcessor } from './index';
 
@@ -20,14 +21,20 @@ const READ = 1;
 
 /**
  * One batch as one statement (so one transaction): mark the newest unread rows read and write
- * the update_message_flags event listing them to the outbox; then publish it, as
- * sendEventOnCommit would after COMMIT (the outbox relay republishes if this process dies first).
+ * the update_message_flags event listing them to the outbox; then publish it (the outbox relay
+ * publishes it if this process dies first).
  */
 async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published: Promise<void>[]): Promise<number> {
   // The unread partial index (user_profile_id, message_id) WHERE (flags & 1) = 0 serves the
   // newest-first scan. FOR UPDATE re-checks that condition on rows another transaction changed
   // while we waited for them, so concurrent runs never mark (or announce) a row twice.
-  const rows = await deps.db.$queryRaw<{ count: number; outbox: OutboxRow | null }[]>`
+  const outbox = deps.bus.outboxWrite({
+    realmId: data.realmId,
+    event: { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: Prisma.sql`jsonb_agg(message_id ORDER BY message_id)`, all: false },
+    users: [data.userId],
+    from: Prisma.sql`batch HAVING count(*) > 0`,
+  });
+  const rows = await deps.db.$queryRaw<{ count: number; outbox: OutboxRow | null }[]>(Prisma.sql`
     WITH batch AS (
       UPDATE user_message um SET flags = um.flags | ${READ}
       FROM (
@@ -38,21 +45,13 @@ async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published
       ) selected
       WHERE um.id = selected.id
       RETURNING um.message_id
-    ), event AS (
-      INSERT INTO event_outbox (realm_id, payload)
-      SELECT ${data.realmId}, jsonb_build_object(
-        'event', jsonb_build_object('type', 'update_message_flags', 'op', 'add', 'operation', 'add', 'flag', 'read',
-                                    'messages', jsonb_agg(message_id ORDER BY message_id), 'all', false),
-        'users', jsonb_build_array(${data.userId}::int))
-      FROM batch HAVING count(*) > 0
-      RETURNING id::text AS id, xid::text AS xid, payload
-    )
+    ), event AS (${outbox.sql})
     SELECT (SELECT count(*) FROM batch)::int AS count,
       CASE WHEN event.id IS NULL THEN NULL ELSE jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) END AS outbox
-    FROM (SELECT 1) AS one LEFT JOIN event ON TRUE`;
+    FROM (SELECT 1) AS one LEFT JOIN event ON TRUE`);
   const [row] = rows;
   // Not awaited before the next batch: one Redis connection keeps the events in order.
-  if (row.outbox) published.push(deps.bus.publishCommitted(data.realmId, row.outbox, deps.logger));
+  if (row.outbox) published.push(outbox.publish(row.outbox));
   return row.count;
 }
 

@@ -1,0 +1,93 @@
+// The outbox relay of the event tier (design §10: the happy path does the work once): with
+// producers publishing after COMMIT and deleting their own rows, the relay publishes nothing;
+// it publishes only a row whose publish failed, once, and reports the backlog meanwhile.
+import Redis from 'ioredis';
+import { EventBus } from '@teamchat/bus';
+import { transaction } from '@teamchat/db';
+import { eventTierMetrics } from '@teamchat/telemetry';
+import { registerEventQueue, settleEvents, startStack, type Stack } from '@teamchat/testing';
+import { alertWords } from './support/producers';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ services: ['events', 'messages'], env: { EVENTS_RELAY_INTERVAL_MS: '100' } });
+});
+afterAll(() => stack.close());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const value = async (metric: { get(): Promise<{ values: { value: number }[] }> }) => (await metric.get()).values[0]?.value ?? 0;
+const outboxRows = async () => Number((await stack.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM event_outbox`)[0].n);
+
+async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+test('in a healthy run every event is published once by its producer, which deletes its row; the relay publishes none', async () => {
+  const metrics = eventTierMetrics();
+  const relayedBefore = await value(metrics.relayPublished);
+  const alice = await stack.createUser();
+  const bob = await stack.createUser();
+  const queue = await registerEventQueue(bob.client, { event_types: ['message'] });
+  const sent: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const response = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: `healthy ${i}` });
+    sent.push(response.body.id);
+  }
+  const received = await queue.next(sent.length);
+  expect(received.map((event) => event.message.id)).toEqual(sent);
+  // Deleted by the producer after the hold (1.5 s), well within the relay's grace (5 s).
+  await eventually(async () => (await outboxRows()) === 0, 5_000);
+  // Past the grace, with the relay running every 100 ms: it found nothing to do.
+  await sleep(stack.deps.env.EVENT_RELAY_GRACE_MS);
+  expect(await value(metrics.relayPublished)).toBe(relayedBefore);
+  expect(await value(metrics.outboxBacklog)).toBe(0);
+  expect(await value(metrics.outboxOldestSeconds)).toBe(0);
+  await settleEvents(stack);
+  expect(await queue.drain()).toEqual([]);
+});
+
+test('a row whose publish failed stays, shows as backlog past the grace, and is published once by the relay', async () => {
+  const metrics = eventTierMetrics();
+  const relayedBefore = await value(metrics.relayPublished);
+  const user = await stack.createUser();
+  const queue = await registerEventQueue(user.client, { event_types: ['alert_words'] });
+  const unreachable = new Redis('redis://127.0.0.1:9', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  unreachable.on('error', () => undefined);
+  let failures = 0;
+  const deadBus = new EventBus(unreachable, stack.deps.env.REDIS_PREFIX, stack.deps.env.EVENT_PARTITIONS, { db: stack.db, onPublishFailure: () => failures++ });
+  const committed = Date.now();
+  await transaction(stack.db, (tx) => deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [user.id]));
+  expect(failures).toBe(1);
+
+  // The gauges the relay sets each round, watched until the event arrives.
+  let backlogSeen = 0;
+  let oldestSeen = 0;
+  let watching = true;
+  const watch = (async () => {
+    while (watching) {
+      backlogSeen = Math.max(backlogSeen, await value(metrics.outboxBacklog));
+      oldestSeen = Math.max(oldestSeen, await value(metrics.outboxOldestSeconds));
+      await sleep(10);
+    }
+  })();
+  const [event] = await queue.next(1, 30_000);
+  watching = false;
+  await watch;
+  expect(event).toMatchObject({ type: 'alert_words', alert_words: ['relayed'] });
+  expect(backlogSeen).toBe(1);
+  expect(oldestSeen).toBeGreaterThanOrEqual(stack.deps.env.EVENT_RELAY_GRACE_MS / 1000);
+  // Not before the grace: the relay leaves rows to their producers until then.
+  expect(Date.now() - committed).toBeGreaterThanOrEqual(stack.deps.env.EVENT_RELAY_GRACE_MS);
+  expect(await value(metrics.relayPublished)).toBe(relayedBefore + 1);
+  expect(await outboxRows()).toBe(0);
+  await sleep(500);
+  expect(await value(metrics.outboxBacklog)).toBe(0);
+  await settleEvents(stack);
+  expect(await queue.drain()).toEqual([]);
+  await deadBus.close();
+  unreachable.disconnect();
+});
