@@ -3,7 +3,8 @@
 // and each fault kind once. Sticky clients register ONCE (20 s and 60 s lifespans) and keep
 // long-polling for the whole run, past their queue's lifespan and past the user index's TTL
 // (lifespan + park allowance + 60 s = 86 s and 126 s here): a queue listed only by an index that
-// expired silently stops receiving (the "12 minutes" bug) and shows up as lost messages.
+// expired silently stops receiving (the "12 minutes" bug) and shows up as lost messages. Two of
+// them are alone on their user: another queue's register would extend the index and hide it.
 // Session clients come and go (20–60 s lifespans, 10–40 s sessions, deleting or abandoning their
 // queues). The verdict must be clean: nothing lost, duplicated or out of order, every client told
 // BAD_EVENT_QUEUE_ID recovered, no 500, every replica gone promptly on SIGTERM.
@@ -28,6 +29,7 @@ test('the event tier under every fault kind: nothing lost, duplicated or reorder
     stickyClients: 6,
     sessionClients: 10,
     stickyLifespansSecs: STICKY_LIFESPANS,
+    loneLifespansSecs: STICKY_LIFESPANS,
     sessionLifespanSecs: [20, 60],
     sessionSecs: [10, 40],
     leaseMs: 1000,

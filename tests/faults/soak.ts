@@ -23,6 +23,8 @@
 //   SOAK_REPLICAS (3)            event replicas at the start
 //   SOAK_USERS (10), SOAK_STICKY (10), SOAK_SESSIONS (30)   users, one-queue clients, session clients
 //   SOAK_STICKY_LIFESPANS (60,600,3600,14400)   queue_lifespan_secs of the sticky clients, in turn
+//   SOAK_LONE_LIFESPANS (60,600) one more sticky client per value, each alone on a user of its own
+//                                (no other register refreshes that user's queue index)
 //   SOAK_SESSION_LIFESPAN (60-7200)             queue_lifespan_secs range of session queues
 //   SOAK_SESSION_SECS (30-min(1200, run/2))     how long a session polls before leaving
 //   SOAK_LEASE_MS (1500), SOAK_HEARTBEAT_MS (5000) with 1000 ms jitter
@@ -64,6 +66,7 @@ async function main(): Promise<void> {
     stickyClients: number('SOAK_STICKY', 10),
     sessionClients: number('SOAK_SESSIONS', 30),
     stickyLifespansSecs: (process.env.SOAK_STICKY_LIFESPANS ?? '60,600,3600,14400').split(',').map(Number),
+    loneLifespansSecs: (process.env.SOAK_LONE_LIFESPANS ?? '60,600').split(',').filter(Boolean).map(Number),
     sessionLifespanSecs: range('SOAK_SESSION_LIFESPAN', [60, 7200]),
     sessionSecs: range('SOAK_SESSION_SECS', [30, Math.max(60, Math.min(1200, minutes * 30))]),
     leaseMs,

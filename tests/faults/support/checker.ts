@@ -51,6 +51,11 @@ export interface CheckerSettings {
   sessionClients: number;
   /** queue_lifespan_secs of sticky and session queues: picked from these. */
   stickyLifespansSecs: number[];
+  /**
+   * One sticky client each on a user of its own (with these lifespans): no other queue of the
+   * user refreshes the user's queue index, as for a user with one client open all day.
+   */
+  loneLifespansSecs: number[];
   sessionLifespanSecs: [number, number];
   /** How long a session polls before leaving. */
   sessionSecs: [number, number];
@@ -92,6 +97,8 @@ export interface QueueVerdict {
   received: number;
   expected: number;
   lost: number[];
+  /** Age of the queue (s) when the first lost message was answered: a loss at a fixed age points at an expiry. */
+  firstLostAtAgeSecs?: number;
   duplicated: number[];
   outOfOrder: number[];
   foreign: number[];
@@ -180,6 +187,8 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
   let cluster: ProcessCluster | undefined;
   const clients: SessionClient[] = [];
   try {
+    // Proxies first: a proxy listening on a port the OS picks must not take one freePort() handed a slot.
+    for (let i = 0; i < settings.replicas; i++) await proxyOf(`events-${i}`);
     cluster = await ProcessCluster.start({
       databaseUrl: database.url,
       redisUrl: redis.url,
@@ -194,13 +203,15 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       slotEnv: async (slot) => (slot.kind === 'events' ? { REDIS_URL: (await proxyOf(slot.id)).url } : {}),
     });
     const theCluster = cluster;
-    const { users, channelName } = await createParticipants(cluster, 'checker', settings.users);
+    const { users: everyone, channelName } = await createParticipants(cluster, 'checker', settings.users + settings.loneLifespansSecs.length);
+    const users = everyone.slice(0, settings.users);
+    const loneUsers = everyone.slice(settings.users);
     const start = await baseline(cluster);
     const internalErrors: string[] = [];
     const onInternalError = (what: string) => {
       if (internalErrors.length < 50) internalErrors.push(what);
     };
-    const workload = new Workload(users, clients, channelName, { pauseMs: settings.sendPauseMs });
+    const workload = new Workload(everyone, clients, channelName, { pauseMs: settings.sendPauseMs });
     const common = {
       pollTimeoutMs: settings.heartbeatMinMs + settings.heartbeatJitterMs + 30_000,
       leaveDrainMs: 30_000,
@@ -210,6 +221,15 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     for (let i = 0; i < settings.stickyClients; i++) {
       const lifespan = settings.stickyLifespansSecs[i % settings.stickyLifespansSecs.length];
       clients.push(new SessionClient(users[i % users.length], `sticky${i}/u${users[i % users.length].id}/${lifespan}s`, {
+        ...common,
+        mode: 'sticky',
+        lifespanSecs: () => lifespan,
+        sessionMs: () => Infinity,
+        deleteOnLeave: () => false,
+      }));
+    }
+    for (const [i, lifespan] of settings.loneLifespansSecs.entries()) {
+      clients.push(new SessionClient(loneUsers[i], `lone${i}/u${loneUsers[i].id}/${lifespan}s`, {
         ...common,
         mode: 'sticky',
         lifespanSecs: () => lifespan,
@@ -331,6 +351,7 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
           break;
         }
         case 'scale-out':
+          await proxyOf(`events-${theCluster.slotIds('events').length}`);
           targetId = await theCluster.addEventSlot();
           break;
         case 'scale-in': {
@@ -350,7 +371,7 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     };
 
     const runEndsAt = runStarted + settings.runSecs * 1000;
-    log(`run: ${settings.runSecs} s, ${clients.length} clients (${settings.stickyClients} sticky), ${plan.length} faults, one every ${Math.round(gapMs / 100) / 10} s`);
+    log(`run: ${settings.runSecs} s, ${clients.length} clients (${settings.stickyClients} sticky, ${loneUsers.length} alone on their user), ${plan.length} faults, one every ${Math.round(gapMs / 100) / 10} s`);
     for (let i = 0; i < plan.length; i++) {
       const due = runStarted + (i + 0.5) * gapMs;
       if (due > Date.now()) await sleep(due - Date.now());
@@ -569,6 +590,7 @@ export function judgeQueue(queue: QueueRecord, visible: Map<number, Date>, sent:
     received: queue.messageIds.length,
     expected: required.length,
     lost,
+    firstLostAtAgeSecs: lost.length && sent.get(lost[0]) ? Math.round((sent.get(lost[0])!.answeredAt - queue.registeredAt) / 1000) : undefined,
     duplicated,
     outOfOrder,
     foreign,
@@ -599,7 +621,8 @@ export function printReport(report: CheckerReport, print: (text: string) => void
   }
   for (const queue of report.problemQueues.slice(0, 20)) {
     const ids = (label: string, list: number[]) => (list.length ? ` ${label} ${list.length} [${list.slice(0, 8).join(',')}${list.length > 8 ? ',…' : ''}]` : '');
-    print(`  ${queue.client} ${queue.queueId} (${queue.end}, lived ${queue.livedSecs} s, lifespan ${queue.lifespanSecs} s, ${queue.received}/${queue.expected}):${ids('lost', queue.lost)}${ids('dup', queue.duplicated)}${ids('order', queue.outOfOrder)}${ids('foreign', queue.foreign)}`);
+    const age = queue.firstLostAtAgeSecs !== undefined ? ` (the first at queue age ${queue.firstLostAtAgeSecs} s)` : '';
+    print(`  ${queue.client} ${queue.queueId} (${queue.end}, lived ${queue.livedSecs} s, lifespan ${queue.lifespanSecs} s, ${queue.received}/${queue.expected}):${ids('lost', queue.lost)}${age}${ids('dup', queue.duplicated)}${ids('order', queue.outOfOrder)}${ids('foreign', queue.foreign)}`);
   }
   print('sessions by length:');
   print(table(report.sessions.filter((row) => row.queues).map(({ by_end, ...row }) => ({ ...row, ends: JSON.stringify(by_end) }))));

@@ -84,8 +84,14 @@ export class ProcessCluster {
     for (const kind of ['gateway', ...BACKENDS] as ServiceKind[]) cluster.slots.set(kind, { id: kind, kind, port: await freePort(), history: [] });
     for (let i = 0; i < (options.eventReplicas ?? 2); i++) cluster.slots.set(`events-${i}`, { id: `events-${i}`, kind: 'events', port: await freePort(), history: [] });
     cluster.gatewayUrl = `http://127.0.0.1:${cluster.slots.get('gateway')!.port}`;
-    await Promise.all([...cluster.slots.values()].filter((slot) => slot.kind !== 'gateway').map((slot) => cluster.startSlot(slot.id)));
-    await cluster.startSlot('gateway');
+    try {
+      await Promise.all([...cluster.slots.values()].filter((slot) => slot.kind !== 'gateway').map((slot) => cluster.startSlot(slot.id)));
+      await cluster.startSlot('gateway');
+    } catch (error) {
+      // Nobody gets the cluster to stop: the processes that did start must not outlive the failure.
+      await cluster.stop();
+      throw error;
+    }
     cluster.deps = createBaseDeps('faults-test', {
       DATABASE_URL: options.databaseUrl,
       REDIS_URL: options.redisUrl,
