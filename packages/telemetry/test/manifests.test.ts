@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import YAML from 'yaml';
-import { eventTierMetrics, jobMetrics } from '@teamchat/telemetry';
+import { eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics, onScrape, renderMetrics } from '@teamchat/telemetry';
+import { parseExposition } from './support/prometheus';
 import { containersOf, podTemplate, readYamlDocuments, renderKustomization, resourceId, strategicMerge, type Resource } from './support/kustomize';
 import { schemaErrors, unknownFieldErrors } from './support/kubernetes-schema';
 import { repoRoot, stackServices } from './support/processes';
@@ -370,6 +371,59 @@ describe('the kustomize renderer', () => {
       expect(readYamlDocuments(path.join(dir, 'cm.yaml'))).toHaveLength(1);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('infra/prometheus/alerts.yml', () => {
+  interface AlertRule {
+    alert: string;
+    expr: string;
+    for?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  }
+  const rules: AlertRule[] = YAML.parse(read('infra/prometheus/alerts.yml')).groups.flatMap((group: { rules: AlertRule[] }) => group.rules);
+  /** Metric names of our processes an expression refers to (ours, and node's process/runtime metrics). */
+  const metricsIn = (expr: string) => [...expr.matchAll(/\b(?:teamchat|nodejs|process)_[a-z0-9_]+/g)].map(([name]) => name);
+
+  /** Every series name a process exports: the standard metrics (code, autoscalers and alerts share them), the registry's own, node's. */
+  async function exportedNames(): Promise<Set<string>> {
+    httpServerMetrics();
+    gatewayMetrics();
+    eventTierMetrics();
+    jobMetrics();
+    // The registry's own counter of failed scrape hooks exists once a hook has failed.
+    const remove = onScrape(() => {
+      throw new Error('a failing hook');
+    });
+    const { types } = parseExposition((await renderMetrics()).body);
+    remove();
+    const suffixes: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count'] };
+    return new Set(Object.entries(types).flatMap(([name, type]) => [name, ...(suffixes[type] ?? []).map((suffix) => name + suffix)]));
+  }
+
+  test('every alert refers only to metrics the processes export (and the check catches a misspelt one)', async () => {
+    const exported = await exportedNames();
+    const unknown = rules.flatMap((rule) => metricsIn(rule.expr).filter((name) => !exported.has(name)).map((name) => `${rule.alert}: ${name}`));
+    expect(unknown).toEqual([]);
+    expect(metricsIn('max(teamchat_event_outbox_backlogs) > 0').filter((name) => !exported.has(name))).toEqual(['teamchat_event_outbox_backlogs']);
+    // The event tier's delivery-path metrics are all alerted on.
+    const alerted = new Set(rules.flatMap((rule) => metricsIn(rule.expr)));
+    const { leaseHandovers, appendsFenced, readsFenced, outboxBacklog, relayPublished, redisMemoryUsedBytes, redisMemoryMaxBytes } = eventTierMetrics();
+    for (const metric of [leaseHandovers, appendsFenced, readsFenced, outboxBacklog, relayPublished, redisMemoryUsedBytes, redisMemoryMaxBytes]) {
+      expect([metricName(metric), alerted.has(metricName(metric))]).toEqual([metricName(metric), true]);
+    }
+  });
+
+  test('every alert has a unique name, a severity and a summary, and docs/operations.md lists it', () => {
+    const names = rules.map((rule) => rule.alert);
+    expect(new Set(names).size).toBe(names.length);
+    const operations = read('docs/operations.md');
+    for (const rule of rules) {
+      expect([rule.alert, rule.labels?.severity]).toEqual([rule.alert, expect.stringMatching(/^(page|ticket)$/)]);
+      expect([rule.alert, typeof rule.annotations?.summary]).toEqual([rule.alert, 'string']);
+      expect([rule.alert, operations.includes(`| \`${rule.alert}\` |`)]).toEqual([rule.alert, true]);
     }
   });
 });

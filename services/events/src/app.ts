@@ -13,6 +13,7 @@ import { Fanout } from './lib/fanout';
 import { IntakeConsumers } from './lib/intake';
 import { PollHub } from './lib/polls';
 import { QueueStore } from './lib/queue-store';
+import { startRedisMemorySampler } from './lib/redis-memory';
 import { routes } from './routes';
 import { isPlainGetEvents, serveGetEvents } from './views/events';
 
@@ -96,6 +97,9 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   };
   relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);
 
+  // Headroom of the noeviction Redis (alerted on): sampled by every replica.
+  const memorySampler = startRedisMemorySampler(commands, logger);
+
   const deps: EventsDeps = { ...base, events: { config, store, polls } };
   const app = createServiceApp({
     name: 'events',
@@ -103,8 +107,25 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     deps,
     internalSecret: base.env.INTERNAL_JWT_SECRET,
     logger,
+    // Ready means Redis answers: polls need nothing else. PostgreSQL is left out so that its
+    // failover does not take every replica's long-polls down with it (design §10); register
+    // answers 503 on its own meanwhile, and the logs and metrics report the failures.
     ready: async () => {
-      await Promise.all([base.db.$queryRaw`SELECT 1`, commands.ping()]);
+      // A connection that is down fails at once: a ping would wait in the offline queue.
+      for (const connection of [commands, subscriber]) {
+        if (connection.status !== 'ready') throw new Error(`Redis connection ${connection.status}`);
+      }
+      // A ping caught by a disconnect is re-sent after the reconnection: bounded, so the
+      // probe gets an answer.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error('Redis did not answer PING within 1 s')), 1000);
+      });
+      try {
+        await Promise.race([commands.ping(), late]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   });
 
@@ -130,6 +151,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     async close() {
       polls.close();
       await stopBackgroundWork();
+      await memorySampler.stop();
       await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
     },
   };

@@ -23,14 +23,17 @@ import type { Db } from '@teamchat/db';
 import { storesReachable, type RunningService } from '@teamchat/runtime';
 import { Authenticator, parseBasicAuth, type Credentials } from './auth';
 import { countUpstreamFailure, observeGatewayRequest } from './observe';
-import type { GatewayEnv } from './env';
+import { UPSTREAM_SOCKET_DEFAULTS, type GatewayEnv } from './env';
 import { RateLimiter, rateLimitSettings, type RateLimitEnv } from './rate-limit';
 import { RealmDirectory } from './realms';
 import { matchRoute, type RouteRule, type ServiceName } from './routes';
+import { UpstreamAgent } from './upstream-agent';
 
 export interface GatewayDeps {
-  /** The RATE_LIMIT_* settings default to Zulip's limits. */
-  env: Pick<GatewayEnv, 'INTERNAL_JWT_SECRET' | 'REDIS_PREFIX' | 'UPSTREAM_TIMEOUT_MS'> & Partial<RateLimitEnv>;
+  /** The RATE_LIMIT_* settings default to Zulip's limits, the UPSTREAM_SOCKET_* ones to gatewayEnvSpec's. */
+  env: Pick<GatewayEnv, 'INTERNAL_JWT_SECRET' | 'REDIS_PREFIX' | 'UPSTREAM_TIMEOUT_MS'> &
+    Partial<RateLimitEnv> &
+    Partial<Pick<GatewayEnv, 'UPSTREAM_SOCKET_MAX_AGE_MS' | 'UPSTREAM_SOCKET_IDLE_MS'>>;
   db: Db;
   redis: Redis;
   logger: Logger;
@@ -78,11 +81,17 @@ export function createGateway(deps: GatewayDeps): RunningService {
   const realms = new RealmDirectory(deps.db);
   const authenticator = new Authenticator(deps.db, deps.redis, env.REDIS_PREFIX);
   const rateLimiter = new RateLimiter(deps.redis, env.REDIS_PREFIX, rateLimitSettings(env), logger);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 256 });
+  // Upstream connections are reused, but each only for a while: new replicas of a service get
+  // requests soon after a scale-out (see UpstreamAgent).
+  const socketLimits = {
+    maxSocketAgeMs: env.UPSTREAM_SOCKET_MAX_AGE_MS ?? UPSTREAM_SOCKET_DEFAULTS.maxAgeMs,
+    idleSocketMs: env.UPSTREAM_SOCKET_IDLE_MS ?? UPSTREAM_SOCKET_DEFAULTS.idleMs,
+  };
+  const agent = new UpstreamAgent({ ...socketLimits, maxFreeSockets: 256 });
   // Long-polls hold one upstream connection each, thousands at once, and an event answers many
   // of them together: with the free-socket cap above, most of those connections would be closed
   // and opened again on every round. Their own agent keeps them all.
-  const longPollAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1_000_000 });
+  const longPollAgent = new UpstreamAgent({ ...socketLimits, maxFreeSockets: 1_000_000 });
   const upstreams = Object.fromEntries(Object.entries(deps.serviceUrls).map(([name, url]) => [name, new URL(url)])) as Record<ServiceName, URL>;
 
   async function authenticate(req: http.IncomingMessage, url: URL, rule: RouteRule): Promise<{ user: Requester | null; realmId: number | null }> {

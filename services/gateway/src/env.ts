@@ -2,6 +2,9 @@ import { env, loadEnv, type EnvOf } from '@teamchat/core';
 import { baseEnvSpec } from '@teamchat/runtime';
 import { ZULIP_RATE_LIMITS } from './rate-limit';
 
+/** Under the services' 65 s keep-alive timeout, so the gateway closes idle connections first. */
+export const UPSTREAM_SOCKET_DEFAULTS = { maxAgeMs: 30_000, idleMs: 15_000 };
+
 export const gatewayEnvSpec = {
   ...baseEnvSpec,
   PORT: env.int('port the gateway listens on', 9991),
@@ -11,6 +14,8 @@ export const gatewayEnvSpec = {
   UPLOADS_URL: env.url('base URL of the uploads service', 'http://127.0.0.1:9104'),
   EVENTS_URL: env.url('base URL of the event tier (a Service in front of its replicas)', 'http://127.0.0.1:9105'),
   UPSTREAM_TIMEOUT_MS: env.int('longest wait for a service answer (long-polls excepted)', 60_000),
+  UPSTREAM_SOCKET_MAX_AGE_MS: env.int('longest time a connection to a service is reused (so new replicas get requests after a scale-out)', UPSTREAM_SOCKET_DEFAULTS.maxAgeMs),
+  UPSTREAM_SOCKET_IDLE_MS: env.int('how long an unused connection to a service is kept open', UPSTREAM_SOCKET_DEFAULTS.idleMs),
   RATE_LIMIT_ENABLED: env.bool('apply the API rate limits (off for benchmarks)', ZULIP_RATE_LIMITS.enabled),
   RATE_LIMIT_USER_REQUESTS: env.int('API requests each user may make per window', ZULIP_RATE_LIMITS.user.limit),
   RATE_LIMIT_USER_WINDOW_SECONDS: env.int('the per-user window, in seconds', ZULIP_RATE_LIMITS.user.windowSeconds),

@@ -1,0 +1,186 @@
+// Readiness is about the replica's own job (design §10): an event replica serves polls from
+// Redis, so it stays ready while PostgreSQL is unreachable (a failover) and keeps answering
+// long-polls; it goes unready when Redis is unreachable, and ready again once Redis is back.
+// The replica under test is a real event service whose database URL points at a closed port
+// and whose Redis sits behind a TCP proxy the test can cut; the test stack (its own events
+// replica fans the events out) and a real gateway in front of the replica under test.
+// Also here: the Redis memory headroom sampler the replica runs (alerted on).
+
+import http from 'node:http';
+import net from 'node:net';
+import { createLogger } from '@teamchat/core';
+import { createBaseDeps, listen, serverUrl, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { createGateway } from '@teamchat/service-gateway';
+import { eventTierMetrics } from '@teamchat/telemetry';
+import { ApiClient, freePort, GENEROUS_RATE_LIMITS, registerEventQueue, startStack, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
+import { createService } from '../src/app';
+import { parseRedisMemory, startRedisMemorySampler } from '../src/lib/redis-memory';
+import { alertWords, commitEvent } from './support/producers';
+
+jest.setTimeout(60_000);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await sleep(50);
+  }
+}
+
+/** A TCP proxy to Redis that can be cut (every connection dropped, new ones refused) and restored. */
+class CuttableProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  get isOpen(): boolean {
+    return this.server !== undefined;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise((resolve) => server?.close(resolve));
+  }
+}
+
+function get(url: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+      })
+      .on('error', reject);
+  });
+}
+
+let stack: Stack;
+let user: TestUser;
+let redisProxy: CuttableProxy;
+let base: BaseDeps;
+let replica: RunningService;
+let replicaServer: http.Server;
+let replicaUrl: string;
+let gateway: RunningService;
+let gatewayServer: http.Server;
+/** `user` through the gateway whose event tier is the replica under test. */
+let client: ApiClient;
+
+beforeAll(async () => {
+  stack = await startStack({ services: ['events'] });
+  user = await stack.createUser();
+  const redis = new URL(testRedisUrl());
+  redisProxy = new CuttableProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+  await redisProxy.open();
+  redis.port = String(redisProxy.port);
+  // Nothing listens on that port: every PostgreSQL connection is refused.
+  const database = new URL(stack.database.url);
+  database.port = String(await freePort());
+  base = createBaseDeps('events-readiness', { ...stack.deps.env, DATABASE_URL: database.toString(), REDIS_URL: redis.toString() }, { logger: createLogger('events-readiness', 'silent') });
+  replica = await createService(base, { EVENTS_REPLICA_ID: 'readiness-replica' });
+  replicaServer = await listen(replica.handler, 0, '127.0.0.1');
+  replicaUrl = serverUrl(replicaServer);
+  gateway = createGateway({
+    env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS },
+    db: stack.db,
+    redis: stack.redis,
+    logger: createLogger('readiness-gateway', 'silent'),
+    serviceUrls: { users: stack.serviceUrls.users!, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: replicaUrl },
+  });
+  gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');
+  client = new ApiClient(serverUrl(gatewayServer), { email: user.deliveryEmail, apiKey: user.apiKey }, { host: stack.realm.host });
+  // Connected to Redis (through the proxy) before the tests look.
+  await waitFor('the replica is ready', async () => (await get(`${replicaUrl}/health/ready`)).status === 200);
+});
+
+afterAll(async () => {
+  for (const server of [gatewayServer, replicaServer]) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  await gateway.close();
+  // Closing waits for Redis commands in flight: Redis back first (should a test have stopped with it cut).
+  if (!redisProxy.isOpen) await redisProxy.open();
+  await replica.close();
+  await base.close();
+  await redisProxy.cut();
+  await stack.close();
+});
+
+describe('an event replica whose PostgreSQL is unreachable', () => {
+  test('is ready', async () => {
+    expect(await get(`${replicaUrl}/health/ready`)).toEqual({ status: 200, body: { status: 'ok' } });
+  });
+
+  test('answers long-polls of an existing queue: a parked poll gets the event', async () => {
+    // The queue was registered while PostgreSQL answered (through the stack's own replica).
+    const queue = await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] });
+    const poll = client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: queue.lastEventId });
+    await commitEvent(stack, alertWords(['failover']), [user.id]);
+    const response = await poll;
+    expect(response.status).toBe(200);
+    expect(response.body.events).toEqual([{ id: queue.lastEventId + 1, type: 'alert_words', alert_words: ['failover'] }]);
+  });
+
+  test('refuses what needs PostgreSQL (register) with a 503, never a 500', async () => {
+    const response = await client.post('/api/v1/register', { event_types: JSON.stringify(['alert_words']) });
+    expect(response.status).toBe(503);
+    expect(response.body).toMatchObject({ result: 'error' });
+  });
+});
+
+test('an event replica whose Redis is unreachable is not ready, and ready again once Redis is back', async () => {
+  await redisProxy.cut();
+  await waitFor('the replica is unready', async () => (await get(`${replicaUrl}/health/ready`)).status === 503);
+  const unready = await get(`${replicaUrl}/health/ready`);
+  expect(unready).toEqual({ status: 503, body: { status: 'unavailable', reason: expect.stringContaining('Redis') } });
+  await redisProxy.open();
+  await waitFor('the replica is ready again', async () => (await get(`${replicaUrl}/health/ready`)).status === 200);
+});
+
+describe('the Redis memory headroom sampler', () => {
+  test('reads used_memory and maxmemory from INFO memory', () => {
+    const info = '# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:4294967296\r\nmaxmemory_human:4.00G\r\nmaxmemory_policy:noeviction\r\n';
+    expect(parseRedisMemory(info)).toEqual({ usedBytes: 1048576, maxBytes: 4294967296 });
+    expect(parseRedisMemory('# Memory\r\nused_memory_human:1.00M\r\n')).toBeUndefined();
+  });
+
+  test("sets the gauges to the Redis's own figures", async () => {
+    const metrics = eventTierMetrics();
+    metrics.redisMemoryUsedBytes.set(-1);
+    metrics.redisMemoryMaxBytes.set(-1);
+    const sampler = startRedisMemorySampler(stack.redis, createLogger('redis-memory', 'silent'), 60_000);
+    try {
+      await sampler.sample();
+      const [, maxmemory] = (await stack.redis.config('GET', 'maxmemory')) as [string, string];
+      expect((await metrics.redisMemoryMaxBytes.get()).values[0].value).toBe(Number(maxmemory));
+      expect((await metrics.redisMemoryUsedBytes.get()).values[0].value).toBeGreaterThan(0);
+    } finally {
+      await sampler.stop();
+    }
+  });
+});
