@@ -1,4 +1,4 @@
-export { createRedis, RedisKeys, type Redis, type RedisClientOptions } from './redis';
+export { createRedis, RedisKeys, settleOnClose, type Redis, type RedisClientOptions } from './redis';
 export {
   EventBus,
   OutboxWrite,

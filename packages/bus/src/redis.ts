@@ -7,6 +7,13 @@ export interface RedisClientOptions {
   blocking?: boolean;
   /** Shown in CLIENT LIST, to tell connections apart. */
   name?: string;
+  /**
+   * Commands fail at once while disconnected and are never re-sent after a reconnect (ioredis
+   * re-sends unanswered commands by default: a read sent before a network cut would then run
+   * long after its sender lost the right to make it). The caller must treat a command in flight
+   * at a disconnect as failed (ioredis then leaves its promise unsettled): see settleOnClose.
+   */
+  failFast?: boolean;
 }
 
 /**
@@ -17,10 +24,24 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
   const redisOptions: RedisOptions = {
     connectionName: options.name,
     maxRetriesPerRequest: options.blocking ? null : 50,
+    ...(options.failFast ? { enableOfflineQueue: false, autoResendUnfulfilledCommands: false } : {}),
     enableReadyCheck: true,
     retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
   };
   return new Redis(url, redisOptions);
+}
+
+/**
+ * The command's promise, rejected if the connection closes first. Without re-sending, ioredis
+ * drops the commands that were in flight when a connection broke and never settles them.
+ */
+export function settleOnClose<T>(connection: Redis, command: Promise<T>): Promise<T> {
+  let onClose: (() => void) | undefined;
+  const closed = new Promise<never>((_, reject) => {
+    onClose = () => reject(new Error('Redis connection closed with the command in flight'));
+    connection.once('close', onClose);
+  });
+  return Promise.race([command, closed]).finally(() => connection.off('close', onClose!));
 }
 
 /**
@@ -44,6 +65,16 @@ export class RedisKeys {
   /** The intake stream of one partition: committed events waiting to be fanned out. */
   intakeStream(partition: number): string {
     return `${this.prefix}{intake:${partition}}:stream`;
+  }
+
+  /** Who owns a partition's intake (consumer lease), in the stream's slot so reads can check it. */
+  intakeLease(partition: number): string {
+    return `${this.prefix}{intake:${partition}}:lease`;
+  }
+
+  /** The partition lease's generation counter: the fencing token of each new owner. */
+  intakeGeneration(partition: number): string {
+    return `${this.prefix}{intake:${partition}}:generation`;
   }
 
   /** Marks an outbox row as published, so the relay never sends it twice. */

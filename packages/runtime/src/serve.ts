@@ -24,6 +24,12 @@ export interface ServeOptions {
   logger: Logger;
   /** Longest wait for in-flight requests before closing anyway. */
   shutdownTimeoutMs?: number;
+  /**
+   * Longest a shutdown may take in all: past it the process exits with status 1 whatever it was
+   * waiting for (a dependency that never answers must not keep a stopping pod alive). Default:
+   * shutdownTimeoutMs + 10 s, well inside every Deployment's terminationGracePeriodSeconds.
+   */
+  shutdownDeadlineMs?: number;
 }
 
 export async function listen(handler: http.RequestListener, port: number, host: string): Promise<http.Server> {
@@ -112,6 +118,11 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
     state.stopping = true;
     const started = Date.now();
     options.logger.info({ signal }, `${options.name} shutting down`);
+    const deadline = setTimeout(() => {
+      options.logger.error({ signal, ms: Date.now() - started }, `${options.name} shutdown deadline passed; exiting`);
+      process.exit(1);
+    }, options.shutdownDeadlineMs ?? (options.shutdownTimeoutMs ?? 10_000) + 10_000);
+    deadline.unref();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections close as soon as their current response is done.
     server.closeIdleConnections();

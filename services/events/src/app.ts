@@ -42,8 +42,8 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   const logger = base.logger;
   const connectionName = (role: string) => `events:${config.EVENTS_REPLICA_ID}:${role}`;
   const connections: Redis[] = [];
-  const connect = (role: string, blocking: boolean) => {
-    const connection = createRedis(base.env.REDIS_URL, { blocking, name: connectionName(role) });
+  const connect = (role: string, options: { blocking?: boolean; failFast?: boolean }) => {
+    const connection = createRedis(base.env.REDIS_URL, { ...options, name: connectionName(role) });
     connection.on('error', (error) => logger.debug({ err: error, connection: role }, 'redis connection error'));
     return connection;
   };
@@ -56,13 +56,14 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
   });
   commands.on('error', (error) => logger.debug({ err: error, connection: 'commands' }, 'redis connection error'));
-  const subscriber = connect('wake', true);
+  const subscriber = connect('wake', { blocking: true });
   connections.push(commands, subscriber);
 
   const store = new QueueStore(commands, base.env.REDIS_PREFIX, {
     maxEvents: config.EVENTS_QUEUE_MAX_EVENTS,
     // A queue must not expire under a parked poll: after a poll its keys live this much longer than its lifespan.
     parkAllowanceMs: config.EVENTS_HEARTBEAT_MIN_MS + config.EVENTS_HEARTBEAT_JITTER_MS + 5000,
+    indexMarginMs: config.EVENTS_INDEX_MARGIN_MS,
   });
   const polls = new PollHub(store, subscriber, {
     heartbeatMinMs: config.EVENTS_HEARTBEAT_MIN_MS,
@@ -72,13 +73,15 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   polls.start();
 
   const fanout = new Fanout(store, base.db, logger);
-  const intake = new IntakeConsumers(commands, (role) => connect(role, true), fanout, {
+  const intake = new IntakeConsumers(commands, (role) => connect(role, { failFast: true }), fanout, {
     replicaId: config.EVENTS_REPLICA_ID,
     partitions: base.env.EVENT_PARTITIONS,
     leaseMs: config.EVENTS_LEASE_MS,
     batchSize: config.EVENTS_FANOUT_BATCH,
     trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
     streamKey: (partition) => base.bus.keys.intakeStream(partition),
+    leaseKey: (partition) => base.bus.keys.intakeLease(partition),
+    generationKey: (partition) => base.bus.keys.intakeGeneration(partition),
     prefix: base.env.REDIS_PREFIX,
   }, logger);
   intake.start();
@@ -135,7 +138,8 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       stopped = true;
       clearTimeout(relayTimer);
       await intake.stop();
-      await relaying;
+      // A relay round stuck on an unreachable PostgreSQL must not hold the shutdown: its rows stay for the next relay.
+      await Promise.race([relaying, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
     })());
 
   return {
@@ -152,7 +156,10 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       polls.close();
       await stopBackgroundWork();
       await memorySampler.stop();
-      await Promise.all(connections.map((connection) => connection.quit().catch(() => connection.disconnect())));
+      // QUIT waits for Redis's answer: with Redis unreachable, give up after a second.
+      const quitting = Promise.all(connections.map((connection) => connection.quit().catch(() => undefined)));
+      await Promise.race([quitting, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      for (const connection of connections) connection.disconnect();
     },
   };
 }

@@ -51,12 +51,16 @@ describe('GET /events', () => {
       'BAD_REQUEST',
       'An event newer than 1 has already been pruned!',
     );
+    // An id the queue never gave out: Redis lost the queue's recent history (a restart that
+    // rolled writes back). The queue is answered as gone, so the client registers again.
     expectError(
       await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: 10 }),
       400,
-      'BAD_REQUEST',
-      'Event 10 was not in this queue',
+      'BAD_EVENT_QUEUE_ID',
+      `Bad event queue ID: ${queue.queueId}`,
     );
+    expectError(await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: 2, dont_block: true }), 400, 'BAD_EVENT_QUEUE_ID');
+    expect(await stack.redis.exists(`${stack.deps.env.REDIS_PREFIX}{q:${queue.queueId}}:m`)).toBe(0);
   });
 
   test('a parked poll is answered when an event arrives', async () => {
@@ -167,7 +171,9 @@ describe('bounded queues', () => {
   test('an idle queue expires after its lifespan', async () => {
     const user = await stack.createUser();
     const queue = await queueFor(user, { queue_lifespan_secs: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Never polled: the lifespan plus the park allowance (heartbeat 1500 + jitter 300 + 5000 ms
+    // here, the time register itself may take) after register.
+    await new Promise((resolve) => setTimeout(resolve, 1000 + 1500 + 300 + 5000 + 300));
     expectError(await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true }), 400, 'BAD_EVENT_QUEUE_ID');
   });
 

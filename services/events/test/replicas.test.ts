@@ -155,7 +155,7 @@ test('a replica killed after appending but before acknowledging: the next owner 
     const reply = (await zombie.xreadgroup('GROUP', INTAKE_GROUP, 'zombie', 'COUNT', 100, 'STREAMS', stream, '>')) as [string, [string, string[]][]][];
     const entries: StreamEntry[] = reply[0][1].map(([id, fields]) => ({ id, entry: JSON.parse(fields[1]) }));
     expect(entries).toHaveLength(10);
-    const store = new QueueStore(zombie, deps.env.REDIS_PREFIX, { maxEvents: 10_000, parkAllowanceMs: 10_000 });
+    const store = new QueueStore(zombie, deps.env.REDIS_PREFIX, { maxEvents: 10_000, parkAllowanceMs: 10_000, indexMarginMs: 60_000 });
     await new Fanout(store, stack.db, createLogger('zombie', 'silent')).apply(entries);
     const [, pending] = (await zombie.xpending(stream, INTAKE_GROUP)) as [number, string];
     expect(pending).toBeTruthy();

@@ -11,7 +11,17 @@ import type { Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { copiesFor, copyClassOf } from './event-copies';
 import type { QueueDescriptor } from './queue-options';
-import type { Append, AppendOutcome, QueueStore, StaleIndexEntry } from './queue-store';
+import type { Append, AppendOutcome, Fence, QueueStore, StaleIndexEntry } from './queue-store';
+
+/**
+ * Some queue refused the batch: a newer owner of the partition already appended to it, so this
+ * replica's lease is over. The batch must not be acknowledged (the new owner claims it).
+ */
+export class FencedError extends Error {
+  constructor(readonly partition: number, readonly generation: number) {
+    super(`intake partition ${partition}: lease generation ${generation} was superseded`);
+  }
+}
 
 export interface StreamEntry {
   /** Redis stream id, "ms-seq". */
@@ -82,6 +92,8 @@ interface Audience {
   realmWide: Map<number, string[]>;
   publicStreams: Set<number>;
   descriptors: Map<string, CachedDescriptor | null>;
+  /** The lease the batch was read under (none: appends are not fenced, as in tests). */
+  fence?: Fence;
 }
 
 export class Fanout {
@@ -97,11 +109,14 @@ export class Fanout {
     private readonly logger: Logger,
   ) {}
 
-  /** Appends the batch's events to their queues; resolves once Redis has them all. */
-  async apply(batch: StreamEntry[]): Promise<void> {
+  /**
+   * Appends the batch's events to their queues; resolves once Redis has them all. Rejects with
+   * FencedError when a queue refused them because `fence` is no longer the partition's lease.
+   */
+  async apply(batch: StreamEntry[], fence?: Fence): Promise<void> {
     if (batch.length === 0) return;
     const userIds = [...new Set(batch.flatMap(({ entry }) => entry.users.map(recipientId)))];
-    if (!batch.some(({ entry }) => isStreamMessage(entry)) && (await this.applyToKnownQueues(batch, userIds))) {
+    if (!batch.some(({ entry }) => isStreamMessage(entry)) && (await this.applyToKnownQueues(batch, userIds, fence))) {
       this.observeLag(batch);
       return;
     }
@@ -116,7 +131,7 @@ export class Fanout {
     const allQueueIds = new Set<string>();
     for (const ids of queuesByUser.values()) for (const id of ids) allQueueIds.add(id);
     for (const ids of realmWide.values()) for (const id of ids) allQueueIds.add(id);
-    const audience = { queuesByUser, realmWide, publicStreams, descriptors: await this.loadDescriptors([...allQueueIds]) };
+    const audience = { queuesByUser, realmWide, publicStreams, descriptors: await this.loadDescriptors([...allQueueIds]), fence };
     await this.appendAll(this.plan(batch, audience), audience);
     this.observeLag(batch);
   }
@@ -129,7 +144,7 @@ export class Fanout {
    * each queue still gets the batch's entries once and in order. Returns false (nothing done)
    * when something is not known.
    */
-  private async applyToKnownQueues(batch: StreamEntry[], userIds: number[]): Promise<boolean> {
+  private async applyToKnownQueues(batch: StreamEntry[], userIds: number[], fence: Fence | undefined): Promise<boolean> {
     const known = new Map<number, string[]>();
     const descriptors = new Map<string, CachedDescriptor | null>();
     for (const userId of userIds) {
@@ -142,7 +157,7 @@ export class Fanout {
       }
       known.set(userId, queueIds);
     }
-    const noRealmWide = { realmWide: new Map<number, string[]>(), publicStreams: new Set<number>() };
+    const noRealmWide = { realmWide: new Map<number, string[]>(), publicStreams: new Set<number>(), fence };
     const audience: Audience = { queuesByUser: known, descriptors, ...noRealmWide };
     const [listed] = await Promise.all([this.store.queuesOfUsers(userIds), this.appendAll(this.plan(batch, audience), audience)]);
     this.rememberUserQueues(listed);
@@ -203,13 +218,18 @@ export class Fanout {
   }
 
   /** Runs the appends; removes the queues found gone (or dropped for their size) from the indexes. */
-  private async appendAll(appends: Append[], { queuesByUser, realmWide, descriptors }: Audience): Promise<void> {
+  private async appendAll(appends: Append[], { queuesByUser, realmWide, descriptors, fence }: Audience): Promise<void> {
     const gone: StaleIndexEntry[] = [];
     for (const [queueId, cached] of descriptors) {
       if (!cached) gone.push(...this.staleIndexEntries(queueId, queuesByUser, realmWide));
     }
-    const results = await this.store.append(appends);
+    const results = await this.store.append(appends, fence);
     this.observe(results);
+    const fenced = results.filter(({ status }) => status === 'fenced').length;
+    if (fenced > 0) {
+      this.metrics.appendsFenced.inc(fenced);
+      throw new FencedError(fence!.partition, fence!.generation);
+    }
     results.forEach(({ status }, i) => {
       if (status !== 'gone' && status !== 'dropped') return;
       const queueId = appends[i].queueId;

@@ -5,13 +5,33 @@
 // renewing: the new owner first claims the entries the old one left unacknowledged
 // (XAUTOCLAIM) and applies them again — the queues' high-water marks make that harmless.
 // Entries are trimmed once every consumer group has acknowledged them.
+//
+// A lease is not a lock without a fencing token: a replica paused or cut off past its lease
+// still acts when it wakes, and a command delayed in the network lands late. Each new owner
+// gets the next generation of the partition (a counter beside the stream), and the two places
+// where an old owner could do harm check it in Redis, atomically with the effect:
+//   - reading, claiming and acknowledging entries are scripts that run only while the lease is
+//     still this owner's (the lease key shares the stream's slot). Waiting for new entries is a
+//     plain XREAD, which changes nothing: a late one is harmless;
+//   - each queue keeps the newest generation that appended to it and refuses older ones.
+// Intake connections never re-send a command after a reconnect, and a consumer treats a
+// command in flight when its connection closed as failed, so stopping never waits on a read
+// that can no longer settle.
 
-import type { IntakeEntry, Redis } from '@teamchat/bus';
+import { settleOnClose, type IntakeEntry, type Redis } from '@teamchat/bus';
 import type { Logger } from '@teamchat/core';
-import type { Fanout, StreamEntry } from './fanout';
+import { eventTierMetrics } from '@teamchat/telemetry';
+import { FencedError, type Fanout, type StreamEntry } from './fanout';
 
 export const INTAKE_GROUP = 'events';
 
+// KEYS lease, generation. ARGV owner, ms. The new generation, or 0 when the lease is held.
+const ACQUIRE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local generation = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1] .. '/' .. generation, 'PX', ARGV[2])
+return generation
+`;
 const RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
@@ -21,9 +41,35 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
+// The fenced stream operations. KEYS lease, stream. ARGV lease value, consumer, then:
+//   read: count, ids to acknowledge first... -> {'ok', entries} or {'idle', newest id}
+//   claim: cursor, count -> {'ok', XAUTOCLAIM reply}
+//   ack: ids...
+// Each answers {'fenced'} (and does nothing) when the lease is no longer this owner's.
+const FENCED = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'fenced'} end
+local op = ARGV[3]
+if op == 'read' then
+  if #ARGV > 4 then redis.call('XACK', KEYS[2], '${INTAKE_GROUP}', unpack(ARGV, 5)) end
+  local reply = redis.call('XREADGROUP', 'GROUP', '${INTAKE_GROUP}', ARGV[2], 'COUNT', ARGV[4], 'STREAMS', KEYS[2], '>')
+  if reply then return {'ok', reply[1][2]} end
+  local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+  return {'idle', newest[1] and newest[1][1] or '0-0'}
+elseif op == 'claim' then
+  return {'ok', redis.call('XAUTOCLAIM', KEYS[2], '${INTAKE_GROUP}', ARGV[2], 0, ARGV[4], 'COUNT', ARGV[5])}
+end
+redis.call('XACK', KEYS[2], '${INTAKE_GROUP}', unpack(ARGV, 4))
+return {'ok'}
+`;
+
 interface LeaseCommands {
-  tcLeaseRenew(key: string, owner: string, ms: number): Promise<number>;
-  tcLeaseRelease(key: string, owner: string): Promise<number>;
+  tcLeaseAcquire(lease: string, generation: string, owner: string, ms: number): Promise<number>;
+  tcLeaseRenew(key: string, value: string, ms: number): Promise<number>;
+  tcLeaseRelease(key: string, value: string): Promise<number>;
+}
+
+interface FencedCommands {
+  tcIntakeFenced(lease: string, stream: string, leaseValue: string, consumer: string, op: string, ...args: (string | number)[]): Promise<unknown[]>;
 }
 
 export interface IntakeOptions {
@@ -34,8 +80,18 @@ export interface IntakeOptions {
   trimIntervalMs: number;
   /** Name of the stream of a partition. */
   streamKey(partition: number): string;
-  /** Redis key prefix for leases and the replica registry. */
+  /** The partition's lease, in the stream's slot. */
+  leaseKey(partition: number): string;
+  /** The partition lease's generation counter, in the stream's slot. */
+  generationKey(partition: number): string;
+  /** Redis key prefix for the replica registry. */
   prefix: string;
+}
+
+/** A partition's lease as this replica holds it: the value in Redis names the generation. */
+export interface Lease {
+  generation: number;
+  value: string;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -56,23 +112,86 @@ function parseEntries(raw: StreamReply, logger: Logger): StreamEntry[] {
   return out;
 }
 
+/**
+ * The intake stream of one partition as one owner (lease value) may touch it: every operation
+ * that changes the consumer group runs only while the lease is still that owner's, and throws
+ * FencedError otherwise. Commands in flight when the connection closes fail (never re-sent).
+ */
+export class FencedStream {
+  private readonly metrics = eventTierMetrics();
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly keys: { stream: string; lease: string },
+    private readonly consumer: string,
+    private readonly lease: Lease,
+    readonly partition: number,
+  ) {
+    if (!('tcIntakeFenced' in connection)) connection.defineCommand('tcIntakeFenced', { numberOfKeys: 2, lua: FENCED });
+  }
+
+  /** Acknowledges `acknowledged`, then reads new entries: the entries, or the newest id when none. */
+  async read(count: number, acknowledged: string[]): Promise<{ entries: StreamReply } | { newest: string }> {
+    const reply = await this.run('read', count, ...acknowledged);
+    return reply[0] === 'ok' ? { entries: reply[1] as StreamReply } : { newest: reply[1] as string };
+  }
+
+  /** Claims entries other consumers left pending, from `cursor`: the next cursor and the entries. */
+  async claim(cursor: string, count: number): Promise<{ cursor: string; entries: StreamReply }> {
+    const [next, entries] = (await this.run('claim', cursor, count))[1] as [string, StreamReply];
+    return { cursor: next, entries: entries.filter((entry) => entry !== null) };
+  }
+
+  async ack(ids: string[]): Promise<void> {
+    if (ids.length) await this.run('ack', ...ids);
+  }
+
+  /** Waits up to `blockMs` for an entry after `newest`: a plain read that changes nothing. */
+  async waitForEntries(newest: string, blockMs: number): Promise<void> {
+    await this.command(this.connection.xread('BLOCK', blockMs, 'STREAMS', this.keys.stream, newest));
+  }
+
+  async ensureGroup(): Promise<void> {
+    try {
+      await this.command(this.connection.xgroup('CREATE', this.keys.stream, INTAKE_GROUP, '0', 'MKSTREAM'));
+    } catch (error) {
+      if (!String((error as Error).message).includes('BUSYGROUP')) throw error;
+    }
+  }
+
+  private command<T>(command: Promise<T>): Promise<T> {
+    return settleOnClose(this.connection, command);
+  }
+
+  private async run(op: 'read' | 'claim' | 'ack', ...args: (string | number)[]): Promise<unknown[]> {
+    const connection = this.connection as Redis & FencedCommands;
+    const reply = await this.command(connection.tcIntakeFenced(this.keys.lease, this.keys.stream, this.lease.value, this.consumer, op, ...args));
+    if (reply[0] === 'fenced') {
+      this.metrics.readsFenced.inc();
+      throw new FencedError(this.partition, this.lease.generation);
+    }
+    return reply;
+  }
+}
+
 /** Reads one partition while this replica owns it. */
 class PartitionConsumer {
   private stopping = false;
-  private blocked = false;
   private done: Promise<void> = Promise.resolve();
   /**
    * Until when (performance.now()) the lease is surely still ours: the send time of the SET or
    * renewal that succeeded, plus the lease. Redis starts the key's expiry no earlier, so no other
-   * replica can own the partition before this instant.
+   * replica can own the partition before this instant. 0 once Redis said the lease is gone.
    */
   private leaseValidUntil: number;
-  /** XREADGROUP's BLOCK: short beside the lease, so a read never delivers entries after it. */
+  /** How long one XREAD waits for new entries: short beside the lease, so the loop looks often. */
   private readonly blockMs: number;
   private readonly marginMs: number;
+  private readonly intake: FencedStream;
 
   constructor(
     readonly partition: number,
+    private readonly lease: Lease,
     private readonly connection: Redis,
     private readonly fanout: Fanout,
     private readonly options: IntakeOptions,
@@ -82,20 +201,18 @@ class PartitionConsumer {
     this.leaseValidUntil = leaseValidUntil;
     this.blockMs = Math.max(10, Math.min(1000, Math.floor(options.leaseMs / 4)));
     this.marginMs = Math.max(5, Math.floor(options.leaseMs / 10));
+    const keys = { stream: options.streamKey(partition), lease: options.leaseKey(partition) };
+    this.intake = new FencedStream(connection, keys, options.replicaId, lease, partition);
   }
 
   extendLease(validUntil: number): void {
-    this.leaseValidUntil = Math.max(this.leaseValidUntil, validUntil);
+    if (this.leaseValidUntil > 0) this.leaseValidUntil = Math.max(this.leaseValidUntil, validUntil);
   }
 
   /**
-   * Entries are read (or claimed) only while the lease surely outlasts the read: every entry this
-   * replica is handed is then pending under it before any other replica can own the partition,
-   * so the next owner claims it (XAUTOCLAIM) and applies it in order. A replica that stalled past
-   * its lease (a GC pause, a frozen process) would otherwise read newer entries while the next
-   * owner applies others: each queue keeps the higher of the two, the other owner's entries are
-   * refused by the high-water mark, and lost. Waits here until the lease is renewed or the
-   * consumer is stopped (the lease round stops it when the renewal fails).
+   * Work starts only while the lease surely outlasts it, so that this replica rarely meets the
+   * fence; the fence (in Redis) is what makes a late command harmless. Waits here until the
+   * lease is renewed or the consumer is stopped (the lease round stops it when renewal fails).
    */
   private async whileLeased(): Promise<boolean> {
     while (!this.stopping && performance.now() + this.blockMs + this.marginMs > this.leaseValidUntil) await sleep(20);
@@ -106,62 +223,59 @@ class PartitionConsumer {
     this.done = this.run();
   }
 
-  private get stream(): string {
-    return this.options.streamKey(this.partition);
+  private get fence() {
+    return { partition: this.partition, generation: this.lease.generation };
+  }
+
+  private async connected(): Promise<void> {
+    if (this.connection.status === 'ready') return;
+    await new Promise<void>((resolve, reject) => {
+      const ready = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.connection.off('ready', ready);
+        reject(new Error('intake connection not ready'));
+      }, Math.max(1000, this.options.leaseMs));
+      this.connection.once('ready', ready);
+    });
   }
 
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
-      // The acknowledgement of the batch just applied travels with the next read (one round
-      // trip): it is awaited before that read's entries are applied.
-      let acknowledging: Promise<unknown> | null = null;
+      // Entries applied but not yet acknowledged: the acknowledgement travels with the next read.
+      let applied: string[] = [];
       try {
-        await this.ensureGroup();
+        await this.connected();
+        await this.intake.ensureGroup();
         await this.reclaim();
         while (!this.stopping) {
           if (!(await this.whileLeased())) break;
-          this.blocked = true;
-          const reading = this.connection.xreadgroup(
-            'GROUP', INTAKE_GROUP, this.options.replicaId,
-            'COUNT', this.options.batchSize,
-            'BLOCK', this.blockMs,
-            'STREAMS', this.stream, '>',
-          ) as Promise<[string, StreamReply][] | null>;
-          if (acknowledging) {
-            const acknowledged = acknowledging;
-            acknowledging = null;
-            // Keep the read's failure from going unobserved while the acknowledgement fails first.
-            reading.catch(() => undefined);
-            await acknowledged;
-          }
-          const reply = await reading;
-          this.blocked = false;
-          if (reply) {
-            const raw = reply[0][1];
-            await this.fanout.apply(parseEntries(raw, this.logger));
-            acknowledging = this.acknowledge(raw);
-            // Unobserved until the next read is sent; a failure is seen there (entries stay pending).
-            acknowledging.catch(() => undefined);
+          const read = await this.intake.read(this.options.batchSize, applied);
+          applied = [];
+          if ('entries' in read) {
+            await this.fanout.apply(parseEntries(read.entries, this.logger), this.fence);
+            applied = read.entries.map(([id]) => id);
+          } else {
+            await this.intake.waitForEntries(read.newest, this.blockMs);
           }
           failures = 0;
         }
-        if (acknowledging) await acknowledging;
+        await this.intake.ack(applied);
       } catch (error) {
-        this.blocked = false;
         if (this.stopping) break;
+        if (error instanceof FencedError) {
+          // Another replica owns the partition now: never act on it again (the lease round stops us).
+          this.leaseValidUntil = 0;
+          this.logger.warn({ partition: this.partition, generation: this.lease.generation }, 'intake lease superseded; stopping reads');
+          continue;
+        }
         failures++;
         this.logger.warn({ err: error, partition: this.partition }, 'intake consumer failed; retrying');
         await sleep(Math.min(100 * 2 ** failures, 2000));
       }
-    }
-  }
-
-  private async ensureGroup(): Promise<void> {
-    try {
-      await this.connection.xgroup('CREATE', this.stream, INTAKE_GROUP, '0', 'MKSTREAM');
-    } catch (error) {
-      if (!String((error as Error).message).includes('BUSYGROUP')) throw error;
     }
   }
 
@@ -170,39 +284,35 @@ class PartitionConsumer {
     let cursor = '0-0';
     do {
       if (!(await this.whileLeased())) return;
-      const reply = (await this.connection.xautoclaim(this.stream, INTAKE_GROUP, this.options.replicaId, 0, cursor, 'COUNT', this.options.batchSize)) as [string, StreamReply];
-      cursor = reply[0];
-      const entries = reply[1].filter((entry) => entry !== null);
-      if (entries.length) await this.process(entries);
+      const claimed = await this.intake.claim(cursor, this.options.batchSize);
+      cursor = claimed.cursor;
+      if (claimed.entries.length) {
+        await this.fanout.apply(parseEntries(claimed.entries, this.logger), this.fence);
+        await this.intake.ack(claimed.entries.map(([id]) => id));
+      }
     } while (cursor !== '0-0' && !this.stopping);
   }
 
-  private async process(raw: StreamReply): Promise<void> {
-    await this.fanout.apply(parseEntries(raw, this.logger));
-    await this.acknowledge(raw);
-  }
-
-  private acknowledge(raw: StreamReply): Promise<number> {
-    return this.connection.xack(this.stream, INTAKE_GROUP, ...raw.map(([id]) => id));
-  }
-
-  /** Finishes the batch in hand and stops; entries read but not applied stay pending. */
+  /**
+   * Stops: the connection is closed at once, which fails whatever command is in flight; the batch
+   * being applied is left pending (the next owner claims it). Bounded: never waits on Redis.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.blocked) this.connection.disconnect();
-    await this.done;
     this.connection.disconnect();
+    await Promise.race([this.done, sleep(Math.max(1000, this.options.leaseMs))]);
   }
 }
 
 export class IntakeConsumers {
-  private readonly held = new Map<number, PartitionConsumer>();
+  private readonly held = new Map<number, { consumer: PartitionConsumer; lease: Lease }>();
   /** Consumers finishing their last batch after their lease was lost or given back. */
   private readonly stopping = new Map<number, Promise<void>>();
   private tickTimer: NodeJS.Timeout | undefined;
   private trimTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
+  private readonly metrics = eventTierMetrics();
 
   constructor(
     private readonly redis: Redis,
@@ -212,6 +322,7 @@ export class IntakeConsumers {
     private readonly logger: Logger,
   ) {
     if (!('tcLeaseRenew' in redis)) {
+      redis.defineCommand('tcLeaseAcquire', { numberOfKeys: 2, lua: ACQUIRE });
       redis.defineCommand('tcLeaseRenew', { numberOfKeys: 1, lua: RENEW });
       redis.defineCommand('tcLeaseRelease', { numberOfKeys: 1, lua: RELEASE });
     }
@@ -219,10 +330,6 @@ export class IntakeConsumers {
 
   private get commands(): Redis & LeaseCommands {
     return this.redis as Redis & LeaseCommands;
-  }
-
-  private leaseKey(partition: number): string {
-    return `${this.options.prefix}events:lease:${partition}`;
   }
 
   private get registryKey(): string {
@@ -263,15 +370,16 @@ export class IntakeConsumers {
     const live = Number(registry?.[2]?.[1] ?? 1);
     const target = Math.ceil(partitions / Math.max(1, live));
 
-    for (const [partition, consumer] of [...this.held]) {
+    for (const [partition, { consumer, lease }] of [...this.held]) {
       const sentAt = performance.now();
-      if ((await this.commands.tcLeaseRenew(this.leaseKey(partition), replicaId, leaseMs)) === 1) {
+      if ((await this.commands.tcLeaseRenew(this.options.leaseKey(partition), lease.value, leaseMs)) === 1) {
         consumer.extendLease(sentAt + leaseMs);
         continue;
       }
       this.held.delete(partition);
-      this.logger.warn({ partition }, 'intake partition lease lost');
-      this.stopConsumer(partition, consumer);
+      this.metrics.leaseHandovers.inc({ change: 'lost' });
+      this.logger.warn({ partition, generation: lease.generation }, 'intake partition lease lost');
+      void this.stopConsumer(partition, consumer);
     }
     while (this.held.size > target) {
       const partition = Math.max(...this.held.keys());
@@ -282,12 +390,14 @@ export class IntakeConsumers {
       for (const partition of free) {
         if (this.held.size >= target || this.stopped) break;
         const sentAt = performance.now();
-        const acquired = await this.redis.set(this.leaseKey(partition), replicaId, 'PX', leaseMs, 'NX');
-        if (acquired !== 'OK') continue;
-        // Never two readers of one partition in this process: the previous one finishes first.
+        const generation = await this.commands.tcLeaseAcquire(this.options.leaseKey(partition), this.options.generationKey(partition), replicaId, leaseMs);
+        if (!generation) continue;
+        const lease = { generation, value: `${replicaId}/${generation}` };
+        this.metrics.leaseHandovers.inc({ change: 'acquired' });
+        // The previous reader of the partition in this process stops first (bounded: see stop()).
         await this.stopping.get(partition);
-        const consumer = new PartitionConsumer(partition, this.newConnection(`intake:${partition}`), this.fanout, this.options, this.logger, sentAt + leaseMs);
-        this.held.set(partition, consumer);
+        const consumer = new PartitionConsumer(partition, lease, this.newConnection(`intake:${partition}`), this.fanout, this.options, this.logger, sentAt + leaseMs);
+        this.held.set(partition, { consumer, lease });
         consumer.start();
       }
     }
@@ -302,10 +412,12 @@ export class IntakeConsumers {
   }
 
   private async release(partition: number): Promise<void> {
-    const consumer = this.held.get(partition);
+    const held = this.held.get(partition);
+    if (!held) return;
     this.held.delete(partition);
-    if (consumer) await this.stopConsumer(partition, consumer);
-    await this.commands.tcLeaseRelease(this.leaseKey(partition), this.options.replicaId);
+    await this.stopConsumer(partition, held.consumer);
+    await this.commands.tcLeaseRelease(this.options.leaseKey(partition), held.lease.value);
+    this.metrics.leaseHandovers.inc({ change: 'released' });
   }
 
   /** Removes intake entries every consumer group has acknowledged, and consumers long gone. */
@@ -336,15 +448,24 @@ export class IntakeConsumers {
     }
   }
 
-  /** Stops consuming, gives the partitions back at once (others take them over) and leaves the registry. */
+  /**
+   * Stops consuming, gives the partitions back at once (others take them over) and leaves the
+   * registry. Bounded: with Redis unreachable it gives up after about a lease, and the leases
+   * simply expire, so a replica always exits within its grace period.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.tickTimer);
     clearInterval(this.trimTimer);
-    await this.ticking;
-    await Promise.all(this.ownedPartitions().map((partition) => this.release(partition)));
-    await Promise.all(this.stopping.values());
-    await this.redis.zrem(this.registryKey, this.options.replicaId);
+    const leaving = (async () => {
+      await this.ticking;
+      await Promise.all(this.ownedPartitions().map((partition) => this.release(partition)));
+      await Promise.all(this.stopping.values());
+      await this.redis.zrem(this.registryKey, this.options.replicaId);
+    })();
+    leaving.catch((error) => this.logger.warn({ err: error }, 'intake stop: leases left to expire'));
+    await Promise.race([leaving.catch(() => undefined), sleep(this.options.leaseMs + 1000)]);
+    for (const { consumer } of this.held.values()) void consumer.stop();
   }
 }
 

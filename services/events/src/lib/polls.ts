@@ -95,7 +95,6 @@ export class PollHub {
       throw error;
     }
     if (result.status === 'pruned') throw this.failed(poll, prunedError(request.lastEventId));
-    if (result.status === 'missing') throw this.failed(poll, new JsonableError(`Event ${request.lastEventId} was not in this queue`));
     if (result.status !== 'ok') throw this.failed(poll, new BadEventQueueIdError(queueId));
     if (result.events !== '[]' || !canPark) {
       if (poll) this.untrack(poll);

@@ -7,22 +7,44 @@
 //                    parked on the empty queue (the next append wakes it with its events),
 //                    h high-water mark: the newest intake entry applied (stream id "ms-seq"),
 //                    sp "1" while register has not read its state yet,
-//                    sa/sb/sc register's snapshot (xmin, xmax, ",xip,xip,") once it has
+//                    sa/sb/sc register's snapshot (xmin, xmax, ",xip,xip,") once it has,
+//                    w "1" when listed in its realm's realm-wide index,
+//                    i until when (Redis time, ms) its indexes surely list it,
+//                    g<P> the newest lease generation of intake partition P that appended (fencing)
 //   {q:ID}:e  list   the queued events, as final JSON with "id" first, oldest first
 //   {q:ID}:x  hash   event id -> xid, for events appended while the state was being read
 //
 // Queue keys expire after the queue's lifespan without a poll (plus the longest parked poll).
 // Indexes (user -> queues, realm -> realm-wide queues) live in other slots and may list a
-// queue that is gone; whoever notices removes it.
+// queue that is gone; whoever notices removes it. An index must outlive every queue it lists,
+// however long the queue is kept alive by polls: a poll that finds the index's time running
+// short (field i) lists the queue again and extends the index (refreshIndexes).
 
 import type { Redis } from '@teamchat/bus';
 import type { QueueDescriptor } from './queue-options';
 import type { Snapshot } from './snapshot';
 
-const CREATE = `
-redis.call('HSET', KEYS[1], 'u', ARGV[1], 'r', ARGV[2], 'd', ARGV[3], 'l', ARGV[4], 'n', 0, 'p', -1, 'q', 0)
+/**
+ * An index is extended to INDEX_TTL_FACTOR times the queue's time to live (plus a margin)
+ * whenever a poll finds it could expire within that time plus the margin: one extension per
+ * ~lifespan of a polled queue, and an index never expires before a queue it lists.
+ */
+const INDEX_TTL_FACTOR = 2;
+
+// Redis's clock in ms, the one every expiry is measured with.
+const NOW = `
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+// KEYS meta. ARGV user id, realm id, descriptor, lifespan ms, pending snapshot, realm-wide,
+// index ttl ms, ttl ms (the lifespan plus the time register may take before the first poll).
+const CREATE = `${NOW}
+redis.call('HSET', KEYS[1], 'u', ARGV[1], 'r', ARGV[2], 'd', ARGV[3], 'l', ARGV[4], 'n', 0, 'p', -1, 'q', 0, 'w', ARGV[6], 'i', nowMs() + tonumber(ARGV[7]))
 if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'sp', '1') end
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[8])
 return 1
 `;
 
@@ -39,14 +61,19 @@ local function eventId(item)
 end
 `;
 
-// KEYS meta, events, xids. ARGV cap, wake channel, then one group per intake entry, in stream
-// order: entry id, xid ('' for none), event count, event JSON... A group is skipped when its
-// entry was already applied (high-water mark) or its change is in the queue's state (snapshot).
-// Returns the number of events appended (0: every group skipped), -1 when the queue is gone,
-// -2 when the cap was exceeded and the queue dropped.
+// KEYS meta, events, xids. ARGV cap, wake channel, fence field ('' for none), lease generation,
+// then one group per intake entry, in stream order: entry id, xid ('' for none), event count,
+// event JSON... A group is skipped when its entry was already applied (high-water mark) or its
+// change is in the queue's state (snapshot). Returns the number of events appended (0: every
+// group skipped), -1 when the queue is gone, -2 when the cap was exceeded and the queue dropped,
+// -3 when a newer owner of the partition (a higher lease generation) already appended here.
 const APPEND = `${VISIBLE}
-local f = redis.call('HMGET', KEYS[1], 'u', 'h', 'sp', 'sa', 'sb', 'sc', 'k', 'n')
+local f = redis.call('HMGET', KEYS[1], 'u', 'h', 'sp', 'sa', 'sb', 'sc', 'k', 'n', ARGV[3])
 if not f[1] then return -1 end
+if ARGV[3] ~= '' then
+  if f[9] and tonumber(f[9]) > tonumber(ARGV[4]) then return -3 end
+  if f[9] ~= ARGV[4] then redis.call('HSET', KEYS[1], ARGV[3], ARGV[4]) end
+end
 local hms, hseq
 if f[2] then
   hms, hseq = string.match(f[2], '^(%d+)-(%d+)$')
@@ -58,7 +85,7 @@ local nextId = firstId
 local newest
 local length = 0
 local pendingXids = false
-local i = 3
+local i = 5
 while i <= #ARGV do
   local entry, xid, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local ms, seq = string.match(entry, '^(%d+)-(%d+)$')
@@ -129,22 +156,33 @@ redis.call('HSET', KEYS[1], 'sa', ARGV[1], 'sb', ARGV[2], 'sc', ARGV[3])
 return dropped
 `;
 
-// KEYS meta, events, xids. ARGV mode, user id, last event id or poll sequence, park allowance ms, wake channel.
+// KEYS meta, events, xids. ARGV mode, user id, last event id or poll sequence, park allowance ms,
+// wake channel, index margin ms.
 //   read / readpark: a new poll. Acknowledges events up to ARGV[3], finishes a poll parked
 //     elsewhere, returns the queued events; readpark parks this poll when there are none.
+//     A last event id the queue never gave out means Redis lost the queue's recent history (a
+//     restart that rolled writes back, a failover to a lagging replica): the queue is deleted
+//     and answered as gone, so the client registers again and loses nothing.
 //   park / wake / heartbeat: a parked poll (ARGV[3] = its sequence); 'superseded' once a newer
 //     poll came; heartbeat allocates an event id for the heartbeat when nothing is queued.
-// Returns {status, events JSON array | heartbeat id, poll sequence}.
-const POLL = `
-local f = redis.call('HMGET', KEYS[1], 'u', 'n', 'p', 'k', 'l', 'q')
+// Returns {status, events JSON array | heartbeat id, poll sequence, index refresh}: the refresh
+// (read modes only) is '' or "<until>:<index ttl ms>:<realm-wide>:<realm id>" when the indexes must be
+// extended to keep listing the queue for as long as this poll keeps it alive.
+const POLL = `${NOW}
+local f = redis.call('HMGET', KEYS[1], 'u', 'n', 'p', 'k', 'l', 'q', 'i', 'w', 'r')
 if not f[1] or f[1] ~= ARGV[2] then return {'bad'} end
 local mode = ARGV[1]
 local seq
+local refresh = ''
 if mode == 'read' or mode == 'readpark' then
   local last = tonumber(ARGV[3])
   local pruned = tonumber(f[3])
   if last < pruned then return {'pruned'} end
-  if last >= tonumber(f[2]) then return {'missing'} end
+  if last >= tonumber(f[2]) then
+    redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+    if f[4] then redis.call('PUBLISH', ARGV[5], 'x') end
+    return {'bad'}
+  end
   if last > pruned then
     local items = redis.call('LRANGE', KEYS[2], 0, last - pruned - 1)
     local drop = 0
@@ -157,6 +195,12 @@ if mode == 'read' or mode == 'readpark' then
   local ttl = tonumber(f[5]) + tonumber(ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ttl)
   redis.call('PEXPIRE', KEYS[2], ttl)
+  local now = nowMs()
+  local margin = tonumber(ARGV[6])
+  if not f[7] or tonumber(f[7]) < now + ttl + margin then
+    local indexTtl = ${INDEX_TTL_FACTOR} * ttl + margin
+    refresh = (now + indexTtl) .. ':' .. indexTtl .. ':' .. (f[8] or '0') .. ':' .. f[9]
+  end
   seq = redis.call('HINCRBY', KEYS[1], 'q', 1)
   if f[4] then
     redis.call('HDEL', KEYS[1], 'k')
@@ -169,14 +213,20 @@ end
 local items = redis.call('LRANGE', KEYS[2], 0, -1)
 if #items > 0 then
   if mode ~= 'read' and mode ~= 'readpark' then redis.call('HDEL', KEYS[1], 'k') end
-  return {'ok', '[' .. table.concat(items, ',') .. ']', seq}
+  return {'ok', '[' .. table.concat(items, ',') .. ']', seq, refresh}
 end
 if mode == 'heartbeat' then
   redis.call('HDEL', KEYS[1], 'k')
   return {'heartbeat', redis.call('HINCRBY', KEYS[1], 'n', 1) - 1, seq}
 end
 if mode == 'readpark' or mode == 'park' then redis.call('HSET', KEYS[1], 'k', seq) end
-return {'ok', '[]', seq}
+return {'ok', '[]', seq, refresh}
+`;
+
+// KEYS meta. ARGV until when its indexes surely list the queue (not recreating a deleted queue).
+const INDEXED = `
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'i', ARGV[1]) end
+return 1
 `;
 
 // KEYS meta, events, xids. ARGV user id, wake channel, realm id. Returns 1, 0 (no such queue in
@@ -195,9 +245,15 @@ export type PollMode = 'read' | 'readpark' | 'park' | 'wake' | 'heartbeat';
 export type PollResult =
   | { status: 'ok'; events: string; seq: number }
   | { status: 'heartbeat'; heartbeatId: number; seq: number }
-  | { status: 'bad' | 'pruned' | 'missing' | 'superseded' };
+  | { status: 'bad' | 'pruned' | 'superseded' };
 
-export type AppendResult = 'appended' | 'skipped' | 'gone' | 'dropped';
+export type AppendResult = 'appended' | 'skipped' | 'gone' | 'dropped' | 'fenced';
+
+/** The lease under which a fan-out batch was read: appends from an older owner are refused. */
+export interface Fence {
+  partition: number;
+  generation: number;
+}
 
 interface QueueCommands {
   tcQueueCreate(meta: string, ...args: (string | number)[]): Promise<number>;
@@ -205,6 +261,7 @@ interface QueueCommands {
   tcQueueSetSnapshot(meta: string, events: string, xids: string, ...args: string[]): Promise<number>;
   tcQueuePoll(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<(string | number)[]>;
   tcQueueDelete(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<number>;
+  tcQueueIndexed(meta: string, until: number): Promise<number>;
 }
 
 type Scripted = Redis & QueueCommands;
@@ -217,6 +274,7 @@ export function defineQueueCommands(redis: Redis): void {
   redis.defineCommand('tcQueueSetSnapshot', { numberOfKeys: 3, lua: SET_SNAPSHOT });
   redis.defineCommand('tcQueuePoll', { numberOfKeys: 3, lua: POLL });
   redis.defineCommand('tcQueueDelete', { numberOfKeys: 3, lua: DELETE });
+  redis.defineCommand('tcQueueIndexed', { numberOfKeys: 1, lua: INDEXED });
 }
 
 /** An index that lists a queue which is gone. */
@@ -251,7 +309,12 @@ export class QueueStore {
   constructor(
     redis: Redis,
     readonly prefix: string,
-    private readonly options: { maxEvents: number; parkAllowanceMs: number },
+    private readonly options: {
+      maxEvents: number;
+      parkAllowanceMs: number;
+      /** How much longer than its longest-lived queue an index is kept (absorbs clock and timing slack). */
+      indexMarginMs: number;
+    },
   ) {
     defineQueueCommands(redis);
     this.redis = redis as Scripted;
@@ -285,17 +348,37 @@ export class QueueStore {
    */
   async create(queueId: string, descriptor: QueueDescriptor, options: { realmWide: boolean; pendingSnapshot: boolean }): Promise<void> {
     const lifespanMs = descriptor.lifespanSecs * 1000;
-    const indexTtlMs = lifespanMs + this.options.parkAllowanceMs + 60_000;
+    const ttlMs = lifespanMs + this.options.parkAllowanceMs;
+    const indexTtlMs = INDEX_TTL_FACTOR * ttlMs + this.options.indexMarginMs;
     const pipeline = this.redis.pipeline() as ScriptedPipeline;
-    pipeline.tcQueueCreate(this.keys(queueId)[0], descriptor.userId, descriptor.realmId, JSON.stringify(descriptor), lifespanMs, options.pendingSnapshot ? '1' : '0');
-    const indexes = [this.userIndex(descriptor.userId)];
-    if (options.realmWide) indexes.push(this.realmWideIndex(descriptor.realmId));
+    const { userId, realmId } = descriptor;
+    pipeline.tcQueueCreate(this.keys(queueId)[0], userId, realmId, JSON.stringify(descriptor), lifespanMs, options.pendingSnapshot ? '1' : '0', options.realmWide ? '1' : '0', indexTtlMs, ttlMs);
+    this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: options.realmWide }, indexTtlMs);
+    throwPipelineErrors(await pipeline.exec());
+  }
+
+  /** Lists the queue in its indexes and makes them live at least `ttlMs` more. */
+  private listInIndexes(pipeline: ScriptedPipeline, queueId: string, owner: { userId: number; realmId: number; realmWide: boolean }, ttlMs: number): void {
+    const indexes = [this.userIndex(owner.userId)];
+    if (owner.realmWide) indexes.push(this.realmWideIndex(owner.realmId));
     for (const index of indexes) {
       pipeline.sadd(index, queueId);
-      // An index outlives its longest-lived queue; stale members are removed when noticed.
-      pipeline.pexpire(index, indexTtlMs, 'GT');
-      pipeline.pexpire(index, indexTtlMs, 'NX');
+      // Only ever extended: the index serves every queue of its user (or realm).
+      pipeline.pexpire(index, ttlMs, 'GT');
+      pipeline.pexpire(index, ttlMs, 'NX');
     }
+  }
+
+  /**
+   * Extends the indexes of a queue a poll just kept alive, up to `until` (Redis time, ms), then
+   * records that in the queue (field i): a failure here fails the poll, and the next poll retries.
+   */
+  private async refreshIndexes(queueId: string, userId: number, refresh: string): Promise<void> {
+    const [until, ttlMs, realmWide, realmId] = refresh.split(':').map(Number);
+    const pipeline = this.redis.pipeline() as ScriptedPipeline;
+    // The expiry is measured from when it runs, after the script that computed `until`.
+    this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: realmWide === 1 }, ttlMs);
+    pipeline.tcQueueIndexed(this.keys(queueId)[0], until);
     throwPipelineErrors(await pipeline.exec());
   }
 
@@ -327,17 +410,18 @@ export class QueueStore {
   }
 
   /** Applies a fan-out batch (one pipeline per chunk, one script per queue); outcomes in the same order. */
-  async append(appends: Append[], chunkSize = 2000): Promise<AppendOutcome[]> {
+  async append(appends: Append[], fence?: Fence, chunkSize = 2000): Promise<AppendOutcome[]> {
     const out: AppendOutcome[] = [];
+    const fenceArgs = fence ? [`g${fence.partition}`, fence.generation] : ['', 0];
     for (let start = 0; start < appends.length; start += chunkSize) {
       const pipeline = this.redis.pipeline() as ScriptedPipeline;
       for (const append of appends.slice(start, start + chunkSize)) {
-        const args: (string | number)[] = [this.options.maxEvents, this.wakeChannel(append.queueId)];
+        const args: (string | number)[] = [this.options.maxEvents, this.wakeChannel(append.queueId), ...fenceArgs];
         for (const group of append.groups) args.push(group.entryId, group.xid ?? '', group.events.length, ...group.events);
         pipeline.tcQueueAppend(...this.keys(append.queueId), ...args);
       }
       for (const result of throwPipelineErrors(await pipeline.exec()) as number[]) {
-        const status: AppendResult = result > 0 ? 'appended' : result === 0 ? 'skipped' : result === -1 ? 'gone' : 'dropped';
+        const status: AppendResult = result > 0 ? 'appended' : result === 0 ? 'skipped' : result === -1 ? 'gone' : result === -2 ? 'dropped' : 'fenced';
         out.push({ status, appended: Math.max(0, result) });
       }
     }
@@ -346,11 +430,15 @@ export class QueueStore {
 
   async poll(queueId: string, mode: PollMode, userId: number, lastEventIdOrSeq: number): Promise<PollResult> {
     const lifespanAllowance = this.options.parkAllowanceMs;
-    const reply = await this.redis.tcQueuePoll(...this.keys(queueId), mode, userId, lastEventIdOrSeq, lifespanAllowance, this.wakeChannel(queueId));
+    const reply = await this.redis.tcQueuePoll(...this.keys(queueId), mode, userId, lastEventIdOrSeq, lifespanAllowance, this.wakeChannel(queueId), this.options.indexMarginMs);
     const status = reply[0] as string;
-    if (status === 'ok') return { status, events: reply[1] as string, seq: Number(reply[2]) };
+    if (status === 'ok') {
+      const refresh = reply[3];
+      if (typeof refresh === 'string' && refresh !== '') await this.refreshIndexes(queueId, userId, refresh);
+      return { status, events: reply[1] as string, seq: Number(reply[2]) };
+    }
     if (status === 'heartbeat') return { status, heartbeatId: Number(reply[1]), seq: Number(reply[2]) };
-    return { status: status as 'bad' | 'pruned' | 'missing' | 'superseded' };
+    return { status: status as 'bad' | 'pruned' | 'superseded' };
   }
 
   /** Deletes a queue of `userId`: 'deleted', 'missing' (none in `realmId`) or 'forbidden' (another user's). */

@@ -1,0 +1,77 @@
+// Every horizon a long session outlives (design §10: "a key that outlives its creator must be
+// refreshed by whatever keeps the thing alive"). With lifespans of a second and an index margin
+// of half a second, the queue's keys and its user's and realm's indexes would each expire several
+// times over during this test unless the polls that keep the queue alive also keep it listed.
+import { registerEventQueue, startStack, type Stack } from '@teamchat/testing';
+import { PollingClient, eventually, sleep } from './support/cluster';
+import { alertWords, commitEvent, streamMessageEvent } from './support/producers';
+
+const HEARTBEAT_MIN_MS = 500;
+const HEARTBEAT_JITTER_MS = 100;
+const INDEX_MARGIN_MS = 500;
+const LIFESPAN_SECS = 1;
+/** A polled queue's keys live this long after a poll (app.ts: the park allowance). */
+const QUEUE_TTL_MS = LIFESPAN_SECS * 1000 + HEARTBEAT_MIN_MS + HEARTBEAT_JITTER_MS + 5000;
+/** The longest an index may live without a refresh (queue-store.ts: 2 x the queue's TTL + margin). */
+const INDEX_HORIZON_MS = 2 * QUEUE_TTL_MS + INDEX_MARGIN_MS;
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({
+    services: ['events'],
+    env: {
+      EVENTS_HEARTBEAT_MIN_MS: String(HEARTBEAT_MIN_MS),
+      EVENTS_HEARTBEAT_JITTER_MS: String(HEARTBEAT_JITTER_MS),
+      EVENTS_INDEX_MARGIN_MS: String(INDEX_MARGIN_MS),
+    },
+  });
+});
+afterAll(() => stack.close());
+
+test('a client that registers once and keeps polling gets every event, long past every lifespan and index TTL', async () => {
+  const prefix = stack.deps.env.REDIS_PREFIX;
+  const direct = await stack.createUser();
+  const watcher = await stack.createUser();
+  const sender = await stack.createUser();
+  // A public channel the watcher is not subscribed to: only its realm-wide queue (all_public_streams) sees it.
+  const stream = await stack.createStream({ name: 'horizons', subscribers: [sender.id] });
+  const directQueue = await registerEventQueue(direct.client, { event_types: ['alert_words'], fetch_event_types: [], queue_lifespan_secs: LIFESPAN_SECS });
+  const watcherQueue = await registerEventQueue(watcher.client, { event_types: ['message'], fetch_event_types: [], all_public_streams: true, queue_lifespan_secs: LIFESPAN_SECS });
+  const clients = [
+    new PollingClient(direct.client, directQueue.queueId, directQueue.lastEventId).start(),
+    new PollingClient(watcher.client, watcherQueue.queueId, watcherQueue.lastEventId).start(),
+  ];
+  const indexes = [`${prefix}events:user:${direct.id}`, `${prefix}events:realm-wide:${stack.realm.id}`];
+  const queueKeys = [directQueue.queueId, watcherQueue.queueId].map((queueId) => `${prefix}{q:${queueId}}:m`);
+
+  const words: string[] = [];
+  const messageIds: number[] = [];
+  const runMs = 3 * INDEX_HORIZON_MS;
+  const started = Date.now();
+  try {
+    for (let n = 0; Date.now() - started < runMs; n++) {
+      words.push(`word-${n}`);
+      await commitEvent(stack, alertWords([`word-${n}`]), [direct.id]);
+      const message = streamMessageEvent(sender, stream);
+      messageIds.push((message.message as { id: number }).id);
+      await commitEvent(stack, message, [sender.id]);
+      // The mechanism itself: each index outlives the queue it lists, at every moment.
+      for (const [i, index] of indexes.entries()) {
+        const [indexTtl, queueTtl] = await Promise.all([stack.redis.pttl(index), stack.redis.pttl(queueKeys[i])]);
+        expect(queueTtl).toBeGreaterThan(0);
+        expect(indexTtl).toBeGreaterThanOrEqual(queueTtl);
+      }
+      await sleep(1500);
+    }
+    await eventually(
+      () => clients[0].received.length >= words.length && clients[1].received.length >= messageIds.length,
+      () => `received ${clients[0].received.length}/${words.length} words, ${clients[1].received.length}/${messageIds.length} messages; ${clients.flatMap((c) => c.failures).join('; ')}`,
+      20_000,
+    );
+    expect(clients[0].received.map((event) => event.alert_words[0])).toEqual(words);
+    expect(clients[1].received.map((event) => event.message.id)).toEqual(messageIds);
+    expect(clients.flatMap((client) => client.failures)).toEqual([]);
+  } finally {
+    await Promise.all(clients.map((client) => client.stop()));
+  }
+}, 120_000);
