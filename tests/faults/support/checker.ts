@@ -208,8 +208,16 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     const loneUsers = everyone.slice(settings.users);
     const start = await baseline(cluster);
     const internalErrors: string[] = [];
+    const faultLog: FaultRecord[] = [];
+    let runStarted = Date.now();
+    const since = (at: number) => Math.round((at - runStarted) / 100) / 10;
+    /** The latest fault that began before `at` (to attribute losses, BAD_EVENT_QUEUE_ID and 500s). */
+    const faultBefore = (at: number) => {
+      const fault = [...faultLog].reverse().find((record) => record.at <= at);
+      return fault ? `${fault.kind}@${fault.t}s on ${fault.target}` : 'no fault before';
+    };
     const onInternalError = (what: string) => {
-      if (internalErrors.length < 50) internalErrors.push(what);
+      if (internalErrors.length < 50) internalErrors.push(`${what} at ${since(Date.now())} s, after ${faultBefore(Date.now())}`);
     };
     const workload = new Workload(everyone, clients, channelName, { pauseMs: settings.sendPauseMs });
     const common = {
@@ -248,8 +256,7 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       }));
     }
     for (const client of clients) client.start();
-    const runStarted = Date.now();
-    const since = (at: number) => Math.round((at - runStarted) / 100) / 10;
+    runStarted = Date.now();
     workload.start();
 
     // Redis memory over the run, and every process's resident memory (by pid: a restart is a new process).
@@ -272,7 +279,6 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
 
     // The faults.
     const plan = schedule(settings);
-    const faultLog: FaultRecord[] = [];
     const sigterm: (TerminateResult & { t: number })[] = [];
     const killedByUs = new Set<ServiceProcess>();
     const tailMs = Math.min(20_000, settings.runSecs * 100);
@@ -425,10 +431,6 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
 
     // Attribution: the latest fault that began before the message was committed (or the queue told BAD_EVENT_QUEUE_ID).
     const attribution: Record<string, { lost: number; bad_queue: number }> = {};
-    const faultBefore = (at: number) => {
-      const fault = [...faultLog].reverse().find((record) => record.at <= at);
-      return fault ? `${fault.kind}@${fault.t}s on ${fault.target}` : 'no fault before';
-    };
     const attribute = (key: string, field: 'lost' | 'bad_queue') => ((attribution[key] ??= { lost: 0, bad_queue: 0 })[field] += 1);
     for (const [i, verdict] of verdicts.entries()) {
       for (const id of verdict.lost) attribute(faultBefore(sentById.get(id)?.answeredAt ?? byUser.get(queues[i].userId)?.get(id)?.getTime() ?? 0), 'lost');
