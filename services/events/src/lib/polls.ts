@@ -110,8 +110,11 @@ export class PollHub {
     try {
       await subscribing;
     } catch (error) {
-      this.untrack(parked);
-      throw error;
+      // The subscriber connection was reconnecting (ioredis then refuses SUBSCRIBE for a moment):
+      // answer with no events, as a heartbeat would; the client polls again and subscribes anew.
+      this.logger.warn({ err: error, queue_id: queueId }, 'wake-up subscription failed; answering the poll empty');
+      if (!parked.finished) this.finish(parked, '[]');
+      return;
     }
     if (parked.finished) return;
     parked.seq = result.seq;
