@@ -1,6 +1,7 @@
 // Shared fixtures of the users service tests: one user of each role (and a bot), and the
-// events actions committed, read from the event outbox they were written to.
+// events actions committed (read from the outbox, or the intake once published; see committedSince).
 import { Role, systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
+import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
 import type { Stack, TestUser } from '@teamchat/testing';
 
 export interface Cast {
@@ -32,15 +33,13 @@ export interface CommittedEvent {
   users: (number | { id: number })[];
 }
 
-/** The newest event_outbox id: take it before an action, then read what came after. */
-export async function outboxMark(stack: Stack): Promise<bigint> {
-  const [row] = await stack.db.$queryRaw<{ id: bigint | null }[]>`SELECT max(id) AS id FROM event_outbox`;
-  return row.id ?? 0n;
-}
+/** The newest event_outbox id handed out: take it before an action, then read what came after. */
+export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
 
+/** The events committed after `mark` (of one type, when given), oldest first. */
 export async function eventsSince(stack: Stack, mark: bigint, type?: string): Promise<CommittedEvent[]> {
-  const rows = await stack.db.$queryRaw<{ payload: CommittedEvent }[]>`SELECT payload FROM event_outbox WHERE id > ${mark} ORDER BY id`;
-  return rows.map((row) => row.payload).filter((entry) => type === undefined || entry.event.type === type);
+  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
+  return committed.map(({ payload }) => payload as CommittedEvent).filter((entry) => type === undefined || entry.event.type === type);
 }
 
 export const recipientIds = (entry: CommittedEvent) => entry.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b);
