@@ -5,7 +5,7 @@
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { JsonableError, type Logger } from '@teamchat/core';
+import { JsonableError, settledWithin, type Logger } from '@teamchat/core';
 import { flushTelemetry, renderMetrics, setProcessLogger } from '@teamchat/telemetry';
 
 export interface RunningService {
@@ -129,9 +129,7 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
     const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
     try {
       await service.drain?.();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, options.shutdownTimeoutMs ?? 10_000)))]);
-      clearTimeout(timer);
+      await settledWithin(closed, options.shutdownTimeoutMs ?? 10_000);
       clearInterval(idleSweep);
       server.closeAllConnections();
       await service.close();

@@ -4,7 +4,7 @@
 
 import { createRedis, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
 import IORedis from 'ioredis';
-import { createServiceApp } from '@teamchat/core';
+import { createServiceApp, settledWithin } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
 import type { EventsDeps } from './deps';
@@ -139,7 +139,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       clearTimeout(relayTimer);
       await intake.stop();
       // A relay round stuck on an unreachable PostgreSQL must not hold the shutdown: its rows stay for the next relay.
-      await Promise.race([relaying, new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
+      await settledWithin(relaying, 2000);
     })());
 
   return {
@@ -157,8 +157,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       await stopBackgroundWork();
       await memorySampler.stop();
       // QUIT waits for Redis's answer: with Redis unreachable, give up after a second.
-      const quitting = Promise.all(connections.map((connection) => connection.quit().catch(() => undefined)));
-      await Promise.race([quitting, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+      await settledWithin(Promise.all(connections.map((connection) => connection.quit().catch(() => undefined))), 1000);
       for (const connection of connections) connection.disconnect();
     },
   };

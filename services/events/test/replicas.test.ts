@@ -134,7 +134,7 @@ test('kill -9 of replicas while events flow loses and duplicates nothing', async
     },
   });
   await expectExactlyOnceInOrder(subs, expected);
-});
+}, 120_000);
 
 test('a replica killed after appending but before acknowledging: the next owner adds nothing twice', async () => {
   cluster = await EventCluster.start(stack, 1, FAST_HEARTBEAT);

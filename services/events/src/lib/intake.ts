@@ -19,7 +19,7 @@
 // that can no longer settle.
 
 import { settleOnClose, type IntakeEntry, type Redis } from '@teamchat/bus';
-import type { Logger } from '@teamchat/core';
+import { settledWithin, type Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { FencedError, type Fanout, type StreamEntry } from './fanout';
 
@@ -300,7 +300,7 @@ class PartitionConsumer {
   async stop(): Promise<void> {
     this.stopping = true;
     this.connection.disconnect();
-    await Promise.race([this.done, sleep(Math.max(1000, this.options.leaseMs))]);
+    await settledWithin(this.done, Math.max(1000, this.options.leaseMs));
   }
 }
 
@@ -464,7 +464,7 @@ export class IntakeConsumers {
       await this.redis.zrem(this.registryKey, this.options.replicaId);
     })();
     leaving.catch((error) => this.logger.warn({ err: error }, 'intake stop: leases left to expire'));
-    await Promise.race([leaving.catch(() => undefined), sleep(this.options.leaseMs + 1000)]);
+    await settledWithin(leaving, this.options.leaseMs + 1000);
     for (const { consumer } of this.held.values()) void consumer.stop();
   }
 }
