@@ -57,7 +57,9 @@ test('a client that registers once and keeps polling gets every event, long past
       await commitEvent(stack, message, [sender.id]);
       // The mechanism itself: each index outlives the queue it lists, at every moment.
       for (const [i, index] of indexes.entries()) {
-        const [indexTtl, queueTtl] = await Promise.all([stack.redis.pttl(index), stack.redis.pttl(queueKeys[i])]);
+        // Read together (MULTI): a poll landing between two reads would compare different moments.
+        const replies = await stack.redis.multi().pttl(index).pttl(queueKeys[i]).exec();
+        const [indexTtl, queueTtl] = replies!.map(([, ttl]) => Number(ttl));
         expect(queueTtl).toBeGreaterThan(0);
         expect(indexTtl).toBeGreaterThanOrEqual(queueTtl);
       }
