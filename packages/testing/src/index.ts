@@ -22,3 +22,4 @@ export {
   type ServiceDefinition,
   type StartServiceOptions,
 } from './processes';
+export { TcpProxy, type DelayRule } from './tcp-proxy';

@@ -7,12 +7,11 @@
 // Also here: the Redis memory headroom sampler the replica runs (alerted on).
 
 import http from 'node:http';
-import net from 'node:net';
 import { createLogger } from '@teamchat/core';
 import { createBaseDeps, listen, serverUrl, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { createGateway } from '@teamchat/service-gateway';
 import { eventTierMetrics } from '@teamchat/telemetry';
-import { ApiClient, freePort, GENEROUS_RATE_LIMITS, registerEventQueue, startStack, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
+import { ApiClient, freePort, GENEROUS_RATE_LIMITS, registerEventQueue, startStack, TcpProxy, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
 import { createService } from '../src/app';
 import { parseRedisMemory, startRedisMemorySampler } from '../src/lib/redis-memory';
 import { alertWords, commitEvent } from './support/producers';
@@ -26,43 +25,6 @@ async function waitFor(what: string, condition: () => Promise<boolean>): Promise
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
     await sleep(50);
-  }
-}
-
-/** A TCP proxy to Redis that can be cut (every connection dropped, new ones refused) and restored. */
-class CuttableProxy {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  get isOpen(): boolean {
-    return this.server !== undefined;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => server?.close(resolve));
   }
 }
 
@@ -80,7 +42,7 @@ function get(url: string): Promise<{ status: number; body: any }> {
 
 let stack: Stack;
 let user: TestUser;
-let redisProxy: CuttableProxy;
+let redisProxy: TcpProxy;
 let base: BaseDeps;
 let replica: RunningService;
 let replicaServer: http.Server;
@@ -94,8 +56,8 @@ beforeAll(async () => {
   stack = await startStack({ services: ['events'] });
   user = await stack.createUser();
   const redis = new URL(testRedisUrl());
-  redisProxy = new CuttableProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
-  await redisProxy.open();
+  const redisPort = Number(redis.port || 6379);
+  redisProxy = await new TcpProxy(() => redisPort, redis.hostname).listen();
   redis.port = String(redisProxy.port);
   // Nothing listens on that port: every PostgreSQL connection is refused.
   const database = new URL(stack.database.url);
@@ -123,11 +85,9 @@ afterAll(async () => {
     await new Promise((resolve) => server.close(resolve));
   }
   await gateway.close();
-  // Closing waits for Redis commands in flight: Redis back first (should a test have stopped with it cut).
-  if (!redisProxy.isOpen) await redisProxy.open();
   await replica.close();
   await base.close();
-  await redisProxy.cut();
+  await redisProxy.close();
   await stack.close();
 });
 
@@ -154,11 +114,12 @@ describe('an event replica whose PostgreSQL is unreachable', () => {
 });
 
 test('an event replica whose Redis is unreachable is not ready, and ready again once Redis is back', async () => {
-  await redisProxy.cut();
+  // Every connection reset, new ones refused, for 5 s.
+  const cut = redisProxy.cut(5_000);
   await waitFor('the replica is unready', async () => (await get(`${replicaUrl}/health/ready`)).status === 503);
   const unready = await get(`${replicaUrl}/health/ready`);
   expect(unready).toEqual({ status: 503, body: { status: 'unavailable', reason: expect.stringContaining('Redis') } });
-  await redisProxy.open();
+  await cut;
   await waitFor('the replica is ready again', async () => (await get(`${replicaUrl}/health/ready`)).status === 200);
 });
 

@@ -17,10 +17,9 @@
 // Each loss and BAD_EVENT_QUEUE_ID is attributed to the fault that preceded it.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase, residentBytes, type ServiceProcess } from '@teamchat/testing';
+import { createTestDatabase, residentBytes, TcpProxy, type ServiceProcess } from '@teamchat/testing';
 import { ProcessCluster, type TerminateResult } from './cluster';
 import { OwnRedis } from './instances';
-import { TcpProxy } from './proxy';
 import { type QueueRecord, SessionClient } from './sessions';
 import { baseline, committedProblems, createParticipants, jobProblems, Workload } from './workload';
 

@@ -1,5 +1,5 @@
-// A TCP proxy between one event replica and Redis (the replica's own REDIS_URL points here), so a
-// test can cut that one replica off while every other process keeps talking to Redis:
+// A TCP proxy in front of Redis (a process's own REDIS_URL points here), so a test can cut that
+// one process off while every other process keeps talking to Redis:
 // - hold(ms): stop forwarding in both directions (a partition that drops nothing: TCP buffers
 //   the bytes, the replica's commands just do not get answers), then deliver everything;
 // - cut(ms): reset every connection and refuse new ones (RST) for ms, then accept again;
