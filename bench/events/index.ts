@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { createRedis, EventBus, type Redis } from '@teamchat/bus';
+import { createRedis, EventBus, type Redis, type ZulipEvent, type ZulipEventOf } from '@teamchat/bus';
 import { createLogger, INTERNAL_TOKEN_HEADER, signInternalToken } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
@@ -82,7 +82,7 @@ interface System {
   pids: () => Record<string, number>;
   register(agent: http.Agent, user: BenchUser): Promise<{ queueId: string; lastEventId: number }>;
   pollUrl(user: BenchUser, queueId: string, lastEventId: number): { url: string; headers: Record<string, string> };
-  publish(realmUsers: BenchUser[], event: Record<string, unknown>): Promise<void>;
+  publish(realmUsers: BenchUser[], event: ZulipEvent): Promise<void>;
   /** Sends a typing notification from `sender` to `recipient`; resolves when accepted. */
   typing(agent: http.Agent, sender: BenchUser, recipient: BenchUser): Promise<void>;
 }
@@ -264,11 +264,11 @@ function teamchatThroughGateway(gatewayUrl: string, bus: EventBus, typingThrough
       return { url: `${gatewayUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: basicAuth(user) };
     },
     async publish(realmUsers, event) {
-      await bus.sendTransientEvent(realmUsers[0].realm.id, event as never, realmUsers.map((user) => user.id));
+      await bus.sendTransientEvent(realmUsers[0].realm.id, event, realmUsers.map((user) => user.id));
     },
     async typing(agent, sender, recipient) {
       if (typingThrough === 'bus') {
-        const event = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
+        const event: ZulipEventOf<'typing'> = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
         await bus.sendTransientEvent(sender.realm.id, event, [sender.id, recipient.id]);
         return;
       }
@@ -304,7 +304,7 @@ function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'regis
 
 function baseline(url: string, pid: number): System {
   const publishAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-  const publish = async (users: number[], event: Record<string, unknown>) => {
+  const publish = async (users: number[], event: ZulipEvent) => {
     await call(publishAgent, 'POST', `${url}/publish`, { 'content-type': 'application/json' }, JSON.stringify({ users, event }));
   };
   return {
@@ -319,7 +319,7 @@ function baseline(url: string, pid: number): System {
     },
     publish: (realmUsers, event) => publish(realmUsers.map((user) => user.id), event),
     async typing(_agent, sender, recipient) {
-      const event = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
+      const event: ZulipEventOf<'typing'> = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
       await publish([sender.id, recipient.id], event);
     },
   };

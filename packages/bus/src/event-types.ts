@@ -13,7 +13,10 @@ export type ZulipEvent =
   | NoOp<'delete_message'>
   | WithOp<'update_message_flags', 'add' | 'remove'>
   | WithOp<'reaction', 'add' | 'remove'>
-  | WithOp<'typing' | 'typing_edit_message', 'start' | 'stop'>
+  // (two members: a member whose `type` is a union is not Extract-ed by one of its types, so a
+  // literal typing event's ops came out as never)
+  | WithOp<'typing', 'start' | 'stop'>
+  | WithOp<'typing_edit_message', 'start' | 'stop'>
   | WithOp<'drafts', 'add' | 'update' | 'remove'>
   | WithOp<'attachment', 'add' | 'update' | 'remove'>
   // channels
@@ -39,8 +42,11 @@ export type ZulipEvent =
 
 export type ZulipEventType = ZulipEvent['type'];
 
+/** The member of ZulipEvent with type T: give an event built in a variable this type to have its `type`/`op` checked. */
+export type ZulipEventOf<T extends ZulipEventType> = Extract<ZulipEvent, { type: T }>;
+
 /** The ops of one event type (undefined for a type without ops). */
-type OpsOf<T extends ZulipEventType> = Extract<ZulipEvent, { type: T }>['op'];
+export type OpsOf<T extends ZulipEventType> = ZulipEventOf<T>['op'];
 
 /** What a producer may pass before the check: any object with a `type`. */
 export type EventInput = { type: string };
@@ -49,7 +55,7 @@ export type EventInput = { type: string };
  * The compiler's check of an event a producer sends, as far as it knows the event: a literal
  * `type` must be one of ZulipEvent's, a literal `op` one of that type's. A `type` or `op` the
  * compiler sees only as `string` (an event built in a variable typed `{ type: string }`) cannot
- * be checked and passes: give such a variable the type ZulipEvent to have it checked.
+ * be checked and passes: give such a variable the type ZulipEventOf<'…'> (or ZulipEvent) to have it checked.
  * Used as `event: E & Checked<E>` with `<const E extends EventInput>`, so literals stay literal.
  */
 export type Checked<E extends EventInput> = string extends E['type']

@@ -11,7 +11,7 @@ export {
   type EventBusOptions,
   type IntakeEntry,
 } from './events';
-export { type Checked, type EventInput, type ZulipEvent, type ZulipEventType } from './event-types';
+export { type Checked, type EventInput, type OpsOf, type ZulipEvent, type ZulipEventOf, type ZulipEventType } from './event-types';
 export { committedSince, outboxMark } from './inspect';
 export { OUTBOX_DELETE_INTERVAL_MS, type LocalEcho, type OutboxPayload, type OutboxRow, type Recipient } from './outbox';
 export { JobClient, JOB_QUEUES, type JobQueueName } from './jobs';

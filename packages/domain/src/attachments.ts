@@ -159,6 +159,6 @@ export function attachmentEvent(
   op: 'add' | 'update' | 'remove',
   attachment: AttachmentDict | { id: number },
   uploadSpaceUsedBytes: number,
-): { type: 'attachment'; op: string; attachment: AttachmentDict | { id: number }; upload_space_used: number } {
+): { type: 'attachment'; op: 'add' | 'update' | 'remove'; attachment: AttachmentDict | { id: number }; upload_space_used: number } {
   return { type: 'attachment', op, attachment: op === 'remove' ? { id: attachment.id } : attachment, upload_space_used: uploadSpaceUsedBytes };
 }

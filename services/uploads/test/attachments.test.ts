@@ -1,12 +1,13 @@
 // GET /api/v1/attachments and DELETE /api/v1/attachments/{id}.
 import { expectError, type TestUser } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
-import { attachmentEvents, clearEvents, linkFromMessage, startUploadsStack, STORE_KINDS, storedFiles, uploadLikePythonZulipApi, type UploadsStack } from './helpers';
+import { attachmentEventsSince, linkFromMessage, outboxMark, startUploadsStack, STORE_KINDS, storedFiles, uploadLikePythonZulipApi, type UploadsStack } from './helpers';
 
 describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
   let uploads: UploadsStack;
   let owner: TestUser;
   let other: TestUser;
+  let mark: bigint;
 
   beforeAll(async () => {
     uploads = await startUploadsStack(kind);
@@ -17,7 +18,7 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
     await uploads.close();
   });
   beforeEach(async () => {
-    await clearEvents(uploads.stack);
+    mark = await outboxMark(uploads.stack);
   });
 
   async function uploadAs(user: TestUser, name: string, content: string) {
@@ -60,7 +61,7 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
   test('deleting an upload removes its record, its links and its bytes, and tells the owner', async () => {
     const target = await uploadAs(owner, 'delete-me.txt', 'bye');
     await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [target.row.id], recipients: [other.id] });
-    await clearEvents(uploads.stack);
+    mark = await outboxMark(uploads.stack);
 
     const response = await owner.client.delete(`/api/v1/attachments/${target.row.id}`);
     expect(response.status).toBe(200);
@@ -69,7 +70,7 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
     expect(await uploads.stack.db.attachmentMessage.count({ where: { attachment_id: target.row.id } })).toBe(0);
     for (const key of uploadKeys(uploads.storage, target.pathId)) expect(await uploads.storage.head(key)).toBeNull();
     const total = await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } });
-    expect(await attachmentEvents(uploads.stack)).toEqual([
+    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([
       {
         event: { type: 'attachment', op: 'remove', attachment: { id: target.row.id }, upload_space_used: Number(total._sum.size ?? 0) },
         users: [owner.id],
@@ -80,13 +81,13 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
 
   test("unknown ids and other users' uploads: Invalid attachment, and nothing changes", async () => {
     const theirs = await uploadAs(other, 'keep.txt', 'keep');
-    await clearEvents(uploads.stack);
+    mark = await outboxMark(uploads.stack);
     const before = storedFiles(uploads);
     expectError(await owner.client.delete(`/api/v1/attachments/${theirs.row.id}`), 400, 'BAD_REQUEST', 'Invalid attachment');
     expectError(await owner.client.delete('/api/v1/attachments/999999999'), 400, 'BAD_REQUEST', 'Invalid attachment');
     expect(await uploads.stack.db.attachment.findUnique({ where: { id: theirs.row.id } })).not.toBeNull();
     expect(storedFiles(uploads)).toEqual(before);
-    expect(await attachmentEvents(uploads.stack)).toEqual([]);
+    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([]);
     expectError(await owner.client.delete('/api/v1/attachments/abc'), 404, 'BAD_REQUEST');
   });
 

@@ -4,9 +4,9 @@ import { JOB_QUEUES } from '@teamchat/bus';
 import type { TestUser } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
 import {
-  attachmentEvents,
-  clearEvents,
+  attachmentEventsSince,
   linkFromMessage,
+  outboxMark,
   startUploadsStack,
   STORE_KINDS,
   uploadLikePythonZulipApi,
@@ -52,7 +52,7 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
     const deletedMessage = await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [orphaned.id, stillLinked.id], recipients: [friend.id] });
     await linkFromMessage(uploads.stack, { senderId: friend.id, attachmentIds: [stillLinked.id], recipients: [owner.id] });
     await uploads.stack.db.message.delete({ where: { id: deletedMessage } });
-    await clearEvents(uploads.stack);
+    const mark = await outboxMark(uploads.stack);
 
     // What the messages service does after deleting messages (see attachmentsOrphanedBy).
     const done = await uploads.stack.deps.jobs.runWithBudget(JOB_QUEUES.uploadsCleanup, `test-${kind}-1`, { attachmentIds: [orphaned.id, stillLinked.id] }, 20_000);
@@ -66,7 +66,7 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
     expect(await isStored(never.path_id)).toBe(true);
 
     const used = await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } });
-    expect(await attachmentEvents(uploads.stack)).toEqual([
+    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([
       { event: { type: 'attachment', op: 'remove', attachment: { id: orphaned.id }, upload_space_used: Number(used._sum.size) }, users: [owner.id] },
     ]);
   });

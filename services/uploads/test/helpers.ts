@@ -1,12 +1,12 @@
 // Shared by the uploads tests: a stack with the uploads service on local disk or on S3
 // (s3rver), request bodies shaped exactly as real clients send them, and readers of what the
-// service left behind (events in the outbox, bytes in storage).
+// service left behind (committed events, bytes in storage).
 
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { JOB_QUEUES } from '@teamchat/bus';
+import { committedSince, JOB_QUEUES, outboxMark as committedMark } from '@teamchat/bus';
 import { createStorage, loadStorageConfig, type ObjectStorage } from '@teamchat/storage';
 import { startS3TestServer, type S3TestServer } from '@teamchat/storage/test/s3-test-server';
 import { startStack, type ServiceName, type Stack, type TestUser } from '@teamchat/testing';
@@ -120,15 +120,16 @@ export interface OutboxEvent {
   users: unknown[];
 }
 
-/** The `attachment` events written so far, oldest first (no event tier runs to relay them). */
-export async function attachmentEvents(stack: Stack): Promise<OutboxEvent[]> {
-  const rows = await stack.db.$queryRaw<{ payload: OutboxEvent }[]>`
-    SELECT payload FROM event_outbox WHERE payload->'event'->>'type' = 'attachment' ORDER BY id`;
-  return rows.map((row) => row.payload);
-}
+/** The newest event_outbox id handed out: events after it belong to what the test does next. */
+export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
 
-export async function clearEvents(stack: Stack): Promise<void> {
-  await stack.db.$executeRaw`DELETE FROM event_outbox`;
+/**
+ * The `attachment` events committed after `mark`, oldest first: read from the outbox, else the
+ * intake (published rows leave the outbox after the hold).
+ */
+export async function attachmentEventsSince(stack: Stack, mark: bigint): Promise<OutboxEvent[]> {
+  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
+  return committed.filter(({ payload }) => payload.event.type === 'attachment').map(({ payload }) => ({ event: payload.event, users: payload.users }));
 }
 
 /** Every file under a directory, relative to it (what local storage holds). */

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import * as tus from 'tus-js-client';
 import { uploadKeys } from '@teamchat/storage';
 import type { TestUser } from '@teamchat/testing';
-import { attachmentEvents, basicAuth, clearEvents, sha256, startUploadsStack, STORE_KINDS, storedFiles, type UploadsStack } from './helpers';
+import { attachmentEventsSince, basicAuth, outboxMark, sha256, startUploadsStack, STORE_KINDS, storedFiles, type UploadsStack } from './helpers';
 
 const MiB = 1024 * 1024;
 
@@ -53,6 +53,7 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
   let owner: TestUser;
   let other: TestUser;
   let endpoint: string;
+  let mark: bigint;
 
   beforeAll(async () => {
     uploads = await startUploadsStack(kind, { env: { UPLOADS_MAX_FILE_SIZE_MIB: '32' } });
@@ -64,7 +65,7 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
     await uploads.close();
   });
   beforeEach(async () => {
-    await clearEvents(uploads.stack);
+    mark = await outboxMark(uploads.stack);
   });
 
   const auth = (user: TestUser) => ({ Authorization: basicAuth(user) });
@@ -88,7 +89,7 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
     const pathId = url.slice('/user_uploads/'.length);
     const row = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: pathId } });
     expect(row).toMatchObject({ owner_id: owner.id, file_name: 'notes été.txt', size: BigInt(data.length), content_type: 'text/plain' });
-    const events = await attachmentEvents(uploads.stack);
+    const events = await attachmentEventsSince(uploads.stack, mark);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       event: {

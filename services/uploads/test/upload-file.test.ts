@@ -1,9 +1,9 @@
 // POST /api/v1/user_uploads through the gateway, on local disk and on S3.
 import { expectError, type TestUser } from '@teamchat/testing';
 import {
-  attachmentEvents,
-  clearEvents,
+  attachmentEventsSince,
   multipartBody,
+  outboxMark,
   sha256,
   STORE_KINDS,
   startUploadsStack,
@@ -17,6 +17,7 @@ const MiB = 1024 * 1024;
 describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
   let uploads: UploadsStack;
   let owner: TestUser;
+  let mark: bigint;
 
   beforeAll(async () => {
     uploads = await startUploadsStack(kind, { env: { UPLOADS_MAX_FILE_SIZE_MIB: '1' } });
@@ -26,7 +27,7 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
     await uploads.close();
   });
   beforeEach(async () => {
-    await clearEvents(uploads.stack);
+    mark = await outboxMark(uploads.stack);
   });
 
   test('python-zulip-api upload_file: field named after the path; stored, recorded, announced, served', async () => {
@@ -42,7 +43,7 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
     expect(row).toMatchObject({ owner_id: owner.id, realm_id: uploads.stack.realm.id, file_name: 'hello.txt', size: BigInt(content.length), content_type: 'text/plain' });
     expect(await uploads.storage.head(pathId)).toEqual({ size: content.length });
 
-    expect(await attachmentEvents(uploads.stack)).toEqual([
+    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([
       {
         event: {
           type: 'attachment',
@@ -127,7 +128,7 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
     );
     expect(storedFiles(uploads)).toEqual(before);
     expect(await uploads.stack.db.attachment.count()).toBe(attachmentsBefore);
-    expect(await attachmentEvents(uploads.stack)).toEqual([]);
+    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([]);
   });
 
   test('a file above max_file_upload_size_mib is refused and nothing of it is stored', async () => {

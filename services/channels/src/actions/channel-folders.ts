@@ -1,4 +1,5 @@
 // Channel folders: organisation-wide groupings of channels (Zulip's actions/channel_folders.py).
+import type { OpsOf } from '@teamchat/bus';
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
 import { activeRealmUserIds, channelFolderDict, isAdministrator, renderMarkdown } from '@teamchat/domain';
@@ -11,7 +12,7 @@ async function checkNameAvailable(tx: Tx, realmId: number, name: string): Promis
   if (clash) throw new JsonableError('Channel folder name already in use');
 }
 
-async function sendFolderEvent(deps: ChannelsDeps, tx: Tx, realmId: number, event: Record<string, unknown>): Promise<void> {
+async function sendFolderEvent(deps: ChannelsDeps, tx: Tx, realmId: number, event: { op: OpsOf<'channel_folder'> } & Record<string, unknown>): Promise<void> {
   await deps.bus.sendEventOnCommit(tx, realmId, { type: 'channel_folder', ...event }, await activeRealmUserIds(tx.db, realmId));
 }
 

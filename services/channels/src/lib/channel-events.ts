@@ -1,7 +1,7 @@
 // The `stream` events of channel actions, in Zulip's shapes (zerver/lib/streams.py, actions/streams.py).
 import type { Stream, Tx } from '@teamchat/db';
 import { streamApiDicts } from '@teamchat/domain';
-import type { EventBus } from '@teamchat/bus';
+import type { EventBus, ZulipEventOf } from '@teamchat/bus';
 
 type Deps = { bus: EventBus };
 
@@ -13,7 +13,7 @@ export async function sendStreamCreationEvent(deps: Deps, tx: Tx, stream: Stream
 
 export async function sendStreamDeletionEvent(deps: Deps, tx: Tx, streams: Stream[], userIds: number[]): Promise<void> {
   if (userIds.length === 0 || streams.length === 0) return;
-  const event = { type: 'stream', op: 'delete', streams: streams.map((stream) => ({ stream_id: stream.id })), stream_ids: streams.map((stream) => stream.id) };
+  const event: ZulipEventOf<'stream'> = { type: 'stream', op: 'delete', streams: streams.map((stream) => ({ stream_id: stream.id })), stream_ids: streams.map((stream) => stream.id) };
   await deps.bus.sendEventOnCommit(tx, streams[0].realm_id, event, userIds);
 }
 
@@ -26,7 +26,7 @@ export async function sendStreamUpdateEvent(
   userIds: number[],
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const event = { type: 'stream', op: 'update', stream_id: stream.id, name: stream.name, property, value, ...extra };
+  const event: ZulipEventOf<'stream'> = { type: 'stream', op: 'update', stream_id: stream.id, name: stream.name, property, value, ...extra };
   await deps.bus.sendEventOnCommit(tx, stream.realm_id, event, userIds);
 }
 

@@ -5,7 +5,7 @@
 // when its oldest message goes (as the delete-topic job does); uploads that only this message
 // linked are handed to the uploads clean-up job after commit.
 
-import { JOB_QUEUES } from '@teamchat/bus';
+import { JOB_QUEUES, type ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Message, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
 import { attachmentsOrphanedBy, canDeleteAnyMessageInChannel, canDeleteOwnMessageInChannel, hasRealmPermission } from '@teamchat/domain';
@@ -47,7 +47,7 @@ export async function doDeleteMessage(deps: MessagesDeps, userId: number, messag
     const orphans = await attachmentsOrphanedBy(db, [message.id]);
     await db.message.delete({ where: { id: message.id } });
 
-    const event: { type: string } & Record<string, unknown> = { type: 'delete_message', message_ids: [message.id] };
+    const event: ZulipEventOf<'delete_message'> = { type: 'delete_message', message_ids: [message.id] };
     if (stream !== null) {
       event.message_type = 'stream';
       event.stream_id = stream.id;

@@ -7,6 +7,7 @@
 // (send_notification_to_old_thread / _new_thread are accepted and ignored), and moving users'
 // topic visibility policies along with a moved topic (user_topic belongs to the channels service).
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Message, type Stream, type Tx, type TxClient, type UserProfile } from '@teamchat/db';
 import {
@@ -231,7 +232,7 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     // ---- the change (Zulip's do_update_message)
     const now = new Date();
     const timestamp = Math.floor(now.getTime() / 1000);
-    const event: { type: string } & Record<string, unknown> = { type: 'update_message', user_id: user.id, edit_timestamp: timestamp, message_id: message.id, rendering_only: false };
+    const event: ZulipEventOf<'update_message'> = { type: 'update_message', user_id: user.id, edit_timestamp: timestamp, message_id: message.id, rendering_only: false };
     const historyEntry: Record<string, unknown> = { user_id: user.id, timestamp };
     const updates: Prisma.MessageUpdateInput = { last_edit_time: now };
     let detached: AttachmentDict[] = [];

@@ -3,6 +3,7 @@
 // reader without a user_message row, a historical one so later events reach them), and sends
 // the `reaction` event after commit to everyone who has the message.
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Stream, type Tx } from '@teamchat/db';
 import { MessageFlag } from '@teamchat/domain';
@@ -29,7 +30,7 @@ type Reaction = { emoji_name: string; emoji_code: string; reaction_type: string 
 async function notifyReaction(deps: MessagesDeps, tx: Tx, actor: Actor, message: { id: number }, stream: Stream | null, reaction: Reaction, op: 'add' | 'remove') {
   const users = await messageActionAudience(tx.db, [message.id], stream);
   const { user } = actor;
-  const event = {
+  const event: ZulipEventOf<'reaction'> = {
     type: 'reaction',
     op,
     user_id: user.id,

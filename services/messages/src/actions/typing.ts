@@ -1,4 +1,5 @@
 // Typing notifications (Zulip's zerver/actions/typing.py): transient events, no stored state.
+import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import type { UserProfile } from '@teamchat/db';
 import { accessStreamById, dmParticipants, normalizeTopicInput, userSettings } from '@teamchat/domain';
@@ -29,7 +30,7 @@ export async function doSendChannelTyping(deps: MessagesDeps, userId: number, op
   const { stream } = await accessStreamById(deps.db, viewerOf(user), streamId);
   if (stream.is_archived) throw new JsonableError('Invalid channel ID');
   await checkCanSendToStream(deps.db, user, stream);
-  const event = {
+  const event: ZulipEventOf<'typing'> = {
     type: 'typing',
     message_type: 'stream',
     op,
@@ -48,7 +49,7 @@ export async function doSendDirectTyping(deps: MessagesDeps, userId: number, op:
   const byId = new Map(users.map((candidate) => [candidate.id, candidate]));
   // One unknown id rejects the whole request: a partial list would name another conversation.
   const recipients = ids.map((id) => byId.get(id) ?? raise(`Invalid user ID ${id}`));
-  const event = {
+  const event: ZulipEventOf<'typing'> = {
     type: 'typing',
     message_type: 'direct',
     op,
@@ -68,17 +69,17 @@ export async function doSendMessageEditTyping(deps: MessagesDeps, userId: number
   if (settings.message_content_edit_limit_seconds !== null && Date.now() - message.date_sent.getTime() > settings.message_content_edit_limit_seconds * 1000) {
     throw new JsonableError('The time limit for editing this message has passed');
   }
-  const base = { type: 'typing_edit_message', op, sender_id: user.id, message_id: message.id };
+  const base = { type: 'typing_edit_message', op, sender_id: user.id, message_id: message.id } satisfies ZulipEventOf<'typing_edit_message'>;
   if (message.stream_id !== null) {
     if (!userSettings(user).send_stream_typing_notifications) throw new JsonableError('User has disabled typing notifications for channel messages');
-    const event = { ...base, recipient: { type: 'channel', channel_id: message.stream_id, topic: message.topic } };
+    const event: ZulipEventOf<'typing_edit_message'> = { ...base, recipient: { type: 'channel', channel_id: message.stream_id, topic: message.topic } };
     await deps.bus.sendTransientEvent(user.realm_id, event, await channelTypingAudience(deps, message.stream_id));
     return;
   }
   if (!userSettings(user).send_private_typing_notifications) throw new JsonableError('User has disabled typing notifications for direct messages');
   const participantIds = dmParticipants(message.dm_key!);
   const participants = await deps.db.userProfile.findMany({ where: { id: { in: participantIds } } });
-  const event = { ...base, recipient: { type: 'direct', user_ids: participantIds } };
+  const event: ZulipEventOf<'typing_edit_message'> = { ...base, recipient: { type: 'direct', user_ids: participantIds } };
   await deps.bus.sendTransientEvent(user.realm_id, event, participants.filter(receivesTyping).map((participant) => participant.id));
 }
 
