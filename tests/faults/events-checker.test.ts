@@ -1,10 +1,11 @@
 // The event tier's checker (support/checker.ts, the same as `npm run soak`) in short form: about
 // 2.5 minutes with short horizons — a 1 s lease, 1 s heartbeats, queue lifespans of 20–60 s —
 // and each fault kind once. Sticky clients register ONCE (20 s and 60 s lifespans) and keep
-// long-polling for the whole run, past their queue's lifespan and past the user index's TTL
-// (lifespan + park allowance + 60 s = 86 s and 126 s here): a queue listed only by an index that
-// expired silently stops receiving (the "12 minutes" bug) and shows up as lost messages. Two of
-// them are alone on their user: another queue's register would extend the index and hide it.
+// long-polling for the whole run, past their queue's lifespan and past the TTL their user's
+// index got at register (lifespan + park allowance + 60 s = 86 s and 126 s before the fix; now
+// the polls must extend it): a queue listed only by an index that expired silently stops
+// receiving (the "12 minutes" bug) and shows up as lost messages. Two of them are alone on their
+// user: another queue's register would extend the index and hide it.
 // Session clients come and go (20–60 s lifespans, 10–40 s sessions, deleting or abandoning their
 // queues). The verdict must be clean: nothing lost, duplicated or out of order, every client told
 // BAD_EVENT_QUEUE_ID recovered, no 500, every replica gone promptly on SIGTERM.
