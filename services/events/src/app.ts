@@ -79,10 +79,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     leaseMs: config.EVENTS_LEASE_MS,
     batchSize: config.EVENTS_FANOUT_BATCH,
     trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
-    streamKey: (partition) => base.bus.keys.intakeStream(partition),
-    leaseKey: (partition) => base.bus.keys.intakeLease(partition),
-    generationKey: (partition) => base.bus.keys.intakeGeneration(partition),
-    prefix: base.env.REDIS_PREFIX,
+    keys: base.bus.keys,
   }, logger);
   intake.start();
 

@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import net from 'node:net';
 import crypto from 'node:crypto';
-import { createRedis, type Redis } from '@teamchat/bus';
+import { createRedis, RedisKeys, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { registerEventQueue, startStack, type Stack } from '@teamchat/testing';
 import { eventTierMetrics } from '@teamchat/telemetry';
@@ -119,10 +119,7 @@ test('stopping the intake never waits on a Redis that does not answer', async ()
     leaseMs,
     batchSize: 10,
     trimIntervalMs: 100,
-    streamKey: (partition) => `blackhole:{intake:${partition}}:stream`,
-    leaseKey: (partition) => `blackhole:{intake:${partition}}:lease`,
-    generationKey: (partition) => `blackhole:{intake:${partition}}:generation`,
-    prefix: 'blackhole:',
+    keys: new RedisKeys('blackhole:'),
   }, silent);
   intake.start();
   await new Promise((resolve) => setTimeout(resolve, 300));

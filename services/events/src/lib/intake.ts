@@ -18,7 +18,7 @@
 // command in flight when its connection closed as failed, so stopping never waits on a read
 // that can no longer settle.
 
-import { settleOnClose, type IntakeEntry, type Redis } from '@teamchat/bus';
+import { settleOnClose, type IntakeEntry, type Redis, type RedisKeys } from '@teamchat/bus';
 import { settledWithin, type Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { FencedError, type Fanout, type StreamEntry } from './fanout';
@@ -78,14 +78,8 @@ export interface IntakeOptions {
   leaseMs: number;
   batchSize: number;
   trimIntervalMs: number;
-  /** Name of the stream of a partition. */
-  streamKey(partition: number): string;
-  /** The partition's lease, in the stream's slot. */
-  leaseKey(partition: number): string;
-  /** The partition lease's generation counter, in the stream's slot. */
-  generationKey(partition: number): string;
-  /** Redis key prefix for the replica registry. */
-  prefix: string;
+  /** The deployment's keys: each partition's stream, lease and generation, the replica registry. */
+  keys: RedisKeys;
 }
 
 /** A partition's lease as this replica holds it: the value in Redis names the generation. */
@@ -201,7 +195,7 @@ class PartitionConsumer {
     this.leaseValidUntil = leaseValidUntil;
     this.blockMs = Math.max(10, Math.min(1000, Math.floor(options.leaseMs / 4)));
     this.marginMs = Math.max(5, Math.floor(options.leaseMs / 10));
-    const keys = { stream: options.streamKey(partition), lease: options.leaseKey(partition) };
+    const keys = { stream: options.keys.intakeStream(partition), lease: options.keys.intakeLease(partition) };
     this.intake = new FencedStream(connection, keys, options.replicaId, lease, partition);
   }
 
@@ -333,7 +327,7 @@ export class IntakeConsumers {
   }
 
   private get registryKey(): string {
-    return `${this.options.prefix}events:replicas`;
+    return this.options.keys.custom('events', 'replicas');
   }
 
   /** Partitions this replica owns now. */
@@ -372,7 +366,7 @@ export class IntakeConsumers {
 
     for (const [partition, { consumer, lease }] of [...this.held]) {
       const sentAt = performance.now();
-      if ((await this.commands.tcLeaseRenew(this.options.leaseKey(partition), lease.value, leaseMs)) === 1) {
+      if ((await this.commands.tcLeaseRenew(this.options.keys.intakeLease(partition), lease.value, leaseMs)) === 1) {
         consumer.extendLease(sentAt + leaseMs);
         continue;
       }
@@ -390,7 +384,7 @@ export class IntakeConsumers {
       for (const partition of free) {
         if (this.held.size >= target || this.stopped) break;
         const sentAt = performance.now();
-        const generation = await this.commands.tcLeaseAcquire(this.options.leaseKey(partition), this.options.generationKey(partition), replicaId, leaseMs);
+        const generation = await this.commands.tcLeaseAcquire(this.options.keys.intakeLease(partition), this.options.keys.intakeGeneration(partition), replicaId, leaseMs);
         if (!generation) continue;
         const lease = { generation, value: `${replicaId}/${generation}` };
         this.metrics.leaseHandovers.inc({ change: 'acquired' });
@@ -416,14 +410,14 @@ export class IntakeConsumers {
     if (!held) return;
     this.held.delete(partition);
     await this.stopConsumer(partition, held.consumer);
-    await this.commands.tcLeaseRelease(this.options.leaseKey(partition), held.lease.value);
+    await this.commands.tcLeaseRelease(this.options.keys.intakeLease(partition), held.lease.value);
     this.metrics.leaseHandovers.inc({ change: 'released' });
   }
 
   /** Removes intake entries every consumer group has acknowledged, and consumers long gone. */
   private async trim(): Promise<void> {
     for (const partition of this.ownedPartitions()) {
-      const stream = this.options.streamKey(partition);
+      const stream = this.options.keys.intakeStream(partition);
       const groups = (await this.redis.xinfo('GROUPS', stream)) as unknown[][];
       let safe: string | null = null;
       for (const group of groups) {
