@@ -114,6 +114,8 @@ export interface CheckerReport {
   attribution: Record<string, { lost: number; bad_queue: number }>;
   badQueue: { told: number; clients_told: number; recovered: number; unrecovered: string[]; restart_before_max: string[] };
   sessions: { bucket: string; queues: number; message_events: number; by_end: Record<string, number> }[];
+  /** The longest-lived queues (registered once, polled throughout): what "stays connected for hours" rests on. */
+  longest: { client: string; queue: string; lifespan_secs: number; lived_secs: number; received: number; expected: number; lost: number; end: string }[];
   redisMemory: { t: number; used_mib: number }[];
   processMemory: { process: string; start_mib: number; end_mib: number; max_mib: number; samples: number }[];
   sigterm: (TerminateResult & { t: number })[];
@@ -512,6 +514,19 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       attribution,
       badQueue,
       sessions,
+      longest: [...verdicts]
+        .sort((a, b) => b.livedSecs - a.livedSecs)
+        .slice(0, 10)
+        .map((verdict) => ({
+          client: verdict.client,
+          queue: verdict.queueId,
+          lifespan_secs: verdict.lifespanSecs,
+          lived_secs: verdict.livedSecs,
+          received: verdict.received,
+          expected: verdict.expected,
+          lost: verdict.lost.length,
+          end: verdict.end,
+        })),
       redisMemory,
       processMemory: [...processMemory.values()].map(({ process, samples }) => ({
         process,
@@ -627,6 +642,8 @@ export function printReport(report: CheckerReport, print: (text: string) => void
   }
   print('sessions by length:');
   print(table(report.sessions.filter((row) => row.queues).map(({ by_end, ...row }) => ({ ...row, ends: JSON.stringify(by_end) }))));
+  print('longest-lived queues:');
+  print(table(report.longest));
   if (report.sigterm.length) {
     print('SIGTERM (scale-in):');
     print(table(report.sigterm.map(({ slot, pid, ms, code, signal, ignored, t }) => ({ t, slot, pid, ms, exit: signal ?? code, ignored }))));
