@@ -119,6 +119,7 @@ test('stopping the intake never waits on a Redis that does not answer', async ()
     leaseMs,
     batchSize: 10,
     trimIntervalMs: 100,
+    reclaimIntervalMs: 1000,
     keys: new RedisKeys('blackhole:'),
   }, silent);
   intake.start();
@@ -130,4 +131,46 @@ test('stopping the intake never waits on a Redis that does not answer', async ()
   for (const connection of connections) connection.disconnect();
   for (const socket of sockets) socket.destroy();
   blackHole.close();
+});
+
+test('an owner periodically applies entries stranded pending under another consumer name', async () => {
+  // An entry read by a consumer that then vanished without any error reaching the owner (its
+  // takeover claim already ran): only the periodic reclaim can deliver it.
+  const user = await stack.createUser();
+  const queue = await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] });
+  const keys = new RedisKeys(`reclaim-${crypto.randomBytes(4).toString('hex')}:`);
+  const stream = keys.intakeStream(0);
+  const store = new QueueStore(stack.redis, stack.deps.env.REDIS_PREFIX, { maxEvents: 1000, parkAllowanceMs: 10_000, indexMarginMs: 60_000 });
+  const connections: Redis[] = [];
+  const intake = new IntakeConsumers(stack.redis, () => {
+    const connection = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { failFast: true });
+    connections.push(connection);
+    return connection;
+  }, new Fanout(store, stack.db, silent), {
+    replicaId: 'owner',
+    partitions: 1,
+    leaseMs: 1000,
+    batchSize: 10,
+    trimIntervalMs: 60_000,
+    reclaimIntervalMs: 1500,
+    keys,
+  }, silent);
+  intake.start();
+  try {
+    const entry = (word: string) => JSON.stringify({ realmId: stack.realm.id, event: alertWords([word]), users: [user.id] });
+    // The owner is reading: a normal entry arrives.
+    await redis.xadd(stream, '*', 'e', entry('read-normally'));
+    expect((await queue.next(1)).map((event) => (event.alert_words as string[])[0])).toEqual(['read-normally']);
+
+    // A ghost consumer takes the next entry atomically with its append: the owner never reads it as new.
+    await redis.multi().xadd(stream, '*', 'e', entry('stranded')).xreadgroup('GROUP', INTAKE_GROUP, 'ghost', 'COUNT', 1, 'STREAMS', stream, '>').exec();
+    expect(((await redis.xpending(stream, INTAKE_GROUP)) as [number])[0]).toBe(1);
+    // Within a few reclaim periods the owner has claimed and applied it (without the reclaim: never).
+    expect((await queue.next(1, 8000)).map((event) => (event.alert_words as string[])[0])).toEqual(['stranded']);
+    expect(((await redis.xpending(stream, INTAKE_GROUP)) as [number])[0]).toBe(0);
+  } finally {
+    await intake.stop();
+    for (const connection of connections) connection.disconnect();
+    await redis.del(stream, keys.intakeLease(0), keys.intakeGeneration(0), keys.custom('events', 'replicas'));
+  }
 });

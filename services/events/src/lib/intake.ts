@@ -3,7 +3,8 @@
 // fanned out in stream order. Replicas share the partitions evenly (each aims for
 // ceil(partitions / live replicas)) and take over the partitions of a replica that stops
 // renewing: the new owner first claims the entries the old one left unacknowledged
-// (XAUTOCLAIM) and applies them again — the queues' high-water marks make that harmless.
+// (XAUTOCLAIM) and applies them again — the queues' high-water marks make that harmless. An
+// owner also claims whatever is pending after any failure and periodically (reclaimIntervalMs).
 // Entries are trimmed once every consumer group has acknowledged them.
 //
 // A lease is not a lock without a fencing token: a replica paused or cut off past its lease
@@ -78,6 +79,11 @@ export interface IntakeOptions {
   leaseMs: number;
   batchSize: number;
   trimIntervalMs: number;
+  /**
+   * How often an owner claims entries left pending in its partition (besides on taking it over
+   * and after every failure): an entry stranded by a path no error reported still gets applied.
+   */
+  reclaimIntervalMs: number;
   /** The deployment's keys: each partition's stream, lease and generation, the replica registry. */
   keys: RedisKeys;
 }
@@ -245,8 +251,15 @@ class PartitionConsumer {
         await this.connected();
         await this.intake.ensureGroup();
         await this.reclaim();
+        let reclaimAt = performance.now() + this.options.reclaimIntervalMs;
         while (!this.stopping) {
           if (!(await this.whileLeased())) break;
+          if (performance.now() >= reclaimAt) {
+            await this.intake.ack(applied);
+            applied = [];
+            await this.reclaim();
+            reclaimAt = performance.now() + this.options.reclaimIntervalMs;
+          }
           const read = await this.intake.read(this.options.batchSize, applied);
           applied = [];
           if ('entries' in read) {
