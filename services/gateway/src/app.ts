@@ -76,6 +76,16 @@ function queryApiKey(url: URL): Credentials | null {
   return apiKey ? { email: null, apiKey } : null;
 }
 
+/**
+ * A GET /events that may park: a queue id, no dont_block (or dont_block=false), and no body
+ * (the events service also reads parameters from a GET's body, which the gateway does not see).
+ */
+function mayPark(req: http.IncomingMessage, url: URL): boolean {
+  if (req.method !== 'GET' || hasRequestBody(req) || !url.searchParams.has('queue_id')) return false;
+  const dontBlock = url.searchParams.get('dont_block');
+  return dontBlock === null || dontBlock === 'false';
+}
+
 export function createGateway(deps: GatewayDeps): RunningService {
   const { env, logger } = deps;
   const realms = new RealmDirectory(deps.db);
@@ -103,7 +113,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
       const realm = hostRealm ?? (await realms.fallback());
       return { user: null, realmId: realm?.id ?? null };
     }
-    const user = await authenticator.authenticate(credentials, hostRealm?.id);
+    // Zulip refuses a key on a host that names no organisation, as on another organisation's.
+    if (!hostRealm) throw new UnauthorizedError('Account is not associated with this subdomain');
+    const user = await authenticator.authenticate(credentials, hostRealm.id);
     return { user, realmId: user.realmId };
   }
 
@@ -115,7 +127,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
     }
     headers[INTERNAL_TOKEN_HEADER] = token;
     headers[REQUEST_ID_HEADER] = requestId;
-    headers['x-forwarded-for'] = req.socket.remoteAddress ?? '';
+    // The client's address as the rate limiter sees it (the Ingress's X-Forwarded-For when trusted):
+    // the users service throttles logins by it.
+    headers['x-forwarded-for'] = rateLimiter.clientAddress(req);
     headers['x-forwarded-host'] = req.headers.host ?? '';
     headers.host = upstream.host;
 
@@ -179,9 +193,11 @@ export function createGateway(deps: GatewayDeps): RunningService {
     }
     try {
       const { user, realmId } = await authenticate(req, url, rule);
-      // Long-polls are not counted: a client on a busy realm polls again after every answer,
-      // and a refused poll would cut it off from its events (each poll is cheap when parked).
-      if (!rule.longPoll) await rateLimiter.check(req, res, user);
+      // A poll that may park is not counted: a client on a busy realm polls again after every
+      // answer, and a refused poll would cut it off from its events (each poll is cheap when
+      // parked). Every other request on the events path (non-blocking polls, which may create
+      // queues, and DELETE) spends the budget, as in Zulip.
+      if (!(rule.longPoll && mayPark(req, url))) await rateLimiter.check(req, res, user);
       observation.userId = user?.userId;
       observation.realmId = realmId;
       const token = signInternalToken(env.INTERNAL_JWT_SECRET, {

@@ -104,7 +104,8 @@ export class RateLimiter {
     return { allowed: allowed === 1, remaining, retryAfterMs, fullAgainMs };
   }
 
-  private clientAddress(req: http.IncomingMessage): string {
+  /** The client's address: the socket's, or the last X-Forwarded-For entry (the proxy's view) when trusted. */
+  clientAddress(req: http.IncomingMessage): string {
     if (this.settings.trustForwardedFor) {
       const forwarded = req.headers['x-forwarded-for'];
       const last = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').pop()?.trim();

@@ -71,6 +71,16 @@ describe('every authentication failure is a 401 UNAUTHORIZED', () => {
     const response = await user.client.withHost('elsewhere.example.test').get(ME);
     expectError(response, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
   });
+
+  test('a key used on a host that names no organisation (issue #26, finding 9)', async () => {
+    for (const host of ['nowhere.example.test', '127.0.0.2:9991']) {
+      const response = await user.client.withHost(host).get(ME);
+      expectError(response, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
+    }
+    // The legacy ?api_key= of file URLs too.
+    const file = await stack.anonymous().withHost('nowhere.example.test').get('/user_uploads/1/ab/x.txt', { api_key: user.apiKey }, { validate: false });
+    expectError(file, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
+  });
 });
 
 describe('the auth cache', () => {

@@ -94,25 +94,7 @@ describe('with a per-user budget of 3 requests a minute and a per-IP one of 2', 
   });
 });
 
-describe('long-polls', () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ services: ['events'], rateLimits: { RATE_LIMIT_USER_REQUESTS: 2, RATE_LIMIT_USER_WINDOW_SECONDS: 60 } });
-  });
-  afterAll(() => stack.close());
-
-  test('GET /events is not counted: a user past the budget still gets their events', async () => {
-    const user = await stack.createUser();
-    const { queue_id: queueId } = (await user.client.post('/api/v1/register', { event_types: JSON.stringify(['message']) })).body;
-    expect((await user.client.get(ME)).status).toBe(200);
-    expectRateLimited(await user.client.get(ME), 60);
-    for (let i = 0; i < 3; i++) {
-      const poll = await user.client.get('/api/v1/events', { queue_id: queueId, last_event_id: -1, dont_block: true });
-      expect(poll.status).toBe(200);
-      expect(poll.body.events).toEqual([]);
-    }
-  });
-});
+// Long-polls and the other event endpoints: event-queue-limits.test.ts.
 
 describe('with a budget of 2 requests per second', () => {
   let stack: Stack;
