@@ -12,5 +12,7 @@ export * from './narrow-match';
 export * from './messages';
 export * from './narrow';
 export * from './message-markdown';
+export * from './linkifier-engine';
+export * from './url-sanitizer';
 export * from './alert-words';
 export * from './names';

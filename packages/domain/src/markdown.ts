@@ -2,16 +2,43 @@
 // Raw HTML is escaped, links get rel/target like Zulip's, single newlines are line breaks.
 // Message-specific syntax (mentions, channel links, linkifiers) is added by the callers'
 // plugins through `MarkdownPlugin`; descriptions and profile fields use the plain renderer.
+// Every link and image URL goes through sanitizeUrl (url-sanitizer.ts), Zulip's scheme safe list.
 
 import MarkdownIt from 'markdown-it';
+import { sanitizeUrl } from './url-sanitizer';
 
 export type MarkdownPlugin = (md: MarkdownIt) => void;
+
+type Token = MarkdownIt.Token;
+
+/** Zulip's LinkInlineProcessor: a link or image whose URL is refused is no link (its text stays). */
+function safeLinks(md: MarkdownIt): void {
+  md.validateLink = (url) => sanitizeUrl(url) !== null;
+  // Links keep the sanitizer's form of their URL (e.g. "example.com/x" becomes http://example.com/x).
+  md.core.ruler.after('linkify', 'zulip_sanitize_urls', (state) => {
+    const visit = (tokens: Token[]) => {
+      for (const token of tokens) {
+        const attribute = token.type === 'link_open' ? 'href' : token.type === 'image' ? 'src' : null;
+        const url = attribute && token.attrGet(attribute);
+        if (attribute && url !== null) {
+          const safe = sanitizeUrl(url);
+          if (safe === null) token.attrs = (token.attrs ?? []).filter(([name]) => name !== attribute);
+          else token.attrSet(attribute, safe);
+        }
+        if (token.children) visit(token.children);
+      }
+    };
+    visit(state.tokens);
+  });
+}
 
 function zulipLinks(md: MarkdownIt): void {
   const defaultRender = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     const href = tokens[idx].attrGet('href') ?? '';
-    if (/^https?:\/\//i.test(href)) {
+    // The last gate, for links that plugins made after the sanitizing pass: an unsafe href is dropped.
+    if (sanitizeUrl(href) === null) tokens[idx].attrs = (tokens[idx].attrs ?? []).filter(([name]) => name !== 'href');
+    else if (/^https?:\/\//i.test(href)) {
       tokens[idx].attrSet('target', '_blank');
       tokens[idx].attrSet('rel', 'noopener noreferrer');
     }
@@ -21,6 +48,7 @@ function zulipLinks(md: MarkdownIt): void {
 
 export function createMarkdownRenderer(plugins: MarkdownPlugin[] = []): MarkdownIt {
   const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  md.use(safeLinks);
   md.use(zulipLinks);
   for (const plugin of plugins) md.use(plugin);
   return md;

@@ -1,8 +1,8 @@
 // Zulip's message Markdown on top of the shared markdown-it renderer (markdown.ts): mentions
 // (@**Name**, @**Name|id**, @_**Name**, wildcards, @*group*), channel and topic links
-// (#**channel**, #**channel>topic**), the realm's linkifiers (pattern → RFC 6570 url_template,
-// expanded with uri-template-lite), and Zulip's code-block markup. Output follows
-// api_docs/message-formatting.md.
+// (#**channel**, #**channel>topic**), the realm's linkifiers (re2 pattern → RFC 6570 url_template;
+// linkifier-engine.ts), and Zulip's code-block markup. Output follows api_docs/message-formatting.md.
+// Every URL rendered here passes sanitizeUrl (url-sanitizer.ts).
 //
 // Rendering is synchronous; what it needs from the database (users, groups, channels,
 // linkifiers named in the message) is loaded first by loadMarkdownData, the way Zulip's
@@ -13,14 +13,12 @@ import type { TxClient } from '@teamchat/db';
 import { createMarkdownRenderer } from './markdown';
 import { streamAccess, type Viewer } from './streams';
 import { linkedUploadPathIds } from './attachments';
+import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
+import { sanitizeUrl } from './url-sanitizer';
 
 type StateCore = MarkdownIt.StateCore;
 type StateInline = MarkdownIt.StateInline;
 type Token = MarkdownIt.Token;
-
-// uri-template-lite (RFC 6570 expansion) ships no type declarations.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { expand: expandUriTemplate } = require('uri-template-lite') as { expand(template: string, data: Record<string, unknown>): string };
 
 export const STREAM_WILDCARDS = ['all', 'everyone', 'stream', 'channel'];
 export const TOPIC_WILDCARD = 'topic';
@@ -41,11 +39,6 @@ export interface LinkableChannel {
   name: string;
 }
 
-export interface CompiledLinkifier {
-  regex: RegExp;
-  urlTemplate: string;
-}
-
 /** Everything a message's rendering looks up, loaded before rendering. */
 export interface MarkdownData {
   usersByName: Map<string, MentionableUser>;
@@ -64,6 +57,8 @@ export interface RenderingResult {
   topicWildcard: boolean;
   hasLink: boolean;
   hasImage: boolean;
+  /** The linkifier budget ran out: the rest of the message was left without linkifier links. */
+  linkifiersCutShort: boolean;
 }
 
 const BEFORE_MENTION = /[\s'"(,:<]/;
@@ -89,20 +84,6 @@ export function possibleMentions(content: string) {
   for (const match of content.matchAll(/@_?\*([^*]+)\*/g)) groupNames.add(match[1].toLowerCase());
   for (const match of content.matchAll(/#\*\*([^*>]+)(?:>[^*]*)?\*\*/g)) channelNames.add(match[1].toLowerCase());
   return { userNames, userIds, groupNames, channelNames };
-}
-
-/** Zulip's linkifier pattern (Python regex syntax) as a JS regex, with Zulip's word boundaries. */
-export function compileLinkifier(pattern: string, urlTemplate: string): CompiledLinkifier | null {
-  const source = pattern.replace(/\(\?P</g, '(?<');
-  try {
-    return { regex: new RegExp(`(?<=^|[\\s\\p{Z}'"(,:<])(?:${source})(?=$|[^\\p{L}\\p{N}])`, 'gu'), urlTemplate };
-  } catch {
-    try {
-      return { regex: new RegExp(`(?<=^|[\\s'"(,:<])(?:${source})(?=$|[^A-Za-z0-9])`, 'g'), urlTemplate };
-    } catch {
-      return null;
-    }
-  }
 }
 
 type MarkdownReader = Pick<
@@ -169,6 +150,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
 interface RenderEnv {
   data: MarkdownData;
   result: Omit<RenderingResult, 'html'>;
+  linkifierBudget: LinkifierBudget;
 }
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
@@ -265,27 +247,6 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-/** Linkifier matches in `text`: earliest first, the first linkifier winning ties. */
-export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[]): { index: number; text: string; url: string }[] {
-  const matches: { index: number; text: string; url: string }[] = [];
-  let position = 0;
-  while (position < text.length) {
-    let best: { index: number; text: string; url: string } | null = null;
-    for (const linkifier of linkifiers) {
-      linkifier.regex.lastIndex = position;
-      const found = linkifier.regex.exec(text);
-      if (!found || found[0].length === 0) continue;
-      if (best === null || found.index < best.index) {
-        best = { index: found.index, text: found[0], url: expandUriTemplate(linkifier.urlTemplate, found.groups ?? {}) };
-      }
-    }
-    if (!best) break;
-    matches.push(best);
-    position = best.index + best.text.length;
-  }
-  return matches;
-}
-
 function linkifierRule(state: StateCore): void {
   const env = state.env as RenderEnv;
   if (env.data.linkifiers.length === 0) return;
@@ -300,7 +261,7 @@ function linkifierRule(state: StateCore): void {
         out.push(token);
         continue;
       }
-      const matches = linkifierMatches(token.content, env.data.linkifiers);
+      const matches = linkifierMatches(token.content, env.data.linkifiers, env.linkifierBudget);
       if (matches.length === 0) {
         out.push(token);
         continue;
@@ -382,23 +343,41 @@ function zulipMessageSyntax(md: MarkdownIt): void {
 
 const messageRenderer = createMarkdownRenderer([zulipMessageSyntax]);
 
-/** Renders a message's Markdown with what `data` resolved (Zulip's render_message_markdown). */
-export function renderMessageMarkdown(content: string, data: MarkdownData): RenderingResult {
+/**
+ * Renders a message's Markdown with what `data` resolved (Zulip's render_message_markdown).
+ * `linkifierBudget` bounds the time linkifiers may take (LINKIFIER_RENDER_BUDGET_MS by default).
+ */
+export function renderMessageMarkdown(content: string, data: MarkdownData, linkifierBudget = new LinkifierBudget()): RenderingResult {
   const env: RenderEnv = {
     data,
-    result: { mentionedUserIds: new Set(), mentionedGroupIds: new Set(), streamWildcard: false, topicWildcard: false, hasLink: false, hasImage: false },
+    result: {
+      mentionedUserIds: new Set(),
+      mentionedGroupIds: new Set(),
+      streamWildcard: false,
+      topicWildcard: false,
+      hasLink: false,
+      hasImage: false,
+      linkifiersCutShort: false,
+    },
+    linkifierBudget,
   };
   const html = messageRenderer.render(content, env).trim();
   if (linkedUploadPathIds(content).some((path) => IMAGE_PATH.test(path))) env.result.hasImage = true;
+  env.result.linkifiersCutShort = linkifierBudget.exhausted;
   return { html, ...env.result };
 }
 
-/** Links shown beside a topic: linkifier matches and plain URLs, in order (Zulip's topic_links). */
-export function topicLinks(topic: string, linkifiers: CompiledLinkifier[]): { text: string; url: string }[] {
-  const links = linkifierMatches(topic, linkifiers).map((match) => ({ index: match.index, text: match.text, url: match.url }));
+/**
+ * Links shown beside a topic: linkifier matches and plain URLs, in order (Zulip's topic_links),
+ * each URL through the sanitizer. Topics are scanned on every fetch, so they have a budget too.
+ */
+export function topicLinks(topic: string, linkifiers: CompiledLinkifier[], linkifierBudget = new LinkifierBudget()): { text: string; url: string }[] {
+  const links = linkifierMatches(topic, linkifiers, linkifierBudget).map((match) => ({ index: match.index, text: match.text, url: match.url }));
   for (const match of topic.matchAll(/https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]]/g)) {
     const index = match.index ?? 0;
-    if (!links.some((link) => index >= link.index && index < link.index + link.text.length)) links.push({ index, text: match[0], url: match[0] });
+    const url = sanitizeUrl(match[0]);
+    if (url === null || links.some((link) => index >= link.index && index < link.index + link.text.length)) continue;
+    links.push({ index, text: match[0], url });
   }
   return links.sort((a, b) => a.index - b.index).map(({ text, url }) => ({ text, url }));
 }

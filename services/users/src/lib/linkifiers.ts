@@ -1,40 +1,18 @@
-// Checking linkifiers as Zulip's RealmFilter.full_clean does: the pattern must compile (Zulip
-// compiles with re2, so look-arounds and back-references are refused here too) and its named
-// groups must be exactly the variables of the RFC 6570 URL template.
+// Checking linkifiers as Zulip's RealmFilter.full_clean does: the pattern must compile with re2
+// (the linear-time engine rendering uses, linkifier-engine.ts in @teamchat/domain; its error text is
+// re2's) and its named groups must be exactly the variables of the RFC 6570 URL template.
 
 import { JsonableError } from '@teamchat/core';
-
-/**
- * A re2-style pattern as a JavaScript RegExp: (?P<name>...) becomes (?<name>...). Without the
- * "u" flag, which would refuse escaped punctuation such as \# that re2 accepts.
- */
-export function linkifierRegExp(pattern: string): RegExp {
-  return new RegExp(pattern.replace(/\(\?P</g, '(?<'));
-}
-
-/** The operators re2 lacks, with re2's own wording. */
-function re2Unsupported(pattern: string): string | null {
-  const lookaround = /\(\?(<[=!]|[=!])/.exec(pattern);
-  if (lookaround) return `invalid perl operator: ${lookaround[0]}`;
-  const backReference = /\\([1-9]|k<)/.exec(pattern.replace(/\\\\/g, ''));
-  if (backReference) return `invalid escape sequence: ${backReference[0]}`;
-  return null;
-}
+import { re2GroupNames, Re2PatternError, urlTemplateHasSafeScheme } from '@teamchat/domain';
 
 /** The named groups of a pattern, or Zulip's "Bad regular expression" error. */
 export function patternGroupNames(pattern: string): Set<string> {
-  const unsupported = re2Unsupported(pattern);
-  if (unsupported) throw new LinkifierError(`Bad regular expression: ${unsupported}`, '__all__');
-  let regexp: RegExp;
   try {
-    regexp = linkifierRegExp(pattern);
+    return re2GroupNames(pattern);
   } catch (error) {
-    const detail = String((error as Error).message).replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-    throw new LinkifierError(`Bad regular expression: ${detail}`, '__all__');
+    if (error instanceof Re2PatternError) throw new LinkifierError(`Bad regular expression: ${error.message}`, '__all__');
+    throw error;
   }
-  // Every named group shows up in `groups` of a match of the empty alternative.
-  const match = new RegExp(`${regexp.source}|`, regexp.flags).exec('');
-  return new Set(Object.keys(match?.groups ?? {}));
 }
 
 const OPERATORS = new Set(['+', '#', '.', '/', ';', '?', '&']);
@@ -75,12 +53,15 @@ export class LinkifierError extends JsonableError {
   }
 }
 
-/** Zulip's clean_fields + clean for a linkifier. */
+/**
+ * Zulip's clean_fields + clean for a linkifier. A template whose own text gives an unsafe scheme
+ * (`javascript:alert({id})`) is refused too, where Zulip accepts it and renders its matches as text.
+ */
 export function checkLinkifier(pattern: string, urlTemplate: string): void {
   if (pattern === '') throw new LinkifierError('This field cannot be blank.', 'pattern');
   if (urlTemplate === '') throw new LinkifierError('This field cannot be blank.', 'url_template');
   const variables = templateVariables(urlTemplate);
-  if (variables === null) throw new LinkifierError('Invalid URL template.', 'url_template');
+  if (variables === null || !urlTemplateHasSafeScheme(urlTemplate, variables)) throw new LinkifierError('Invalid URL template.', 'url_template');
   const groups = patternGroupNames(pattern);
   const missingInPattern = [...variables].filter((name) => !groups.has(name)).sort();
   if (missingInPattern.length) throw new LinkifierError(`Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`, '__all__');
