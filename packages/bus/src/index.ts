@@ -14,5 +14,13 @@ export {
 export { type Checked, type EventInput, type OpsOf, type ZulipEvent, type ZulipEventOf, type ZulipEventType } from './event-types';
 export { committedSince, outboxMark } from './inspect';
 export { OUTBOX_DELETE_INTERVAL_MS, type LocalEcho, type OutboxPayload, type OutboxRow, type Recipient } from './outbox';
-export { JobClient, JOB_QUEUES, type JobQueueName } from './jobs';
+export { JobClient, type JobQueue } from './jobs';
+export {
+  JOB_QUEUES,
+  type DeleteTopicJobData,
+  type JobData,
+  type JobQueueName,
+  type MarkAllReadJobData,
+  type UploadsCleanupJobData,
+} from './job-data';
 export { readAuthCache, writeAuthCache, invalidateAuthCache, AUTH_CACHE_TTL_SECONDS, type CachedAuth } from './auth-cache';

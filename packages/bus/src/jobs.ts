@@ -1,20 +1,17 @@
 // Background jobs on BullMQ (design §5): a request enqueues a job with a deterministic id,
 // waits up to a time budget, and answers whether the job finished. A repeated request while
-// the job runs joins it instead of starting another.
+// the job runs joins it instead of starting another. Queues are typed by their payload
+// (JobData in job-data.ts): adding a job of the wrong shape does not compile.
 
 import { Queue, QueueEvents, type JobsOptions } from 'bullmq';
+import type { JobData, JobQueueName } from './job-data';
 import type { Redis } from './redis';
 
-export const JOB_QUEUES = {
-  markAllRead: 'mark-all-read',
-  deleteTopic: 'delete-topic',
-  uploadsCleanup: 'uploads-cleanup',
-} as const;
-
-export type JobQueueName = (typeof JOB_QUEUES)[keyof typeof JOB_QUEUES];
+/** A BullMQ queue whose jobs carry `JobData[Name]` (job names stay free: a scheduler names its own). */
+export type JobQueue<Name extends JobQueueName> = Queue<JobData[Name], unknown, string, JobData[Name], unknown, string>;
 
 export class JobClient {
-  private readonly queues = new Map<string, Queue>();
+  private readonly queues = new Map<JobQueueName, Queue>();
   private readonly events = new Map<string, QueueEvents>();
   private readonly ownConnections: Redis[] = [];
 
@@ -25,8 +22,8 @@ export class JobClient {
     private readonly prefix: string,
   ) {}
 
-  queue(name: JobQueueName): Queue {
-    let queue = this.queues.get(name);
+  queue<Name extends JobQueueName>(name: Name): JobQueue<Name> {
+    let queue = this.queues.get(name) as JobQueue<Name> | undefined;
     if (!queue) {
       queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
       this.queues.set(name, queue);
@@ -55,7 +52,13 @@ export class JobClient {
    * about (a message sent just before it came): once that job is done, a fresh one runs, so
    * true always means "everything up to this request is done".
    */
-  async runWithBudget<T>(name: JobQueueName, jobId: string, data: T, budgetMs: number, options: JobsOptions = {}): Promise<boolean> {
+  async runWithBudget<Name extends JobQueueName>(
+    name: Name,
+    jobId: string,
+    data: JobData[Name],
+    budgetMs: number,
+    options: JobsOptions = {},
+  ): Promise<boolean> {
     const deadline = Date.now() + budgetMs;
     const first = await this.addAndWait(name, jobId, data, budgetMs, options);
     if (first !== 'joined-done') return first === 'done';
@@ -64,7 +67,13 @@ export class JobClient {
   }
 
   /** One add-or-join and wait: 'joined-done' when the job that finished had started by the time of this call. */
-  private async addAndWait<T>(name: JobQueueName, jobId: string, data: T, budgetMs: number, options: JobsOptions): Promise<'done' | 'joined-done' | 'running'> {
+  private async addAndWait<Name extends JobQueueName>(
+    name: Name,
+    jobId: string,
+    data: JobData[Name],
+    budgetMs: number,
+    options: JobsOptions,
+  ): Promise<'done' | 'joined-done' | 'running'> {
     const requestedAt = Date.now();
     const events = await this.queueEvents(name);
     const added = await this.queue(name).add(name, data, {

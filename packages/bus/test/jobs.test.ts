@@ -71,10 +71,11 @@ test('joining a job that was already running waits for it, then runs a fresh one
   try {
     // Another request's job is running when this one arrives: it may have passed our rows.
     const queue = client.queue(JOB_QUEUES.markAllRead);
-    await queue.add(JOB_QUEUES.markAllRead, {}, { jobId: 'join-1', removeOnComplete: true });
+    const payload = { userId: 1, realmId: 1, batchSize: 1, pauseMs: 0 };
+    await queue.add(JOB_QUEUES.markAllRead, payload, { jobId: 'join-1', removeOnComplete: true });
     await started;
     const requestedAt = Date.now();
-    await expect(client.runWithBudget(JOB_QUEUES.markAllRead, 'join-1', {}, 10_000)).resolves.toBe(true);
+    await expect(client.runWithBudget(JOB_QUEUES.markAllRead, 'join-1', payload, 10_000)).resolves.toBe(true);
     expect(runs).toHaveLength(2);
     expect(runs[0].startedAt).toBeLessThanOrEqual(requestedAt);
     expect(runs[1].startedAt).toBeGreaterThanOrEqual(runs[0].endedAt);

@@ -1,23 +1,14 @@
 // Deleting a topic (a BullMQ job, design §5) and per-topic visibility (user_topic).
 import { createHash } from 'node:crypto';
+import { JOB_QUEUES, type DeleteTopicJobData } from '@teamchat/bus';
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
 import { accessStreamById, INVALID_CHANNEL_ID, isAdministrator } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 import { viewerOf } from '../lib/users';
 
-/** What the worker's delete-topic processor receives. */
-export interface DeleteTopicJob {
-  realmId: number;
-  streamId: number;
-  topic: string;
-  actingUserId: number;
-  /** Protected history: only the messages this user received may be deleted. */
-  onlyReceivedBy: number | null;
-}
-
 /** One job per (channel, topic): a repeated request joins the running job. */
-export function deleteTopicJobId(job: DeleteTopicJob): string {
+export function deleteTopicJobId(job: DeleteTopicJobData): string {
   const topicKey = createHash('sha1').update(job.topic.toLowerCase()).digest('hex').slice(0, 16);
   return `delete-topic-${job.streamId}-${topicKey}${job.onlyReceivedBy === null ? '' : `-u${job.onlyReceivedBy}`}`;
 }
@@ -29,14 +20,14 @@ export function deleteTopicJobId(job: DeleteTopicJob): string {
 export async function doDeleteTopic(deps: ChannelsDeps, user: UserProfile, streamId: number, topic: string): Promise<boolean> {
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   const { stream } = await accessStreamById(deps.db, viewerOf(user), streamId, { requireActiveChannel: true });
-  const job: DeleteTopicJob = {
+  const job: DeleteTopicJobData = {
     realmId: user.realm_id,
     streamId: stream.id,
     topic,
     actingUserId: user.id,
     onlyReceivedBy: stream.history_public_to_subscribers ? null : user.id,
   };
-  return deps.jobs.runWithBudget('delete-topic', deleteTopicJobId(job), job, deps.config.DELETE_TOPIC_BUDGET_MS);
+  return deps.jobs.runWithBudget(JOB_QUEUES.deleteTopic, deleteTopicJobId(job), job, deps.config.DELETE_TOPIC_BUDGET_MS);
 }
 
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;

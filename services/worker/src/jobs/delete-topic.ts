@@ -8,28 +8,18 @@
 // the stale per-topic visibility rows are reset.
 
 import type { Job } from 'bullmq';
-import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
+import { JOB_QUEUES, type DeleteTopicJobData, type OutboxRow } from '@teamchat/bus';
 import { Prisma, sqlPool, transaction } from '@teamchat/db';
 import { activeSubscriberIds } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
-import type { JobProcessor } from './index';
+import type { JobProcessor } from './processor';
 
 export const DELETE_TOPIC_BATCH_SIZE = 100;
 /** How often the job reports its progress (deleted messages so far), in batches. */
 const PROGRESS_EVERY_BATCHES = 10;
 
-/** Written by the channels service (DeleteTopicJob there). */
-interface DeleteTopicData {
-  realmId: number;
-  streamId: number;
-  topic: string;
-  actingUserId: number;
-  /** Protected history: only the messages this user received are deleted. */
-  onlyReceivedBy: number | null;
-}
-
 /** The batch to delete next: the topic's newest messages (for protected history, those the administrator received). */
-function batchQuery(data: DeleteTopicData): Prisma.Sql {
+function batchQuery(data: DeleteTopicJobData): Prisma.Sql {
   const received = data.onlyReceivedBy === null ? Prisma.empty : Prisma.sql`JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = ${data.onlyReceivedBy}`;
   return Prisma.sql`
     SELECT m.id, m.topic FROM message m ${received}
@@ -54,7 +44,7 @@ interface BatchResult {
  * the outbox. After it commits they are published (and the relay sends them if that publish
  * fails). One round trip per batch instead of a transaction of seven.
  */
-async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders: number[]): Promise<BatchResult> {
+async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyReaders: number[]): Promise<BatchResult> {
   const audience = Prisma.sql`audience.users`;
   const deleteEvent = deps.bus.outboxWrite({
     realmId: data.realmId,
@@ -135,7 +125,7 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicData, historyReaders
  * The topic no longer exists: reset everyone's visibility policy for it (for protected
  * history, only for those left with no message of it).
  */
-async function resetStaleUserTopics(deps: BaseDeps, data: DeleteTopicData): Promise<void> {
+async function resetStaleUserTopics(deps: BaseDeps, data: DeleteTopicJobData): Promise<void> {
   await transaction(deps.db, async (tx) => {
     let rows = await tx.db.$queryRaw<{ id: number; user_profile_id: number; topic_name: string }[]>`
       SELECT id, user_profile_id, topic_name FROM user_topic
@@ -162,7 +152,7 @@ async function resetStaleUserTopics(deps: BaseDeps, data: DeleteTopicData): Prom
   });
 }
 
-export async function processDeleteTopic(job: Job<DeleteTopicData>, deps: BaseDeps): Promise<{ deleted: number }> {
+export async function processDeleteTopic(job: Job<DeleteTopicJobData>, deps: BaseDeps): Promise<{ deleted: number }> {
   const data = job.data;
   const stream = await deps.db.stream.findUnique({ where: { id: data.streamId }, select: { history_public_to_subscribers: true } });
   if (!stream) return { deleted: 0 };
@@ -185,8 +175,8 @@ export async function processDeleteTopic(job: Job<DeleteTopicData>, deps: BaseDe
   return { deleted };
 }
 
-export const deleteTopicProcessor: JobProcessor = {
+export const deleteTopicProcessor: JobProcessor<typeof JOB_QUEUES.deleteTopic> = {
   queue: JOB_QUEUES.deleteTopic,
   concurrency: 2,
-  process: (job, deps) => processDeleteTopic(job, deps),
+  process: processDeleteTopic,
 };

@@ -1,16 +1,17 @@
 // Every background job the worker runs: one processor per BullMQ queue, each in its own file.
-import type { Job } from 'bullmq';
+// Keyed by queue name, so a queue of JobData without a processor fails to compile.
 import type { JobQueueName } from '@teamchat/bus';
-import type { BaseDeps } from '@teamchat/runtime';
 import { deleteTopicProcessor } from './delete-topic';
 import { markAllReadProcessor } from './mark-all-read';
+import type { JobProcessor } from './processor';
 import { uploadsCleanupProcessor } from './uploads-cleanup';
 
-export interface JobProcessor {
-  queue: JobQueueName;
-  /** Jobs of this queue run at once in one worker process. */
-  concurrency: number;
-  process(job: Job, deps: BaseDeps): Promise<unknown>;
-}
+export type { JobProcessor } from './processor';
 
-export const JOB_PROCESSORS: JobProcessor[] = [deleteTopicProcessor, uploadsCleanupProcessor, markAllReadProcessor];
+const PROCESSORS_BY_QUEUE: { [Name in JobQueueName]: JobProcessor<Name> } = {
+  'delete-topic': deleteTopicProcessor,
+  'uploads-cleanup': uploadsCleanupProcessor,
+  'mark-all-read': markAllReadProcessor,
+};
+
+export const JOB_PROCESSORS: JobProcessor[] = Object.values(PROCESSORS_BY_QUEUE);

@@ -4,20 +4,13 @@
 // dies mid-job loses at most an uncommitted batch. When BullMQ hands the stalled job to another
 // worker, it simply continues with what is still unread: nothing is marked or announced twice.
 import type { Job } from 'bullmq';
-import { JOB_QUEUES, type OutboxRow } from '@teamchat/bus';
+import { JOB_QUEUES, type MarkAllReadJobData, type OutboxRow } from '@teamchat/bus';
 import { Prisma } from '@teamchat/db';
+import { MessageFlag } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
-import type { JobProcessor } from './index';
+import type { JobProcessor } from './processor';
 
-/** Set by the messages service (MARK_ALL_READ_* settings). */
-interface MarkAllReadJobData {
-  userId: number;
-  realmId: number;
-  batchSize: number;
-  pauseMs: number;
-}
-
-const READ = 1;
+const READ = MessageFlag.read;
 
 /**
  * One batch as one statement (so one transaction): mark the newest unread rows read and write
@@ -78,8 +71,8 @@ export async function markAllRead(job: Job<MarkAllReadJobData>, deps: BaseDeps):
   return { marked };
 }
 
-export const markAllReadProcessor: JobProcessor = {
+export const markAllReadProcessor: JobProcessor<typeof JOB_QUEUES.markAllRead> = {
   queue: JOB_QUEUES.markAllRead,
   concurrency: 4,
-  process: (job, deps) => markAllRead(job as Job<MarkAllReadJobData>, deps),
+  process: markAllRead,
 };

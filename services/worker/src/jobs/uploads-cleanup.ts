@@ -12,21 +12,14 @@
 // environment; they must match the uploads service's.
 
 import type { Job } from 'bullmq';
-import { JOB_QUEUES } from '@teamchat/bus';
+import { JOB_QUEUES, type UploadsCleanupJobData } from '@teamchat/bus';
 import { Prisma, transaction } from '@teamchat/db';
 import { attachmentEvent, uploadSpaceUsed } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { createStorage, loadStorageConfig, uploadKeys, type ObjectStorage } from '@teamchat/storage';
-import type { JobProcessor } from './index';
+import type { JobProcessor } from './processor';
 
 export const UPLOADS_CLEANUP_BATCH_SIZE = 1000;
-
-export interface UploadsCleanupData {
-  /** Delete these now, if no message links them. */
-  attachmentIds?: number[];
-  /** Delete every unlinked upload older than this. */
-  unreferencedOlderThanWeeks?: number;
-}
 
 interface DeletedAttachment {
   id: number;
@@ -58,7 +51,7 @@ async function deleteBatch(deps: BaseDeps, files: ObjectStorage, filter: Prisma.
   });
 }
 
-async function processUploadsCleanup(job: Job<UploadsCleanupData>, deps: BaseDeps): Promise<{ deleted: number }> {
+async function processUploadsCleanup(job: Job<UploadsCleanupJobData>, deps: BaseDeps): Promise<{ deleted: number }> {
   const { attachmentIds, unreferencedOlderThanWeeks } = job.data;
   let filter: Prisma.Sql;
   if (attachmentIds !== undefined) {
@@ -84,8 +77,8 @@ async function processUploadsCleanup(job: Job<UploadsCleanupData>, deps: BaseDep
   return { deleted };
 }
 
-export const uploadsCleanupProcessor: JobProcessor = {
+export const uploadsCleanupProcessor: JobProcessor<typeof JOB_QUEUES.uploadsCleanup> = {
   queue: JOB_QUEUES.uploadsCleanup,
   concurrency: 1,
-  process: (job, deps) => processUploadsCleanup(job as Job<UploadsCleanupData>, deps),
+  process: processUploadsCleanup,
 };

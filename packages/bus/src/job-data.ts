@@ -1,0 +1,51 @@
+// The contract between the services that enqueue background jobs and the worker that runs
+// them: every queue's name and the payload its jobs carry, declared once. JobClient types its
+// queues by this map, and each worker processor takes Job<JobData[its queue]>, so a producer and
+// the worker that disagree about a payload fail to compile.
+
+/** POST /mark_all_as_read (messages service): mark every unread message of one user read. */
+export interface MarkAllReadJobData {
+  userId: number;
+  realmId: number;
+  /** Rows per batch (MARK_ALL_READ_BATCH_SIZE of the messages service). */
+  batchSize: number;
+  /** Pause between batches (MARK_ALL_READ_BATCH_PAUSE_MS), to leave the database room. */
+  pauseMs: number;
+}
+
+/** POST /streams/{id}/delete_topic (channels service): delete a topic's messages. */
+export interface DeleteTopicJobData {
+  realmId: number;
+  streamId: number;
+  topic: string;
+  actingUserId: number;
+  /** Protected history: only the messages this user received are deleted. */
+  onlyReceivedBy: number | null;
+}
+
+/**
+ * Uploads no message links any more. Enqueued with {attachmentIds} after messages are deleted;
+ * scheduled by the uploads service with {unreferencedOlderThanWeeks}.
+ */
+export interface UploadsCleanupJobData {
+  /** Delete these now, if no message links them. */
+  attachmentIds?: number[];
+  /** Delete every unlinked upload older than this. */
+  unreferencedOlderThanWeeks?: number;
+}
+
+/** Every queue's job payload, by queue name: the one list of queues. */
+export interface JobData {
+  'mark-all-read': MarkAllReadJobData;
+  'delete-topic': DeleteTopicJobData;
+  'uploads-cleanup': UploadsCleanupJobData;
+}
+
+export type JobQueueName = keyof JobData;
+
+/** The queue names by a name code can use (a name that is not a queue of JobData fails to compile). */
+export const JOB_QUEUES = {
+  markAllRead: 'mark-all-read',
+  deleteTopic: 'delete-topic',
+  uploadsCleanup: 'uploads-cleanup',
+} as const satisfies Record<string, JobQueueName>;

@@ -1,0 +1,13 @@
+// What a job module exports for the worker: the queue it serves and how to run one of its jobs.
+// Kept apart from the registry (index.ts), which imports every job module.
+import type { Job } from 'bullmq';
+import type { JobData, JobQueueName } from '@teamchat/bus';
+import type { BaseDeps } from '@teamchat/runtime';
+
+export interface JobProcessor<Name extends JobQueueName = JobQueueName> {
+  queue: Name;
+  /** Jobs of this queue run at once in one worker process. */
+  concurrency: number;
+  /** The payload type is the producers' (JobData), so both sides agree or fail to compile. */
+  process(job: Job<JobData[Name]>, deps: BaseDeps): Promise<unknown>;
+}
