@@ -1,6 +1,7 @@
-import { createServiceApp } from '@teamchat/core';
+import { createServiceApp, loadEnv } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { UsersDeps } from './deps';
+import { LoginThrottle, loginThrottleEnvSpec } from './lib/login-throttle';
 import { routes } from './routes';
 
 export function createApp(deps: UsersDeps) {
@@ -19,6 +20,7 @@ export const DEFAULT_CHANNELS_URL = 'http://127.0.0.1:9103';
 
 /** The service as the runtime and the test harness start it; it owns nothing beyond deps. */
 export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
-  const usersDeps: UsersDeps = { ...deps, serviceUrls: { channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL } };
+  const loginThrottle = new LoginThrottle(deps.redis, deps.env.REDIS_PREFIX, loadEnv(loginThrottleEnvSpec, env), deps.logger);
+  const usersDeps: UsersDeps = { ...deps, serviceUrls: { channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL }, loginThrottle };
   return { handler: createApp(usersDeps), close: async () => {} };
 }

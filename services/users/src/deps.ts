@@ -1,4 +1,5 @@
 import type { BaseDeps } from '@teamchat/runtime';
+import type { LoginThrottle } from './lib/login-throttle';
 
 /** The common dependencies, and where the services the users service calls are. */
 export interface UsersDeps extends BaseDeps {
@@ -6,4 +7,6 @@ export interface UsersDeps extends BaseDeps {
     /** The channels service: new accounts' subscriptions (invitation links). */
     channels: string;
   };
+  /** Password-login attempts per account and per client address (POST /fetch_api_key). */
+  loginThrottle: LoginThrottle;
 }

@@ -2,15 +2,18 @@
 import { env, loadEnv } from '@teamchat/core';
 import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
 import { createService, DEFAULT_CHANNELS_URL } from './app';
+import { loginThrottleEnvSpec } from './lib/login-throttle';
 
 async function main() {
   const config = loadEnv({
     ...baseEnvSpec,
+    ...loginThrottleEnvSpec,
     PORT: env.int('port the users service listens on', 9101),
     CHANNELS_URL: env.string('where the channels service is (new accounts are subscribed there)', DEFAULT_CHANNELS_URL),
   });
   const deps = createBaseDeps('users', config);
-  const service = await createService(deps, { CHANNELS_URL: config.CHANNELS_URL });
+  // The settings as validated above, in the form createService reads them.
+  const service = await createService(deps, Object.fromEntries(Object.entries(config).map(([name, value]) => [name, String(value)])));
   await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'users', port: config.PORT, host: config.HOST, logger: deps.logger });
 }
 
