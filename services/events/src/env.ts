@@ -14,6 +14,7 @@ export const eventsEnvSpec = {
   EVENTS_QUEUE_LIFESPAN_SECS: env.int('how long a queue lives without a poll, unless queue_lifespan_secs asks for more', 600),
   EVENTS_QUEUE_MAX_LIFESPAN_SECS: env.int('the longest queue_lifespan_secs a client may ask for', 7 * 24 * 3600),
   EVENTS_QUEUE_MAX_EVENTS: env.int('queued (unacknowledged) events beyond which a queue is dropped', 10_000),
+  EVENTS_MAX_QUEUES_PER_USER: env.int('live event queues a user may hold; registering one more collects the least recently polled', 100),
   EVENTS_INDEX_MARGIN_MS: env.int('how much longer than the longest-lived queue it lists a user (or realm) queue index is kept', 60_000),
   EVENTS_LEASE_MS: env.int('how long an intake partition stays owned by a replica that stopped renewing it', 3000),
   EVENTS_FANOUT_BATCH: env.int('intake entries fanned out per batch', 200),

@@ -19,10 +19,27 @@ export interface RegisteredQueue {
   state: Record<string, unknown>;
 }
 
+/**
+ * Keeps the user within EVENTS_MAX_QUEUES_PER_USER live queues once `queueId` exists: each
+ * queue gets a copy of every event of its user for up to its lifespan (7 days at most), so
+ * their number is bounded. The least recently polled go first (queues of closed clients).
+ */
+async function collectExcessQueues(deps: EventsDeps, requester: Requester, queueId: string): Promise<void> {
+  const limit = deps.events.config.EVENTS_MAX_QUEUES_PER_USER;
+  try {
+    const collected = await deps.events.store.collectBeyondLimit(requester.userId, requester.realmId, limit, queueId);
+    if (collected.length) deps.logger.info({ user_id: requester.userId, collected: collected.length, limit }, 'event queues over the per-user limit collected');
+  } catch (error) {
+    // The new queue is fine; the next registration collects what this one could not.
+    deps.logger.warn({ err: error, user_id: requester.userId }, 'collecting excess event queues failed');
+  }
+}
+
 /** Creates a queue that receives everything from now on, without initial state (GET /events without queue_id). */
 export async function doCreateQueue(deps: EventsDeps, requester: Requester, request: QueueRequest): Promise<string> {
   const queueId = crypto.randomUUID();
   await deps.events.store.create(queueId, request.descriptor, { realmWide: isRealmWide(request.descriptor, requester.role), pendingSnapshot: false });
+  await collectExcessQueues(deps, requester, queueId);
   return queueId;
 }
 
@@ -30,6 +47,7 @@ export async function doRegisterQueue(deps: EventsDeps, requester: Requester, re
   const { store } = deps.events;
   const queueId = crypto.randomUUID();
   await store.create(queueId, request.descriptor, { realmWide: isRealmWide(request.descriptor, requester.role), pendingSnapshot: true });
+  await collectExcessQueues(deps, requester, queueId);
   try {
     const { snapshot, state } = await deps.db.$transaction(
       async (db) => {

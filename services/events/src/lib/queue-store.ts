@@ -448,6 +448,44 @@ export class QueueStore {
   }
 
 
+  /**
+   * Deletes the user's live queues beyond the newest `limit` (EVENTS_MAX_QUEUES_PER_USER): the
+   * least recently polled first, queues with a parked poll last, `keep` (the one just created)
+   * never. A parked poll on a deleted queue is answered BAD_EVENT_QUEUE_ID. Returns the ids deleted.
+   */
+  async collectBeyondLimit(userId: number, realmId: number, limit: number, keep: string): Promise<string[]> {
+    const queueIds = await this.redis.smembers(this.userIndex(userId));
+    if (queueIds.length <= limit) return [];
+    const pipeline = this.redis.pipeline();
+    for (const queueId of queueIds) {
+      const meta = this.keys(queueId)[0];
+      pipeline.hmget(meta, 'l', 'k');
+      pipeline.pttl(meta);
+    }
+    const results = throwPipelineErrors(await pipeline.exec());
+    const live = queueIds
+      .map((queueId, i) => {
+        const [lifespanMs, parked] = results[2 * i] as (string | null)[];
+        // Every poll resets the time to live to the lifespan plus the same allowance: what is
+        // left of it beyond the lifespan orders queues by their last poll.
+        return { queueId, parked: parked !== null, recency: (results[2 * i + 1] as number) - Number(lifespanMs) };
+      })
+      .filter((_, i) => (results[2 * i] as (string | null)[])[0] !== null);
+    const gone = queueIds.filter((queueId) => !live.some((queue) => queue.queueId === queueId));
+    if (live.length <= limit) {
+      await this.forget(gone.map((queueId) => ({ queueId, userId })));
+      return [];
+    }
+    const victims = live
+      .filter((queue) => queue.queueId !== keep)
+      .sort((a, b) => Number(a.parked) - Number(b.parked) || a.recency - b.recency)
+      .slice(0, live.length - limit)
+      .map((queue) => queue.queueId);
+    for (const queueId of victims) await this.delete(queueId, userId, realmId);
+    await this.forget([...gone, ...victims].map((queueId) => ({ queueId, userId })));
+    return victims;
+  }
+
   /** Removes queues that are gone from the indexes that still list them. */
   async forget(entries: StaleIndexEntry[]): Promise<void> {
     if (entries.length === 0) return;
