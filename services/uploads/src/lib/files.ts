@@ -3,6 +3,7 @@
 
 import crypto from 'node:crypto';
 import mime from 'mime-types';
+import { JsonableError } from '@teamchat/core';
 
 /**
  * A name safe in a file system, in S3 and in a URL: Unicode letters and digits, "_", ".", "-"
@@ -63,15 +64,42 @@ export function guessContentType(fileName: string): string | null {
   return mime.lookup(fileName) || null;
 }
 
+export const OCTET_STREAM = 'application/octet-stream';
+
+// RFC 9110 media types: type "/" subtype, then ";"-separated token=value parameters (a value a
+// token or a quoted string). Anything else (a comma, a second type, CR/LF) is no media type.
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const QUOTED_STRING = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t \\x20-\\x7e\\x80-\\xff])*"';
+// Each run of blanks has one place to go: no backtracking blow-up on long inputs.
+const PARAMETER = `${TOKEN}=(?:${TOKEN}|${QUOTED_STRING})[\\t ]*`;
+const MEDIA_TYPE = new RegExp(`^(${TOKEN})/(${TOKEN})[\\t ]*(?:;[\\t ]*(?:${PARAMETER})?)*$`);
+
 /**
- * The type to store: the one the client declared, else a guess from the name, else
- * application/octet-stream (Zulip's get_file_info). Multipart parsers report a part without a
- * Content-Type header (python-zulip-api sends none) as text/plain, so that value counts as
- * undeclared: a real text file still gets text/plain from its name.
+ * "type/subtype" of a Content-Type value, lower-cased, without its parameters; null when the
+ * value is not exactly one well-formed media type. Browsers read "text/plain;x=y,text/html" as
+ * text/html: only the parsed essence may decide how a file is served.
+ */
+export function mediaTypeEssence(value: string): string | null {
+  const text = value.replace(/^[\t ]+|[\t ]+$/g, '');
+  if (text.length > 1000) return null;
+  const match = MEDIA_TYPE.exec(text);
+  return match ? `${match[1]}/${match[2]}`.toLowerCase() : null;
+}
+
+/**
+ * The type to store: the essence of the one the client declared, else a guess from the name,
+ * else application/octet-stream (Zulip's get_file_info). A declared type that does not parse
+ * is application/octet-stream: never served inline.
  */
 export function storedContentType(declared: string | undefined, fileName: string): string {
-  if (declared && declared !== 'text/plain') return declared;
-  return guessContentType(fileName) ?? 'application/octet-stream';
+  if (declared === undefined || declared.trim() === '') return guessContentType(fileName) ?? OCTET_STREAM;
+  return mediaTypeEssence(declared) ?? OCTET_STREAM;
+}
+
+/** The type a stored file is served as; rows stored before types were normalised are parsed here too. */
+export function servedContentType(stored: string | null, fileName: string): string {
+  if (stored === null || stored === '') return guessContentType(fileName) ?? OCTET_STREAM;
+  return mediaTypeEssence(stored) ?? OCTET_STREAM;
 }
 
 /**
@@ -97,8 +125,16 @@ const INLINE_MIME_TYPES = new Set([
   'video/webm',
 ]);
 
+/** Only an exact essence from the list: `contentType` is what servedContentType returned. */
 export function isInlineContentType(contentType: string): boolean {
-  return INLINE_MIME_TYPES.has(contentType.split(';')[0].trim().toLowerCase());
+  return INLINE_MIME_TYPES.has(contentType);
+}
+
+export const FILENAME_WITH_NUL = 'Filename contains NULL (0x00) characters.';
+
+/** PostgreSQL text cannot hold NUL: a name with one is refused, never stored. */
+export function checkFileName(name: string): void {
+  if (name.includes('\u0000')) throw new JsonableError(FILENAME_WITH_NUL);
 }
 
 /** Django's content_disposition_header: a quoted ASCII name, or RFC 5987 filename*= otherwise. */

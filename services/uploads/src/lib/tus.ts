@@ -15,7 +15,7 @@ import { Server, type ServerOptions } from '@tus/server';
 import { ERRORS, type DataStore, type Locker, type Upload } from '@tus/utils';
 import { doCreateAttachment } from '../actions/attachments';
 import type { UploadsDeps } from '../deps';
-import { guessContentType, newPathId, sanitizeName, uploadUrl } from './files';
+import { FILENAME_WITH_NUL, newPathId, sanitizeName, storedContentType, uploadUrl } from './files';
 import { checkUploadWithinQuota, fileTooLargeMessage, RealmUploadQuotaError } from './limits';
 import { BufferedPartsS3Store } from './s3-tus-store';
 import { ExpiringRedisKvStore } from './tus-redis';
@@ -206,7 +206,7 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
     const pathId = upload.id;
     const requested = upload.metadata?.filename ?? '';
     const fileName = requested === '' || requested === '.' || requested === '..' ? 'uploaded-file' : requested;
-    const contentType = upload.metadata?.filetype || guessContentType(fileName) || 'application/octet-stream';
+    const contentType = storedContentType(upload.metadata?.filetype ?? undefined, fileName);
     // Under the upload's lock: a termination cannot remove the bytes while they are recorded,
     // and a repeated final request finds the attachment the first one made.
     const lock = locker.newLock(pathId);
@@ -216,13 +216,25 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
       if (existing) return { url: uploadUrl(pathId), filename: existing.file_name };
       await doCreateAttachment(deps, requester, { pathId, fileName, contentType, size: upload.size ?? upload.offset });
     } catch (error) {
-      if (!(error instanceof RealmUploadQuotaError)) throw error;
-      await deps.storage.delete(uploadKeys(deps.storage, pathId));
-      throw reject(413, error.message);
+      // Not recorded (over quota, or any failure): the bytes would sit outside every quota,
+      // with nothing to clean them up. The client starts over.
+      await removeUnrecorded(pathId);
+      if (error instanceof RealmUploadQuotaError) throw reject(413, error.message);
+      throw error;
     } finally {
       await lock.unlock();
     }
     return { url: uploadUrl(pathId), filename: fileName };
+  }
+
+  /** Removes a finished upload that has no attachment: its bytes, its tus metadata, any leftovers. */
+  async function removeUnrecorded(pathId: string): Promise<void> {
+    try {
+      await datastore.remove(pathId);
+    } catch (error) {
+      deps.logger.warn({ err: error, path_id: pathId }, 'tus could not remove an unrecorded upload; deleting its keys');
+    }
+    await deps.storage.delete(uploadKeys(deps.storage, pathId));
   }
 
   return new Server({
@@ -241,6 +253,8 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
       const requester = requesterOf(req);
       if (upload.sizeIsDeferred || upload.size === undefined) throw reject(411, 'SizeIsDeferred is not supported');
       if (upload.size > maxBytes) throw reject(413, fileTooLargeMessage(maxBytes));
+      // Refused before any byte arrives: such a name could never be recorded.
+      if (upload.metadata?.filename?.includes('\u0000')) throw reject(400, FILENAME_WITH_NUL);
       try {
         await checkUploadWithinQuota(deps.db, requester.realmId, upload.size);
       } catch (error) {

@@ -11,11 +11,23 @@ import { canAccessAttachment } from '@teamchat/domain';
 import type { Attachment } from '@teamchat/db';
 import type { ByteRange } from '@teamchat/storage';
 import type { UploadsDeps } from '../deps';
-import { contentDisposition, guessContentType, isInlineContentType } from '../lib/files';
+import { contentDisposition, isInlineContentType, servedContentType } from '../lib/files';
 import { TEMPORARY_URL_PREFIX, temporaryFileUrl, uploadOfTemporaryToken } from '../lib/temporary-urls';
 
 const FILE_NOT_FOUND = 'This file does not exist or has been deleted.';
 const NOT_AUTHORIZED = 'You are not authorized to view this file.';
+
+/**
+ * Zulip's policy for served uploads (its nginx sends it): a file opened from our origin may
+ * load nothing and run nothing, whatever a browser makes of it; PDFs still show in the viewer.
+ */
+export const UPLOADS_CSP = [
+  "default-src 'none'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self'",
+  "object-src 'self'",
+  'plugin-types application/pdf;',
+].join('; ');
 
 class FileNotFoundError extends JsonableError {
   constructor() {
@@ -28,7 +40,9 @@ function pathIdOf(urlPath: string, prefix: string): string | null {
   if (!urlPath.startsWith(prefix)) return null;
   try {
     const segments = urlPath.slice(prefix.length).split('/').map(decodeURIComponent);
-    if (segments.length < 2 || !/^\d+$/.test(segments[0]) || segments.some((segment) => segment === '')) return null;
+    if (segments.length < 2 || !/^\d+$/.test(segments[0])) return null;
+    // No path id has an empty segment or a NUL (which PostgreSQL could not even compare).
+    if (segments.some((segment) => segment === '' || segment.includes('\u0000'))) return null;
     return segments.join('/');
   } catch {
     return null;
@@ -69,7 +83,7 @@ async function serveFile(ctx: AuthedContext<UploadsDeps>, attachment: Attachment
     throw new FileNotFoundError();
   }
 
-  const contentType = attachment.content_type || guessContentType(attachment.file_name) || 'application/octet-stream';
+  const contentType = servedContentType(attachment.content_type, attachment.file_name);
   const asAttachment = forceDownload || !isInlineContentType(contentType);
   res.status(range ? 206 : 200);
   res.setHeader('Content-Type', contentType);
@@ -79,6 +93,7 @@ async function serveFile(ctx: AuthedContext<UploadsDeps>, attachment: Attachment
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('Cache-Control', 'private, immutable');
   res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Security-Policy', UPLOADS_CSP);
   if (!body) {
     res.end();
     return RESPONDED;

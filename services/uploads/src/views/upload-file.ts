@@ -7,7 +7,15 @@ import { JsonableError, type AuthedContext, type Requester } from '@teamchat/cor
 import { ObjectTooLargeError, uploadKeys } from '@teamchat/storage';
 import { doCreateAttachment, type StoredUpload } from '../actions/attachments';
 import type { UploadsDeps } from '../deps';
-import { clientFileName, multipartFileName, newPathId, sanitizeName, storedContentType, uploadUrl } from '../lib/files';
+import {
+  checkFileName,
+  clientFileName,
+  multipartFileName,
+  newPathId,
+  sanitizeName,
+  storedContentType,
+  uploadUrl,
+} from '../lib/files';
 import { FileTooLargeError } from '../lib/limits';
 
 type ReceivedFile = Express.Multer.File & { upload: StoredUpload };
@@ -16,9 +24,19 @@ type ReceivedFile = Express.Multer.File & { upload: StoredUpload };
 function storageEngine(deps: UploadsDeps, requester: Requester): multer.StorageEngine {
   return {
     _handleFile(_req, file, callback) {
-      const fileName = clientFileName(multipartFileName(file.originalname)) ?? 'uploaded-file';
+      let fileName: string;
+      try {
+        const given = multipartFileName(file.originalname);
+        checkFileName(given);
+        fileName = clientFileName(given) ?? 'uploaded-file';
+        checkFileName(fileName); // a %00 escape, decoded
+      } catch (error) {
+        return callback(error as Error);
+      }
       const pathId = newPathId(requester.realmId, sanitizeName(fileName));
-      const contentType = storedContentType(file.mimetype, fileName);
+      // busboy reports a part without a Content-Type header (python-zulip-api sends none) as
+      // text/plain, so that value counts as undeclared: a real text file gets it from its name.
+      const contentType = storedContentType(file.mimetype === 'text/plain' ? undefined : file.mimetype, fileName);
       deps.storage.put(pathId, file.stream, { contentType, maxBytes: deps.config.maxFileSizeBytes }).then(
         ({ size }) => callback(null, { upload: { pathId, fileName, contentType, size } } as Partial<ReceivedFile>),
         (error: unknown) => callback(error as Error),
