@@ -367,17 +367,28 @@ export function renderMessageMarkdown(content: string, data: MarkdownData, linki
   return { html, ...env.result };
 }
 
+// Topic links by linkifier list: a fetch loads its list once and asks for every message's
+// topic, and most messages of a fetch share a few topics.
+const topicLinksByLinkifiers = new WeakMap<CompiledLinkifier[], Map<string, { text: string; url: string }[]>>();
+
 /**
  * Links shown beside a topic: linkifier matches and plain URLs, in order (Zulip's topic_links),
  * each URL through the sanitizer. Topics are scanned on every fetch, so they have a budget too.
  */
-export function topicLinks(topic: string, linkifiers: CompiledLinkifier[], linkifierBudget = new LinkifierBudget()): { text: string; url: string }[] {
-  const links = linkifierMatches(topic, linkifiers, linkifierBudget).map((match) => ({ index: match.index, text: match.text, url: match.url }));
+export function topicLinks(topic: string, linkifiers: CompiledLinkifier[], linkifierBudget?: LinkifierBudget): { text: string; url: string }[] {
+  let known = topicLinksByLinkifiers.get(linkifiers);
+  if (!known) topicLinksByLinkifiers.set(linkifiers, (known = new Map()));
+  const cached = linkifierBudget ? undefined : known.get(topic);
+  if (cached) return cached.map((link) => ({ ...link }));
+  const budget = linkifierBudget ?? new LinkifierBudget();
+  const links = linkifierMatches(topic, linkifiers, budget).map((match) => ({ index: match.index, text: match.text, url: match.url }));
   for (const match of topic.matchAll(/https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]]/g)) {
     const index = match.index ?? 0;
     const url = sanitizeUrl(match[0]);
     if (url === null || links.some((link) => index >= link.index && index < link.index + link.text.length)) continue;
     links.push({ index, text: match[0], url });
   }
-  return links.sort((a, b) => a.index - b.index).map(({ text, url }) => ({ text, url }));
+  const result = links.sort((a, b) => a.index - b.index).map(({ text, url }) => ({ text, url }));
+  if (!linkifierBudget && !budget.exhausted) known.set(topic, result);
+  return result.map((link) => ({ ...link }));
 }

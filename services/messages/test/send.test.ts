@@ -333,6 +333,55 @@ describe('rendering', () => {
     await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
   });
 
+  // Issue #26: a linkifier URL with an unsafe scheme renders as text, whether the scheme comes from
+  // the message ({+url}) or from a template stored before templates were checked.
+  test('linkifier links with unsafe schemes stay text in messages and are left out of topic links', async () => {
+    const stream = await channel();
+    await stack.db.linkifier.createMany({
+      data: [
+        { realm_id: stack.realm.id, pattern: '!(?P<url>\\S+)', url_template: '{+url}', order: 0 },
+        { realm_id: stack.realm.id, pattern: 'XSS-(?P<id>[0-9]+)', url_template: 'javascript:alert({id})', order: 1 },
+      ],
+    });
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: '!javascript:alert(1) XSS-7 !https://ok.example/t',
+      content: '!javascript:alert(document.cookie) XSS-12 [x](javascript:alert(2)) !https://ok.example/a',
+    });
+    expect(response.status).toBe(200);
+    const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
+    const ok = 'https://ok.example/a';
+    expect(message.rendered_content).toBe(
+      `<p>!javascript:alert(document.cookie) XSS-12 [x](javascript:alert(2)) !<a href="${ok}" title="${ok}" target="_blank" rel="noopener noreferrer">${ok}</a></p>`,
+    );
+    const fetched = await bob.client.get(`/api/v1/messages/${message.id}`);
+    expect(fetched.body.message.topic_links).toEqual([{ text: '!https://ok.example/t', url: 'https://ok.example/t' }]);
+    await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
+  });
+
+  // Issue #26: linkifiers run on re2 (linear time). Under JavaScript's backtracking engine each
+  // extra "a" doubled the time of these near-matches; see packages/domain/test for longer ones.
+  test('a nested-quantifier linkifier renders near-matches as text and real matches as links', async () => {
+    const stream = await channel();
+    await stack.db.linkifier.create({ data: { realm_id: stack.realm.id, pattern: '(?P<id>(a+)+)', url_template: 'https://example.com/{id}' } });
+    const nearMatch = `${'a'.repeat(24)}b`;
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: `${nearMatch} aa`,
+      content: `${Array(5).fill(nearMatch).join(' ')} aaa`,
+    });
+    const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
+    const url = 'https://example.com/aaa';
+    expect(message.rendered_content).toBe(
+      `<p>${Array(5).fill(nearMatch).join(' ')} <a href="${url}" title="${url}" target="_blank" rel="noopener noreferrer">aaa</a></p>`,
+    );
+    const fetched = await bob.client.get(`/api/v1/messages/${message.id}`);
+    expect(fetched.body.message.topic_links).toEqual([{ text: 'aa', url: 'https://example.com/aa' }]);
+    await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
+  });
+
   test('uploads linked by the sender are claimed (has_attachment)', async () => {
     const stream = await channel();
     const pathId = `${stack.realm.id}/abc123/notes.png`;
