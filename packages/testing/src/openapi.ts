@@ -2,21 +2,104 @@
 // Fields the interface spec adds after 10.2 are declared in NEWER_FIELDS, per operation:
 // they are removed from a copy of the body before validation, and nothing else is excused.
 
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import YAML from 'yaml';
 
+/** The Zulip release whose published schema responses are checked against. */
+export const ZULIP_OPENAPI_RELEASE = '10.2';
+/** zerver/openapi/zulip.yaml at Zulip's 10.2 tag (API feature level 372). */
+export const ZULIP_OPENAPI_URL =
+  `https://raw.githubusercontent.com/zulip/zulip/${ZULIP_OPENAPI_RELEASE}/zerver/openapi/zulip.yaml`;
+export const ZULIP_OPENAPI_SHA256 = '35bf1502c46fa36fbeceb887dd956cdfbd95878180e876c46c325a5f6e2896e6';
+
+/** The checkout this file belongs to (packages/testing/src → the repository root). */
+const CHECKOUT_DIR = path.resolve(__dirname, '../../..');
+
+export interface ZulipOpenApiSources {
+  env: NodeJS.ProcessEnv;
+  /** The repository root; a sibling `shared/zulip-openapi/zulip.yaml` is used when present. */
+  checkoutDir: string;
+  /** Where a downloaded copy is kept (git-ignored). */
+  varDir: string;
+  url: string;
+  sha256: string;
+}
+
+function defaultSources(): ZulipOpenApiSources {
+  return {
+    env: process.env,
+    checkoutDir: CHECKOUT_DIR,
+    varDir: process.env.TEAMCHAT_VAR_DIR ?? path.join(CHECKOUT_DIR, 'var'),
+    url: ZULIP_OPENAPI_URL,
+    sha256: ZULIP_OPENAPI_SHA256,
+  };
+}
+
+const sha256Of = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+
 /**
- * Where zulip.yaml is: ZULIP_OPENAPI_PATH, else the project's shared folder beside the checkout
- * (../shared), else the workplace's /work/shared (a clone made elsewhere, as CI's may be).
+ * Where zulip.yaml is, in this order: ZULIP_OPENAPI_PATH; a `shared/zulip-openapi/zulip.yaml`
+ * beside the checkout; a copy downloaded earlier into var/; else it is downloaded now from
+ * Zulip's repository (the release tag) and kept only if its sha256 is the pinned one.
  */
+export function resolveZulipOpenApiPath(sources: ZulipOpenApiSources = defaultSources()): string {
+  const configured = sources.env.ZULIP_OPENAPI_PATH;
+  if (configured) {
+    if (!fs.existsSync(configured)) throw new Error(`ZULIP_OPENAPI_PATH is ${configured}, which does not exist`);
+    return configured;
+  }
+  const besideCheckout = path.resolve(sources.checkoutDir, '..', 'shared', 'zulip-openapi', 'zulip.yaml');
+  if (fs.existsSync(besideCheckout)) return besideCheckout;
+  const downloaded = path.join(sources.varDir, 'zulip-openapi', `zulip-${sources.sha256.slice(0, 12)}.yaml`);
+  if (fs.existsSync(downloaded) && sha256Of(downloaded) === sources.sha256) return downloaded;
+  download(sources, downloaded);
+  return downloaded;
+}
+
+/**
+ * Fetches the schema into `target` (through a temporary file, so concurrent test workers never
+ * see half a file). Synchronous, as the validators that need it are: a child process fetches.
+ */
+function download(sources: ZulipOpenApiSources, target: string): void {
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const partial = `${target}.${process.pid}.partial`;
+  const fetchToFile = `fetch(process.argv[1], { signal: AbortSignal.timeout(60000) })
+    .then((r) => { if (!r.ok) throw new Error('HTTP ' + r.status); return r.arrayBuffer(); })
+    .then((body) => require('node:fs').writeFileSync(process.argv[2], Buffer.from(body)))
+    .catch((e) => { console.error(e.cause?.message ?? e.message); process.exit(1); });`;
+  const result = spawnSync(process.execPath, ['-e', fetchToFile, sources.url, partial], {
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
+  const howToFix = `Copy zerver/openapi/zulip.yaml of Zulip ${ZULIP_OPENAPI_RELEASE} to ${target}, `
+    + 'or set ZULIP_OPENAPI_PATH to a copy.';
+  if (result.status !== 0) {
+    fs.rmSync(partial, { force: true });
+    const reason = (result.stderr || result.error?.message || 'no answer').trim();
+    throw new Error(`zulip.yaml (Zulip ${ZULIP_OPENAPI_RELEASE}'s API schema, which tests validate responses against) `
+      + `was not found (ZULIP_OPENAPI_PATH unset, no shared/zulip-openapi/zulip.yaml beside the checkout, no copy `
+      + `in ${path.dirname(target)}) and could not be downloaded from ${sources.url}: ${reason}. ${howToFix}`);
+  }
+  const actual = sha256Of(partial);
+  if (actual !== sources.sha256) {
+    fs.rmSync(partial, { force: true });
+    throw new Error(
+      `zulip.yaml downloaded from ${sources.url} has sha256 ${actual}, not the pinned ${sources.sha256}. ${howToFix}`,
+    );
+  }
+  fs.renameSync(partial, target);
+}
+
+let resolvedPath: string | undefined;
+
+/** zulip.yaml for this process (see resolveZulipOpenApiPath). */
 export function zulipOpenApiPath(): string {
-  if (process.env.ZULIP_OPENAPI_PATH) return process.env.ZULIP_OPENAPI_PATH;
-  const candidates = [path.resolve(__dirname, '../../../../shared/zulip-openapi/zulip.yaml'), '/work/shared/zulip-openapi/zulip.yaml'];
-  const found = candidates.find((candidate) => fs.existsSync(candidate));
-  if (!found) throw new Error(`zulip.yaml not found (looked at ${candidates.join(', ')}); set ZULIP_OPENAPI_PATH`);
-  return found;
+  resolvedPath ??= resolveZulipOpenApiPath();
+  return resolvedPath;
 }
 
 /**
