@@ -216,6 +216,8 @@ describe.each(STORE_KINDS)('upload hardening (%s storage)', (kind) => {
       expect(await uploads.stack.db.attachment.count({ where: { path_id: pathId } })).toBe(0);
       for (const key of uploadKeys(uploads.storage, pathId)) expect(await uploads.storage.head(key)).toBeNull();
       expect(storedFiles(uploads).filter((name) => name.includes(pathId.split('/')[1]))).toEqual([]);
+      // tus forgot it too: the client starts over.
+      expect((await tusRequest('HEAD', uploadUrl)).status).toBe(404);
     } finally {
       await uploads.stack.db.$executeRawUnsafe('ALTER TABLE attachment DROP CONSTRAINT refuse_test_name');
     }

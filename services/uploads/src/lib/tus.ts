@@ -169,29 +169,48 @@ function guardTermination<S extends DataStore>(
   return store;
 }
 
-function createDataStore(deps: Omit<UploadsDeps, 'tus'>): DataStore {
+/** tus's data store, and how to forget an upload entirely: its bytes, its tus metadata, leftovers. */
+interface TusStorage {
+  datastore: DataStore;
+  forget(pathId: string): Promise<void>;
+}
+
+function createTusStorage(deps: Omit<UploadsDeps, 'tus'>): TusStorage {
   const attachmentExists = async (pathId: string) => (await deps.db.attachment.count({ where: { path_id: pathId } })) > 0;
   const { storage } = deps.config;
   if (storage.kind === 'local') {
     // Writes "<dir>/<path id>" and "<dir>/<path id>.json" (see uploadKeys).
-    return guardTermination(new FileStore({ directory: storage.directory }), attachmentExists);
+    return {
+      datastore: guardTermination(new FileStore({ directory: storage.directory }), attachmentExists),
+      forget: (pathId) => deps.storage.delete(uploadKeys(deps.storage, pathId)),
+    };
   }
-  // Writes "<path id>" and "<path id>.info" in the bucket (see uploadKeys).
-  return guardTermination(
-    new BufferedPartsS3Store({
-      partSize: 8 * 1024 * 1024,
-      cache: new ExpiringRedisKvStore<MetadataValue>(deps.redis, deps.bus.keys.custom('uploads', 'tus-meta', ''), 7 * 24 * 3600),
-      s3ClientConfig: { ...s3ClientConfig(storage), bucket: storage.bucket },
-    }),
-    attachmentExists,
-    // The S3 store keeps a not yet part-sized tail as "<path id>.part" and does not remove it.
-    (pathId) => deps.storage.delete([`${pathId}.part`]),
-  );
+  // Writes "<path id>" and "<path id>.info" in the bucket (see uploadKeys), and caches the
+  // metadata in Redis: a forgotten upload must leave the cache too, or tus still knows it.
+  const cacheKeys = deps.bus.keys.custom('uploads', 'tus-meta', '');
+  const cache = new ExpiringRedisKvStore<MetadataValue>(deps.redis, cacheKeys, 7 * 24 * 3600);
+  // The S3 store keeps a not yet part-sized tail as "<path id>.part" and does not remove it.
+  const leftovers = (pathId: string) => deps.storage.delete([`${pathId}.part`]);
+  return {
+    datastore: guardTermination(
+      new BufferedPartsS3Store({
+        partSize: 8 * 1024 * 1024,
+        cache,
+        s3ClientConfig: { ...s3ClientConfig(storage), bucket: storage.bucket },
+      }),
+      attachmentExists,
+      leftovers,
+    ),
+    forget: async (pathId) => {
+      await deps.storage.delete([...uploadKeys(deps.storage, pathId), `${pathId}.part`]);
+      await cache.delete(pathId);
+    },
+  };
 }
 
 export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker): Server {
   const maxBytes = deps.config.maxFileSizeBytes;
-  const datastore = createDataStore(deps);
+  const { datastore, forget } = createTusStorage(deps);
 
   async function assertOwnUpload(req: TusRequest, pathId: string): Promise<void> {
     const requester = requesterOf(req);
@@ -218,23 +237,13 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
     } catch (error) {
       // Not recorded (over quota, or any failure): the bytes would sit outside every quota,
       // with nothing to clean them up. The client starts over.
-      await removeUnrecorded(pathId);
+      await forget(pathId);
       if (error instanceof RealmUploadQuotaError) throw reject(413, error.message);
       throw error;
     } finally {
       await lock.unlock();
     }
     return { url: uploadUrl(pathId), filename: fileName };
-  }
-
-  /** Removes a finished upload that has no attachment: its bytes, its tus metadata, any leftovers. */
-  async function removeUnrecorded(pathId: string): Promise<void> {
-    try {
-      await datastore.remove(pathId);
-    } catch (error) {
-      deps.logger.warn({ err: error, path_id: pathId }, 'tus could not remove an unrecorded upload; deleting its keys');
-    }
-    await deps.storage.delete(uploadKeys(deps.storage, pathId));
   }
 
   return new Server({
