@@ -20,7 +20,10 @@ const PROGRESS_EVERY_BATCHES = 10;
 
 /** The batch to delete next: the topic's newest messages (for protected history, those the administrator received). */
 function batchQuery(data: DeleteTopicJobData): Prisma.Sql {
-  const received = data.onlyReceivedBy === null ? Prisma.empty : Prisma.sql`JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = ${data.onlyReceivedBy}`;
+  const received =
+    data.onlyReceivedBy === null
+      ? Prisma.empty
+      : Prisma.sql`JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = ${data.onlyReceivedBy}`;
   return Prisma.sql`
     SELECT m.id, m.topic FROM message m ${received}
     WHERE m.stream_id = ${data.streamId} AND lower(m.topic) = lower(${data.topic})
@@ -103,7 +106,8 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyRead
       (SELECT to_jsonb(e) FROM delete_event e) AS delete_row,
       (SELECT to_jsonb(e) FROM stream_event e) AS stream_row`;
   // Hundreds of these run in a row: a named statement on the pool under Prisma (see sqlPool).
-  const { rows } = await sqlPool(deps.db).query<{ deleted: number; orphans: number[]; delete_row: OutboxRow | null; stream_row: OutboxRow | null }>({
+  type BatchRow = { deleted: number; orphans: number[]; delete_row: OutboxRow | null; stream_row: OutboxRow | null };
+  const { rows } = await sqlPool(deps.db).query<BatchRow>({
     name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
     text: statement.text,
     values: statement.values,
@@ -115,7 +119,8 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyRead
       if (result.delete_row) await deleteEvent.publish(result.delete_row);
       if (result.stream_row) await streamEvent.publish(result.stream_row);
       if (result.orphans.length) {
-        await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).add(JOB_QUEUES.uploadsCleanup, { attachmentIds: result.orphans });
+        const cleanup = deps.jobs.queue(JOB_QUEUES.uploadsCleanup);
+        await cleanup.add(JOB_QUEUES.uploadsCleanup, { attachmentIds: result.orphans });
       }
     },
   };
@@ -145,7 +150,13 @@ async function resetStaleUserTopics(deps: BaseDeps, data: DeleteTopicJobData): P
       await deps.bus.sendEventOnCommit(
         tx,
         data.realmId,
-        { type: 'user_topic', stream_id: data.streamId, topic_name: row.topic_name, last_updated: now, visibility_policy: 0 },
+        {
+          type: 'user_topic',
+          stream_id: data.streamId,
+          topic_name: row.topic_name,
+          last_updated: now,
+          visibility_policy: 0,
+        },
         [row.user_profile_id],
       );
     }
@@ -154,9 +165,14 @@ async function resetStaleUserTopics(deps: BaseDeps, data: DeleteTopicJobData): P
 
 export async function processDeleteTopic(job: Job<DeleteTopicJobData>, deps: BaseDeps): Promise<{ deleted: number }> {
   const data = job.data;
-  const stream = await deps.db.stream.findUnique({ where: { id: data.streamId }, select: { history_public_to_subscribers: true } });
+  const stream = await deps.db.stream.findUnique({
+    where: { id: data.streamId },
+    select: { history_public_to_subscribers: true },
+  });
   if (!stream) return { deleted: 0 };
-  const historyReaders = stream.history_public_to_subscribers ? (await activeSubscriberIds(deps.db, [data.streamId])).get(data.streamId)! : [];
+  const historyReaders = stream.history_public_to_subscribers
+    ? (await activeSubscriberIds(deps.db, [data.streamId])).get(data.streamId)!
+    : [];
   // A resumed job continues the count of the attempt that crashed (as last reported).
   let deleted = typeof job.progress === 'number' ? job.progress : 0;
   // Each batch's Redis work (its events; progress every few batches) overlaps the next batch's
@@ -168,7 +184,8 @@ export async function processDeleteTopic(job: Job<DeleteTopicJobData>, deps: Bas
     if (batch.deleted === 0) break;
     deleted += batch.deleted;
     const progress = deleted;
-    previous = batch.afterCommit().then(() => (batches % PROGRESS_EVERY_BATCHES === 0 ? job.updateProgress(progress) : undefined));
+    const reportsProgress = batches % PROGRESS_EVERY_BATCHES === 0;
+    previous = batch.afterCommit().then(() => (reportsProgress ? job.updateProgress(progress) : undefined));
   }
   await job.updateProgress(deleted);
   await resetStaleUserTopics(deps, data);

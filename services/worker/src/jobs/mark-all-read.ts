@@ -23,7 +23,14 @@ async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published
   // while we waited for them, so concurrent runs never mark (or announce) a row twice.
   const outbox = deps.bus.outboxWrite({
     realmId: data.realmId,
-    event: { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: Prisma.sql`jsonb_agg(message_id ORDER BY message_id)`, all: false },
+    event: {
+      type: 'update_message_flags',
+      op: 'add',
+      operation: 'add',
+      flag: 'read',
+      messages: Prisma.sql`jsonb_agg(message_id ORDER BY message_id)`,
+      all: false,
+    },
     users: [data.userId],
     from: Prisma.sql`batch HAVING count(*) > 0`,
   });
@@ -40,7 +47,8 @@ async function markBatchRead(deps: BaseDeps, data: MarkAllReadJobData, published
       RETURNING um.message_id
     ), event AS (${outbox.sql})
     SELECT (SELECT count(*) FROM batch)::int AS count,
-      CASE WHEN event.id IS NULL THEN NULL ELSE jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) END AS outbox
+      CASE WHEN event.id IS NULL THEN NULL
+        ELSE jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) END AS outbox
     FROM (SELECT 1) AS one LEFT JOIN event ON TRUE`);
   const [row] = rows;
   // Not awaited before the next batch: one Redis connection keeps the events in order.
