@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import multer from 'multer';
-import { activeTraceIds, httpServerMetrics, renderMetrics, type Counter, type Gauge, type Histogram } from '@teamchat/telemetry';
+import { activeTraceIds, httpServerMetrics, type Counter, type Gauge, type Histogram } from '@teamchat/telemetry';
 import { asJsonableError, JsonableError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError } from './errors';
 import { INTERNAL_TOKEN_HEADER, type InternalClaims, REQUEST_ID_HEADER, type Requester, verifyInternalToken } from './internal-token';
 import type { Logger } from './logger';
@@ -104,10 +104,7 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
       res.status(503).json({ status: 'unavailable', reason: (error as Error).message });
     }
   });
-  app.get('/metrics', async (_req, res) => {
-    const { contentType, body } = await renderMetrics();
-    res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) }).end(body);
-  });
+  // GET /metrics is served on the process's admin port (serve() in @teamchat/runtime), not here.
 
   const limit = options.bodyLimitBytes ?? 10 * 1024 * 1024;
   const multipartFields = multer({ limits: { fieldSize: limit, files: 0 } }).none();

@@ -28,13 +28,14 @@ export const baseEnvSpec = {
   EXTERNAL_SCHEME: env.string('scheme clients use to reach the gateway (http or https)', 'http'),
   EVENT_PARTITIONS: env.int('intake stream partitions of the event tier', DEFAULT_EVENT_PARTITIONS),
   DB_POOL_SIZE: env.int('PostgreSQL connections per process', 10),
+  METRICS_PORT: env.int('admin port serving GET /metrics, never published (0: PORT + 1000)', 0),
   ...eventOutboxEnvSpec,
 };
 
 export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
 
-/** The common settings, as tests and tools may also write them by hand: the outbox timings may be left to their defaults. */
-export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv> & Partial<EventOutboxEnv>;
+/** The common settings, as tests and tools may also write them by hand: the outbox timings and the metrics port may be left to their defaults. */
+export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | 'METRICS_PORT'> & Partial<EventOutboxEnv> & { METRICS_PORT?: number };
 
 /**
  * The relay must only see rows whose publish failed: a published row is deleted after the hold

@@ -1,7 +1,8 @@
 // Listening and graceful shutdown, the same for every service: on SIGTERM/SIGINT stop
 // accepting connections, let the service hand back what it holds (e.g. parked polls),
 // finish in-flight requests, close connections, flush telemetry, exit 0.
-// Every served process also answers GET /metrics (Prometheus) whatever its handler is.
+// Every served process also answers GET /metrics (Prometheus), on an admin port of its own
+// (METRICS_PORT; by default PORT + 1000, the gateway's 9990): never on the port clients reach.
 
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +22,8 @@ export interface ServeOptions {
   name: string;
   port: number;
   host: string;
+  /** Port of the admin listener serving GET /metrics; 0 or absent: metricsPortFor(port). */
+  metricsPort?: number;
   logger: Logger;
   /** Longest wait for in-flight requests before closing anyway. */
   shutdownTimeoutMs?: number;
@@ -77,25 +80,54 @@ function pathOf(url: string | undefined): string {
   return query === -1 ? path : path.slice(0, query);
 }
 
+/** The default admin port: the service's port + 1000 (users 9101 → 10101); a random one for port 0. */
+export function metricsPortFor(port: number): number {
+  return port === 0 ? 0 : port + 1000;
+}
+
+/** The admin listener's handler: GET /metrics (Prometheus text), nothing else. */
+export const serveMetrics: http.RequestListener = (req, res) => {
+  if (pathOf(req.url) !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+    return;
+  }
+  renderMetrics().then(
+    ({ contentType, body }) => {
+      res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) }).end(body);
+    },
+    (error: Error) => {
+      res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error.message}\n`);
+    },
+  );
+};
+
 /**
- * The process-level endpoints in front of a service's handler: GET /metrics, and once shutdown
- * has begun a 503 from /health/ready (so no new work is routed here) and `Connection: close`
- * on every response (so keep-alive clients move to another replica).
+ * Starts the admin listener. A port already taken is logged, not fatal: metrics are for
+ * watching the service, which must not fail to start over them.
+ */
+export async function listenMetrics(port: number, host: string, logger: Logger): Promise<http.Server | undefined> {
+  const server = http.createServer(serveMetrics);
+  server.keepAliveTimeout = 65_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (error) {
+    logger.error({ err: error, port }, 'metrics listener failed to start; /metrics is not served');
+    return undefined;
+  }
+  return server;
+}
+
+/**
+ * The process-level behaviour in front of a service's handler: once shutdown has begun, a 503
+ * from /health/ready (so no new work is routed here) and `Connection: close` on every response
+ * (so keep-alive clients move to another replica).
  */
 export function withProcessEndpoints(handler: http.RequestListener, state: ProcessState): http.RequestListener {
   return (req, res) => {
     const path = pathOf(req.url);
-    if (path === '/metrics' && req.method === 'GET') {
-      renderMetrics().then(
-        ({ contentType, body }) => {
-          res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) }).end(body);
-        },
-        (error: Error) => {
-          res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${error.message}\n`);
-        },
-      );
-      return;
-    }
     if (state.stopping) {
       res.setHeader('Connection', 'close');
       if (path === '/health/ready') {
@@ -112,7 +144,9 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
   setProcessLogger(options.logger);
   const state: ProcessState = { stopping: false };
   const server = await listen(withProcessEndpoints(service.handler, state), options.port, options.host);
-  options.logger.info({ url: serverUrl(server) }, `${options.name} listening`);
+  const metricsServer = await listenMetrics(options.metricsPort || metricsPortFor(options.port), options.host, options.logger);
+  const metricsUrl = metricsServer ? `${serverUrl(metricsServer)}/metrics` : undefined;
+  options.logger.info({ url: serverUrl(server), metrics_url: metricsUrl }, `${options.name} listening`);
   const shutdown = async (signal: string) => {
     if (state.stopping) return;
     state.stopping = true;
@@ -132,6 +166,9 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
       await settledWithin(closed, options.shutdownTimeoutMs ?? 10_000);
       clearInterval(idleSweep);
       server.closeAllConnections();
+      // Scraped until here: the drain is visible in the metrics.
+      metricsServer?.closeAllConnections();
+      metricsServer?.close();
       await service.close();
       await flushTelemetry();
       options.logger.info({ signal, ms: Date.now() - started }, `${options.name} stopped`);

@@ -1,11 +1,11 @@
 // Metrics in one process: the registry services add their own metrics to, the request metrics
 // and log line of every service app (createServiceApp), and the process endpoints every served
-// process has (serve(): /metrics for any handler, readiness off while stopping).
+// process has (serve(): /metrics on an admin port of its own, readiness off while stopping).
 
 import http from 'node:http';
 import { Writable } from 'node:stream';
 import { createLogger, createServiceApp, JsonableError, signInternalToken, type Route } from '@teamchat/core';
-import { listen, serverUrl, withProcessEndpoints } from '@teamchat/runtime';
+import { listen, listenMetrics, metricsPortFor, serverUrl, withProcessEndpoints } from '@teamchat/runtime';
 import { counter, eventTierMetrics, gauge, histogram, onScrape, renderMetrics } from '@teamchat/telemetry';
 import { parseExposition, sampleValue } from './support/prometheus';
 
@@ -70,10 +70,22 @@ describe('the metrics registry', () => {
   });
 });
 
+/** The process's admin listener (serve() starts one next to every service), on a free port. */
+async function startMetricsListener(): Promise<{ server: http.Server; url: string }> {
+  const server = (await listenMetrics(0, '127.0.0.1', createLogger('metrics-test', 'silent')))!;
+  return { server, url: serverUrl(server) };
+}
+
+async function stop(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
 describe('a service app (createServiceApp)', () => {
   const logLines: Record<string, any>[] = [];
   let server: http.Server;
   let url: string;
+  let metrics: { server: http.Server; url: string };
 
   const routes: Route<object>[] = [
     { method: 'GET', path: '/api/v1/widgets/:widget_id', view: (ctx) => ({ widget: Number(ctx.req.params.widget_id) }) },
@@ -96,11 +108,12 @@ describe('a service app (createServiceApp)', () => {
     const app = createServiceApp({ name: 'widgets', routes, deps: {}, internalSecret: SECRET, logger: createLogger('widgets', 'info', destination) });
     server = await listen(app, 0, '127.0.0.1');
     url = serverUrl(server);
+    metrics = await startMetricsListener();
   });
 
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await stop(server);
+    await stop(metrics.server);
   });
 
   function call(method: string, path: string, requestId: string) {
@@ -119,7 +132,7 @@ describe('a service app (createServiceApp)', () => {
     expect((await call('POST', '/api/v1/widgets', 'req-widget-3')).status).toBe(400);
     expect((await call('GET', '/api/v1/nothing-here', 'req-widget-4')).status).toBe(404);
 
-    const scraped = parseExposition(await (await fetch(`${url}/metrics`)).text());
+    const scraped = parseExposition(await (await fetch(`${metrics.url}/metrics`)).text());
     expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', method: 'GET', route: '/api/v1/widgets/:widget_id', status: '200' })).toBe(2);
     expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', method: 'POST', route: '/api/v1/widgets', status: '400' })).toBe(1);
     expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
@@ -136,11 +149,12 @@ describe('a service app (createServiceApp)', () => {
     expect(requestLines[0]).toMatchObject({ service: 'widgets', method: 'GET', path: '/api/v1/widgets/42', ms: expect.any(Number) });
   });
 
-  test('probes and scrapes are neither counted nor logged', async () => {
+  test('probes and scrapes are neither counted nor logged; the service port does not serve /metrics', async () => {
     const before = logLines.length;
     expect((await fetch(`${url}/health/live`)).status).toBe(200);
     expect((await fetch(`${url}/health/ready`)).status).toBe(200);
-    const response = await fetch(`${url}/metrics`);
+    expect((await fetch(`${url}/metrics`)).status).toBe(404);
+    const response = await fetch(`${metrics.url}/metrics`);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const scraped = parseExposition(await response.text());
     expect(scraped.samples.some((sample) => sample.name === 'teamchat_http_requests_total' && /health|metrics/.test(sample.labels.route))).toBe(false);
@@ -165,11 +179,11 @@ describe('a service app (createServiceApp)', () => {
     });
     abandoned.on('error', () => undefined);
     abandoned.write('name=');
-    await waitFor(async () => sampleValue(parseExposition(await (await fetch(`${url}/metrics`)).text()), 'teamchat_http_requests_in_flight', { service: 'widgets' }) === 1);
+    await waitFor(async () => sampleValue(parseExposition(await (await fetch(`${metrics.url}/metrics`)).text()), 'teamchat_http_requests_in_flight', { service: 'widgets' }) === 1);
     abandoned.destroy();
     await waitFor(() => logLines.some((line) => line.request_id === 'req-abandoned'));
     expect(logLines.find((line) => line.request_id === 'req-abandoned')).toMatchObject({ status: 499, route: '/api/v1/widgets' });
-    const scraped = parseExposition(await (await fetch(`${url}/metrics`)).text());
+    const scraped = parseExposition(await (await fetch(`${metrics.url}/metrics`)).text());
     expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', route: '/api/v1/widgets', status: '499' })).toBe(1);
     expect(sampleValue(scraped, 'teamchat_http_requests_in_flight', { service: 'widgets' })).toBe(0);
   });
@@ -184,18 +198,23 @@ async function waitFor(probe: () => boolean | Promise<boolean>): Promise<void> {
 }
 
 describe('the process endpoints (serve)', () => {
-  test('any handler gets GET /metrics; once stopping, readiness fails and connections close after each response', async () => {
+  test('/metrics is served on the admin listener only; once stopping, readiness fails and connections close after each response', async () => {
     const state = { stopping: false };
     const handler: http.RequestListener = (req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ path: req.url }));
     };
     const server = await listen(withProcessEndpoints(handler, state), 0, '127.0.0.1');
     const url = serverUrl(server);
+    const metrics = await startMetricsListener();
     try {
       counter({ name: 'teamchat_test_plain_handler_total', help: 'x' }).inc();
-      const metrics = await fetch(`${url}/metrics`);
-      expect(metrics.status).toBe(200);
-      expect(sampleValue(parseExposition(await metrics.text()), 'teamchat_test_plain_handler_total')).toBe(1);
+      // The service's own port passes /metrics to its handler like any other path.
+      expect(await (await fetch(`${url}/metrics`)).json()).toEqual({ path: '/metrics' });
+      const scraped = await fetch(`${metrics.url}/metrics`);
+      expect(scraped.status).toBe(200);
+      expect(sampleValue(parseExposition(await scraped.text()), 'teamchat_test_plain_handler_total')).toBe(1);
+      // The admin listener serves nothing else.
+      expect((await fetch(`${metrics.url}/api/v1/users/me`)).status).toBe(404);
       expect(await (await fetch(`${url}/health/ready`)).json()).toEqual({ path: '/health/ready' });
 
       state.stopping = true;
@@ -203,10 +222,22 @@ describe('the process endpoints (serve)', () => {
       expect([ready.status, await ready.json(), ready.headers.get('connection')]).toEqual([503, { status: 'stopping' }, 'close']);
       const other = await fetch(`${url}/api/v1/anything`);
       expect([other.status, other.headers.get('connection')]).toEqual([200, 'close']);
-      expect((await fetch(`${url}/metrics`)).status).toBe(200);
+      expect((await fetch(`${metrics.url}/metrics`)).status).toBe(200);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await stop(server);
+      await stop(metrics.server);
     }
+  });
+
+  test('the admin port: METRICS_PORT, by default the service port + 1000; a port already taken is not fatal', async () => {
+    expect([9101, 9105, 9106, 0].map(metricsPortFor)).toEqual([10101, 10105, 10106, 0]);
+    const first = await startMetricsListener();
+    const { port } = first.server.address() as { port: number };
+    const errors: string[] = [];
+    const logger = createLogger('metrics-test', 'silent');
+    logger.error = ((_obj: unknown, msg: string) => errors.push(msg)) as typeof logger.error;
+    expect(await listenMetrics(port, '127.0.0.1', logger)).toBeUndefined();
+    expect(errors).toEqual(['metrics listener failed to start; /metrics is not served']);
+    await stop(first.server);
   });
 });

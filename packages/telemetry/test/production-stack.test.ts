@@ -2,7 +2,7 @@
 // `node scripts/build.mjs`) runs as its own process with the telemetry preload, exactly as the
 // launchers start it. One request is followed by its trace id through the gateway's and the
 // service's log lines and spans (PostgreSQL and Redis included), into the worker when a running
-// service enqueues jobs; every process's /metrics is scraped; then each process gets SIGTERM
+// service enqueues jobs; every process's /metrics is scraped (on its admin port, METRICS_PORT); then each process gets SIGTERM
 // while requests are in flight, and must answer them all, lose nothing, and exit 0.
 //
 // The stack grows as services appear: each step covers every service that is built. Services
@@ -119,8 +119,12 @@ function requestLine(process: ServiceProcess, requestId: string): Promise<LogLin
   return process.waitForLog((line) => line.msg === 'request' && line.request_id === requestId);
 }
 
+/** Each process's admin listener (METRICS_PORT), where /metrics is served. */
+const metricsUrls = new Map<string, string>();
+const metricsUrlOf = (process: ServiceProcess) => metricsUrls.get(process.name)!;
+
 async function inFlight(process: ServiceProcess, name: string, labels: Record<string, string>): Promise<number> {
-  const { exposition } = await scrape(process.url);
+  const { exposition } = await scrape(metricsUrlOf(process));
   return sampleValue(exposition, name, labels) ?? 0;
 }
 
@@ -132,7 +136,12 @@ beforeAll(async () => {
   const redisPrefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
   const secret = crypto.randomBytes(24).toString('hex');
   const ports = new Map<string, number>();
-  for (const service of [...BACKENDS, { name: 'gateway' }]) ports.set(service.name, await freePort());
+  const metricsPorts = new Map<string, number>();
+  for (const service of [...BACKENDS, { name: 'gateway' }]) {
+    ports.set(service.name, await freePort());
+    metricsPorts.set(service.name, await freePort());
+    metricsUrls.set(service.name, `http://127.0.0.1:${metricsPorts.get(service.name)}`);
+  }
   // Services that are not built point at the discard port, never at a fixed port of this machine.
   const urlVars = Object.fromEntries(
     STACK.filter((service) => service.urlVar).map((service) => [service.urlVar!, ports.has(service.name) ? `http://127.0.0.1:${ports.get(service.name)}` : 'http://127.0.0.1:9']),
@@ -154,9 +163,9 @@ beforeAll(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '100',
     ...urlVars,
   };
-  const started = await Promise.all(BACKENDS.map((service) => startServiceProcess(service.name, { ...env, PORT: String(ports.get(service.name)) })));
+  const started = await Promise.all(BACKENDS.map((service) => startServiceProcess(service.name, { ...env, PORT: String(ports.get(service.name)), METRICS_PORT: String(metricsPorts.get(service.name)) })));
   for (const service of started) processes.set(service.name, service);
-  gateway = await startServiceProcess('gateway', { ...env, PORT: String(ports.get('gateway')) });
+  gateway = await startServiceProcess('gateway', { ...env, PORT: String(ports.get('gateway')), METRICS_PORT: String(metricsPorts.get('gateway')) });
   processes.set('gateway', gateway);
   gatewayUrl = gateway.url;
 
@@ -256,7 +265,7 @@ test('a request that enqueues a job continues its trace in the worker', async ()
   const ready = await fetch(`${worker!.url}/health/ready`);
   expect(ready.status).toBe(200);
   // The worker reports the queues it consumes; the flows below run for those whose producer is up.
-  const { exposition } = await scrape(worker!.url);
+  const { exposition } = await scrape(metricsUrlOf(worker!));
   const consumed = new Set(exposition.samples.filter((sample) => sample.name === 'teamchat_jobs').map((sample) => sample.labels.queue));
   const flows = JOB_REQUESTS.filter((flow) => processes.has(flow.service) && consumed.has(flow.queue));
   for (const flow of flows) {
@@ -281,16 +290,18 @@ test('every process serves its health and Prometheus metrics', async () => {
   for (const [name, service] of processes) {
     expect([name, (await fetch(`${service.url}/health/live`)).status]).toEqual([name, 200]);
     expect([name, (await fetch(`${service.url}/health/ready`)).status]).toEqual([name, 200]);
-    const { contentType, exposition } = await scrape(service.url);
+    const { contentType, exposition } = await scrape(metricsUrlOf(service));
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(exposition.types.process_cpu_user_seconds_total).toBe('counter');
     expect(exposition.types.nodejs_eventloop_lag_seconds).toBe('gauge');
   }
-  const gatewayMetrics = (await scrape(gateway.url)).exposition;
+  const gatewayMetrics = (await scrape(metricsUrlOf(gateway))).exposition;
+  // Not on the public port (issue #26, finding 9).
+  expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
   expect(sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', { upstream: 'users', route: '/api/v1/users(/.*)?', method: 'GET', status: '200' })).toBeGreaterThanOrEqual(1);
   expect(sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', { upstream: 'none', route: 'unmatched', status: '404' })).toBeUndefined();
   expect(sampleValue(gatewayMetrics, 'teamchat_gateway_request_duration_seconds_count', { upstream: 'users', method: 'GET' })).toBeGreaterThanOrEqual(1);
-  const usersMetrics = (await scrape(processes.get('users')!.url)).exposition;
+  const usersMetrics = (await scrape(metricsUrlOf(processes.get('users')!))).exposition;
   expect(sampleValue(usersMetrics, 'teamchat_http_requests_total', { service: 'users', method: 'GET', route: '/api/v1/users/me', status: '200' })).toBeGreaterThanOrEqual(1);
   expect(sampleValue(usersMetrics, 'teamchat_http_request_duration_seconds_bucket', { service: 'users', route: '/api/v1/users/me', le: '+Inf' })).toBeGreaterThanOrEqual(1);
   // Probes and scrapes are neither counted nor traced.
@@ -322,7 +333,7 @@ test('SIGTERM while requests are in flight: every request is answered, nothing i
     if (names.includes('gateway')) {
       const expected = pending.length;
       await eventually(`${expected} requests in flight at the gateway`, async () => {
-        const { exposition } = await scrape(gateway.url);
+        const { exposition } = await scrape(metricsUrlOf(gateway));
         const total = exposition.samples.filter((sample) => sample.name === 'teamchat_gateway_requests_in_flight').reduce((sum, sample) => sum + sample.value, 0);
         return total >= expected;
       });

@@ -164,6 +164,9 @@ export async function startServiceProcess(name: string, env: NodeJS.ProcessEnv, 
   const preload = options.preload ?? true;
   if (preload && !fs.existsSync(path.join(dist, 'telemetry.js'))) throw new Error(`services/${name}/dist/telemetry.js is missing: run node scripts/build.mjs`);
   const args = ['--enable-source-maps', ...(preload ? ['--require', path.join(dist, 'telemetry.js')] : []), path.join(dist, 'main.js')];
+  // The admin port (/metrics) defaults to a fixed port (the gateway's 9990) or PORT + 1000, either
+  // of which another process of the machine may hold: a free one unless the caller chose one.
+  if (!env.METRICS_PORT) env = { ...env, METRICS_PORT: String(await freePort()) };
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const url = `http://127.0.0.1:${env.PORT}`;
   const service = new ServiceProcess(name, url, child, options.maxLogLines);

@@ -8,6 +8,7 @@ export const UPSTREAM_SOCKET_DEFAULTS = { maxAgeMs: 30_000, idleMs: 15_000 };
 export const gatewayEnvSpec = {
   ...baseEnvSpec,
   PORT: env.int('port the gateway listens on', 9991),
+  METRICS_PORT: env.int('admin port serving GET /metrics, never published (the public port does not serve it)', 9990),
   USERS_URL: env.url('base URL of the users service', 'http://127.0.0.1:9101'),
   MESSAGES_URL: env.url('base URL of the messages service', 'http://127.0.0.1:9102'),
   CHANNELS_URL: env.url('base URL of the channels service', 'http://127.0.0.1:9103'),

@@ -33,7 +33,7 @@ async function main() {
         await db.$disconnect();
       },
     },
-    { name: 'gateway', port: env.PORT, host: env.HOST, logger },
+    { name: 'gateway', port: env.PORT, host: env.HOST, metricsPort: env.METRICS_PORT, logger },
   );
 }
 
