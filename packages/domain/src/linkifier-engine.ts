@@ -10,13 +10,16 @@ import { sanitizeUrl } from './url-sanitizer';
 
 // uri-template-lite (RFC 6570 expansion) ships no type declarations.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { expand: expandUriTemplate } = require('uri-template-lite') as { expand(template: string, data: Record<string, unknown>): string };
+const { expand: expandUriTemplate } = require('uri-template-lite') as {
+  expand(template: string, data: Record<string, unknown>): string;
+};
 
 /**
  * Milliseconds of linkifier matching one rendering (a message body or a topic) may spend; past
  * it, the rest of the text is left without linkifier links. It is checked between searches, and
- * one search is bounded by MAX_LINKIFIER_PROGRAM_SIZE. With a linear-time engine a 10,000-character
- * message dense with matches of 20 linkifiers takes about 150 ms, so this only bounds the unforeseen.
+ * one search is bounded by MAX_LINKIFIER_PROGRAM_SIZE. With a linear-time engine an ordinary message
+ * takes a millisecond or two, and 10,000 characters of nothing but matches of 20 linkifiers take
+ * 50–250 ms in a warm process, so this only bounds the unforeseen (docs/operations.md, Limits).
  */
 export const LINKIFIER_RENDER_BUDGET_MS = 500;
 
@@ -61,6 +64,9 @@ function re2ErrorMessage(error: RE2JSSyntaxException): string {
  * in the program size, and such a program runs to millions of instructions).
  */
 function estimatedProgramSize(pattern: string): number {
+  // Sticky expressions read at `index` without slicing, so a long pattern is read in linear time.
+  const bracedEscape = /\\[pPx]\{[^}]{0,64}\}/y;
+  const repeat = /\{(\d{1,9})(?:(,)(\d{0,9}))?\}/y;
   const stack: number[] = [0];
   let lastAtom = 0;
   let index = 0;
@@ -70,39 +76,41 @@ function estimatedProgramSize(pattern: string): number {
   };
   while (index < pattern.length) {
     const character = pattern[index];
-    if (character === '\\') {
-      const braced = /^\\[pPx]\{[^}]*\}/.exec(pattern.slice(index));
-      const quoted = pattern.startsWith('\\Q', index) ? pattern.indexOf('\\E', index + 2) : -1;
-      if (pattern.startsWith('\\Q', index)) {
-        const end = quoted < 0 ? pattern.length : quoted;
-        for (let n = index + 2; n < end; n++) addAtom(1);
-        index = quoted < 0 ? pattern.length : quoted + 2;
-        continue;
-      }
-      index += braced ? braced[0].length : /^\\[pP]/.test(pattern.slice(index)) ? 3 : 2;
+    if (pattern.startsWith('\\Q', index)) {
+      const quoteEnd = pattern.indexOf('\\E', index + 2);
+      const end = quoteEnd < 0 ? pattern.length : quoteEnd;
+      for (let n = index + 2; n < end; n++) addAtom(1);
+      index = quoteEnd < 0 ? pattern.length : quoteEnd + 2;
+    } else if (character === '\\') {
+      bracedEscape.lastIndex = index;
+      const braced = bracedEscape.exec(pattern);
+      index += braced ? braced[0].length : pattern[index + 1] === 'p' || pattern[index + 1] === 'P' ? 3 : 2;
       addAtom(1);
     } else if (character === '[') {
       let end = index + 1;
       if (pattern[end] === '^') end++;
       if (pattern[end] === ']') end++;
-      while (end < pattern.length && pattern[end] !== ']') end += pattern[end] === '\\' ? 2 : pattern.startsWith('[:', end) ? 2 : 1;
+      while (end < pattern.length && pattern[end] !== ']') {
+        end += pattern[end] === '\\' || pattern.startsWith('[:', end) ? 2 : 1;
+      }
       index = end + 1;
       addAtom(1);
     } else if (character === '(') {
       stack.push(0);
       index++;
     } else if (character === ')') {
-      const group = (stack.length > 1 ? stack.pop()! : 0) + 2;
-      addAtom(group);
+      addAtom((stack.length > 1 ? stack.pop()! : 0) + 2);
       index++;
     } else if (character === '{') {
-      const repeat = /^\{(\d+)(?:(,)(\d*))?\}/.exec(pattern.slice(index));
-      if (repeat) {
-        const min = Number(repeat[1]);
-        const max = repeat[2] ? (repeat[3] ? Number(repeat[3]) : min + 1) : min;
-        stack[stack.length - 1] += lastAtom * (Math.max(min, max) - 1) + 1;
-        lastAtom *= Math.max(min, max, 1);
-        index += repeat[0].length;
+      repeat.lastIndex = index;
+      const counted = repeat.exec(pattern);
+      if (counted) {
+        const min = Number(counted[1]);
+        const max = counted[2] ? (counted[3] ? Number(counted[3]) : min + 1) : min;
+        const copies = Math.max(min, max, 1);
+        stack[stack.length - 1] += lastAtom * (copies - 1) + 1;
+        lastAtom *= copies;
+        index += counted[0].length;
       } else {
         addAtom(1);
         index++;
@@ -117,15 +125,16 @@ function estimatedProgramSize(pattern: string): number {
 
 /** Compiles a pattern as re2 would (Python-style (?P<name>…) groups), or throws Re2PatternError. */
 export function compileRe2(pattern: string, maxProgramSize = MAX_LINKIFIER_PROGRAM_SIZE): RE2JS {
-  if (estimatedProgramSize(pattern) > maxProgramSize * 4) throw new Re2PatternError('pattern too large - compile failed');
+  const tooLarge = 'pattern too large - compile failed';
+  if (estimatedProgramSize(pattern) > maxProgramSize * 4) throw new Re2PatternError(tooLarge);
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(pattern);
   } catch (error) {
     if (error instanceof RE2JSSyntaxException) throw new Re2PatternError(re2ErrorMessage(error));
-    throw new Re2PatternError('pattern too large - compile failed');
+    throw new Re2PatternError(tooLarge);
   }
-  if (compiled.programSize() > maxProgramSize) throw new Re2PatternError('pattern too large - compile failed');
+  if (compiled.programSize() > maxProgramSize) throw new Re2PatternError(tooLarge);
   return compiled;
 }
 
@@ -142,7 +151,8 @@ const MATCH_GROUP = 'linkifier_actual_match';
 const AFTER_GROUP = 'linkifier_after_match';
 
 function prepareLinkifierPattern(source: string): string {
-  return `(?P<${BEFORE_GROUP}>^|\\s|\u0085|\\pZ|['"\\(,:<])(?P<${MATCH_GROUP}>${source})(?P<${AFTER_GROUP}>$|[^\\pL\\pN])`;
+  const before = `(?P<${BEFORE_GROUP}>^|\\s|\u0085|\\pZ|['"\\(,:<])`;
+  return `${before}(?P<${MATCH_GROUP}>${source})(?P<${AFTER_GROUP}>$|[^\\pL\\pN])`;
 }
 
 export interface CompiledLinkifier {
@@ -173,7 +183,8 @@ function cachedLinkifierPattern(source: string): RE2JS | null {
     // A stored pattern re2 refuses (saved before this check existed) links nothing, as in Zulip.
   }
   compiledPatterns.set(source, compiled);
-  if (compiledPatterns.size > COMPILED_PATTERN_CACHE_SIZE) compiledPatterns.delete(compiledPatterns.keys().next().value!);
+  const oldest = compiledPatterns.keys().next().value!;
+  if (compiledPatterns.size > COMPILED_PATTERN_CACHE_SIZE) compiledPatterns.delete(oldest);
   return compiled;
 }
 
@@ -181,7 +192,8 @@ function cachedLinkifierPattern(source: string): RE2JS | null {
 export function compileLinkifier(pattern: string, urlTemplate: string): CompiledLinkifier | null {
   const compiled = cachedLinkifierPattern(pattern);
   if (!compiled) return null;
-  const groupNames = Object.keys(compiled.namedGroups()).filter((name) => ![BEFORE_GROUP, MATCH_GROUP, AFTER_GROUP].includes(name));
+  const delimiterGroups = [BEFORE_GROUP, MATCH_GROUP, AFTER_GROUP];
+  const groupNames = Object.keys(compiled.namedGroups()).filter((name) => !delimiterGroups.includes(name));
   return { pattern: compiled, groupNames, urlTemplate };
 }
 
@@ -238,7 +250,8 @@ function nextMatch(matcher: Matcher, linkifier: CompiledLinkifier, text: string,
         const value = matcher.group(name);
         if (value !== null) values[name] = value;
       }
-      return { index, end, resume: end, text: text.slice(index, end), url: sanitizeUrl(expandUriTemplate(linkifier.urlTemplate, values)) };
+      const url = sanitizeUrl(expandUriTemplate(linkifier.urlTemplate, values));
+      return { index, end, resume: end, text: text.slice(index, end), url };
     }
     position = Math.max(matcher.end(), position + 1);
   }
@@ -250,7 +263,11 @@ function nextMatch(matcher: Matcher, linkifier: CompiledLinkifier, text: string,
  * URL the sanitizer refuses stays plain text. Each linkifier keeps its next match until the
  * text before it is consumed, so every pattern scans the text about once.
  */
-export function linkifierMatches(text: string, linkifiers: CompiledLinkifier[], budget = new LinkifierBudget()): LinkifierMatch[] {
+export function linkifierMatches(
+  text: string,
+  linkifiers: CompiledLinkifier[],
+  budget = new LinkifierBudget(),
+): LinkifierMatch[] {
   const matchers = linkifiers.map((linkifier) => linkifier.pattern.matcher(text));
   const pending: (PendingMatch | null | undefined)[] = linkifiers.map(() => undefined);
   const matches: LinkifierMatch[] = [];

@@ -33,7 +33,8 @@ function safeLinks(md: MarkdownIt): void {
 }
 
 function zulipLinks(md: MarkdownIt): void {
-  const defaultRender = md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
+  const defaultRender =
+    md.renderer.rules.link_open ?? ((tokens, idx, options, _env, self) => self.renderToken(tokens, idx, options));
   md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
     const href = tokens[idx].attrGet('href') ?? '';
     // The last gate, for links that plugins made after the sanitizing pass: an unsafe href is dropped.

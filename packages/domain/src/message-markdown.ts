@@ -347,7 +347,11 @@ const messageRenderer = createMarkdownRenderer([zulipMessageSyntax]);
  * Renders a message's Markdown with what `data` resolved (Zulip's render_message_markdown).
  * `linkifierBudget` bounds the time linkifiers may take (LINKIFIER_RENDER_BUDGET_MS by default).
  */
-export function renderMessageMarkdown(content: string, data: MarkdownData, linkifierBudget = new LinkifierBudget()): RenderingResult {
+export function renderMessageMarkdown(
+  content: string,
+  data: MarkdownData,
+  linkifierBudget = new LinkifierBudget(),
+): RenderingResult {
   const env: RenderEnv = {
     data,
     result: {
@@ -375,13 +379,17 @@ const topicLinksByLinkifiers = new WeakMap<CompiledLinkifier[], Map<string, { te
  * Links shown beside a topic: linkifier matches and plain URLs, in order (Zulip's topic_links),
  * each URL through the sanitizer. Topics are scanned on every fetch, so they have a budget too.
  */
-export function topicLinks(topic: string, linkifiers: CompiledLinkifier[], linkifierBudget?: LinkifierBudget): { text: string; url: string }[] {
+export function topicLinks(
+  topic: string,
+  linkifiers: CompiledLinkifier[],
+  linkifierBudget?: LinkifierBudget,
+): { text: string; url: string }[] {
   let known = topicLinksByLinkifiers.get(linkifiers);
   if (!known) topicLinksByLinkifiers.set(linkifiers, (known = new Map()));
   const cached = linkifierBudget ? undefined : known.get(topic);
   if (cached) return cached.map((link) => ({ ...link }));
   const budget = linkifierBudget ?? new LinkifierBudget();
-  const links = linkifierMatches(topic, linkifiers, budget).map((match) => ({ index: match.index, text: match.text, url: match.url }));
+  const links = linkifierMatches(topic, linkifiers, budget).map(({ index, text, url }) => ({ index, text, url }));
   for (const match of topic.matchAll(/https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]]/g)) {
     const index = match.index ?? 0;
     const url = sanitizeUrl(match[0]);

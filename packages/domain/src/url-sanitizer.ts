@@ -9,7 +9,9 @@ const HTML_SAFELISTED_SCHEMES = [
   'bitcoin', 'geo', 'im', 'irc', 'ircs', 'magnet', 'mailto', 'matrix', 'mms', 'news', 'nntp',
   'openpgp4fpr', 'sip', 'sms', 'smsto', 'ssh', 'tel', 'urn', 'webcal', 'wtai', 'xmpp',
 ];
-export const ALLOWED_URL_SCHEMES: ReadonlySet<string> = new Set(['http', 'https', 'ftp', 'file', ...HTML_SAFELISTED_SCHEMES]);
+export const ALLOWED_URL_SCHEMES: ReadonlySet<string> = new Set([
+  'http', 'https', 'ftp', 'file', ...HTML_SAFELISTED_SCHEMES,
+]);
 
 // Python's urllib.parse.uses_netloc: schemes written with "//" even when the host is empty.
 const USES_NETLOC = new Set([

@@ -7,7 +7,13 @@ import { compileLinkifier, renderMessageMarkdown, topicLinks } from '@teamchat/d
 const { pattern, urlTemplate, content, topic } = JSON.parse(process.argv[2]) as Record<string, string>;
 const linkifier = compileLinkifier(pattern, urlTemplate);
 const linkifiers = linkifier ? [linkifier] : [];
-const data = { usersByName: new Map(), usersById: new Map(), groupsByName: new Map(), channelsByName: new Map(), linkifiers };
+const data = {
+  usersByName: new Map(),
+  usersById: new Map(),
+  groupsByName: new Map(),
+  channelsByName: new Map(),
+  linkifiers,
+};
 const started = performance.now();
 const html = renderMessageMarkdown(content, data).html;
 const links = topicLinks(topic, linkifiers);

@@ -10,8 +10,8 @@ export function patternGroupNames(pattern: string): Set<string> {
   try {
     return re2GroupNames(pattern);
   } catch (error) {
-    if (error instanceof Re2PatternError) throw new LinkifierError(`Bad regular expression: ${error.message}`, '__all__');
-    throw error;
+    if (!(error instanceof Re2PatternError)) throw error;
+    throw new LinkifierError(`Bad regular expression: ${error.message}`, '__all__');
   }
 }
 
@@ -61,7 +61,9 @@ export function checkLinkifier(pattern: string, urlTemplate: string): void {
   if (pattern === '') throw new LinkifierError('This field cannot be blank.', 'pattern');
   if (urlTemplate === '') throw new LinkifierError('This field cannot be blank.', 'url_template');
   const variables = templateVariables(urlTemplate);
-  if (variables === null || !urlTemplateHasSafeScheme(urlTemplate, variables)) throw new LinkifierError('Invalid URL template.', 'url_template');
+  if (variables === null || !urlTemplateHasSafeScheme(urlTemplate, variables)) {
+    throw new LinkifierError('Invalid URL template.', 'url_template');
+  }
   const groups = patternGroupNames(pattern);
   const missingInPattern = [...variables].filter((name) => !groups.has(name)).sort();
   if (missingInPattern.length) throw new LinkifierError(`Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`, '__all__');
