@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Ajv from 'ajv';
 import YAML from 'yaml';
+import { metricsPortFor } from '@teamchat/runtime';
 import { eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics, onScrape, renderMetrics } from '@teamchat/telemetry';
 import { parseExposition } from './support/prometheus';
 import { containersOf, podTemplate, readYamlDocuments, renderKustomization, resourceId, strategicMerge, type Resource } from './support/kustomize';
@@ -23,6 +24,9 @@ const HTTP_BACKENDS = STACK.filter((service) => service.urlVar);
 const LONG_POLL_SECONDS = 90;
 
 const read = (file: string) => fs.readFileSync(path.join(repoRoot, file), 'utf8');
+/** The admin port serving /metrics: the gateway's METRICS_PORT default (its env.ts), PORT + 1000 for the others. */
+const GATEWAY_METRICS_PORT = Number(/METRICS_PORT:\s*env\.int\(.*,\s*([\d_]+)\),?$/m.exec(read('services/gateway/src/env.ts'))![1].replaceAll('_', ''));
+const metricsPortOf = ({ name, port }: { name: string; port: number }) => (name === 'gateway' ? GATEWAY_METRICS_PORT : metricsPortFor(port));
 /** The name a metric is exported under (prom-client keeps it on the metric). */
 const metricName = (metric: object) => (metric as { name: string }).name;
 
@@ -58,10 +62,11 @@ describe('docker-compose.yml', () => {
       });
       expect(service.read_only).toBe(true);
     }
-    // Only the gateway is published.
+    // Only the gateway is published, and only its API port: never an admin (/metrics) port.
     const published = Object.entries(compose.services).filter(([, service]: [string, any]) => service.ports).map(([name]) => name);
     expect(published.filter((name) => PROCESSES.some((process) => process.name === name))).toEqual(['gateway']);
     expect(compose.services.gateway.ports).toEqual(['${TEAMCHAT_PORT:-9991}:9991']);
+    expect(GATEWAY_METRICS_PORT).toBe(9990);
     for (const { name } of HTTP_BACKENDS) expect(compose.services.gateway.depends_on[name]).toEqual({ condition: 'service_healthy' });
   });
 
@@ -105,7 +110,8 @@ describe('docker-compose.yml', () => {
     expect(collector.service.pipelines.traces.exporters).toEqual(['otlp/jaeger']);
     const prometheus = YAML.parse(read('infra/prometheus/prometheus.yml'));
     const targets = prometheus.scrape_configs[0].static_configs.map((config: { targets: string[] }) => config.targets[0]);
-    expect(targets.sort()).toEqual(PROCESSES.map(({ name, port }) => `${name}:${port}`).sort());
+    // Each process's admin port, where /metrics is served.
+    expect(targets.sort()).toEqual(PROCESSES.map((process) => `${process.name}:${metricsPortOf(process)}`).sort());
   });
 });
 
@@ -176,13 +182,19 @@ describe('Kubernetes manifests (k8s/)', () => {
       expect([name, Boolean(deployment), Boolean(service)]).toEqual([name, true, true]);
       const pod = podTemplate(deployment!)!;
       const container = pod.spec.containers.find((candidate: { name: string }) => candidate.name === name);
-      expect(container.ports).toEqual([{ name: 'http', containerPort: port, protocol: 'TCP' }]);
+      const metricsPort = metricsPortOf({ name, port });
+      expect(container.ports).toEqual([
+        { name: 'http', containerPort: port, protocol: 'TCP' },
+        { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+      ]);
       expect(container.env).toContainEqual({ name: 'PORT', value: String(port) });
+      expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: String(metricsPort) });
+      // The Service (hence the Ingress) offers only the API port; Prometheus scrapes the pods.
       expect(service!.spec.ports).toEqual([{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }]);
       // The Service, the Deployment's selector and the pods agree.
       expect(deployment!.spec.selector.matchLabels).toEqual(service!.spec.selector);
       expect(pod.metadata.labels).toMatchObject(service!.spec.selector);
-      expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(port), 'prometheus.io/path': '/metrics' });
+      expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(metricsPort), 'prometheus.io/path': '/metrics' });
     }
     // Services find each other through the Services (the config's *_URL variables).
     const config = find(resources, 'ConfigMap', 'teamchat-config')!;
@@ -313,6 +325,13 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(Number(main.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeLessThanOrEqual(LONG_POLL_SECONDS);
     // /metrics and /health are not public.
     expect(routes.some((route) => route.path === '/' || route.path.startsWith('/metrics') || route.path.startsWith('/health'))).toBe(false);
+    // Behind the Ingress, the gateway takes each client's address from the X-Forwarded-For entry
+    // ingress-nginx writes (issue #26, finding 7: otherwise every anonymous client shares one bucket).
+    const gateway = podTemplate(find(rendered[overlay], 'Deployment', 'gateway')!)!.spec.containers[0];
+    expect(gateway.env).toContainEqual({ name: 'RATE_LIMIT_TRUST_FORWARDED_FOR', value: 'true' });
+    const annotations = ingresses.flatMap((ingress) => Object.keys(ingress.metadata.annotations ?? {}));
+    // No annotation that would let clients' own X-Forwarded-For through (those are controller settings, documented).
+    expect(annotations.filter((name) => /forwarded|real-ip|snippet/.test(name))).toEqual([]);
     const host = overlay === 'prod' ? 'chat.example.com' : 'teamchat.localtest.me';
     expect(new Set(routes.map((route) => route.host))).toEqual(new Set([host]));
     if (overlay === 'prod') for (const ingress of ingresses) expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'teamchat-tls' }]);

@@ -114,6 +114,32 @@ describe('with a budget of 2 requests per second', () => {
   });
 });
 
+// Issue #26, finding 7: behind the Kubernetes Ingress every connection comes from the ingress
+// controller; unless the gateway takes the client's address from X-Forwarded-For (the manifests
+// set RATE_LIMIT_TRUST_FORWARDED_FOR), one client exhausts the anonymous budget of everyone.
+describe.each([
+  [true, 'each client behind the proxy has its own budget'],
+  [false, 'without trusting X-Forwarded-For, every client behind the proxy shares one'],
+])('behind a proxy, RATE_LIMIT_TRUST_FORWARDED_FOR=%s', (trust, title) => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ rateLimits: { RATE_LIMIT_IP_REQUESTS: 2, RATE_LIMIT_IP_WINDOW_SECONDS: 60, RATE_LIMIT_TRUST_FORWARDED_FOR: trust } });
+  });
+  afterAll(() => stack.close());
+
+  test(title, async () => {
+    // What ingress-nginx sends: the client's own header (forgeable) and, last, the peer it saw.
+    const via = (client: string) => ({ headers: { 'x-forwarded-for': `10.9.9.9, ${client}` } });
+    for (let i = 0; i < 2; i++) expect((await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.1'))).status).toBe(200);
+    expectRateLimited(await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.1')), 60);
+    const other = await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.2'));
+    if (trust) expect(other.status).toBe(200);
+    else expectRateLimited(other, 60);
+    // A forged first entry does not buy a new budget.
+    expectRateLimited(await stack.anonymous().get(SERVER_SETTINGS, {}, { headers: { 'x-forwarded-for': `198.51.100.77, 203.0.113.1` } }), 60);
+  });
+});
+
 describe('disabled (RATE_LIMIT_ENABLED=false, for benchmarks)', () => {
   let stack: Stack;
   let user: TestUser;
