@@ -10,6 +10,7 @@ import { activeTraceIds, httpServerMetrics, type Counter, type Gauge, type Histo
 import { asJsonableError, JsonableError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError } from './errors';
 import { INTERNAL_TOKEN_HEADER, type InternalClaims, REQUEST_ID_HEADER, type Requester, verifyInternalToken } from './internal-token';
 import type { Logger } from './logger';
+import { BODY_LIMITS } from './limits';
 import { RequestParams } from './params';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -43,6 +44,8 @@ export interface Route<D> {
   auth?: 'user' | 'anonymous';
   /** "form" (default): parse the body here. "raw": the view reads the request stream itself. */
   body?: 'form' | 'raw';
+  /** Largest accepted form body of this route, when smaller than the service's (BODY_LIMITS). */
+  bodyLimitBytes?: number;
 }
 
 export interface ServiceAppOptions<D> {
@@ -53,7 +56,7 @@ export interface ServiceAppOptions<D> {
   logger: Logger;
   /** Readiness check (PostgreSQL, Redis, ...); throw if not ready. */
   ready?: () => Promise<void>;
-  /** Largest accepted form body. */
+  /** Largest accepted form body (BODY_LIMITS.default when not given). */
   bodyLimitBytes?: number;
 }
 
@@ -106,24 +109,36 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
   });
   // GET /metrics is served on the process's admin port (serve() in @teamchat/runtime), not here.
 
-  const limit = options.bodyLimitBytes ?? 10 * 1024 * 1024;
-  const multipartFields = multer({ limits: { fieldSize: limit, files: 0 } }).none();
-  const urlencoded = express.urlencoded({ extended: false, limit, parameterLimit: 10_000 });
-  const json = express.json({ limit, strict: false });
   // Bodiless requests (GETs: most of a client's traffic) skip the three parsers, a tenth of a
   // GET's cost in the users service. An empty body has no fields either: zulip-js sends a POST
   // without parameters as an empty multipart body (not even the closing boundary), which busboy
   // would reject as "Unexpected end of form".
-  const parseForm = (req: Request, res: Response, next: NextFunction) => {
-    if (!hasRequestBody(req)) return next();
-    urlencoded(req, res, (error?: unknown) => {
-      if (error) return next(error);
-      json(req, res, (error?: unknown) => {
+  const formParsers = new Map<number, express.RequestHandler>();
+  const formParser = (limit: number): express.RequestHandler => {
+    const known = formParsers.get(limit);
+    if (known) return known;
+    const multipartFields = multer({ limits: { fieldSize: limit, files: 0 } }).none();
+    const urlencoded = express.urlencoded({ extended: false, limit, parameterLimit: 10_000 });
+    const json = express.json({ limit, strict: false });
+    const parseForm = (req: Request, res: Response, next: NextFunction) => {
+      if (!hasRequestBody(req)) return next();
+      // By its declared length, before a byte is read: the urlencoded and JSON parsers would
+      // refuse it too, but multer only bounds each field, not the sum of them.
+      if (Number(req.headers['content-length']) > limit) {
+        return next(new JsonableError('Request body too large', { status: 413 }));
+      }
+      urlencoded(req, res, (error?: unknown) => {
         if (error) return next(error);
-        multipartFields(req, res, (error?: unknown) => next(error && multipartError(error)));
+        json(req, res, (error?: unknown) => {
+          if (error) return next(error);
+          multipartFields(req, res, (error?: unknown) => next(error && multipartError(error)));
+        });
       });
-    });
+    };
+    formParsers.set(limit, parseForm);
+    return parseForm;
   };
+  const serviceLimit = options.bodyLimitBytes ?? BODY_LIMITS.default;
 
   const allowedMethods = new Map<string, Set<string>>();
   for (const route of routes) {
@@ -133,7 +148,7 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
 
     const handlers = [
       authenticate(route, internalSecret),
-      ...(route.body === 'raw' ? [] : [parseForm]),
+      ...(route.body === 'raw' ? [] : [formParser(Math.min(route.bodyLimitBytes ?? serviceLimit, serviceLimit))]),
       async (req: Request, res: Response) => {
         const params = RequestParams.fromRequest(req);
         const claims = res.locals.claims as ReturnType<typeof verifyInternalToken>;

@@ -3,6 +3,7 @@ export * as v from './validators';
 export type { Validator, Infer } from './validators';
 export { param, required, optional, RequestParams, pathInt, type ParamType, type Parsed } from './params';
 export * from './http';
+export { BODY_LIMITS, LIST_LIMITS } from './limits';
 export * from './internal-token';
 export * from './env';
 export { appendTo } from './collections';

@@ -18,36 +18,56 @@ export interface ParamType<T> {
   decode(raw: string, varName: string): T;
 }
 
-/** An unpaired UTF-16 surrogate: text no UTF-8 store (PostgreSQL) can hold. */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const { LONE_SURROGATE } = v;
 
 /** No real parameter nests deeper; deeper values would only strain every recursive walk after us. */
 const MAX_JSON_DEPTH = 100;
 
+export interface TextOptions {
+  /**
+   * Let NUL characters through, for a parameter whose action refuses them in Zulip's own words
+   * ("Message must not contain null bytes"). PostgreSQL text cannot hold them: every other
+   * string is refused here, before it can reach a query.
+   */
+  allowNullBytes?: boolean;
+}
+
 /**
- * Checks a decoded JSON value without recursion (a value nested thousands deep must not
- * overflow the stack): "not valid Unicode" for a lone surrogate in any string or key, "not
- * valid JSON" past MAX_JSON_DEPTH levels.
+ * Checks every string and key of a decoded JSON value without recursion (a value nested
+ * thousands deep must not overflow the stack): "not valid Unicode" for a lone surrogate, "contains
+ * NULL (0x00) characters." for a NUL (both named by their place, as `narrow[0]["operand"]`),
+ * "not valid JSON" past MAX_JSON_DEPTH levels.
  */
-function checkDecodedJson(value: unknown, varName: string): void {
-  const pending: [unknown, number][] = [[value, 0]];
+function checkDecodedJson(value: unknown, varName: string, options: TextOptions): void {
+  const pending: [unknown, number, string][] = [[value, 0, varName]];
   while (pending.length) {
-    const [item, depth] = pending.pop()!;
+    const [item, depth, name] = pending.pop()!;
     if (typeof item === 'string') {
-      checkUnicode(item, varName);
+      checkText(item, name, options);
     } else if (item && typeof item === 'object') {
       if (depth >= MAX_JSON_DEPTH) throw new InvalidArgumentError(`${varName} is not valid JSON`);
-      for (const [key, child] of Object.entries(item)) {
-        if (!Array.isArray(item)) checkUnicode(key, varName);
-        pending.push([child, depth + 1]);
+      // Pushed last to first, so the first bad string in the text is the one reported.
+      if (Array.isArray(item)) {
+        for (let index = item.length - 1; index >= 0; index--) {
+          pending.push([item[index], depth + 1, `${name}[${index}]`]);
+        }
+      } else {
+        const entries = Object.entries(item);
+        for (const [key] of entries) checkText(key, name, options);
+        for (const [key, child] of entries.reverse()) {
+          pending.push([child, depth + 1, `${name}[${JSON.stringify(key)}]`]);
+        }
       }
     }
   }
 }
 
-/** A JSON body's string values (or a JSON "\udfff" escape) can carry what no form field can. */
-function checkUnicode(raw: string, varName: string): void {
+/** Text PostgreSQL can store: valid Unicode (a JSON "\udfff" escape is not), and no NUL unless allowed. */
+function checkText(raw: string, varName: string, options: TextOptions): void {
   if (LONE_SURROGATE.test(raw)) throw new InvalidArgumentError(`${varName} is not valid Unicode`);
+  if (!options.allowNullBytes && raw.includes('\u0000')) {
+    throw new InvalidArgumentError(`${varName} contains NULL (0x00) characters.`);
+  }
 }
 
 export const param = {
@@ -56,7 +76,7 @@ export const param = {
     const check = v.str(options);
     return {
       decode: (raw, varName) => {
-        checkUnicode(raw, varName);
+        checkText(raw, varName, { allowNullBytes: true });
         return check(raw, varName);
       },
     };
@@ -66,8 +86,8 @@ export const param = {
     const check = v.literal(...allowed);
     return { decode: (raw, varName) => check(raw, varName) };
   },
-  /** JSON-encoded text, decoded then checked by `validator`. */
-  json<T>(validator: Validator<T>): ParamType<T> {
+  /** JSON-encoded text, decoded then checked by `validator`; its strings are checked as text first. */
+  json<T>(validator: Validator<T>, options: TextOptions = {}): ParamType<T> {
     return {
       decode(raw, varName) {
         let decoded: unknown;
@@ -76,7 +96,7 @@ export const param = {
         } catch {
           throw new InvalidArgumentError(`${varName} is not valid JSON`);
         }
-        checkDecodedJson(decoded, varName);
+        checkDecodedJson(decoded, varName, options);
         return validator(decoded, varName);
       },
     };

@@ -27,8 +27,21 @@ export function int(options: IntOptions = {}): Validator<number> {
   };
 }
 
-/** Database ids: positive 32-bit integers. Anything else can name nothing. */
-export const id = (): Validator<number> => int({ min: 0, max: 2 ** 31 - 1 });
+/** The largest value of an `integer` (int32) column, which every id column here is. */
+export const MAX_DATABASE_ID = 2 ** 31 - 1;
+
+/**
+ * Whether `value` fits an id column. A larger one can name nothing, and PostgreSQL refuses it
+ * as a parameter of an integer column ("value out of range"), so it must not get that far.
+ */
+export const isDatabaseId = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_DATABASE_ID;
+
+/**
+ * Database ids: 32-bit integers. 0 and below name nothing (no sequence hands them out); 0 is
+ * let through to get the endpoint's own "no such thing" answer, as Zulip gives.
+ */
+export const id = (): Validator<number> => int({ min: 0, max: MAX_DATABASE_ID });
 
 export function bool(): Validator<boolean> {
   return (value, varName) => (typeof value === 'boolean' ? value : fail(`${varName} is not a boolean`));
@@ -44,9 +57,13 @@ export interface StrOptions {
   allowNullBytes?: boolean;
 }
 
+/** An unpaired UTF-16 surrogate: text no UTF-8 store (PostgreSQL) can hold. */
+export const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export function str(options: StrOptions = {}): Validator<string> {
   return (value, varName) => {
     if (typeof value !== 'string') return fail(`${varName} is not a string`);
+    if (LONE_SURROGATE.test(value)) return fail(`${varName} is not valid Unicode`);
     const text = options.strip ? value.trim() : value;
     if (!options.allowNullBytes && text.includes('\u0000')) return fail(`${varName} contains NULL (0x00) characters.`);
     if (options.nonEmpty && text.length === 0) return fail(`${varName} cannot be blank`);
@@ -62,10 +79,20 @@ export function literal<const T extends readonly (string | number | boolean | nu
   return (value, varName) => (allowed.includes(value as T[number]) ? (value as T[number]) : fail(`Invalid ${varName}`));
 }
 
-export function list<T>(item: Validator<T>, options: { maxLength?: number } = {}): Validator<T[]> {
+export interface ListOptions {
+  /** Most items accepted; checked before any item is, so a huge list costs no more than its decoding. */
+  maxLength?: number;
+  /** The refusal of a longer list, where Zulip words it its own way. */
+  tooLong?: (varName: string, maxLength: number) => string;
+}
+
+export function list<T>(item: Validator<T>, options: ListOptions = {}): Validator<T[]> {
   return (value, varName) => {
     if (!Array.isArray(value)) return fail(`${varName} is not a list`);
-    if (options.maxLength !== undefined && value.length > options.maxLength) return fail(`${varName} is too long`);
+    const { maxLength } = options;
+    if (maxLength !== undefined && value.length > maxLength) {
+      return fail(options.tooLong?.(varName, maxLength) ?? `${varName} is too long (limit: ${maxLength} items)`);
+    }
     return value.map((element, index) => item(element, `${varName}[${index}]`));
   };
 }

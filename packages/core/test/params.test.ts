@@ -168,7 +168,9 @@ describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', ()
   });
 
   test('an unpaired surrogate inside a JSON-valued parameter', async () => {
-    expectError(await call('POST', { op: 'add', narrow: '[{"operator":"stream","operand":"\\ud800"}]' }), 400, 'BAD_REQUEST', 'narrow is not valid Unicode');
+    const narrow = '[{"operator":"stream","operand":"\\ud800"}]';
+    const response = await call('POST', { op: 'add', narrow });
+    expectError(response, 400, 'BAD_REQUEST', 'narrow[0]["operand"] is not valid Unicode');
   });
 
   test('a JSON-valued form parameter nested thousands deep', async () => {
@@ -182,5 +184,62 @@ describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', ()
   test('a multipart body busboy cannot parse', async () => {
     const response = await raw('--b\r\nContent-Disposition: form-data; name="op"\r\n' + 'X-Pad: y\r\n'.repeat(5000) + '\r\nadd\r\n--b--\r\n', 'multipart/form-data; boundary=b');
     expectError(response, 400, 'BAD_REQUEST', /^Malformed multipart body/);
+  });
+});
+
+describe('values PostgreSQL would refuse, and lists past their bound (issue #26)', () => {
+  const user = { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false };
+  const token = (method: string, path: string) => signInternalToken(SECRET, { user, realmId: 1, method, path });
+  const refused = (response: Awaited<ReturnType<typeof call>>, msg: string) =>
+    expectError(response, 400, 'BAD_REQUEST', msg);
+  const nul = (place: string) => `${place} contains NULL (0x00) characters.`;
+
+  test('a NUL anywhere in a JSON-valued parameter is named by its place', async () => {
+    const search = [{ operator: 'search', operand: 'a\u0000b' }];
+    refused(await call('POST', { op: 'add', narrow: search }), nul('narrow[0]["operand"]'));
+    const badKey = [{ operator: 'is', operand: 'x', ['a\u0000']: 1 }];
+    refused(await call('POST', { op: 'add', narrow: badKey }), nul('narrow[0]'));
+  });
+
+  test('the first bad string of the text is the one reported', async () => {
+    const narrow = [{ operator: 'is', operand: 'a\u0000' }, { operator: 'is', operand: '\ud800' }];
+    refused(await call('POST', { op: 'add', narrow: JSON.stringify(narrow) }), nul('narrow[0]["operand"]'));
+  });
+
+  test.each([2 ** 31, 2 ** 53, -1])("v.id() takes the id columns' range only: %d", (id) => {
+    expect(() => v.id()(id, 'stream_id')).toThrow(id < 0 ? 'stream_id is too small' : 'stream_id is too large');
+    expect(v.id()(2 ** 31 - 1, 'stream_id')).toBe(2 ** 31 - 1);
+    expect(v.isDatabaseId(id)).toBe(false);
+  });
+
+  test('a list past its bound is refused before any item is checked', () => {
+    const ids = v.list(v.id(), { maxLength: 3 });
+    expect(() => ids([1, 2, 3, 'x'], 'messages')).toThrow('messages is too long (limit: 3 items)');
+    const worded = v.list(v.id(), { maxLength: 1, tooLong: (_name, max) => `Too many (maximum ${max}).` });
+    expect(() => worded([1, 2], 'message_ids')).toThrow('Too many (maximum 1).');
+  });
+
+  test('param.json lets NUL through only when its action words the refusal itself', () => {
+    const drafts = v.list(v.str({ allowNullBytes: true }));
+    expect(param.json(drafts, { allowNullBytes: true }).decode('["a\\u0000"]', 'drafts')).toEqual(['a\u0000']);
+    expect(() => param.json(drafts).decode('["a\\u0000"]', 'drafts')).toThrow(nul('drafts[0]'));
+  });
+
+  test('a multipart body is measured whole against the limit, by its declared length', async () => {
+    const logger = createLogger('test', 'silent');
+    const options = { name: 'small', routes, deps: {}, internalSecret: SECRET, logger, bodyLimitBytes: 1000 };
+    const small = createServiceApp(options);
+    const smallServer = http.createServer(small);
+    await new Promise<void>((resolve) => smallServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = new ApiClient(`http://127.0.0.1:${(smallServer.address() as AddressInfo).port}`);
+      const headers = { 'x-teamchat-internal-token': token('POST', '/api/v1/echo/7') };
+      const fields = { op: 'add', topic: 'x'.repeat(50), a: 'y'.repeat(600), b: 'y'.repeat(600) };
+      const multipart = { validate: false, encoding: 'multipart' as const, headers };
+      const response = await client.request('POST', '/api/v1/echo/7', fields, multipart);
+      expectError(response, 413, 'BAD_REQUEST', 'Request body too large');
+    } finally {
+      await new Promise((resolve) => smallServer.close(resolve));
+    }
   });
 });

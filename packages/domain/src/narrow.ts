@@ -7,7 +7,7 @@
 // the narrow names one channel whose history the viewer may read, `message m` itself (Zulip's
 // include_history), with the viewer's flags joined in when present.
 
-import { JsonableError } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, v } from '@teamchat/core';
 import { Prisma, type Stream, type TxClient } from '@teamchat/db';
 import { MENTION_FLAGS_MASK, MessageFlag, dmKey, dmParticipants, normalizeTopicInput, HISTORICAL_FLAGS } from './messages';
 import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
@@ -45,7 +45,14 @@ const invalid = (msg: string): never => {
   throw new JsonableError(msg);
 };
 
+/** Users a `dm` operand names, as ids or as comma-separated emails. */
+const MAX_DM_OPERAND_USERS = LIST_LIMITS.directMessageRecipients;
+
 function checkOperand(operator: string, operand: unknown): string | number | number[] {
+  if (OPERATORS_WITH_IDS.includes(operator)) {
+    const count = typeof operand === 'string' ? operand.split(',').length : Array.isArray(operand) ? operand.length : 0;
+    if (count > MAX_DM_OPERAND_USERS) return invalid(`operand is too long (limit: ${MAX_DM_OPERAND_USERS} items)`);
+  }
   if (OPERATORS_WITH_ID.includes(operator)) {
     if (typeof operand === 'string' || (typeof operand === 'number' && Number.isInteger(operand))) return operand;
     return invalid('operand is not a string or an integer');
@@ -67,6 +74,9 @@ function checkOperand(operator: string, operand: unknown): string | number | num
 export function parseNarrow(value: unknown, varName = 'narrow'): NarrowTerm[] | null {
   if (value === null) return null;
   if (!Array.isArray(value)) return invalid(`${varName} is not a list`);
+  // Each term may cost a lookup; no client's narrow has more than a handful.
+  const maxTerms = LIST_LIMITS.narrowTerms;
+  if (value.length > maxTerms) return invalid(`${varName} is too long (limit: ${maxTerms} items)`);
   const terms = value.map((element, index): NarrowTerm => {
     const where = `${varName}[${index}]`;
     if (Array.isArray(element)) {
@@ -125,14 +135,46 @@ function pyRepr(operand: NarrowTerm['operand']): string {
   return Array.isArray(operand) ? `[${operand.join(', ')}]` : String(operand);
 }
 
+// An id past the id columns' range names nothing: "unknown", as Zulip answers, without asking
+// PostgreSQL (which refuses such a parameter for an integer column).
+
 async function findChannel(db: NarrowReader, realmId: number, operand: string | number): Promise<Stream | null> {
-  if (typeof operand === 'number') return db.stream.findFirst({ where: { id: operand, realm_id: realmId } });
+  if (typeof operand === 'number') {
+    return v.isDatabaseId(operand) ? db.stream.findFirst({ where: { id: operand, realm_id: realmId } }) : null;
+  }
   return db.stream.findFirst({ where: { realm_id: realmId, name: { equals: operand, mode: 'insensitive' } } });
 }
 
 async function findUser(db: NarrowReader, realmId: number, operand: string | number) {
-  if (typeof operand === 'number') return db.userProfile.findFirst({ where: { id: operand, realm_id: realmId }, select: { id: true } });
+  if (typeof operand === 'number') {
+    if (!v.isDatabaseId(operand)) return null;
+    return db.userProfile.findFirst({ where: { id: operand, realm_id: realmId }, select: { id: true } });
+  }
   return db.userProfile.findFirst({ where: { realm_id: realmId, email: { equals: operand.trim(), mode: 'insensitive' } }, select: { id: true } });
+}
+
+/** Each of `ids` if it is a user of the realm, else null: one query, whatever the count. */
+async function findUsersById(db: NarrowReader, realmId: number, ids: number[]): Promise<(number | null)[]> {
+  const found = await db.userProfile.findMany({
+    where: { realm_id: realmId, id: { in: ids.filter(v.isDatabaseId) } },
+    select: { id: true },
+  });
+  const known = new Set(found.map((user) => user.id));
+  return ids.map((id) => (known.has(id) ? id : null));
+}
+
+/** Each of `emails` (case-insensitively, trimmed) if it is a user of the realm, else null: one query. */
+async function findUsersByEmail(db: NarrowReader, realmId: number, emails: string[]): Promise<(number | null)[]> {
+  const wanted = emails.map((email) => email.trim());
+  const found = await db.userProfile.findMany({
+    where: {
+      realm_id: realmId,
+      OR: wanted.map((email) => ({ email: { equals: email, mode: 'insensitive' as const } })),
+    },
+    select: { id: true, email: true },
+  });
+  const byEmail = new Map(found.map((user) => [user.email.toLowerCase(), user.id]));
+  return wanted.map((email) => byEmail.get(email.toLowerCase()) ?? null);
 }
 
 /** Zulip's can_access_stream_history: may the viewer read messages sent before they joined? */
@@ -287,8 +329,8 @@ export async function compileNarrow(db: NarrowReader, viewer: NarrowViewer, narr
         kind(true);
         const ids =
           typeof operand === 'string'
-            ? await Promise.all(operand.split(',').map(async (email) => (await findUser(db, realmId, email))?.id ?? null))
-            : await Promise.all((operand as number[]).map(async (id) => (await findUser(db, realmId, id))?.id ?? null));
+            ? await findUsersByEmail(db, realmId, operand.split(','))
+            : await findUsersById(db, realmId, operand as number[]);
         if (ids.length === 0 || ids.some((id) => id === null)) throw new BadNarrowError(`unknown user in ${pyRepr(operand)}`);
         condition = Prisma.sql`m.dm_key = ${dmKey([...(ids as number[]), viewer.id])}`;
         break;

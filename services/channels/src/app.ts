@@ -1,4 +1,4 @@
-import { createServiceApp } from '@teamchat/core';
+import { BODY_LIMITS, createServiceApp } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { ChannelsDeps } from './deps';
 import { loadChannelsConfig } from './env';
@@ -12,6 +12,7 @@ export function createApp(deps: ChannelsDeps) {
     internalSecret: deps.env.INTERNAL_JWT_SECRET,
     logger: deps.logger,
     ready: () => storesReachable(deps),
+    bodyLimitBytes: BODY_LIMITS.messagesAndChannels,
   });
 }
 

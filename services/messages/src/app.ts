@@ -1,4 +1,4 @@
-import { createServiceApp } from '@teamchat/core';
+import { BODY_LIMITS, createServiceApp } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { MessagesDeps } from './deps';
 import { loadMessagesConfig } from './env';
@@ -12,6 +12,7 @@ export function createApp(deps: MessagesDeps) {
     internalSecret: deps.env.INTERNAL_JWT_SECRET,
     logger: deps.logger,
     ready: () => storesReachable(deps),
+    bodyLimitBytes: BODY_LIMITS.messagesAndChannels,
   });
 }
 

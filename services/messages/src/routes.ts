@@ -1,5 +1,5 @@
 // The whole HTTP surface of the messages service.
-import type { Route } from '@teamchat/core';
+import { BODY_LIMITS, type Route } from '@teamchat/core';
 import { EMOJI_DATA_PATH } from '@teamchat/domain';
 import type { MessagesDeps } from './deps';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
@@ -13,7 +13,7 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/messages', view: sendMessage },
   { method: 'GET', path: '/api/v1/messages', view: getMessages },
   { method: 'POST', path: '/api/v1/messages/render', view: renderMessage },
-  { method: 'POST', path: '/api/v1/messages/flags', view: updateMessageFlags },
+  { method: 'POST', path: '/api/v1/messages/flags', view: updateMessageFlags, bodyLimitBytes: BODY_LIMITS.idList },
   { method: 'POST', path: '/api/v1/messages/flags/narrow', view: updateMessageFlagsForNarrow },
   { method: 'GET', path: '/api/v1/messages/:message_id', view: getMessage },
   { method: 'PATCH', path: '/api/v1/messages/:message_id', view: updateMessage },

@@ -1,7 +1,7 @@
 // Subscribing users to channels, creating the channels that do not exist yet
 // (Zulip's add_subscriptions_backend, list_to_streams, create_stream_if_needed, bulk_add_subscriptions).
 
-import { appendTo, JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
+import { appendTo, JsonableError, LIST_LIMITS, OrganizationOwnerRequiredError } from '@teamchat/core';
 import type { Stream, Tx, UserProfile } from '@teamchat/db';
 import {
   canAdministerChannel,
@@ -88,12 +88,14 @@ export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, 
     }
     const missing = uniqueByName(requests.filter((request) => !existing.has(request.name.toLowerCase())));
     const existingStreams = [...new Set(names.map((name) => existing.get(name.toLowerCase())).filter((stream): stream is Stream => stream !== undefined))];
+    checkNewChannelCount(missing.length);
 
     if (input.folderId !== null && !(await db.channelFolder.findFirst({ where: { id: input.folderId, realm_id: user.realm_id } }))) {
       throw new JsonableError('Invalid channel folder ID');
     }
 
     const subscribers = input.principals.length ? await usersByPrincipals(db, user.realm_id, input.principals) : [user];
+    checkSubscriptionChangeCount(subscribers.length * (existingStreams.length + missing.length));
     const subscribingOthers = subscribers.some((subscriber) => subscriber.id !== user.id);
 
     // Existing channels: the requester needs content access; to add others, permission to do so.
@@ -133,6 +135,21 @@ export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, 
     if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized.map((stream) => stream.name);
     return result;
   });
+}
+
+/**
+ * Each creation writes the channel, its group settings and its events in the request's
+ * transaction: a bounded number keeps that transaction well inside its timeout.
+ */
+function checkNewChannelCount(count: number): void {
+  const max = LIST_LIMITS.channelsCreatedPerRequest;
+  if (count > max) throw new JsonableError(`Too many new channels requested (maximum ${max}).`);
+}
+
+/** Subscriptions (users × channels) one request adds or removes: rows and events in one transaction. */
+export function checkSubscriptionChangeCount(count: number): void {
+  const max = LIST_LIMITS.subscriptionChangesPerRequest;
+  if (count > max) throw new JsonableError(`Too many subscriptions requested (maximum ${max}).`);
 }
 
 function uniqueByName(requests: ChannelRequest[]): ChannelRequest[] {
@@ -278,16 +295,22 @@ export async function bulkAddSubscriptions(
     await sendStreamCreationEvent(deps, tx, stream, needCreation);
   }
 
-  const addedStreamsOf = new Map<number, number[]>();
-  for (const change of added) appendTo(addedStreamsOf, change.userId, change.stream.id);
-  for (const user of users) {
-    const subs = await db.subscription.findMany({
-      where: { user_profile_id: user.id, stream_id: { in: addedStreamsOf.get(user.id) ?? [] } },
+  // The new subscriptions of every user in one read, their channels' objects built once: per
+  // user, a bulk subscribe of many users would cost a few queries each.
+  const addedKeys = new Set(added.map((change) => `${change.userId}:${change.stream.id}`));
+  const newSubs = (
+    await db.subscription.findMany({
+      where: { user_profile_id: { in: userIds }, stream_id: { in: streamIds } },
       include: { stream: true },
-      orderBy: { stream_id: 'asc' },
-    });
-    if (subs.length === 0) continue;
-    const dicts = await subscriptionDicts(db, subs, true);
+      orderBy: [{ user_profile_id: 'asc' }, { stream_id: 'asc' }],
+    })
+  ).filter((sub) => addedKeys.has(`${sub.user_profile_id}:${sub.stream_id}`));
+  const newDicts = await subscriptionDicts(db, newSubs, true);
+  const dictsOf = new Map<number, Record<string, unknown>[]>();
+  newSubs.forEach((sub, index) => appendTo(dictsOf, sub.user_profile_id, newDicts[index]));
+  for (const user of users) {
+    const dicts = dictsOf.get(user.id);
+    if (!dicts) continue;
     await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'add', subscriptions: dicts }, [user.id]);
   }
 

@@ -17,6 +17,7 @@ import { sendPeerEvent, sendStreamDeletionEvent } from '../lib/channel-events';
 import { streamsByName } from '../lib/streams';
 import { inTransaction } from '../lib/transactions';
 import { usersByPrincipals, viewerOf } from '../lib/users';
+import { checkSubscriptionChangeCount } from './subscribe';
 
 export interface UnsubscribeResult {
   removed: string[];
@@ -33,6 +34,7 @@ export async function doRemoveSubscriptions(deps: ChannelsDeps, user: UserProfil
     const streams = [...new Map(wanted.map((name) => [name.toLowerCase(), found.get(name.toLowerCase())!])).values()];
 
     const targets = principals?.length ? await usersByPrincipals(db, user.realm_id, principals) : [user];
+    checkSubscriptionChangeCount(targets.length * streams.length);
     // One's own bots count as oneself (Zulip's user_directly_controls_user).
     const unsubscribingOthers = targets.some((target) => target.id !== user.id && !(target.is_bot && target.bot_owner_id === user.id));
     if (unsubscribingOthers) await checkCanRemoveSubscribers(db, user, streams);

@@ -1,5 +1,5 @@
 // Parameter types of the channel endpoints beyond @teamchat/core's.
-import { JsonableError, param, v, type ParamType } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, param, v, type ParamType } from '@teamchat/core';
 import { groupSettingUpdate, groupSettingValue } from './group-settings';
 
 /** A value clients send either JSON-encoded or as plain text (python-zulip-api sends strings as they are). */
@@ -48,4 +48,7 @@ export const groupSettingValueParam = param.json(groupSettingValue);
 export const groupSettingUpdateParam = param.json(groupSettingUpdate);
 
 /** principals: all user ids or all emails. */
-export const principalsParam = param.json<(string | number)[]>(v.union(v.list(v.id()), v.list(v.str())));
+const principalsLimit = { maxLength: LIST_LIMITS.principalsPerRequest };
+export const principalsParam = param.json<(string | number)[]>(
+  v.union(v.list(v.id(), principalsLimit), v.list(v.str(), principalsLimit)),
+);

@@ -9,7 +9,8 @@ export async function subscriptionDicts(
   subs: (Subscription & { stream: Stream })[],
   includeSubscribers: boolean | 'partial',
 ): Promise<Record<string, unknown>[]> {
-  const streams = subs.map((sub) => sub.stream);
+  // Once per channel: the subscriptions of many users (a bulk subscribe) share their channels.
+  const streams = [...new Map(subs.map((sub) => [sub.stream_id, sub.stream])).values()];
   const [dicts, subscribers] = await Promise.all([
     streamApiDicts(db, streams),
     subscriberFields(db, streams.map((stream) => stream.id), includeSubscribers),

@@ -1,5 +1,5 @@
 // /users/me/subscriptions and friends: parse, call one action, answer.
-import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { transaction } from '@teamchat/db';
 import { accessStreamById, API_STREAM_GROUP_SETTINGS, SERVER_LIMITS } from '@teamchat/domain';
 import { doAddSubscriptions, type SubscribeInput } from '../actions/subscribe';
@@ -30,6 +30,11 @@ const channelRequest = v.refine(
   },
 );
 
+/** Channels one request may name: each costs lookups, rows and events in one transaction. */
+const channelsLimit = { maxLength: LIST_LIMITS.channelsPerSubscriptionRequest };
+const channelRequests = v.list(channelRequest, channelsLimit);
+const channelNames = v.list(v.str(), channelsLimit);
+
 /** GET /users/me/subscriptions */
 export async function listSubscriptions({ deps, params, requester }: Ctx) {
   const { include_subscribers } = params.parse({ include_subscribers: optional(includeSubscribersParam, false) });
@@ -43,7 +48,7 @@ export async function listSubscriptions({ deps, params, requester }: Ctx) {
 
 function parseSubscribe(ctx: Ctx): SubscribeInput {
   const parsed = ctx.params.parse({
-    subscriptions: required(param.json(v.list(channelRequest))),
+    subscriptions: required(param.json(channelRequests)),
     invite_only: optional(param.bool(), false),
     is_web_public: optional(param.bool(), false),
     is_default_stream: optional(param.bool(), false),
@@ -82,7 +87,7 @@ export async function subscribe(ctx: Ctx) {
 /** DELETE /users/me/subscriptions */
 export async function unsubscribe({ deps, params, requester }: Ctx) {
   const { subscriptions, principals } = params.parse({
-    subscriptions: required(param.json(v.list(v.str()))),
+    subscriptions: required(param.json(channelNames)),
     principals: optional(principalsParam),
   });
   const user = await actingUser(deps.db, requester);
@@ -92,8 +97,8 @@ export async function unsubscribe({ deps, params, requester }: Ctx) {
 /** PATCH /users/me/subscriptions: add and delete in one transaction (Zulip's compose_views). */
 export async function updateSubscriptions(ctx: Ctx) {
   const { add, delete: remove } = ctx.params.parse({
-    add: optional(param.json(v.list(channelRequest)), []),
-    delete: optional(param.json(v.list(v.str())), []),
+    add: optional(param.json(channelRequests), []),
+    delete: optional(param.json(channelNames), []),
   });
   if (add.length === 0 && remove.length === 0) throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
   const user = await actingUser(ctx.deps.db, ctx.requester);
@@ -122,7 +127,9 @@ export async function updateSubscriptions(ctx: Ctx) {
 export async function updateSubscriptionProperties({ deps, params, requester }: Ctx) {
   const { subscription_data } = params.parse({
     subscription_data: required(
-      param.json(v.list(v.object({ stream_id: v.id(), property: v.str(), value: v.union(v.bool(), v.str()) }))),
+      param.json(
+        v.list(v.object({ stream_id: v.id(), property: v.str(), value: v.union(v.bool(), v.str()) }), channelsLimit),
+      ),
     ),
   });
   const user = await actingUser(deps.db, requester);

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import { InvalidArgumentError, LIST_LIMITS, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { draftDict } from '@teamchat/domain';
 import { checkDraftsEnabled, doCreateDrafts, doDeleteDraft, doEditDraft, type DraftInput } from '../actions/drafts';
 import type { MessagesDeps } from '../deps';
@@ -7,15 +7,29 @@ const nonBlank = v.refine(v.str({ allowNullBytes: true }), (value, name) => {
   if (value.trim() === '') throw new InvalidArgumentError(`${name} cannot be blank`);
 });
 
+/** A draft's content and topic: the action refuses NUL in Zulip's words ("Message must not contain null bytes"). */
+const ACTION_REFUSES_NUL = { allowNullBytes: true };
+
+/** The latest time a JavaScript Date (and so the draft's timestamp column, through Prisma) can hold, in seconds. */
+const MAX_TIMESTAMP_SECONDS = 8.64e12;
+
+function checkTimestamp(value: number, name: string): number {
+  if (value > MAX_TIMESTAMP_SECONDS) throw new InvalidArgumentError(`${name} is too large`);
+  return value;
+}
+
 /** A draft object as clients send it: id is set by the server, timestamp optional. */
 const draftValidator: v.Validator<DraftInput> = v.object(
   {
     type: v.literal('', 'stream', 'private'),
-    to: v.list(v.int()),
+    to: v.list(v.id(), { maxLength: LIST_LIMITS.directMessageRecipients }),
     topic: v.str({ allowNullBytes: true }),
     content: nonBlank,
   },
-  { timestamp: (value, name) => (typeof value === 'number' && Number.isFinite(value) ? value : v.int()(value, name)) },
+  {
+    timestamp: (value, name) =>
+      typeof value === 'number' && Number.isFinite(value) ? checkTimestamp(value, name) : v.int()(value, name),
+  },
 );
 
 /** GET /drafts */
@@ -27,14 +41,18 @@ export async function getDrafts({ deps, requester }: AuthedContext<MessagesDeps>
 
 /** POST /drafts */
 export async function createDrafts({ deps, requester, params }: AuthedContext<MessagesDeps>) {
-  const { drafts } = params.parse({ drafts: required(param.json(v.list(draftValidator))) });
+  const { drafts } = params.parse({
+    drafts: required(
+      param.json(v.list(draftValidator, { maxLength: LIST_LIMITS.draftsPerRequest }), ACTION_REFUSES_NUL),
+    ),
+  });
   return { ids: await doCreateDrafts(deps, requester.userId, drafts) };
 }
 
 /** PATCH /drafts/{draft_id} */
 export async function editDraft({ deps, requester, params, req }: AuthedContext<MessagesDeps>) {
   const draftId = pathInt(req, 'draft_id');
-  const { draft } = params.parse({ draft: required(param.json(draftValidator)) });
+  const { draft } = params.parse({ draft: required(param.json(draftValidator, ACTION_REFUSES_NUL)) });
   await doEditDraft(deps, requester.userId, draftId, draft);
   return {};
 }

@@ -1,4 +1,4 @@
-import { JsonableError, optional, param, required, v, type AuthedContext } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, optional, param, required, v, type AuthedContext } from '@teamchat/core';
 import { accessStreamById, compileNarrow, parseAnchor, parseNarrow } from '@teamchat/domain';
 import { doMarkStreamAsRead, doUpdateFlagsOverRange, doUpdateMessageFlags, type FlagOperation } from '../actions/flags';
 import { doMarkAllAsRead } from '../actions/mark-all-read';
@@ -6,12 +6,12 @@ import type { MessagesDeps } from '../deps';
 import { loadActor, viewerOf } from '../lib/context';
 
 /** Zulip's MAX_MESSAGES_PER_UPDATE. */
-const MAX_MESSAGES_PER_UPDATE = 5000;
+const MAX_MESSAGES_PER_UPDATE = LIST_LIMITS.messagesPerFlagUpdate;
 
 /** POST /messages/flags */
 export async function updateMessageFlags({ deps, requester, params }: AuthedContext<MessagesDeps>) {
   const { messages, op, flag } = params.parse({
-    messages: required(param.json(v.list(v.int()))),
+    messages: required(param.json(v.list(v.id(), { maxLength: MAX_MESSAGES_PER_UPDATE }))),
     op: required(param.string()),
     flag: required(param.string()),
   });

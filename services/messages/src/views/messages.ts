@@ -1,4 +1,4 @@
-import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { loadMarkdownData, parseAnchor, parseNarrow, renderMessageMarkdown } from '@teamchat/domain';
 import { doSendMessage, normalizeBody } from '../actions/send-message';
 import type { MessagesDeps } from '../deps';
@@ -6,9 +6,31 @@ import { defaultReadBySender, sendingClientName } from '../lib/client';
 import { loadActor, viewerOf } from '../lib/context';
 import { fetchMessages } from '../lib/fetch';
 import { accessMessage, messagesForIds } from '../lib/messages';
-import { extractPrivateRecipients, extractStreamIndicator } from '../lib/recipients';
+import {
+  extractPrivateRecipients,
+  extractStreamIndicator,
+  type PrivateRecipients,
+  type StreamIndicator,
+} from '../lib/recipients';
 
-const MAX_MESSAGES_PER_FETCH = 5000;
+const MAX_MESSAGES_PER_FETCH = LIST_LIMITS.messagesPerFetch;
+const tooManyMessages = () => `Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`;
+
+const channelId = v.id();
+const recipientIds = v.list(v.id(), { maxLength: LIST_LIMITS.directMessageRecipients });
+const recipientEmails = v.list(v.str(), { maxLength: LIST_LIMITS.directMessageRecipients });
+
+/** `to` of a channel message: a name (checked by the action, in Zulip's words) or an id that fits the column. */
+function channelIndicator(raw: string): StreamIndicator {
+  const indicator = extractStreamIndicator(raw);
+  return typeof indicator === 'number' ? channelId(indicator, 'to') : indicator;
+}
+
+/** `to` of a direct message: ids that fit the column, or emails PostgreSQL can compare (no NUL). */
+function directRecipients(raw: string): PrivateRecipients {
+  const recipients = extractPrivateRecipients(raw);
+  return typeof recipients[0] === 'number' ? recipientIds(recipients, 'to') : recipientEmails(recipients, 'to');
+}
 
 /** POST /messages */
 export async function sendMessage({ deps, requester, params, req }: AuthedContext<MessagesDeps>) {
@@ -33,14 +55,14 @@ export async function sendMessage({ deps, requester, params, req }: AuthedContex
   const result = isStream
     ? await doSendMessage(deps, requester, {
         type: 'stream',
-        to: parsed.to === undefined ? undefined : extractStreamIndicator(parsed.to),
+        to: parsed.to === undefined ? undefined : channelIndicator(parsed.to),
         topic: parsed.topic,
         content: parsed.content,
         options,
       })
     : await doSendMessage(deps, requester, {
         type: 'private',
-        to: parsed.to === undefined ? [] : extractPrivateRecipients(parsed.to),
+        to: parsed.to === undefined ? [] : directRecipients(parsed.to),
         content: parsed.content,
         options,
       });
@@ -59,7 +81,7 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
     client_gravatar: optional(param.bool(), true),
     apply_markdown: optional(param.bool(), true),
     allow_empty_topic_name: optional(param.bool(), false),
-    message_ids: optional(param.json(v.list(v.int({ min: 0 })))),
+    message_ids: optional(param.json(v.list(v.id(), { maxLength: MAX_MESSAGES_PER_FETCH, tooLong: tooManyMessages }))),
   });
   let includeAnchor = parsed.include_anchor;
   if (parsed.message_ids !== undefined) {
@@ -73,7 +95,7 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
   }
   const anchor = parsed.message_ids === undefined ? parseAnchor(parsed.anchor, parsed.use_first_unread_anchor) : 0;
   const requested = parsed.message_ids?.length ?? parsed.num_before + parsed.num_after;
-  if (requested > MAX_MESSAGES_PER_FETCH) throw new JsonableError(`Too many messages requested (maximum ${MAX_MESSAGES_PER_FETCH}).`);
+  if (requested > MAX_MESSAGES_PER_FETCH) throw new JsonableError(tooManyMessages());
   if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor) throw new JsonableError('The anchor can only be excluded at an end of the range');
 
   const { user, realm } = await loadActor(deps.db, requester.userId);

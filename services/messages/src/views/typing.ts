@@ -1,11 +1,11 @@
-import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { doSendChannelTyping, doSendDirectTyping, doSendMessageEditTyping } from '../actions/typing';
 import type { MessagesDeps } from '../deps';
 
 /** POST /typing */
 export async function setTypingStatus({ deps, requester, params }: AuthedContext<MessagesDeps>) {
   const parsed = params.parse({
-    to: optional(param.json(v.list(v.int()))),
+    to: optional(param.json(v.list(v.id(), { maxLength: LIST_LIMITS.directMessageRecipients }))),
     op: required(param.enumString('start', 'stop')),
     type: optional(param.enumString('direct', 'stream', 'channel'), 'direct'),
     stream_id: optional(param.json(v.id())),
