@@ -123,6 +123,8 @@ export class EventCluster {
         DB_POOL_SIZE: '3',
         HOST: '127.0.0.1',
         PORT: String(port),
+        // Its /metrics listener: a free port, not PORT + 1000 (which another process may hold).
+        METRICS_PORT: String(await freePort()),
         LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
         EVENTS_REPLICA_ID: replicaId,
         EVENTS_LEASE_MS: '1000',
