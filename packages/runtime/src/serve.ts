@@ -144,7 +144,8 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
   setProcessLogger(options.logger);
   const state: ProcessState = { stopping: false };
   const server = await listen(withProcessEndpoints(service.handler, state), options.port, options.host);
-  const metricsServer = await listenMetrics(options.metricsPort || metricsPortFor(options.port), options.host, options.logger);
+  const metricsPort = options.metricsPort || metricsPortFor(options.port);
+  const metricsServer = await listenMetrics(metricsPort, options.host, options.logger);
   const metricsUrl = metricsServer ? `${serverUrl(metricsServer)}/metrics` : undefined;
   options.logger.info({ url: serverUrl(server), metrics_url: metricsUrl }, `${options.name} listening`);
   const shutdown = async (signal: string) => {

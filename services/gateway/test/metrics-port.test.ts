@@ -7,6 +7,7 @@ import { expectError, startStack, type Stack } from '@teamchat/testing';
 import type http from 'node:http';
 import { loadGatewayEnv } from '../src/env';
 
+const NOWHERE = 'http://127.0.0.1:9';
 let stack: Stack;
 let publicServer: http.Server;
 beforeAll(async () => {
@@ -14,11 +15,15 @@ beforeAll(async () => {
   // The gateway's handler as serve() puts it on the public port.
   const { createGateway } = await import('../src/app');
   const gateway = createGateway({
-    env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000 },
+    env: {
+      INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET,
+      REDIS_PREFIX: stack.deps.env.REDIS_PREFIX,
+      UPSTREAM_TIMEOUT_MS: 10_000,
+    },
     db: stack.db,
     redis: stack.redis,
     logger: stack.deps.logger,
-    serviceUrls: { users: stack.serviceUrls.users!, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: 'http://127.0.0.1:9' },
+    serviceUrls: { users: stack.serviceUrls.users!, messages: NOWHERE, channels: NOWHERE, uploads: NOWHERE, events: NOWHERE },
   });
   publicServer = await listen(withProcessEndpoints(gateway.handler, { stopping: false }), 0, '127.0.0.1');
   publicServer.on('close', () => void gateway.close());
@@ -37,7 +42,8 @@ test('the public port does not serve /metrics: 404, as any unknown path', async 
   expect(body).toEqual({ result: 'error', msg: 'Endpoint does not exist', code: 'BAD_REQUEST' });
   // The stack's own gateway, with credentials, too.
   const user = await stack.createUser();
-  expectError(await user.client.get('/metrics', {}, { validate: false }), 404, 'BAD_REQUEST', 'Endpoint does not exist');
+  const viaStack = await user.client.get('/metrics', {}, { validate: false });
+  expectError(viaStack, 404, 'BAD_REQUEST', 'Endpoint does not exist');
 });
 
 test('its admin port is METRICS_PORT, 9990 unless set', () => {

@@ -28,7 +28,10 @@ async function collectExcessQueues(deps: EventsDeps, requester: Requester, queue
   const limit = deps.events.config.EVENTS_MAX_QUEUES_PER_USER;
   try {
     const collected = await deps.events.store.collectBeyondLimit(requester.userId, requester.realmId, limit, queueId);
-    if (collected.length) deps.logger.info({ user_id: requester.userId, collected: collected.length, limit }, 'event queues over the per-user limit collected');
+    if (collected.length) {
+      const fields = { user_id: requester.userId, collected: collected.length, limit };
+      deps.logger.info(fields, 'event queues over the per-user limit collected');
+    }
   } catch (error) {
     // The new queue is fine; the next registration collects what this one could not.
     deps.logger.warn({ err: error, user_id: requester.userId }, 'collecting excess event queues failed');

@@ -15,7 +15,10 @@ import { hashPassword, verifyPassword } from '@teamchat/domain';
 
 export const loginThrottleEnvSpec = {
   LOGIN_RATE_LIMIT_ENABLED: env.bool('throttle password logins (POST /fetch_api_key)', true),
-  LOGIN_RATE_LIMIT_ACCOUNT_ATTEMPTS: env.int("password attempts per account per window (Zulip's authenticate_by_username)", 5),
+  LOGIN_RATE_LIMIT_ACCOUNT_ATTEMPTS: env.int(
+    "password attempts per account per window (Zulip's authenticate_by_username)",
+    5,
+  ),
   LOGIN_RATE_LIMIT_ACCOUNT_WINDOW_SECONDS: env.int('the per-account login window, in seconds', 1800),
   LOGIN_RATE_LIMIT_IP_ATTEMPTS: env.int('failed password attempts per client address per window', 30),
   LOGIN_RATE_LIMIT_IP_WINDOW_SECONDS: env.int('the per-address login window, in seconds', 1800),
@@ -46,7 +49,9 @@ end
 return {1, 0}
 `;
 
-type ThrottleRedis = Redis & { teamchatLoginAttempt(account: string, address: string, ...args: (string | number)[]): Promise<[number, number]> };
+type ThrottleRedis = Redis & {
+  teamchatLoginAttempt(account: string, address: string, ...args: (string | number)[]): Promise<[number, number]>;
+};
 
 /** One admitted attempt: report how it ended. */
 export interface LoginAttempt {
@@ -62,7 +67,9 @@ export class LoginThrottle {
     private readonly settings: LoginThrottleEnv,
     private readonly logger: Logger,
   ) {
-    if (!('teamchatLoginAttempt' in redis)) redis.defineCommand('teamchatLoginAttempt', { numberOfKeys: 2, lua: ATTEMPT_SCRIPT });
+    if (!('teamchatLoginAttempt' in redis)) {
+      redis.defineCommand('teamchatLoginAttempt', { numberOfKeys: 2, lua: ATTEMPT_SCRIPT });
+    }
     this.redis = redis as ThrottleRedis;
   }
 
@@ -81,7 +88,11 @@ export class LoginThrottle {
    * returns the seconds until one is allowed again. null when the throttle is off or Redis
    * cannot be reached (a protection, not a dependency: the login is checked as usual).
    */
-  async attempt(realmId: number, username: string, address: string): Promise<{ retryAfterSeconds: number } | LoginAttempt | null> {
+  async attempt(
+    realmId: number,
+    username: string,
+    address: string,
+  ): Promise<{ retryAfterSeconds: number } | LoginAttempt | null> {
     if (!this.settings.LOGIN_RATE_LIMIT_ENABLED) return null;
     const s = this.settings;
     const accountKey = this.accountKey(realmId, username);
