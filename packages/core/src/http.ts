@@ -1,6 +1,6 @@
 // Building a service's express app from its route table: internal-token check, the Zulip
 // wire format (urlencoded, multipart and JSON bodies), the success and error envelopes,
-// 404/405 for unknown paths and methods, health and metrics endpoints, and for every request
+// 404/405 for unknown paths and methods, health endpoints (/metrics: serve()'s admin port), and for every request
 // one log line (with its request id and trace id) and its Prometheus metrics.
 
 import type http from 'node:http';
