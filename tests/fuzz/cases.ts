@@ -111,6 +111,13 @@ const NASTY_VALUES = [
   `"${HUGE_STRING}"`,
   `["${HUGE_STRING}"]`,
   '['.repeat(20_000) + ']'.repeat(20_000),
+  '9007199254740992',
+  '[9007199254740992]',
+  '[{"operator":"channel","operand":2147483648}]',
+  '[{"operator":"sender","operand":9007199254740992}]',
+  '[{"operator":"dm","operand":[2147483648]}]',
+  '[{"operator":"search","operand":"a\u0000b"}]',
+  '["a\u0000b"]',
   JSON.stringify(Array.from({ length: 70_000 }, (_, i) => i + 1)),
   JSON.stringify(Array.from({ length: 5_000 }, () => 'x')),
   JSON.stringify(Array.from({ length: 3_000 }, () => ({ operator: 'search', operand: 'x' }))),
@@ -383,4 +390,105 @@ export function caseArb(endpoint: Endpoint, fixture: FuzzFixture): fc.Arbitrary<
   const arbs: fc.Arbitrary<FuzzRequest>[] = [params, params, params, allNamed, brokenJson, multipart, contentTypes, badAuth];
   if (wrongMethods.length) arbs.push(wrongMethod);
   return fc.oneof(...arbs);
+}
+
+// --- targeted values ------------------------------------------------------------------------
+//
+// Not random: every documented parameter of every endpoint, one at a time, gets each value
+// below while the other parameters hold plausible values (so the parser reaches it). Ids at
+// 2^31 (past the int32 id columns) and 2^53 (past exact JSON integers), NUL in plain and in JSON
+// strings, and lists far past any bound (issue #26: each of these was once a 500).
+
+/** Values for a parameter, each sent once per parameter of every endpoint. */
+export const TARGETED_VALUES: [string, string][] = [
+  ['nul', 'a\u0000b'],
+  ['nul-json-string', '"a\u0000b"'],
+  ['nul-in-list', '["a\u0000b"]'],
+  ['nul-in-object', '[{"name":"a\u0000b","operator":"search","operand":"a\u0000b"}]'],
+  ['id-2^31', '2147483648'],
+  ['id-2^53', '9007199254740992'],
+  ['ids-2^31', '[2147483648]'],
+  ['ids-2^53', '[9007199254740992]'],
+  ['huge-list', JSON.stringify(Array.from({ length: 20_000 }, (_, i) => i + 1))],
+  ['huge-narrow', JSON.stringify(Array.from({ length: 300 }, () => ({ operator: 'sender', operand: 2 ** 31 })))],
+  ['huge-dm-operand', JSON.stringify([{ operator: 'dm', operand: Array.from({ length: 5000 }, (_, i) => i + 1) }])],
+];
+
+/** Operands past the id columns and with NUL, for every narrow operator that takes one. */
+const NARROW_OPERATORS = [
+  'channel', 'stream', 'sender', 'dm', 'pm-with', 'dm-including', 'group-pm-with', 'id', 'with', 'topic', 'search',
+];
+export const TARGETED_NARROWS: [string, string][] = NARROW_OPERATORS.flatMap((operator): [string, string][] => {
+  const wrap = (operand: unknown) => JSON.stringify([{ operator, operand }]);
+  const many = operator === 'dm' || operator === 'pm-with';
+  return [
+    [`narrow-${operator}-2^31`, wrap(many ? [2 ** 31] : 2 ** 31)],
+    [`narrow-${operator}-2^53`, wrap(many ? [2 ** 53] : 2 ** 53)],
+    [`narrow-${operator}-nul`, wrap('a\u0000b')],
+  ];
+});
+
+/** Values for one parameter name only: 5,000 channels to create (once the 30 s transaction timeout, a 500). */
+const manyNewChannels = JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ name: `fuzz new channel ${i}` })));
+const TARGETED_BY_NAME: Record<string, [string, string][]> = {
+  narrow: TARGETED_NARROWS,
+  subscriptions: [['many-new-channels', manyNewChannels]],
+  add: [['many-new-channels', manyNewChannels]],
+};
+
+/**
+ * Values that get a request past the parameters before the one under test (none for
+ * message_ids: it would cut GET /messages short).
+ */
+function plausibleValue(name: string, endpoint: Endpoint, fixture: FuzzFixture): string | undefined {
+  const first = (key: string) => String(fixture.ids[key]?.[0] ?? 1);
+  const byName: Record<string, string> = {
+    type: 'stream',
+    to: first('stream_id'),
+    topic: 'fuzz topic',
+    subject: 'fuzz topic',
+    content: 'fuzz',
+    op: 'add',
+    flag: 'read',
+    anchor: 'newest',
+    num_before: '1',
+    num_after: '0',
+    narrow: '[]',
+    messages: `[${first('message_id')}]`,
+    stream_id: first('stream_id'),
+    message_id: first('message_id'),
+    user_id: first('user_id'),
+    principals: `[${first('user_id')}]`,
+    subscriptions: endpoint.method === 'DELETE' ? '["fuzz spare"]' : '[{"name":"fuzz spare"}]',
+    add: '[{"name":"fuzz spare"}]',
+    delete: '["fuzz spare"]',
+    subscription_data: `[{"stream_id":${first('stream_id')},"property":"pin_to_top","value":true}]`,
+    emoji_name: 'smile',
+    topic_name: 'fuzz topic',
+    name: 'fuzz name',
+    description: 'fuzz description',
+    drafts: `[{"type":"stream","to":[${first('stream_id')}],"topic":"t","content":"c"}]`,
+    draft: `{"type":"stream","to":[${first('stream_id')}],"topic":"t","content":"c"}`,
+  };
+  return byName[name];
+}
+
+/** One request per (documented parameter, targeted value) of the endpoint. */
+export function targetedCases(endpoint: Endpoint, fixture: FuzzFixture, path: string): FuzzRequest[] {
+  const auth = { authorization: fixture.authorization, accept: 'application/json' };
+  const cases: FuzzRequest[] = [];
+  for (const target of endpoint.paramNames) {
+    const values = [...TARGETED_VALUES, ...(TARGETED_BY_NAME[target] ?? [])];
+    for (const [kind, value] of values) {
+      const pairs: [string, string][] = endpoint.paramNames.flatMap((name): [string, string][] => {
+        if (name === target) return [[name, value]];
+        const plausible = plausibleValue(name, endpoint, fixture);
+        return plausible === undefined ? [] : [[name, plausible]];
+      });
+      // A body even for GET: a huge list does not fit a query string (the services read GET bodies).
+      const encoding: Encoding = endpoint.method === 'GET' && value.length < 2000 ? 'query' : 'form';
+      cases.push({ kind: `targeted-${kind}`, ...withParams(endpoint.method, path, pairs, encoding, auth) });
+    }
+  }
+  return cases;
 }

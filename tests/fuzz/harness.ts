@@ -86,10 +86,10 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
 // --- database fingerprint -------------------------------------------------------------------
 
 /**
- * Tables that change without a request: the outbox (the relay deletes published rows) and
- * Prisma's bookkeeping.
+ * Tables that change without a request: the outbox (the relay deletes published rows), the
+ * event tier's epoch (it writes it while it runs) and Prisma's bookkeeping.
  */
-const VOLATILE_TABLES = new Set(['event_outbox', '_prisma_migrations']);
+const VOLATILE_TABLES = new Set(['event_outbox', 'event_tier_epoch', '_prisma_migrations']);
 
 export type Fingerprint = Map<string, string>;
 

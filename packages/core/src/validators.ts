@@ -16,7 +16,11 @@ export interface IntOptions {
   max?: number;
 }
 
-/** An integer (not a float, not a numeric string). */
+/**
+ * An integer (not a float, not a numeric string) that JSON carries exactly. Not bounded
+ * further by default (some are millisecond times): a parameter that names a row or is stored in
+ * an integer column needs `id()` or an explicit `max`, or PostgreSQL refuses it with a 500.
+ */
 export function int(options: IntOptions = {}): Validator<number> {
   return (value, varName) => {
     if (typeof value !== 'number' || !Number.isInteger(value)) return fail(`${varName} is not an integer`);
