@@ -131,6 +131,7 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
         if (error) return next(error);
         json(req, res, (error?: unknown) => {
           if (error) return next(error);
+          countUndeclaredMultipart(req, limit);
           multipartFields(req, res, (error?: unknown) => next(error && multipartError(error)));
         });
       });
@@ -313,6 +314,23 @@ function authenticate<D>(route: Route<D>, secret: string) {
 }
 
 /** Any failure of the multipart parser (multer, or busboy under it) is the body's fault: a 400. */
+/**
+ * A multipart body without a declared length (chunked) is counted as it arrives: multer bounds
+ * each field, not their sum. Past `limit`, an error on the request makes multer stop reading and
+ * answer with it. Attached in the tick multer pipes the request, so no chunk flows unseen.
+ */
+function countUndeclaredMultipart(req: Request, limit: number): void {
+  if (req.headers['content-length'] !== undefined || !req.is('multipart')) return;
+  let received = 0;
+  const count = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received <= limit) return;
+    req.off('data', count);
+    req.emit('error', new JsonableError('Request body too large', { status: 413 }));
+  };
+  req.on('data', count);
+}
+
 function multipartError(error: unknown): JsonableError {
   if (error instanceof JsonableError) return error;
   const e = error as { name?: string; code?: string; message?: string };

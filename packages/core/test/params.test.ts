@@ -225,19 +225,39 @@ describe('values PostgreSQL would refuse, and lists past their bound (issue #26)
     expect(() => param.json(drafts).decode('["a\\u0000"]', 'drafts')).toThrow(nul('drafts[0]'));
   });
 
-  test('a multipart body is measured whole against the limit, by its declared length', async () => {
+  test('a multipart body is measured whole against the limit, declared or chunked', async () => {
     const logger = createLogger('test', 'silent');
     const options = { name: 'small', routes, deps: {}, internalSecret: SECRET, logger, bodyLimitBytes: 1000 };
     const small = createServiceApp(options);
     const smallServer = http.createServer(small);
     await new Promise<void>((resolve) => smallServer.listen(0, '127.0.0.1', resolve));
     try {
-      const client = new ApiClient(`http://127.0.0.1:${(smallServer.address() as AddressInfo).port}`);
+      const url = `http://127.0.0.1:${(smallServer.address() as AddressInfo).port}`;
+      const client = new ApiClient(url);
       const headers = { 'x-teamchat-internal-token': token('POST', '/api/v1/echo/7') };
       const fields = { op: 'add', topic: 'x'.repeat(50), a: 'y'.repeat(600), b: 'y'.repeat(600) };
       const multipart = { validate: false, encoding: 'multipart' as const, headers };
       const response = await client.request('POST', '/api/v1/echo/7', fields, multipart);
       expectError(response, 413, 'BAD_REQUEST', 'Request body too large');
+      // Chunked, without a declared length: counted as it arrives.
+      const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const contentType = 'multipart/form-data; boundary=b';
+        const requestHeaders = { ...headers, 'content-type': contentType };
+        const request = http.request(`${url}/api/v1/echo/7`, { method: 'POST', headers: requestHeaders });
+        request.on('response', (answer) => {
+          let body = '';
+          answer.on('data', (chunk) => (body += chunk));
+          answer.on('end', () => resolve({ status: answer.statusCode ?? 0, body }));
+        });
+        request.on('error', reject);
+        for (const name of ['op', 'a', 'b', 'c']) {
+          const value = name === 'op' ? 'add' : 'y'.repeat(600);
+          request.write(`--b\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+        }
+        request.end('--b--\r\n');
+      });
+      expect(chunked.status).toBe(413);
+      expect(JSON.parse(chunked.body)).toMatchObject({ result: 'error', msg: 'Request body too large' });
     } finally {
       await new Promise((resolve) => smallServer.close(resolve));
     }
