@@ -1,6 +1,6 @@
 import { env, loadEnv, type EnvOf } from '@teamchat/core';
 import { baseEnvSpec } from '@teamchat/runtime';
-import { ZULIP_RATE_LIMITS } from './rate-limit';
+import { rateLimitEnvSpec } from './rate-limit';
 
 /** Under the services' 65 s keep-alive timeout, so the gateway closes idle connections first. */
 export const UPSTREAM_SOCKET_DEFAULTS = { maxAgeMs: 30_000, idleMs: 15_000 };
@@ -17,12 +17,7 @@ export const gatewayEnvSpec = {
   UPSTREAM_TIMEOUT_MS: env.int('longest wait for a service answer (long-polls excepted)', 60_000),
   UPSTREAM_SOCKET_MAX_AGE_MS: env.int('longest time a connection to a service is reused (so new replicas get requests after a scale-out)', UPSTREAM_SOCKET_DEFAULTS.maxAgeMs),
   UPSTREAM_SOCKET_IDLE_MS: env.int('how long an unused connection to a service is kept open', UPSTREAM_SOCKET_DEFAULTS.idleMs),
-  RATE_LIMIT_ENABLED: env.bool('apply the API rate limits (off for benchmarks)', ZULIP_RATE_LIMITS.enabled),
-  RATE_LIMIT_USER_REQUESTS: env.int('API requests each user may make per window', ZULIP_RATE_LIMITS.user.limit),
-  RATE_LIMIT_USER_WINDOW_SECONDS: env.int('the per-user window, in seconds', ZULIP_RATE_LIMITS.user.windowSeconds),
-  RATE_LIMIT_IP_REQUESTS: env.int('unauthenticated API requests each IP address may make per window', ZULIP_RATE_LIMITS.ip.limit),
-  RATE_LIMIT_IP_WINDOW_SECONDS: env.int('the per-IP window, in seconds', ZULIP_RATE_LIMITS.ip.windowSeconds),
-  RATE_LIMIT_TRUST_FORWARDED_FOR: env.bool('take the client address from the last X-Forwarded-For entry (behind a proxy)', ZULIP_RATE_LIMITS.trustForwardedFor),
+  ...rateLimitEnvSpec,
 };
 
 export type GatewayEnv = EnvOf<typeof gatewayEnvSpec>;

@@ -10,10 +10,7 @@
 
 import type http from 'node:http';
 import type { Redis } from '@teamchat/bus';
-import { RateLimitedError, type Logger, type Requester } from '@teamchat/core';
-import type { GatewayEnv } from './env';
-
-export type RateLimitEnv = Pick<GatewayEnv, Extract<keyof GatewayEnv, `RATE_LIMIT_${string}`>>;
+import { env, RateLimitedError, type EnvOf, type Logger, type Requester } from '@teamchat/core';
 
 export interface RateLimitRule {
   /** Requests allowed per window (also the largest burst). */
@@ -36,6 +33,25 @@ export const ZULIP_RATE_LIMITS: RateLimitSettings = {
   ip: { limit: 100, windowSeconds: 60 },
   trustForwardedFor: false,
 };
+
+// The gateway's RATE_LIMIT_* variables, spread into its env spec (env.ts): declared here, beside their
+// defaults, so this module needs nothing from env.ts (no import cycle).
+export const rateLimitEnvSpec = {
+  RATE_LIMIT_ENABLED: env.bool('apply the API rate limits (off for benchmarks)', ZULIP_RATE_LIMITS.enabled),
+  RATE_LIMIT_USER_REQUESTS: env.int('API requests each user may make per window', ZULIP_RATE_LIMITS.user.limit),
+  RATE_LIMIT_USER_WINDOW_SECONDS: env.int('the per-user window, in seconds', ZULIP_RATE_LIMITS.user.windowSeconds),
+  RATE_LIMIT_IP_REQUESTS: env.int(
+    'unauthenticated API requests each IP address may make per window',
+    ZULIP_RATE_LIMITS.ip.limit,
+  ),
+  RATE_LIMIT_IP_WINDOW_SECONDS: env.int('the per-IP window, in seconds', ZULIP_RATE_LIMITS.ip.windowSeconds),
+  RATE_LIMIT_TRUST_FORWARDED_FOR: env.bool(
+    'take the client address from the last X-Forwarded-For entry (behind a proxy)',
+    ZULIP_RATE_LIMITS.trustForwardedFor,
+  ),
+};
+
+export type RateLimitEnv = EnvOf<typeof rateLimitEnvSpec>;
 
 // KEYS[1]: the bucket. ARGV: limit, window (ms). Returns {allowed, remaining, retry-after ms, full-again ms}.
 const GCRA_SCRIPT = `
