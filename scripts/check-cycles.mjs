@@ -1,7 +1,7 @@
 // npm run check:cycles: fails on any import cycle among the workspace's TypeScript sources (the files of
-// tsconfig.json, across package boundaries too: @teamchat/* resolve to their sources). Only imports that
-// exist at run time count: `import type`, `export type` and imports whose every name is a type are skipped.
-// Uses the TypeScript compiler API (already a dependency) to parse and resolve.
+// tsconfig.json, across package boundaries too: @teamchat/* resolve to their sources). Type-only imports
+// count as well (a type cycle still ties two modules together); --runtime-only leaves them out.
+// Dynamic import() and require() do not count. Uses the TypeScript compiler API (already a dependency).
 import path from 'node:path';
 import fs from 'node:fs';
 import ts from 'typescript';
@@ -17,7 +17,7 @@ const known = new Set(files);
 const host = ts.createCompilerHost(parsed.options);
 const resolutionCache = ts.createModuleResolutionCache(root, (name) => name, parsed.options);
 
-/** Module specifiers a file imports at run time. */
+/** Module specifiers a file imports (by type too, unless --runtime-only). */
 function runtimeImports(source) {
   const specifiers = [];
   const visit = (node) => {
@@ -25,17 +25,27 @@ function runtimeImports(source) {
       const clause = node.importClause;
       const typeOnly =
         clause?.isTypeOnly ||
-        (clause && !clause.name && clause.namedBindings && ts.isNamedImports(clause.namedBindings) &&
-          clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((e) => e.isTypeOnly));
+        (clause &&
+          !clause.name &&
+          clause.namedBindings &&
+          ts.isNamedImports(clause.namedBindings) &&
+          clause.namedBindings.elements.length > 0 &&
+          clause.namedBindings.elements.every((e) => e.isTypeOnly));
       if (!typeOnly || withTypes) specifiers.push(node.moduleSpecifier.text);
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       const typeOnly =
         node.isTypeOnly ||
-        (node.exportClause && ts.isNamedExports(node.exportClause) && node.exportClause.elements.length > 0 &&
+        (node.exportClause &&
+          ts.isNamedExports(node.exportClause) &&
+          node.exportClause.elements.length > 0 &&
           node.exportClause.elements.every((e) => e.isTypeOnly));
       if (!typeOnly || withTypes) specifiers.push(node.moduleSpecifier.text);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) &&
-      (!node.isTypeOnly || withTypes) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      (!node.isTypeOnly || withTypes) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       specifiers.push(node.moduleReference.expression.text);
     }
     // Dynamic import() and require() are deliberate lazy loads: they run after both modules are evaluated.
@@ -121,7 +131,9 @@ if (components.length === 0) {
   console.error(`check:cycles: ${components.length} import cycle(s):`);
   for (const component of components) {
     console.error(`  ${cycleIn(component).map(relative).join('\n    → ')}`);
-    if (component.length > 2) console.error(`    (${component.length} files in this tangle: ${component.map(relative).sort().join(', ')})`);
+    if (component.length > 2) {
+      console.error(`    (${component.length} files in this tangle: ${component.map(relative).sort().join(', ')})`);
+    }
   }
   process.exitCode = 1;
 }

@@ -14,6 +14,8 @@ export interface RedisClientOptions {
    * at a disconnect as failed (ioredis then leaves its promise unsettled): see settleOnClose.
    */
   failFast?: boolean;
+  /** Commands issued within one turn of the event loop share one write (ioredis's enableAutoPipelining). */
+  autoPipelining?: boolean;
 }
 
 /**
@@ -25,6 +27,7 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     connectionName: options.name,
     maxRetriesPerRequest: options.blocking ? null : 50,
     ...(options.failFast ? { enableOfflineQueue: false, autoResendUnfulfilledCommands: false } : {}),
+    ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
     enableReadyCheck: true,
     retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
   };

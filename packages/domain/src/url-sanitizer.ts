@@ -29,6 +29,7 @@ interface UrlParts {
 
 /** urlsplit: browsers ignore leading controls/spaces and tabs/newlines anywhere, so "java\tscript:" is javascript:. */
 function splitUrl(input: string): UrlParts | null {
+  // eslint-disable-next-line no-control-regex -- the C0 controls are what is stripped
   let rest = input.replace(/^[\x00-\x20]+/, '').replace(/[\t\r\n]/g, '');
   let scheme = '';
   const colon = rest.indexOf(':');

@@ -75,6 +75,7 @@ export class JobMetricsInstrumentation extends InstrumentationBase<Instrumentati
 
   /** The processor, timed and counted, with one log line per attempt. */
   private measure(processor: Processor): Processor {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the wrapper's own `this` is BullMQ's
     const instrumentation = this;
     const metrics = jobMetrics();
     return async function measuredProcessor(this: unknown, job: BullJob, ...rest: unknown[]) {
@@ -98,6 +99,7 @@ export class JobMetricsInstrumentation extends InstrumentationBase<Instrumentati
   }
 
   private patch(bullmq: BullmqExports): void {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the wrapper's own `this` is BullMQ's
     const instrumentation = this;
     const metrics = jobMetrics();
 

@@ -67,7 +67,7 @@ describe('POST /user_topics', () => {
     const set = (topic: string, policy: number, user = member) => user.client.post('/api/v1/user_topics', { stream_id: id, topic, visibility_policy: policy });
     let mark = await outboxMark(stack);
     expect((await set('Quiet', 1)).status).toBe(200);
-    let events = await eventsSince(stack, mark);
+    const events = await eventsSince(stack, mark);
     expect(events.map((e) => e.event.type)).toEqual(['muted_topics', 'user_topic']);
     expect(events[0].event.muted_topics).toEqual([[name, 'Quiet', expect.any(Number)]]);
     expect(events[1]).toMatchObject({ users: [member.id], event: { stream_id: id, topic_name: 'Quiet', visibility_policy: 1, last_updated: expect.any(Number) } });

@@ -70,7 +70,7 @@ async function expectOutcome(user: TestUser, streamId: number, params: Params, e
     if (error === null) expect(res.body).toMatchObject({ result: 'success' });
     else expectError(res, 400, 'BAD_REQUEST', error);
   } catch (failure) {
-    throw new Error(`${label}: ${(failure as Error).message}`);
+    throw new Error(`${label}: ${(failure as Error).message}`, { cause: failure });
   }
 }
 

@@ -34,7 +34,7 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
-  const handler: http.RequestListener = async (req, res) => {
+  const respond = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     if (req.url === '/health/live') {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
       return;
@@ -48,6 +48,8 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
     }
     res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"result":"error","msg":"Not found","code":"BAD_REQUEST"}');
   };
+  // Fire-and-forget: respond cannot reject (the readiness probe's failure is caught as "not ready").
+  const handler: http.RequestListener = (req, res) => void respond(req, res);
 
   return {
     handler,

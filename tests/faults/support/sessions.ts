@@ -188,7 +188,6 @@ export class SessionClient {
       while (this.running && !ended) {
         if (Date.now() >= leaveAt && !this.staying) {
           await this.leave(queue);
-          ended = true;
           break;
         }
         const outcome = await this.poll(queue);

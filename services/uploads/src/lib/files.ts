@@ -23,6 +23,7 @@ export function sanitizeName(value: string, options: { strict?: boolean } = {}):
  * browsers), as Django reads it; names from filename*=UTF-8'' arrive decoded already.
  */
 export function multipartFileName(parsed: string): string {
+  // eslint-disable-next-line no-control-regex -- the test is for latin1, controls included
   if (!/^[\x00-\xff]*$/.test(parsed)) return parsed;
   const bytes = Buffer.from(parsed, 'latin1');
   try {
