@@ -231,26 +231,51 @@ export async function metadataGroupMemberIds(db: Pick<TxClient, '$queryRaw'>, se
   return rows.map((row) => row.id);
 }
 
+/** Whether holding this channel setting lets one see a private channel (so it may not be role:everyone). */
+export function grantsMetadataAccess(settingName: string): boolean {
+  return (METADATA_ACCESS_SETTINGS as readonly string[]).includes(settingName);
+}
+
+type AudienceStream = Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>;
+type AudienceReader = Pick<TxClient, '$queryRaw' | 'groupSetting'>;
+
 /**
- * Everyone who can see the channel's settings (Zulip's can_access_stream_metadata_user_ids):
- * web-public channels: everyone; public channels: every non-guest plus subscribed guests;
- * private channels: subscribers,
- * administrators and the members of the metadata-granting settings.
+ * Everyone who can see the channel exists without being subscribed to it: who hears that a
+ * new channel was created (Zulip's create_stream_if_needed). Web-public: every active user;
+ * public: every active non-guest; private: administrators and the members of the
+ * metadata-granting settings. `settings` (setting name → group id) is read when not given.
+ */
+export async function unsubscribedMetadataAccessUserIds(
+  db: AudienceReader,
+  stream: AudienceStream,
+  settings?: Record<string, number>,
+): Promise<number[]> {
+  if (stream.is_web_public && !stream.invite_only) return activeRealmUserIds(db, stream.realm_id);
+  if (!stream.invite_only) return activeRealmUserIds(db, stream.realm_id, { nonGuestsOnly: true });
+  const holders = settings ?? (await streamSettingGroups(db, [stream.id])).get(stream.id)!;
+  const [admins, groupMembers] = await Promise.all([
+    realmAdministratorIds(db, stream.realm_id),
+    metadataGroupMemberIds(db, holders),
+  ]);
+  return sortedUnion(admins, groupMembers);
+}
+
+/**
+ * Everyone who can see the channel's settings and subscriber list (Zulip's
+ * bulk_can_access_stream_metadata_user_ids and bulk_get_subscriber_peer_info): those above
+ * plus its active subscribers (guests included). The ONE audience of `stream` update and
+ * delete events and of `subscription` peer_add / peer_remove, whichever service sends them.
  */
 export async function metadataAccessUserIds(
-  db: Pick<TxClient, '$queryRaw'>,
-  stream: Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>,
-  settings: Record<string, number>,
+  db: AudienceReader,
+  stream: AudienceStream,
+  settings?: Record<string, number>,
 ): Promise<number[]> {
-  const subscribers = (await activeSubscriberIds(db, [stream.id])).get(stream.id)!;
-  // Guests can see web-public channels too.
-  if (!stream.invite_only && stream.is_web_public) return activeRealmUserIds(db, stream.realm_id);
-  if (!stream.invite_only) {
-    const nonGuests = await activeRealmUserIds(db, stream.realm_id, { nonGuestsOnly: true });
-    return sortedUnion(nonGuests, subscribers);
-  }
-  const [admins, groupMembers] = await Promise.all([realmAdministratorIds(db, stream.realm_id), metadataGroupMemberIds(db, settings)]);
-  return sortedUnion(subscribers, admins, groupMembers);
+  const [withoutSubscription, subscribers] = await Promise.all([
+    unsubscribedMetadataAccessUserIds(db, stream, settings),
+    activeSubscriberIds(db, [stream.id]),
+  ]);
+  return sortedUnion(withoutSubscription, subscribers.get(stream.id)!);
 }
 
 export function sortedUnion(...lists: number[][]): number[] {

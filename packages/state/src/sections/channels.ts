@@ -10,11 +10,10 @@ import {
   streamSettingGroups,
   subscriberFields,
   subscriptionProperties,
+  viewerOf,
   type ApiStream,
 } from '@teamchat/domain';
 import { perRegister, type StateContext, type StateSection } from '../registry';
-
-const viewerOf = (ctx: StateContext) => ({ id: ctx.user.id, realm_id: ctx.user.realm_id, role: ctx.user.role });
 
 interface VisibleChannels {
   streams: Stream[];
@@ -29,7 +28,7 @@ async function readVisibleChannels(ctx: StateContext): Promise<VisibleChannels> 
   const [candidates, subscriptions, viewer] = await Promise.all([
     ctx.db.stream.findMany({ where: { realm_id: ctx.realm.id, ...(includeArchived ? {} : { is_archived: false }) }, orderBy: { id: 'asc' } }),
     ctx.db.subscription.findMany({ where: { user_profile_id: ctx.user.id }, orderBy: { stream_id: 'asc' } }),
-    loadViewerContext(ctx.db, viewerOf(ctx)),
+    loadViewerContext(ctx.db, viewerOf(ctx.user)),
   ]);
   const settings = await streamSettingGroups(ctx.db, candidates.map((stream) => stream.id));
   const streams = candidates.filter((stream) => hasMetadataAccess(viewer, stream, settings.get(stream.id)));

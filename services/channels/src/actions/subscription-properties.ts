@@ -3,9 +3,8 @@
 
 import { JsonableError } from '@teamchat/core';
 import { transaction, type UserProfile } from '@teamchat/db';
-import { accessStreamById } from '@teamchat/domain';
+import { accessStreamById, viewerOf } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { viewerOf } from '../lib/users';
 
 export const BOOLEAN_SUBSCRIPTION_PROPERTIES = [
   'in_home_view',

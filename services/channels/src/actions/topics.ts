@@ -3,9 +3,8 @@ import { createHash } from 'node:crypto';
 import { JOB_QUEUES, type DeleteTopicJobData } from '@teamchat/bus';
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
-import { accessStreamById, INVALID_CHANNEL_ID, isAdministrator } from '@teamchat/domain';
+import { accessStreamById, INVALID_CHANNEL_ID, isAdministrator, viewerOf } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { viewerOf } from '../lib/users';
 
 /** One job per (channel, topic): a repeated request joins the running job. */
 export function deleteTopicJobId(job: DeleteTopicJobData): string {

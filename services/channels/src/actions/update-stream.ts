@@ -20,6 +20,7 @@ import { transaction, type Stream, type Tx, type UserProfile } from '@teamchat/d
 import {
   activeSubscriberIds,
   checkStreamName,
+  grantsMetadataAccess,
   groupSettingApiValues,
   isAdministrator,
   isOwner,
@@ -27,7 +28,6 @@ import {
   renderMarkdown,
   SERVER_LIMITS,
   streamApiDicts,
-  streamSettingGroups,
   type GroupSettingValue,
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
@@ -179,7 +179,7 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
     }
     if (unarchive) {
       current = await db.stream.update({ where: { id: stream.id }, data: { is_archived: false } });
-      const audience = await audienceOf(tx, current);
+      const audience = await metadataAccessUserIds(tx.db, current);
       await sendStreamUpdateEvent(deps, tx, current, 'is_archived', false, audience);
       await sendStreamCreationEvent(deps, tx, current, audience);
     }
@@ -194,7 +194,8 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
     if (newName !== undefined) {
       const oldName = current.name;
       current = await db.stream.update({ where: { id: stream.id }, data: { name: newName } });
-      await sendStreamUpdateEvent(deps, tx, { ...current, name: oldName }, 'name', newName, await audienceOf(tx, current));
+      const audience = await metadataAccessUserIds(tx.db, current);
+      await sendStreamUpdateEvent(deps, tx, { ...current, name: oldName }, 'name', newName, audience);
     }
     if (update.folderId !== undefined && update.folderId !== current.folder_id) {
       current = await db.stream.update({ where: { id: stream.id }, data: { folder_id: update.folderId } });
@@ -211,13 +212,8 @@ async function hasNamedTopics(db: Tx['db'], streamId: number): Promise<boolean> 
   return rows[0].found;
 }
 
-async function audienceOf(tx: Tx, stream: Stream): Promise<number[]> {
-  const settings = (await streamSettingGroups(tx.db, [stream.id])).get(stream.id)!;
-  return metadataAccessUserIds(tx.db, stream, settings);
-}
-
 async function sendToMetadataUsers(deps: ChannelsDeps, tx: Tx, stream: Stream, property: string, value: unknown, extra: Record<string, unknown> = {}): Promise<void> {
-  await sendStreamUpdateEvent(deps, tx, stream, property, value, await audienceOf(tx, stream), extra);
+  await sendStreamUpdateEvent(deps, tx, stream, property, value, await metadataAccessUserIds(tx.db, stream), extra);
 }
 
 /**
@@ -231,10 +227,10 @@ async function applyVisibilityChange(
   change: () => Promise<unknown>,
   describe: (after: Stream) => { property: string; value: unknown; extra?: Record<string, unknown> },
 ): Promise<Stream> {
-  const before = new Set(await audienceOf(tx, stream));
+  const before = new Set(await metadataAccessUserIds(tx.db, stream));
   await change();
   const after = await tx.db.stream.findUniqueOrThrow({ where: { id: stream.id } });
-  const audience = await audienceOf(tx, after);
+  const audience = await metadataAccessUserIds(tx.db, after);
   const audienceSet = new Set(audience);
   const gained = audience.filter((id) => !before.has(id));
   const kept = audience.filter((id) => before.has(id));
@@ -252,13 +248,11 @@ async function applyVisibilityChange(
   return after;
 }
 
-const METADATA_GRANTING = new Set(['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group']);
-
 async function applySettingChange(deps: ChannelsDeps, tx: Tx, stream: Stream, name: string, groupId: number, previousGroupId: number | undefined): Promise<Stream> {
   const value = (await groupSettingApiValues(tx.db, [groupId])).get(groupId)!;
   const replace = () => replaceStreamSetting(tx.db, stream.realm_id, stream.id, name, groupId, previousGroupId);
   const postPolicyBefore = name === 'can_send_message_group' ? (await streamApiDicts(tx.db, [stream])).get(stream.id)!.stream_post_policy : null;
-  if (METADATA_GRANTING.has(name)) {
+  if (grantsMetadataAccess(name)) {
     await applyVisibilityChange(deps, tx, stream, replace, () => ({ property: name, value }));
   } else {
     await replace();

@@ -2,6 +2,7 @@
 import { JsonableError, v } from '@teamchat/core';
 import type { TxClient } from '@teamchat/db';
 import {
+  grantsMetadataAccess,
   groupForSettingValue,
   sameGroupSettingValue,
   setGroupSetting,
@@ -9,12 +10,6 @@ import {
   systemGroupId,
   type GroupSettingValue,
 } from '@teamchat/domain';
-
-/**
- * Settings whose holders gain access to the channel may not be role:everyone (guests must not
- * get in through them: Zulip's allow_everyone_group=False).
- */
-const DISALLOW_EVERYONE = new Set(['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group']);
 
 /** Settings that only someone with content access to a private channel may change (rule 4). */
 export const SETTINGS_REQUIRING_CONTENT_ACCESS = new Set(['can_add_subscribers_group', 'can_subscribe_group']);
@@ -57,9 +52,14 @@ export function requestedSettingValue(current: GroupSettingValue, update: GroupS
   return sameGroupSettingValue(wanted, current) ? null : wanted;
 }
 
-/** Checks `value` for `settingName` and returns the group that will hold it (new anonymous groups are created). */
+/**
+ * Checks `value` for `settingName` and returns the group that will hold it (new anonymous groups
+ * are created). Settings whose holders see the channel may not be role:everyone: guests must not
+ * get in through them (Zulip's allow_everyone_group=False).
+ */
 export async function holderGroupFor(tx: TxClient, realmId: number, settingName: string, value: GroupSettingValue): Promise<number> {
-  return groupForSettingValue(tx, realmId, settingName, value, { allowEveryone: !DISALLOW_EVERYONE.has(settingName), allowInternet: false });
+  const allowEveryone = !grantsMetadataAccess(settingName);
+  return groupForSettingValue(tx, realmId, settingName, value, { allowEveryone, allowInternet: false });
 }
 
 /**

@@ -7,9 +7,9 @@ import {
   INVALID_CHANNEL_ID,
   loadViewerContext,
   streamSettingGroups,
+  viewerOf,
   type ViewerContext,
 } from '@teamchat/domain';
-import { viewerOf } from './users';
 
 type Reader = Pick<TxClient, '$queryRaw' | 'stream' | 'groupSetting'>;
 

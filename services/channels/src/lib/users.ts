@@ -1,20 +1,15 @@
-// The acting user and the users a request names (principals).
+// The users a request names (principals). The acting user is @teamchat/domain's loadActor.
 import { JsonableError, type Requester } from '@teamchat/core';
 import type { TxClient, UserProfile } from '@teamchat/db';
-import type { Viewer } from '@teamchat/domain';
+import { loadActor } from '@teamchat/domain';
 
 type Reader = Pick<TxClient, 'userProfile'>;
 
-/** The requester's current row: roles can change after the gateway cached its answer. */
-export async function actingUser(db: Reader, requester: Requester): Promise<UserProfile> {
-  const user = await db.userProfile.findFirst({ where: { id: requester.userId, realm_id: requester.realmId, is_active: true } });
-  if (!user) throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
-  return user;
-}
-
-export function viewerOf(user: Pick<UserProfile, 'id' | 'realm_id' | 'role'>): Viewer {
-  return { id: user.id, realm_id: user.realm_id, role: user.role };
-}
+// Kept for files being edited elsewhere (views/subscriptions.ts, actions/subscribe.ts,
+// actions/unsubscribe.ts); new code uses loadActor and viewerOf from @teamchat/domain.
+export { viewerOf } from '@teamchat/domain';
+export const actingUser = async (db: Reader, requester: Requester): Promise<UserProfile> =>
+  (await loadActor(db, requester.userId)).user;
 
 /**
  * The active users named by `principals` (all ids or all emails), as Zulip's

@@ -1,9 +1,8 @@
 // /channel_folders: create, list, update.
 import { optional, param, pathInt, required, type AuthedContext } from '@teamchat/core';
-import { channelFolderDict } from '@teamchat/domain';
+import { channelFolderDict, loadActor } from '@teamchat/domain';
 import { doCreateChannelFolder, doUpdateChannelFolder } from '../actions/channel-folders';
 import type { ChannelsDeps } from '../deps';
-import { actingUser } from '../lib/users';
 
 type Ctx = AuthedContext<ChannelsDeps>;
 
@@ -17,7 +16,7 @@ export async function createChannelFolder({ deps, params, requester }: Ctx) {
     name: required(param.string({ maxLength: MAX_FOLDER_NAME_LENGTH })),
     description: required(param.string({ maxLength: MAX_FOLDER_DESCRIPTION_LENGTH })),
   });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   return { channel_folder_id: await doCreateChannelFolder(deps, user, name, description) };
 }
 
@@ -39,6 +38,6 @@ export async function updateChannelFolder({ deps, params, req, requester }: Ctx)
     description: optional(param.string({ maxLength: MAX_FOLDER_DESCRIPTION_LENGTH })),
     is_archived: optional(param.bool()),
   });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   await doUpdateChannelFolder(deps, user, folderId, { name, description, isArchived: is_archived });
 }

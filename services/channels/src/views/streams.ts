@@ -8,10 +8,12 @@ import {
   hasMetadataAccess,
   isAdministrator,
   isGuest,
+  loadActor,
   loadViewerContext,
   SERVER_LIMITS,
   streamApiDicts,
   streamSettingGroups,
+  viewerOf,
 } from '@teamchat/domain';
 import { doArchiveStream } from '../actions/archive-stream';
 import { doChangeDefaultStream } from '../actions/default-streams';
@@ -19,7 +21,6 @@ import { doUpdateStream } from '../actions/update-stream';
 import type { ChannelsDeps } from '../deps';
 import { groupSettingUpdateParam, retentionDaysParam, topicsPolicyParam } from '../lib/params';
 import { streamByName } from '../lib/streams';
-import { actingUser, viewerOf } from '../lib/users';
 import { definedValues } from './subscriptions';
 
 type Ctx = AuthedContext<ChannelsDeps>;
@@ -37,7 +38,7 @@ export async function listStreams({ deps, params, requester }: Ctx) {
     include_owner_subscribed: optional(param.bool(), false),
     include_can_access_content: optional(param.bool(), false),
   });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const candidates = await deps.db.stream.findMany({ where: { realm_id: user.realm_id, ...(options.exclude_archived ? { is_archived: false } : {}) } });
   const viewer = await loadViewerContext(deps.db, viewerOf(user));
   const settings = await streamSettingGroups(deps.db, candidates.map((stream) => stream.id));
@@ -66,7 +67,7 @@ export async function listStreams({ deps, params, requester }: Ctx) {
 
 /** GET /streams/{stream_id} */
 export async function getStream({ deps, req, requester }: Ctx) {
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const { stream } = await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'), { requireContentAccess: false, requireActiveChannel: true });
   return { stream: (await streamApiDicts(deps.db, [stream])).get(stream.id)! };
 }
@@ -78,7 +79,7 @@ export async function getStream({ deps, req, requester }: Ctx) {
  */
 export async function getStreamEmailAddress({ deps, params, req, requester }: Ctx) {
   params.parse({ sender_id: optional(param.int()) });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'));
   return { email: '' };
 }
@@ -86,7 +87,7 @@ export async function getStreamEmailAddress({ deps, params, req, requester }: Ct
 /** GET /get_stream_id?stream=name */
 export async function getStreamId({ deps, params, requester }: Ctx) {
   const { stream: name } = params.parse({ stream: required(param.string()) });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const error = `Invalid channel name '${name}'`;
   const stream = await streamByName(deps.db, user.realm_id, name);
   if (!stream || stream.is_archived) throw new JsonableError(error);
@@ -100,7 +101,7 @@ export async function getStreamId({ deps, params, requester }: Ctx) {
 
 /** GET /streams/{stream_id}/members */
 export async function getStreamMembers({ deps, req, requester }: Ctx) {
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const { stream } = await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'), { requireContentAccess: false, requireActiveChannel: true });
   return { subscribers: (await activeSubscriberIds(deps.db, [stream.id])).get(stream.id)! };
 }
@@ -123,7 +124,7 @@ export async function updateStream({ deps, params, req, requester }: Ctx) {
     topics_policy: optional(topicsPolicyParam),
   });
   const groupSettings = definedValues(params.parse(Object.fromEntries(API_STREAM_GROUP_SETTINGS.map((name) => [name, optional(groupSettingUpdateParam)]))));
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   await doUpdateStream(deps, user, streamId, {
     description: parsed.description,
     newName: parsed.new_name,
@@ -141,14 +142,14 @@ export async function updateStream({ deps, params, req, requester }: Ctx) {
 
 /** DELETE /streams/{stream_id}: archive. */
 export async function archiveStream({ deps, req, requester }: Ctx) {
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   await doArchiveStream(deps, user, pathInt(req, 'stream_id'));
 }
 
 /** POST /default_streams */
 export async function addDefaultStream({ deps, params, requester }: Ctx) {
   const { stream_id } = params.parse({ stream_id: required(param.json(v.id())) });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   const { stream } = await accessStreamById(deps.db, viewerOf(user), stream_id, { requireActiveChannel: true });
   if (stream.invite_only) throw new JsonableError('Private channels cannot be made default.');
@@ -158,7 +159,7 @@ export async function addDefaultStream({ deps, params, requester }: Ctx) {
 /** DELETE /default_streams */
 export async function removeDefaultStream({ deps, params, requester }: Ctx) {
   const { stream_id } = params.parse({ stream_id: required(param.json(v.id())) });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   const { stream } = await accessStreamById(deps.db, viewerOf(user), stream_id, { requireContentAccess: false, requireActiveChannel: true });
   await doChangeDefaultStream(deps, stream, false);

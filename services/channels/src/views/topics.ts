@@ -1,12 +1,11 @@
 // Topics of a channel, deleting a topic, and per-topic visibility.
 import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
-import { accessStreamById, SERVER_LIMITS } from '@teamchat/domain';
+import { accessStreamById, loadActor, SERVER_LIMITS, viewerOf } from '@teamchat/domain';
 import { doDeleteTopic, doSetUserTopicVisibility, VisibilityPolicy } from '../actions/topics';
 import type { ChannelsDeps } from '../deps';
 import { topicNameFromApi } from '../lib/names';
 import { streamByName } from '../lib/streams';
 import { topicHistory } from '../lib/topics';
-import { actingUser, viewerOf } from '../lib/users';
 
 type Ctx = AuthedContext<ChannelsDeps>;
 
@@ -14,7 +13,7 @@ type Ctx = AuthedContext<ChannelsDeps>;
 export async function getTopics({ deps, params, req, requester }: Ctx) {
   const streamId = pathInt(req, 'stream_id');
   const { allow_empty_topic_name } = params.parse({ allow_empty_topic_name: optional(param.bool(), false) });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const { stream } = await accessStreamById(deps.db, viewerOf(user), streamId, { requireActiveChannel: true });
   // Protected history: only the topics of messages one received.
   const receivedBy = stream.history_public_to_subscribers ? null : user.id;
@@ -25,7 +24,7 @@ export async function getTopics({ deps, params, req, requester }: Ctx) {
 export async function deleteTopic({ deps, params, req, requester }: Ctx) {
   const streamId = pathInt(req, 'stream_id');
   const { topic_name } = params.parse({ topic_name: required(param.string()) });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const complete = await doDeleteTopic(deps, user, streamId, topicNameFromApi(topic_name));
   return { complete };
 }
@@ -37,7 +36,7 @@ export async function updateUserTopic({ deps, params, requester }: Ctx) {
     topic: required(param.string({ maxLength: SERVER_LIMITS.max_topic_length })),
     visibility_policy: required(param.json(v.literal(0, 1, 2, 3))),
   });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   await doSetUserTopicVisibility(deps, user, stream_id, topicNameFromApi(topic), visibility_policy);
 }
 
@@ -54,7 +53,7 @@ export async function updateMutedTopic({ deps, params, requester }: Ctx) {
   });
   if (stream_id === undefined && stream === undefined) throw new JsonableError("Missing 'stream_id' argument");
   if (stream_id !== undefined && stream !== undefined) throw new JsonableError('Unsupported parameter combination: stream_id, stream');
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   let streamId = stream_id;
   if (streamId === undefined) {
     const found = await streamByName(deps.db, user.realm_id, stream!);

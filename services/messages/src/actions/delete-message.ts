@@ -8,10 +8,17 @@
 import { JOB_QUEUES, type ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Message, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
-import { attachmentsOrphanedBy, canDeleteAnyMessageInChannel, canDeleteOwnMessageInChannel, hasRealmPermission } from '@teamchat/domain';
+import {
+  attachmentsOrphanedBy,
+  canDeleteAnyMessageInChannel,
+  canDeleteOwnMessageInChannel,
+  hasRealmPermission,
+  loadActor,
+  viewerOf,
+} from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { messageActionAudience } from '../lib/audiences';
-import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
+import { realmMessageSettings } from '../lib/context';
 import { accessMessageForUpdate } from '../lib/messages';
 import { refreshFirstMessageIds } from '../lib/first-message-ids';
 

@@ -2,10 +2,17 @@
 // events.
 import { JsonableError, ResourceNotFoundError } from '@teamchat/core';
 import { transaction, type Draft, type TxClient } from '@teamchat/db';
-import { accessStreamById, draftDict, SERVER_LIMITS, truncateText, userSettings } from '@teamchat/domain';
+import {
+  accessStreamById,
+  draftDict,
+  loadActor,
+  SERVER_LIMITS,
+  truncateText,
+  userSettings,
+  viewerOf,
+} from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { normalizeBody } from './send-message';
-import { loadActor, viewerOf } from '../lib/context';
 
 export interface DraftInput {
   type: '' | 'stream' | 'private';

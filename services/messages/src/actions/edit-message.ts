@@ -22,6 +22,7 @@ import {
   hasRealmPermission,
   isModerator,
   linkedUploadPathIds,
+  loadActor,
   loadLinkifiers,
   loadMarkdownData,
   MessageFlag,
@@ -35,12 +36,13 @@ import {
   streamAccess,
   topicLinks,
   truncateText,
+  viewerOf,
   type AttachmentDict,
   type RenderingResult,
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { usersAlertedBy } from '../lib/alert-words';
-import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
+import { realmMessageSettings } from '../lib/context';
 import { refreshFirstMessageIds } from '../lib/first-message-ids';
 import { accessMessageForUpdate } from '../lib/messages';
 import { checkMentions } from '../lib/mentions';

@@ -12,13 +12,16 @@
 import { JsonableError, type Requester } from '@teamchat/core';
 import { Prisma, transaction, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
 import {
+  activeSubscriberIds,
   claimAttachments,
   dmKey,
   flagsList,
   inaccessibleUserIds,
   linkedUploadPathIds,
+  loadActor,
   loadMarkdownData,
   MessageFlag,
+  metadataAccessUserIds,
   renderMessageMarkdown,
   SERVER_LIMITS,
   topicLinks,
@@ -28,8 +31,6 @@ import {
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { usersAlertedBy } from '../lib/alert-words';
-import { streamMetadataAudience } from '../lib/audiences';
-import { loadActor } from '../lib/context';
 import { checkMentions } from '../lib/mentions';
 import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
 import { checkTopicInput, checkTopicsPolicy, streamForSending, usersForRecipients, type PrivateRecipients, type StreamIndicator } from '../lib/recipients';
@@ -57,13 +58,6 @@ export function normalizeBody(body: string): string {
 type Target =
   | { kind: 'stream'; stream: Stream; topic: string; recipientIds: number[] }
   | { kind: 'private'; participants: UserProfile[]; key: string };
-
-async function activeSubscriberIds(db: MessagesDeps['db'], streamId: number): Promise<number[]> {
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    SELECT s.user_profile_id AS id FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id
-    WHERE s.stream_id = ${streamId} AND s.active AND u.is_active ORDER BY s.user_profile_id`;
-  return rows.map((row) => row.id);
-}
 
 export async function doSendMessage(deps: MessagesDeps, requester: Requester, input: SendMessageInput): Promise<{ id: number }> {
   const db = deps.db;
@@ -93,7 +87,11 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   if (input.type === 'stream') {
     const topic = truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
     const stream = (await streamLoaded)!;
-    const [, recipientIds] = await Promise.all([checkCanSendToStream(db, sender, stream), activeSubscriberIds(db, stream.id)]);
+    const [, subscribers] = await Promise.all([
+      checkCanSendToStream(db, sender, stream),
+      activeSubscriberIds(db, [stream.id]),
+    ]);
+    const recipientIds = subscribers.get(stream.id)!;
     checkTopicsPolicy(realm, stream, topic);
     target = { kind: 'stream', stream, topic, recipientIds };
   } else {
@@ -189,7 +187,7 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     deps.bus.outboxWrite({
       realmId: realm.id,
       event: { type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: firstInChannel.id, name: firstInChannel.name },
-      users: await streamMetadataAudience(db, firstInChannel),
+      users: await metadataAccessUserIds(db, firstInChannel),
       from: Prisma.sql`first_message`,
     });
 

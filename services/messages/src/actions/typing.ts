@@ -2,9 +2,16 @@
 import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import type { UserProfile } from '@teamchat/db';
-import { accessStreamById, dmParticipants, normalizeTopicInput, userSettings } from '@teamchat/domain';
+import {
+  accessStreamById,
+  dmParticipants,
+  loadActor,
+  normalizeTopicInput,
+  userSettings,
+  viewerOf,
+} from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
-import { loadActor, realmMessageSettings, viewerOf } from '../lib/context';
+import { realmMessageSettings } from '../lib/context';
 import { accessMessage } from '../lib/messages';
 import { checkCanSendToStream } from '../lib/permissions';
 

@@ -1,23 +1,9 @@
-// Reads about the acting user and their realm that most actions need.
-import type { Realm, TxClient, UserProfile } from '@teamchat/db';
+// The realm settings message actions act on, and what edit history they show.
+import type { Realm } from '@teamchat/db';
 import { REALM_SETTING_DEFAULTS, realmSettings, type RealmSettings } from '@teamchat/domain';
 
-type Reader = Pick<TxClient, 'userProfile' | 'realm'>;
-
-export interface Actor {
-  user: UserProfile;
-  realm: Realm;
-}
-
-export async function loadActor(db: Reader, userId: number): Promise<Actor> {
-  const { realm, ...user } = await db.userProfile.findUniqueOrThrow({ where: { id: userId }, include: { realm: true } });
-  return { user, realm };
-}
-
-/** The viewer shape the domain access checks take. */
-export function viewerOf(user: Pick<UserProfile, 'id' | 'realm_id' | 'role'>) {
-  return { id: user.id, realm_id: user.realm_id, role: user.role };
-}
+// Kept for views/* (being edited elsewhere): the acting user is @teamchat/domain's loadActor.
+export { loadActor, viewerOf, type Actor } from '@teamchat/domain';
 
 /** The realm settings the messages service acts on, typed (a stored value of the wrong type counts as the default). */
 export function realmMessageSettings(realm: Pick<Realm, 'settings'>) {

@@ -3,9 +3,9 @@
 // changed; each snapshot here also carries the topic, content and channel the message had right
 // after that edit, oldest first, starting with the message as sent.
 
-import { EMPTY_TOPIC_DISPLAY_NAME } from '@teamchat/domain';
+import { EMPTY_TOPIC_DISPLAY_NAME, loadActor, viewerOf } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
-import { loadActor, realmMessageSettings, viewerOf, visibleEditHistory } from './context';
+import { realmMessageSettings, visibleEditHistory } from './context';
 import { accessMessage } from './messages';
 
 type Snapshot = Record<string, unknown> & { timestamp: number; user_id: number | null };

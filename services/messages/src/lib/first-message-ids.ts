@@ -1,7 +1,7 @@
 // A channel's first_message_id, kept right when messages leave it (moved or deleted).
 import type { Stream, Tx } from '@teamchat/db';
+import { metadataAccessUserIds } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
-import { streamMetadataAudience } from './audiences';
 
 /** Recomputes channels' first_message_id, with a stream update event when it changes. */
 export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams: Stream[]): Promise<void> {
@@ -15,7 +15,7 @@ export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams
       tx,
       stream.realm_id,
       { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: stream.id, name: stream.name },
-      await streamMetadataAudience(db, stream),
+      await metadataAccessUserIds(db, stream),
     );
   }
 }

@@ -4,7 +4,18 @@
 import { randomBytes } from 'node:crypto';
 import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import { transaction, type MultiuseInvite, type Realm, type Stream, type Tx, type UserProfile } from '@teamchat/db';
-import { accessStreamById, hasGroupPermission, hasRealmPermission, isAdministrator, isGuest, isModerator, isOwner, realmUrl, Role } from '@teamchat/domain';
+import {
+  accessStreamById,
+  hasGroupPermission,
+  hasRealmPermission,
+  isAdministrator,
+  isGuest,
+  isModerator,
+  isOwner,
+  realmUrl,
+  Role,
+  type Actor,
+} from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { accessUserGroupForUpdate } from '../lib/user-groups';
 import { notifyInvitesChanged } from './users';
@@ -69,7 +80,11 @@ export interface NewMultiuseInvite {
 }
 
 /** POST /invites/multiuse: the checks of generate_multiuse_invite_backend, in Zulip's order. */
-export async function doCreateMultiuseInvite(deps: Deps, actor: UserProfile & { realm: Realm }, input: NewMultiuseInvite): Promise<string> {
+export async function doCreateMultiuseInvite(
+  deps: Deps,
+  { user: actor, realm }: Actor,
+  input: NewMultiuseInvite,
+): Promise<string> {
   return transaction(deps.db, async (tx) => {
     if (!(await hasRealmPermission(tx.db, actor, 'create_multiuse_invite_group'))) throw new JsonableError('Insufficient permission');
     checkRoleBasedPermissions(input.inviteAs, actor);
@@ -104,7 +119,7 @@ export async function doCreateMultiuseInvite(deps: Deps, actor: UserProfile & { 
       },
     });
     await notifyInvitesChanged(deps, tx, actor.realm_id, actor.id);
-    return inviteLink(actor.realm, invite.confirmation_key, deps.env.EXTERNAL_SCHEME);
+    return inviteLink(realm, invite.confirmation_key, deps.env.EXTERNAL_SCHEME);
   });
 }
 
@@ -114,7 +129,7 @@ export function isUsable(invite: Pick<MultiuseInvite, 'status' | 'expiry_date'>,
 }
 
 /** GET /invites: unexpired, unrevoked invitations the user controls (administrators: all of them). */
-export async function listInvites(deps: Deps, actor: UserProfile & { realm: Realm }) {
+export async function listInvites(deps: Deps, { user: actor, realm }: Actor) {
   const invites = await deps.db.multiuseInvite.findMany({
     where: {
       realm_id: actor.realm_id,
@@ -130,7 +145,7 @@ export async function listInvites(deps: Deps, actor: UserProfile & { realm: Real
     invited: Math.floor(invite.date_created.getTime() / 1000),
     expiry_date: invite.expiry_date === null ? null : Math.floor(invite.expiry_date.getTime() / 1000),
     invited_as: invite.invited_as,
-    link_url: inviteLink(actor.realm, invite.confirmation_key, deps.env.EXTERNAL_SCHEME),
+    link_url: inviteLink(realm, invite.confirmation_key, deps.env.EXTERNAL_SCHEME),
     is_multiuse: true,
   }));
 }

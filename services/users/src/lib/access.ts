@@ -1,25 +1,18 @@
-// Who is asking, and the checks Zulip's view decorators and access_* helpers make
-// (zerver/decorator.py, zerver/lib/users.py). Every action loads the acting user fresh from
-// the database: the gateway's token may carry a role that changed a moment ago.
+// The checks Zulip's view decorators and access_* helpers make (zerver/decorator.py,
+// zerver/lib/users.py). Views load the acting user with @teamchat/domain's loadActor.
 
-import { JsonableError, OrganizationAdministratorRequiredError, type Requester } from '@teamchat/core';
-import type { Realm, TxClient, UserProfile } from '@teamchat/db';
-import { ACCESSIBLE_EMAIL_VISIBILITIES, canAccessUser, isAdministrator, isGuest, placeholderEmailDomain } from '@teamchat/domain';
+import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
+import type { TxClient, UserProfile } from '@teamchat/db';
+import {
+  ACCESSIBLE_EMAIL_VISIBILITIES,
+  canAccessUser,
+  isAdministrator,
+  isGuest,
+  placeholderEmailDomain,
+  type Actor,
+} from '@teamchat/domain';
 
 type Reader = Pick<TxClient, '$queryRaw' | 'userProfile' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'realm'>;
-
-export type Actor = UserProfile & { realm: Realm };
-
-export async function loadActor(db: Reader, requester: Requester): Promise<Actor> {
-  const actor = await db.userProfile.findUnique({ where: { id: requester.userId }, include: { realm: true } });
-  requireActiveAccount(actor);
-  return actor;
-}
-
-/** The acting user's account must exist and be active. */
-export function requireActiveAccount<T extends { is_active: boolean }>(user: T | null | undefined): asserts user is T {
-  if (!user || !user.is_active) throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
-}
 
 /** Zulip's @require_member_or_admin. */
 export function requireMemberOrAdmin(actor: Pick<UserProfile, 'role' | 'is_bot'>): void {
@@ -73,8 +66,13 @@ export async function accessUserById(db: Reader, actor: UserProfile, userId: num
  * everyone; a real email only finds users whose email visibility lets the actor see it, in
  * one query, so a hidden address answers exactly like one that does not exist.
  */
-export async function accessUserByEmail(db: Reader, actor: Actor, email: string, options: UserAccessOptions): Promise<UserProfile> {
-  const domain = placeholderEmailDomain(actor.realm).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+export async function accessUserByEmail(
+  db: Reader,
+  { user: actor, realm }: Actor,
+  email: string,
+  options: UserAccessOptions,
+): Promise<UserProfile> {
+  const domain = placeholderEmailDomain(realm).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const placeholder = new RegExp(`^user(\\d+)@${domain}$`, 'i').exec(email.trim());
   if (placeholder) return accessUserById(db, actor, Number(placeholder[1]), options);
   // No email holds a NUL (PostgreSQL text cannot): no such user, rather than a failed query.
@@ -94,7 +92,7 @@ export async function accessUserByEmail(db: Reader, actor: Actor, email: string,
 export async function accessUserByIdOrEmail(db: Reader, actor: Actor, key: string, options: UserAccessOptions): Promise<UserProfile> {
   if (!/^[0-9]+$/.test(key)) return accessUserByEmail(db, actor, key, options);
   if (Number(key) > 2 ** 31 - 1) throw new JsonableError('No such user');
-  return accessUserById(db, actor, Number(key), options);
+  return accessUserById(db, actor.user, Number(key), options);
 }
 
 /** Zulip's user_ids_to_users: every id must be a (by default active) user of the realm. */

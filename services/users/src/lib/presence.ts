@@ -1,5 +1,5 @@
 import { queryRows, type Db } from '@teamchat/db';
-import { requireActiveAccount } from './access';
+import { requireActiveAccount } from '@teamchat/domain';
 
 export interface StoredPresence {
   last_connected_time: Date | null;

@@ -1,5 +1,5 @@
 import { optional, param, pathInt, v, type AuthedContext } from '@teamchat/core';
-import { ROLE_VALUES } from '@teamchat/domain';
+import { loadActor, ROLE_VALUES } from '@teamchat/domain';
 import {
   doCreateMultiuseInvite,
   doRevokeMultiuseInvite,
@@ -8,7 +8,7 @@ import {
   MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH,
 } from '../actions/invites';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireMemberOrAdmin } from '../lib/access';
+import { requireMemberOrAdmin } from '../lib/access';
 
 /** POST /invites/multiuse */
 export async function createMultiuseInvite({ deps, params, requester }: AuthedContext<UsersDeps>) {
@@ -20,8 +20,8 @@ export async function createMultiuseInvite({ deps, params, requester }: AuthedCo
     include_realm_default_subscriptions: optional(param.bool(), false),
     welcome_message_custom_text: optional(param.string({ maxLength: MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH })),
   });
-  const actor = await loadActor(deps.db, requester);
-  requireMemberOrAdmin(actor);
+  const actor = await loadActor(deps.db, requester.userId);
+  requireMemberOrAdmin(actor.user);
   const link = await doCreateMultiuseInvite(deps, actor, {
     inviteAs: input.invite_as,
     expiresInMinutes: input.invite_expires_in_minutes,
@@ -35,15 +35,15 @@ export async function createMultiuseInvite({ deps, params, requester }: AuthedCo
 
 /** GET /invites */
 export async function getInvites({ deps, requester }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
-  requireMemberOrAdmin(actor);
+  const actor = await loadActor(deps.db, requester.userId);
+  requireMemberOrAdmin(actor.user);
   return { invites: await listInvites(deps, actor) };
 }
 
 /** DELETE /invites/multiuse/{invite_id} */
 export async function revokeMultiuseInvite({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const inviteId = pathInt(req, 'invite_id');
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   await doRevokeMultiuseInvite(deps, actor, inviteId);
   return {};

@@ -1,7 +1,8 @@
 import { param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import { loadActor } from '@teamchat/domain';
 import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier, linkifierDict, realmLinkifiers } from '../actions/linkifiers';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireAdministrator } from '../lib/access';
+import { requireAdministrator } from '../lib/access';
 
 /** GET /realm/linkifiers */
 export async function listLinkifiers({ deps, requester }: AuthedContext<UsersDeps>) {
@@ -20,7 +21,7 @@ const linkifierParams = {
 
 /** POST /realm/filters (administrators). */
 export async function createLinkifier({ deps, params, requester }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
   const { pattern, url_template } = params.parse(linkifierParams);
   return { id: await doAddLinkifier(deps, actor.realm_id, pattern, url_template) };
@@ -29,7 +30,7 @@ export async function createLinkifier({ deps, params, requester }: AuthedContext
 /** PATCH /realm/filters/{filter_id} (administrators). */
 export async function updateLinkifier({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const id = pathInt(req, 'filter_id');
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
   const { pattern, url_template } = params.parse(linkifierParams);
   await doUpdateLinkifier(deps, actor.realm_id, id, pattern, url_template);
@@ -39,7 +40,7 @@ export async function updateLinkifier({ deps, params, requester, req }: AuthedCo
 /** DELETE /realm/filters/{filter_id} (administrators). */
 export async function deleteLinkifier({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const id = pathInt(req, 'filter_id');
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
   await doRemoveLinkifier(deps, actor.realm_id, id);
   return {};
@@ -47,7 +48,7 @@ export async function deleteLinkifier({ deps, requester, req }: AuthedContext<Us
 
 /** PATCH /realm/linkifiers (administrators). */
 export async function reorderLinkifiers({ deps, params, requester }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
   const { ordered_linkifier_ids } = params.parse({ ordered_linkifier_ids: required(param.json(v.list(v.int()))) });
   await doReorderLinkifiers(deps, actor.realm_id, ordered_linkifier_ids);

@@ -1,8 +1,8 @@
 import { JsonableError, optional, param, required, type AuthedContext } from '@teamchat/core';
-import { legacyPresence, realmPresence } from '@teamchat/domain';
+import { legacyPresence, loadActor, realmPresence } from '@teamchat/domain';
 import { doUpdatePresence } from '../actions/presence';
 import type { UsersDeps } from '../deps';
-import { accessUserByIdOrEmail, loadActor, requireHuman } from '../lib/access';
+import { accessUserByIdOrEmail, requireHuman } from '../lib/access';
 import { readPresenceActor } from '../lib/presence';
 
 /**
@@ -39,7 +39,7 @@ export async function updatePresence({ deps, params, requester }: AuthedContext<
  * in the legacy per-email form.
  */
 export async function getRealmPresence({ deps, requester }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   const { presences, server_timestamp } = await realmPresence(deps.db, actor, { slim: false });
   return { presences, server_timestamp };
 }
@@ -49,7 +49,7 @@ export async function getRealmPresence({ deps, requester }: AuthedContext<UsersD
  * under "website" and "aggregated" alike (the server keeps no per-client presence).
  */
 export async function getUserPresence({ deps, requester, req }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
+  const actor = await loadActor(deps.db, requester.userId);
   const key = String(req.params.user_id_or_email);
   const target = await accessUserByIdOrEmail(deps.db, actor, key, { allowDeactivated: true, allowBots: true, forAdmin: false });
   if (target.is_bot) throw new JsonableError('Presence is not supported for bot users.');

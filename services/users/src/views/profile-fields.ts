@@ -1,8 +1,8 @@
 import { optional, param, required, v, type AuthedContext } from '@teamchat/core';
-import { profileFieldDict } from '@teamchat/domain';
+import { loadActor, profileFieldDict } from '@teamchat/domain';
 import { doCreateProfileField, doUpdateOwnProfileData, type ProfileDataUpdate } from '../actions/profile-fields';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireAdministrator, requireHuman } from '../lib/access';
+import { requireAdministrator, requireHuman } from '../lib/access';
 
 /** [{id, value}] where value is text, a list of user ids (person fields), or null to clear. */
 export const profileDataUpdates: v.Validator<ProfileDataUpdate[]> = v.list(
@@ -26,7 +26,7 @@ export async function createProfileField({ deps, params, requester }: AuthedCont
     required: optional(param.bool(), false),
     editable_by_user: optional(param.bool(), true),
   });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
   const field = await doCreateProfileField(deps, actor.realm_id, {
     name: input.name,
@@ -43,7 +43,7 @@ export async function createProfileField({ deps, params, requester }: AuthedCont
 /** PATCH /users/me/profile_data */
 export async function updateOwnProfileData({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { data } = params.parse({ data: required(param.json(profileDataUpdates)) });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireHuman(actor);
   await doUpdateOwnProfileData(deps, actor, data);
   return {};
@@ -52,7 +52,7 @@ export async function updateOwnProfileData({ deps, params, requester }: AuthedCo
 /** DELETE /users/me/profile_data: data is a list of field ids to clear. */
 export async function removeOwnProfileData({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { data } = params.parse({ data: required(param.json(v.list(v.int()))) });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireHuman(actor);
   await doUpdateOwnProfileData(deps, actor, data.map((id) => ({ id, value: null })));
   return {};

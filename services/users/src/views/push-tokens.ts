@@ -1,10 +1,11 @@
 import { InvalidArgumentError, param, required, type AuthedContext } from '@teamchat/core';
+import { loadActor } from '@teamchat/domain';
 import { doAddPushToken, doRemovePushToken, PushTokenKind } from '../actions/push-tokens';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireHuman } from '../lib/access';
+import { requireHuman } from '../lib/access';
 
 async function humanActor(ctx: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(ctx.deps.db, ctx.requester);
+  const { user: actor } = await loadActor(ctx.deps.db, ctx.requester.userId);
   requireHuman(actor);
   return actor;
 }

@@ -1,8 +1,8 @@
 import { optional, param, type AuthedContext } from '@teamchat/core';
-import { checkFullName } from '@teamchat/domain';
+import { checkFullName, loadActor } from '@teamchat/domain';
 import { doChangeSettings } from '../actions/settings';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireHuman } from '../lib/access';
+import { requireHuman } from '../lib/access';
 import { checkSettingValues, defaultLanguageType, STORED_SETTING_TYPES, timezoneType, type SettingValue } from '../lib/settings';
 
 const settingSpecs = Object.fromEntries(Object.entries(STORED_SETTING_TYPES).map(([name, type]) => [name, optional(type)]));
@@ -13,7 +13,7 @@ const settingSpecs = Object.fromEntries(Object.entries(STORED_SETTING_TYPES).map
  * ignored_parameters_unsupported.
  */
 export async function updateSettings({ deps, params, requester }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireHuman(actor);
   const { full_name, old_password, new_password, default_language, timezone } = params.parse({
     full_name: optional(param.string()),

@@ -1,8 +1,14 @@
 import { optional, param, pathInt, required, v, type AuthedContext, JsonableError } from '@teamchat/core';
-import { hasRealmPermission, userGroupDicts, USER_GROUP_PERMISSION_SETTINGS, type GroupSettingValue } from '@teamchat/domain';
+import {
+  hasRealmPermission,
+  loadActor,
+  userGroupDicts,
+  USER_GROUP_PERMISSION_SETTINGS,
+  type GroupSettingValue,
+} from '@teamchat/domain';
 import { doCreateUserGroup, doDeactivateUserGroup, doUpdateUserGroup, doUpdateUserGroupMembership } from '../actions/user-groups';
 import type { UsersDeps } from '../deps';
-import { loadActor, requireMemberOrAdmin } from '../lib/access';
+import { requireMemberOrAdmin } from '../lib/access';
 
 /** A group-setting value: a group id, or {direct_members, direct_subgroups}. */
 const groupSettingValue: v.Validator<GroupSettingValue> = v.union(
@@ -18,14 +24,14 @@ const SETTING_NAMES = Object.keys(USER_GROUP_PERMISSION_SETTINGS);
 /** GET /user_groups (members and administrators only, as in Zulip). */
 export async function getUserGroups({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { include_deactivated_groups } = params.parse({ include_deactivated_groups: optional(param.bool(), false) });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   return { user_groups: await userGroupDicts(deps.db, actor.realm_id, { includeDeactivated: include_deactivated_groups }) };
 }
 
 /** POST /user_groups/create */
 export async function createUserGroup({ deps, params, requester }: AuthedContext<UsersDeps>) {
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   if (!(await hasRealmPermission(deps.db, actor, 'can_create_groups'))) throw new JsonableError('Insufficient permission');
   const input = params.parse({
@@ -54,7 +60,7 @@ export async function updateUserGroupMembers({ deps, params, requester, req }: A
     add_subgroups: optional(param.json(v.list(v.int()))),
     delete_subgroups: optional(param.json(v.list(v.int()))),
   });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   if (!change.add?.length && !change.delete?.length && !change.add_subgroups?.length && !change.delete_subgroups?.length) {
     throw new JsonableError('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
@@ -72,7 +78,7 @@ export async function updateUserGroupMembers({ deps, params, requester, req }: A
 export async function updateUserGroupSubgroups({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
   const change = params.parse({ add: optional(param.json(v.list(v.int()))), delete: optional(param.json(v.list(v.int()))) });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   if (!change.add?.length && !change.delete?.length) throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
   await doUpdateUserGroupMembership(deps, actor, groupId, { addSubgroups: change.add, deleteSubgroups: change.delete });
@@ -81,7 +87,7 @@ export async function updateUserGroupSubgroups({ deps, params, requester, req }:
 
 async function readableGroup(ctx: AuthedContext<UsersDeps>) {
   const groupId = pathInt(ctx.req, 'user_group_id');
-  const actor = await loadActor(ctx.deps.db, ctx.requester);
+  const { user: actor } = await loadActor(ctx.deps.db, ctx.requester.userId);
   requireMemberOrAdmin(actor);
   const group = await ctx.deps.db.userGroup.findFirst({ where: { id: groupId, realm_id: actor.realm_id, named: true } });
   if (!group) throw new JsonableError('Invalid user group');
@@ -134,7 +140,7 @@ export async function getIsUserGroupMember(ctx: AuthedContext<UsersDeps>) {
 /** POST /user_groups/{id}/deactivate */
 export async function deactivateUserGroup({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   await doDeactivateUserGroup(deps, actor, groupId);
   return {};
 }
@@ -148,7 +154,7 @@ export async function updateUserGroup({ deps, params, requester, req }: AuthedCo
     deactivated: optional(param.bool()),
     ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingChange))])),
   }) as { name?: string; description?: string; deactivated?: boolean } & Record<string, { new: GroupSettingValue; old?: GroupSettingValue } | undefined>;
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   const settings = Object.fromEntries(SETTING_NAMES.map((name) => [name, input[name]]));
   if (input.name === undefined && input.description === undefined && input.deactivated === undefined && Object.values(settings).every((value) => value === undefined)) {

@@ -8,10 +8,21 @@ import {
   v,
   type AuthedContext,
 } from '@teamchat/core';
-import { apiUserDict, checkFullName, inaccessibleUserDict, inaccessibleUserIds, isAdministrator, isOwner, realmUsersForApi, Role, ROLE_VALUES } from '@teamchat/domain';
+import {
+  apiUserDict,
+  checkFullName,
+  inaccessibleUserDict,
+  inaccessibleUserIds,
+  isAdministrator,
+  isOwner,
+  loadActor,
+  realmUsersForApi,
+  Role,
+  ROLE_VALUES,
+} from '@teamchat/domain';
 import { doDeactivateOwnUser, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
 import type { UsersDeps } from '../deps';
-import { accessUserById, accessUserByIdOrEmail, loadActor } from '../lib/access';
+import { accessUserById, accessUserByIdOrEmail } from '../lib/access';
 import { profileDataByUser } from '../lib/profile-data';
 import { profileDataUpdates } from './profile-fields';
 
@@ -23,14 +34,14 @@ const readOptions = {
 /** GET /users: every user of the realm; a restricted guest sees "Unknown user" for the others. */
 export async function getUsers({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor, realm } = await loadActor(deps.db, requester.userId);
   const users = await realmUsersForApi(deps.db, actor.realm_id);
   const hidden = await inaccessibleUserIds(deps.db, actor, users);
   const profiles = include_custom_profile_fields ? await profileDataByUser(deps.db, { realmId: actor.realm_id }) : null;
   return {
     members: users.map((user) =>
       hidden.has(user.id)
-        ? inaccessibleUserDict(user.id, actor.realm)
+        ? inaccessibleUserDict(user.id, realm)
         : apiUserDict(user, actor, { clientGravatar: client_gravatar, profileData: profiles ? (profiles.get(user.id) ?? {}) : undefined }),
     ),
   };
@@ -39,10 +50,10 @@ export async function getUsers({ deps, params, requester }: AuthedContext<UsersD
 /** GET /users/{user_id} and GET /users/{email} (the placeholder address, or a real one the requester may see). */
 export async function getUser({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
-  const actor = await loadActor(deps.db, requester);
+  const actor = await loadActor(deps.db, requester.userId);
   const target = await accessUserByIdOrEmail(deps.db, actor, String(req.params.user), { allowDeactivated: true, allowBots: true, forAdmin: false });
   const profile = include_custom_profile_fields ? ((await profileDataByUser(deps.db, { userIds: [target.id] })).get(target.id) ?? {}) : undefined;
-  return { user: apiUserDict(target, actor, { clientGravatar: client_gravatar, profileData: profile }) };
+  return { user: apiUserDict(target, actor.user, { clientGravatar: client_gravatar, profileData: profile }) };
 }
 
 /**
@@ -58,7 +69,7 @@ export async function updateUser({ deps, params, requester, req }: AuthedContext
     }))),
     profile_data: optional(param.json(profileDataUpdates)),
   });
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   const target = await accessUserById(deps.db, actor, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
   let newRole: number | undefined;
   if (role !== undefined && role !== target.role) {
@@ -86,7 +97,7 @@ export async function deactivateOwnUser({ deps, requester }: AuthedContext<Users
  */
 export async function deactivateUser({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const targetId = pathInt(req, 'user');
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   const target = await accessUserById(deps.db, actor, targetId, { forAdmin: true });
   // doDeactivateUser refuses an owner to a non-owner, under the realm lock.
   await doDeactivateUser(deps, actor, target.id);
@@ -96,7 +107,7 @@ export async function deactivateUser({ deps, requester, req }: AuthedContext<Use
 /** POST /users/{user_id}/reactivate (Zulip's reactivate_user_backend): administrators, or a bot's owner. */
 export async function reactivateUser({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const targetId = pathInt(req, 'user');
-  const actor = await loadActor(deps.db, requester);
+  const { user: actor } = await loadActor(deps.db, requester.userId);
   const target = await accessUserById(deps.db, actor, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
   await doReactivateUser(deps, actor, target.id);
   return {};

@@ -1,0 +1,226 @@
+// Who hears about a channel, whichever service sends the event (issue #21): the same change
+// through the channels, messages and users services reaches the same users, and those are the
+// users Zulip's rules name (zerver/lib/streams.py bulk_can_access_stream_metadata_user_ids,
+// zerver/actions/streams.py create_stream_if_needed and send_peer_subscriber_events):
+//
+//   unsubscribed audience (stream create): web-public: every active user, guests included;
+//     public: every active non-guest; private: administrators and the non-guest members of
+//     can_add_subscribers_group, can_administer_channel_group and can_subscribe_group.
+//   metadata audience (stream update and delete, subscription peer_add / peer_remove): the
+//     unsubscribed audience plus the active subscribers (guests included); peer events leave
+//     out the users who joined or left.
+//
+// The expected sets are written out here from those rules, not computed by the code under test.
+
+import { committedSince, outboxMark } from '@teamchat/bus';
+import { Role } from '@teamchat/domain';
+import { signInternalToken } from '@teamchat/core';
+import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+
+let stack: Stack;
+let owner: TestUser;
+let admin: TestUser;
+let moderator: TestUser;
+/** Creates nothing, subscribed to every channel: sends the first message. */
+let member: TestUser;
+/** In the named group holding the private channel's can_subscribe_group. */
+let groupie: TestUser;
+/** A member subscribed to nothing. */
+let outsider: TestUser;
+/** Subscribed, then added and removed by the channels service. */
+let mover: TestUser;
+/** Subscribed, then deactivated and reactivated by the users service. */
+let leaver: TestUser;
+let subscribedGuest: TestUser;
+let unsubscribedGuest: TestUser;
+let deactivated: TestUser;
+let groupId: number;
+
+beforeAll(async () => {
+  stack = await startStack({ services: ['channels', 'messages'] });
+  owner = await stack.createUser({ role: Role.OWNER });
+  admin = await stack.createUser({ role: Role.ADMINISTRATOR });
+  moderator = await stack.createUser({ role: Role.MODERATOR });
+  member = await stack.createUser({ role: Role.MEMBER });
+  groupie = await stack.createUser({ role: Role.MEMBER });
+  outsider = await stack.createUser({ role: Role.MEMBER });
+  mover = await stack.createUser({ role: Role.MEMBER });
+  leaver = await stack.createUser({ role: Role.MEMBER });
+  subscribedGuest = await stack.createUser({ role: Role.GUEST });
+  unsubscribedGuest = await stack.createUser({ role: Role.GUEST });
+  deactivated = await stack.createUser({ role: Role.MEMBER });
+  // Web-public channels need spectator access.
+  await stack.db.realm.update({ where: { id: stack.realm.id }, data: { enable_spectator_access: true } });
+  const group = await owner.client.post('/api/v1/user_groups/create', {
+    name: 'joiners',
+    description: '',
+    members: [groupie.id],
+  });
+  expect(group.status).toBe(200);
+  groupId = group.body.group_id;
+  // A deactivated user hears about nothing.
+  await ok(owner.client.delete(`/api/v1/users/${deactivated.id}`));
+});
+afterAll(() => stack?.close());
+
+type Kind = 'public' | 'web-public' | 'private';
+
+const activeUsers = () => [
+  owner,
+  admin,
+  moderator,
+  member,
+  groupie,
+  outsider,
+  mover,
+  leaver,
+  subscribedGuest,
+  unsubscribedGuest,
+];
+const nonGuests = () => activeUsers().filter((user) => user !== subscribedGuest && user !== unsubscribedGuest);
+
+function unsubscribedAudience(kind: Kind): number[] {
+  if (kind === 'web-public') return ids(activeUsers());
+  if (kind === 'public') return ids(nonGuests());
+  return ids([owner, admin, groupie]);
+}
+
+function metadataAudience(kind: Kind, subscribers: TestUser[]): number[] {
+  return sorted([...new Set([...unsubscribedAudience(kind), ...ids(subscribers)])]);
+}
+
+const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
+const ids = (users: TestUser[]) => sorted(users.map((user) => user.id));
+const without = (list: number[], user: TestUser) => list.filter((id) => id !== user.id);
+
+interface CommittedEvent {
+  event: Record<string, any>;
+  users: number[];
+}
+
+/** Events committed since `mark` (outboxMark), with their recipients' ids sorted. */
+async function eventsSince(mark: bigint): Promise<CommittedEvent[]> {
+  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
+  return committed.map(({ payload }) => ({
+    event: payload.event as Record<string, any>,
+    users: sorted(payload.users.map((user) => (typeof user === 'number' ? user : user.id))),
+  }));
+}
+
+const ofType = (events: CommittedEvent[], type: string, op: string) =>
+  events.filter((e) => e.event.type === type && e.event.op === op);
+
+/** The one committed event of `type`/`op` (and `property`) since `mark`. */
+async function oneEvent(mark: bigint, type: string, op: string, property?: string): Promise<CommittedEvent> {
+  const events = ofType(await eventsSince(mark), type, op).filter(
+    (e) => property === undefined || e.event.property === property,
+  );
+  expect(events).toHaveLength(1);
+  return events[0];
+}
+
+async function ok(response: Promise<{ status: number; body: any }>): Promise<any> {
+  const answer = await response;
+  if (answer.status !== 200) throw new Error(`${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+describe.each<Kind>(['public', 'web-public', 'private'])('a %s channel', (kind) => {
+  const name = `audience ${kind}`;
+  let streamId: number;
+  const subscribers = () => [owner, member, leaver, subscribedGuest];
+
+  test('stream create (channels): the unsubscribed audience', async () => {
+    const mark = await outboxMark(stack.db);
+    await ok(
+      owner.client.post('/api/v1/users/me/subscriptions', {
+        subscriptions: [{ name }],
+        principals: ids(subscribers()),
+        invite_only: kind === 'private',
+        is_web_public: kind === 'web-public',
+        ...(kind === 'private' ? { can_subscribe_group: groupId } : {}),
+      }),
+    );
+    streamId = (await stack.db.stream.findFirstOrThrow({ where: { realm_id: stack.realm.id, name } })).id;
+    const [create] = ofType(await eventsSince(mark), 'stream', 'create');
+    expect(create.event.streams[0].stream_id).toBe(streamId);
+    expect(create.users).toEqual(unsubscribedAudience(kind));
+  });
+
+  test('stream update: channels (description) and messages (first_message_id) reach the metadata audience', async () => {
+    const expected = metadataAudience(kind, subscribers());
+
+    const beforeUpdate = await outboxMark(stack.db);
+    await ok(owner.client.patch(`/api/v1/streams/${streamId}`, { description: 'Who hears this?' }));
+    const fromChannels = await oneEvent(beforeUpdate, 'stream', 'update', 'description');
+
+    const beforeMessage = await outboxMark(stack.db);
+    await ok(
+      member.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic: 'first', content: 'first!' }),
+    );
+    const fromMessages = await oneEvent(beforeMessage, 'stream', 'update', 'first_message_id');
+
+    expect(fromChannels.users).toEqual(expected);
+    expect(fromMessages.users).toEqual(expected);
+  });
+
+  test('peer_add / peer_remove: channels (subscribing others) and users (deactivation) reach the same audience', async () => {
+    // Channels: the mover joins and leaves.
+    let mark = await outboxMark(stack.db);
+    await ok(
+      owner.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], principals: [mover.id] }),
+    );
+    const channelsAdd = await oneEvent(mark, 'subscription', 'peer_add');
+    expect(channelsAdd.event).toMatchObject({ stream_ids: [streamId], user_ids: [mover.id] });
+    mark = await outboxMark(stack.db);
+    await ok(owner.client.delete('/api/v1/users/me/subscriptions', { subscriptions: [name], principals: [mover.id] }));
+    const channelsRemove = await oneEvent(mark, 'subscription', 'peer_remove');
+
+    // Users: the leaver is deactivated and comes back.
+    mark = await outboxMark(stack.db);
+    await ok(admin.client.delete(`/api/v1/users/${leaver.id}`));
+    const usersRemove = (await eventsSince(mark)).find(
+      (e) => e.event.op === 'peer_remove' && e.event.stream_ids.includes(streamId),
+    );
+    mark = await outboxMark(stack.db);
+    await ok(admin.client.post(`/api/v1/users/${leaver.id}/reactivate`));
+    const usersAdd = (await eventsSince(mark)).find(
+      (e) => e.event.op === 'peer_add' && e.event.stream_ids.includes(streamId),
+    );
+
+    const audience = metadataAudience(kind, subscribers());
+    expect(channelsAdd.users).toEqual(without(audience, mover));
+    expect(channelsRemove.users).toEqual(without(audience, mover));
+    expect(usersRemove?.users).toEqual(without(audience, leaver));
+    expect(usersAdd?.users).toEqual(without(audience, leaver));
+  });
+
+  test('stream delete (channels, archiving): the metadata audience', async () => {
+    const mark = await outboxMark(stack.db);
+    await ok(owner.client.delete(`/api/v1/streams/${streamId}`));
+    const deletion = await oneEvent(mark, 'stream', 'delete');
+    expect(deletion.users).toEqual(metadataAudience(kind, subscribers()));
+  });
+});
+
+// loadActor, the one acting-user read every service makes: an account deactivated after the
+// gateway let its request through is refused with Zulip's error by each service.
+test.each([
+  ['channels', 'GET', '/api/v1/streams'],
+  ['messages', 'POST', '/api/v1/messages/render'],
+  ['users', 'GET', '/api/v1/users'],
+] as const)('the %s service refuses a deactivated account', async (service, method, path) => {
+  const user = {
+    userId: deactivated.id,
+    realmId: stack.realm.id,
+    role: Role.MEMBER,
+    email: deactivated.email,
+    isBot: false,
+  };
+  const token = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, { user, realmId: stack.realm.id, method, path });
+  const client = new ApiClient(stack.serviceUrls[service]!);
+  const headers = { headers: { 'x-teamchat-internal-token': token } };
+  const response =
+    method === 'GET' ? await client.get(path, {}, headers) : await client.post(path, { content: 'hi' }, headers);
+  expectError(response, 401, 'USER_DEACTIVATED', 'Account is deactivated');
+});
