@@ -6,6 +6,8 @@ import { accessibleUserIds, type UserReader, type UserViewer } from './users';
 /** Zulip's OFFLINE_THRESHOLD_SECS. */
 export const PRESENCE_OFFLINE_THRESHOLD_SECONDS = 140;
 const DEFAULT_PRESENCE_HISTORY_DAYS = 14;
+/** Presence rows are never older than this (a century): a longer history asks for all of them. */
+const MAX_PRESENCE_HISTORY_DAYS = 36_500;
 
 /**
  * The realm's presence as `viewer` may see it (Zulip's get_presence_response): the modern
@@ -18,7 +20,9 @@ export async function realmPresence(
   options: { slim: boolean; lastUpdateId?: number; historyDays?: number | null; now?: Date },
 ) {
   const now = options.now ?? new Date();
-  const since = new Date(now.getTime() - (options.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS) * 86_400_000);
+  // Clamped: 2^31 days back is no date at all (PostgreSQL would refuse the query).
+  const days = Math.min(options.historyDays ?? DEFAULT_PRESENCE_HISTORY_DAYS, MAX_PRESENCE_HISTORY_DAYS);
+  const since = new Date(now.getTime() - days * 86_400_000);
   // Every connected user of a big realm comes back on each ping (all changed since the caller's
   // previous one), so the rows come as one JSON array of [id, active ms, connected ms, email]
   // from a named statement: for 2,000 rows, pg's per-field row parsing (and before it Prisma's

@@ -110,6 +110,10 @@ export const eventTierMetrics = perRegistry(() => ({
     name: 'teamchat_event_publish_failures_total',
     help: 'After-commit publishes that failed (the relay publishes those rows later)',
   }),
+  redisRollbacks: counter({
+    name: 'teamchat_event_redis_rollbacks_total',
+    help: 'Times this replica found Redis older than an epoch it had acknowledged (restored from an older copy, or acknowledged writes lost) and dropped every event queue',
+  }),
   redisMemoryUsedBytes: gauge({
     name: 'teamchat_redis_memory_used_bytes',
     help: 'used_memory of the Redis the event tier uses (INFO memory), sampled by each replica',

@@ -14,6 +14,7 @@ import { IntakeConsumers } from './lib/intake';
 import { PollHub } from './lib/polls';
 import { QueueStore } from './lib/queue-store';
 import { startRedisMemorySampler } from './lib/redis-memory';
+import { RollbackWatch } from './lib/rollback-watch';
 import { routes } from './routes';
 import { isPlainGetEvents, serveGetEvents } from './views/events';
 
@@ -98,6 +99,10 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   };
   relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);
 
+  // Redis restored from an older copy: its queues would silently miss events (rollback-watch.ts).
+  const rollbackWatch = new RollbackWatch(commands, base.db, store, base.bus.keys.custom('events', 'epoch'), logger);
+  if (config.EVENTS_ROLLBACK_CHECK_MS > 0) rollbackWatch.start(config.EVENTS_ROLLBACK_CHECK_MS);
+
   // Headroom of the noeviction Redis (alerted on): sampled by every replica.
   const memorySampler = startRedisMemorySampler(commands, logger);
 
@@ -136,6 +141,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       stopped = true;
       clearTimeout(relayTimer);
       await intake.stop();
+      await rollbackWatch.stop();
       // A relay round stuck on an unreachable PostgreSQL must not hold the shutdown: its rows stay for the next relay.
       await settledWithin(relaying, 2000);
     })());

@@ -20,6 +20,7 @@ export const eventsEnvSpec = {
   EVENTS_FANOUT_BATCH: env.int('intake entries fanned out per batch', 200),
   EVENTS_RELAY_INTERVAL_MS: env.int('how often the outbox relay runs (0: never)', 1000),
   EVENTS_TRIM_INTERVAL_MS: env.int('how often acknowledged intake entries are trimmed', 5000),
+  EVENTS_ROLLBACK_CHECK_MS: env.int('how often a replica checks that Redis kept every write it acknowledged (0: never); keep it below EVENT_OUTBOX_HOLD_MS', 500),
   EVENTS_RECLAIM_INTERVAL_MS: env.int('how often a partition owner applies intake entries left pending by others', 30_000),
   EVENTS_SUBSCRIPTION_LINGER_MS: env.int('how long a wake-up subscription outlives the poll that made it', 30_000),
 };

@@ -179,6 +179,25 @@ export class OwnRedis {
     }
   }
 
+  /**
+   * A copy of the append-only files as they are now (every acknowledged write so far, with
+   * `appendfsync always`): what an operator's backup of this Redis would hold.
+   */
+  snapshot(): string {
+    if (!this.persistent) throw new Error('this Redis runs without an append-only file');
+    const copy = fs.mkdtempSync(path.join(this.dir, 'snapshot-'));
+    fs.cpSync(path.join(this.dir, 'appendonlydir'), path.join(copy, 'appendonlydir'), { recursive: true });
+    return copy;
+  }
+
+  /** kill -9, then starts again from `snapshot` (Redis restored from an older copy). */
+  async restore(snapshot: string): Promise<void> {
+    await this.kill();
+    fs.rmSync(path.join(this.dir, 'appendonlydir'), { recursive: true, force: true });
+    fs.cpSync(path.join(snapshot, 'appendonlydir'), path.join(this.dir, 'appendonlydir'), { recursive: true });
+    await this.startServer();
+  }
+
   /** kill -9: no shutdown, no final save. */
   async kill(): Promise<void> {
     this.child?.kill('SIGKILL');

@@ -1,0 +1,135 @@
+// Redis going back in time. A Redis restored from an older copy (or restarted without writes it
+// had acknowledged) holds queues that silently miss what was appended after the copy: a client
+// whose last acknowledged event is still in the old queue would poll on and never see those
+// events. Only a record outside Redis can tell, so PostgreSQL keeps one:
+//
+//   each round, a replica reads `confirmed` and takes the next epoch from `issued` (the row of its
+//   Redis key prefix in event_tier_epoch); one script in Redis checks that the Redis epoch is not
+//   below `confirmed` and raises it to the next one (never lowers it); once Redis acknowledged
+//   that, `confirmed` is raised to it.
+//
+// Redis's epoch only rises while it keeps its writes, so a Redis epoch below a `confirmed` read
+// before means Redis lost an acknowledged write — also for a script re-sent after a restore. Then
+// every queue is dropped (clients get BAD_EVENT_QUEUE_ID and re-register with the current state)
+// before the epoch is raised again. A loss younger than one round goes unseen here; the outbox
+// hold (EVENT_OUTBOX_HOLD_MS, longer than a round) republishes those events instead.
+
+import type { Redis } from '@teamchat/bus';
+import { settledWithin, type Logger } from '@teamchat/core';
+import type { Db } from '@teamchat/db';
+import { eventTierMetrics } from '@teamchat/telemetry';
+import type { QueueStore } from './queue-store';
+
+// KEYS epoch. ARGV confirmed, next. Raises the key to `next` (never lowers it) unless it is below
+// `confirmed` (Redis lost an acknowledged write): then changes nothing. Returns 1 when raised or
+// already there, 0 when behind. One script, so a call re-sent after a restore still checks.
+const ADVANCE = `
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+if current < tonumber(ARGV[1]) then return 0 end
+if current < tonumber(ARGV[2]) then redis.call('SET', KEYS[1], ARGV[2]) end
+return 1
+`;
+
+interface AdvanceCommand {
+  tcEpochAdvance(key: string, confirmed: string, next: string): Promise<number>;
+}
+
+export type RollbackRound = 'ok' | 'rolled-back';
+
+export class RollbackWatch {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+  private failing = false;
+  private readonly metrics = eventTierMetrics();
+
+  /** The row of event_tier_epoch: the deployment's Redis key prefix (one per Redis namespace). */
+  private get namespace(): string {
+    return this.store.prefix;
+  }
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly db: Db,
+    private readonly store: QueueStore,
+    private readonly epochKey: string,
+    private readonly logger: Logger,
+  ) {
+    if (!('tcEpochAdvance' in redis)) redis.defineCommand('tcEpochAdvance', { numberOfKeys: 1, lua: ADVANCE });
+  }
+
+  /** One check, with the next epoch written and confirmed. */
+  async round(): Promise<RollbackRound> {
+    // `confirmed` first: whatever it names, Redis had acknowledged before this round began.
+    const rows = await this.db.$queryRaw<{ confirmed: bigint }[]>`
+      SELECT confirmed FROM event_tier_epoch WHERE namespace = ${this.namespace}`;
+    const confirmed = String(rows[0]?.confirmed ?? 0n);
+    const [{ issued }] = await this.db.$queryRaw<{ issued: bigint }[]>`
+      INSERT INTO event_tier_epoch (namespace, issued) VALUES (${this.namespace}, 1)
+      ON CONFLICT (namespace) DO UPDATE SET issued = event_tier_epoch.issued + 1 RETURNING issued`;
+    const next = String(issued);
+    const redis = this.redis as Redis & AdvanceCommand;
+    let outcome: RollbackRound = 'ok';
+    if ((await redis.tcEpochAdvance(this.epochKey, confirmed, next)) === 0) {
+      outcome = 'rolled-back';
+      this.metrics.redisRollbacks.inc();
+      this.logger.error({ confirmed_epoch: confirmed }, 'Redis lost acknowledged writes (restored from an older copy?): dropping every event queue');
+      const dropped = await this.dropEveryQueue();
+      this.logger.warn({ queues: dropped }, 'event queues dropped; clients re-register');
+      await redis.tcEpochAdvance(this.epochKey, '0', next);
+    }
+    await this.db.$executeRaw`
+      UPDATE event_tier_epoch SET confirmed = GREATEST(confirmed, ${issued}) WHERE namespace = ${this.namespace}`;
+    return outcome;
+  }
+
+  /**
+   * Deletes every queue and queue index, and wakes the polls parked on those queues (their next
+   * poll answers BAD_EVENT_QUEUE_ID). Queues created meanwhile go too: their clients re-register.
+   */
+  private async dropEveryQueue(): Promise<number> {
+    let dropped = 0;
+    for (const pattern of [`${this.store.prefix}{q:*`, `${this.store.prefix}events:user:*`, `${this.store.prefix}events:realm-wide:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length === 0) continue;
+        const pipeline = this.redis.pipeline();
+        for (const key of keys) {
+          pipeline.unlink(key);
+          const queueId = /\{q:([^}]+)\}:m$/.exec(key)?.[1];
+          if (queueId !== undefined) {
+            dropped++;
+            pipeline.publish(this.store.wakeChannel(queueId), 'x');
+          }
+        }
+        await pipeline.exec();
+      } while (cursor !== '0');
+    }
+    return dropped;
+  }
+
+  start(intervalMs: number): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.round()
+        .then(() => (this.failing = false))
+        .catch((error) => {
+          // Redis or PostgreSQL away: the next round checks again once both answer.
+          if (!this.failing) this.logger.warn({ err: error }, 'redis rollback check failed');
+          this.failing = true;
+        })
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(loop, intervalMs);
+        });
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await settledWithin(this.running, 2000);
+  }
+}
