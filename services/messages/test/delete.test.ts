@@ -111,6 +111,9 @@ test("the channel's oldest message: first_message_id moves, with a stream event"
   await remove(alice, first);
   const [event] = await outboxSince(stack, mark, 'stream');
   expect(event.event).toEqual({ type: 'stream', op: 'update', property: 'first_message_id', value: second, stream_id: stream.id, name: 'first message' });
+  // To those told about the deletion (Zulip's check_update_first_message_id; the worker's delete-topic job too).
+  const [deletion] = await outboxSince(stack, mark, 'delete_message');
+  expect(recipientIds(event)).toEqual(recipientIds(deletion));
   expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).first_message_id).toBe(second);
   await remove(alice, second);
   expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).first_message_id).toBeNull();

@@ -62,8 +62,11 @@ export async function doDeleteMessage(deps: MessagesDeps, userId: number, messag
     } else {
       event.message_type = 'private';
     }
-    await deps.bus.sendEventOnCommit(tx, realm.id, event, [...audience].sort((a, b) => a - b));
-    if (stream !== null && stream.first_message_id === message.id) await refreshFirstMessageIds(deps, tx, [stream]);
+    const recipients = [...audience].sort((a, b) => a - b);
+    await deps.bus.sendEventOnCommit(tx, realm.id, event, recipients);
+    if (stream !== null && stream.first_message_id === message.id) {
+      await refreshFirstMessageIds(deps, tx, [stream], recipients);
+    }
     if (orphans.length > 0) {
       tx.onCommit(async () => {
         await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).add(JOB_QUEUES.uploadsCleanup, { attachmentIds: orphans });

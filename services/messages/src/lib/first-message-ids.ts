@@ -3,8 +3,18 @@ import type { Stream, Tx } from '@teamchat/db';
 import { metadataAccessUserIds } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 
-/** Recomputes channels' first_message_id, with a stream update event when it changes. */
-export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams: Stream[]): Promise<void> {
+/**
+ * Recomputes channels' first_message_id, with a stream update event when it changes: to
+ * `audience` when given (a deletion tells those it tells about the deleted message, as Zulip's
+ * check_update_first_message_id and the worker's delete-topic job do), else to everyone who
+ * can see the channel.
+ */
+export async function refreshFirstMessageIds(
+  deps: MessagesDeps,
+  tx: Tx,
+  streams: Stream[],
+  audience?: number[],
+): Promise<void> {
   const db = tx.db;
   for (const stream of streams) {
     const [row] = await db.$queryRaw<{ first: number | null }[]>`SELECT min(id)::int AS first FROM message WHERE stream_id = ${stream.id}`;
@@ -15,7 +25,7 @@ export async function refreshFirstMessageIds(deps: MessagesDeps, tx: Tx, streams
       tx,
       stream.realm_id,
       { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: stream.id, name: stream.name },
-      await metadataAccessUserIds(db, stream),
+      audience ?? (await metadataAccessUserIds(db, stream)),
     );
   }
 }
