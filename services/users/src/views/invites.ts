@@ -15,8 +15,8 @@ export async function createMultiuseInvite({ deps, params, requester }: AuthedCo
   const input = params.parse({
     invite_expires_in_minutes: optional(param.json(v.nullable(v.int({ min: 0, max: 2 ** 31 - 1 }))), INVITATION_LINK_VALIDITY_MINUTES as number | null),
     invite_as: optional(param.json(v.literal(...(ROLE_VALUES as number[]))), 400),
-    stream_ids: optional(param.json(v.list(v.int())), []),
-    group_ids: optional(param.json(v.list(v.int())), []),
+    stream_ids: optional(param.json(v.list(v.id())), []),
+    group_ids: optional(param.json(v.list(v.id())), []),
     include_realm_default_subscriptions: optional(param.bool(), false),
     welcome_message_custom_text: optional(param.string({ maxLength: MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH })),
   });

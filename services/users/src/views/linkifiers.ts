@@ -50,7 +50,7 @@ export async function deleteLinkifier({ deps, requester, req }: AuthedContext<Us
 export async function reorderLinkifiers({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
-  const { ordered_linkifier_ids } = params.parse({ ordered_linkifier_ids: required(param.json(v.list(v.int()))) });
+  const { ordered_linkifier_ids } = params.parse({ ordered_linkifier_ids: required(param.json(v.list(v.id()))) });
   await doReorderLinkifiers(deps, actor.realm_id, ordered_linkifier_ids);
   return {};
 }

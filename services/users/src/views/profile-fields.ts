@@ -6,7 +6,7 @@ import { requireAdministrator, requireHuman } from '../lib/access';
 
 /** [{id, value}] where value is text, a list of user ids (person fields), or null to clear. */
 export const profileDataUpdates: v.Validator<ProfileDataUpdate[]> = v.list(
-  v.object({ id: v.int(), value: v.nullable(v.union(v.str({ allowNullBytes: false }), v.list(v.int()))) }),
+  v.object({ id: v.id(), value: v.nullable(v.union(v.str({ allowNullBytes: false }), v.list(v.id()))) }),
 );
 
 /** GET /realm/profile_fields */
@@ -51,7 +51,7 @@ export async function updateOwnProfileData({ deps, params, requester }: AuthedCo
 
 /** DELETE /users/me/profile_data: data is a list of field ids to clear. */
 export async function removeOwnProfileData({ deps, params, requester }: AuthedContext<UsersDeps>) {
-  const { data } = params.parse({ data: required(param.json(v.list(v.int()))) });
+  const { data } = params.parse({ data: required(param.json(v.list(v.id()))) });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireHuman(actor);
   await doUpdateOwnProfileData(deps, actor, data.map((id) => ({ id, value: null })));

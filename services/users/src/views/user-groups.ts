@@ -12,8 +12,8 @@ import { requireMemberOrAdmin } from '../lib/access';
 
 /** A group-setting value: a group id, or {direct_members, direct_subgroups}. */
 const groupSettingValue: v.Validator<GroupSettingValue> = v.union(
-  v.int(),
-  v.object({ direct_members: v.list(v.int()), direct_subgroups: v.list(v.int()) }),
+  v.id(),
+  v.object({ direct_members: v.list(v.id()), direct_subgroups: v.list(v.id()) }),
 );
 
 /** A group-setting update: {new, old?}. */
@@ -37,8 +37,8 @@ export async function createUserGroup({ deps, params, requester }: AuthedContext
   const input = params.parse({
     name: required(param.string()),
     description: required(param.string()),
-    members: required(param.json(v.list(v.int()))),
-    subgroups: optional(param.json(v.list(v.int())), []),
+    members: required(param.json(v.list(v.id()))),
+    subgroups: optional(param.json(v.list(v.id())), []),
     ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingValue))])),
   }) as { name: string; description: string; members: number[]; subgroups: number[] } & Record<string, GroupSettingValue | undefined>;
   const groupId = await doCreateUserGroup(deps, actor, {
@@ -55,10 +55,10 @@ export async function createUserGroup({ deps, params, requester }: AuthedContext
 export async function updateUserGroupMembers({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
   const change = params.parse({
-    add: optional(param.json(v.list(v.int()))),
-    delete: optional(param.json(v.list(v.int()))),
-    add_subgroups: optional(param.json(v.list(v.int()))),
-    delete_subgroups: optional(param.json(v.list(v.int()))),
+    add: optional(param.json(v.list(v.id()))),
+    delete: optional(param.json(v.list(v.id()))),
+    add_subgroups: optional(param.json(v.list(v.id()))),
+    delete_subgroups: optional(param.json(v.list(v.id()))),
   });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
@@ -77,7 +77,7 @@ export async function updateUserGroupMembers({ deps, params, requester, req }: A
 /** POST /user_groups/{id}/subgroups (the older form of subgroup changes). */
 export async function updateUserGroupSubgroups({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
-  const change = params.parse({ add: optional(param.json(v.list(v.int()))), delete: optional(param.json(v.list(v.int()))) });
+  const change = params.parse({ add: optional(param.json(v.list(v.id()))), delete: optional(param.json(v.list(v.id()))) });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   if (!change.add?.length && !change.delete?.length) throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
