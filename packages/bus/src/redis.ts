@@ -16,6 +16,11 @@ export interface RedisClientOptions {
   failFast?: boolean;
   /** Commands issued within one turn of the event loop share one write (ioredis's enableAutoPipelining). */
   autoPipelining?: boolean;
+  /**
+   * Where connection errors go: one warning per outage (until the connection is ready again).
+   * Without it ioredis prints every failed reconnect attempt to stderr as an unhandled error.
+   */
+  logger?: { warn(details: object, message: string): void };
 }
 
 /**
@@ -31,7 +36,17 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     enableReadyCheck: true,
     retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
   };
-  return new Redis(url, redisOptions);
+  const connection = new Redis(url, redisOptions);
+  const logger = options.logger;
+  if (logger) {
+    let reported = false;
+    connection.on('error', (error: Error) => {
+      if (!reported) logger.warn({ err: error, connection: options.name }, 'redis connection error; reconnecting');
+      reported = true;
+    });
+    connection.on('ready', () => (reported = false));
+  }
+  return connection;
 }
 
 /**

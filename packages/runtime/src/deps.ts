@@ -78,10 +78,10 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
   checkOutboxTimings(baseEnv);
   const logger = options.logger ?? createLogger(service, baseEnv.LOG_LEVEL);
   const db = createDb(baseEnv.DATABASE_URL, { poolSize: baseEnv.DB_POOL_SIZE });
-  const redis = createRedis(baseEnv.REDIS_URL, { name: `${service}` });
+  const redis = createRedis(baseEnv.REDIS_URL, { name: `${service}`, logger });
   const blocking: Redis[] = [];
   const newBlockingRedis = (name = 'blocking') => {
-    const connection = createRedis(baseEnv.REDIS_URL, { blocking: true, name: `${service}:${name}` });
+    const connection = createRedis(baseEnv.REDIS_URL, { blocking: true, name: `${service}:${name}`, logger });
     blocking.push(connection);
     return connection;
   };
