@@ -231,6 +231,11 @@ export async function metadataGroupMemberIds(db: Pick<TxClient, '$queryRaw'>, se
   return rows.map((row) => row.id);
 }
 
+/** Whether holding this channel setting lets one read a private channel (so changing it needs that access too). */
+export function grantsContentAccess(settingName: string): boolean {
+  return (CONTENT_ACCESS_SETTINGS as readonly string[]).includes(settingName);
+}
+
 /** Whether holding this channel setting lets one see a private channel (so it may not be role:everyone). */
 export function grantsMetadataAccess(settingName: string): boolean {
   return (METADATA_ACCESS_SETTINGS as readonly string[]).includes(settingName);

@@ -20,6 +20,7 @@ import { transaction, type Stream, type Tx, type UserProfile } from '@teamchat/d
 import {
   activeSubscriberIds,
   checkStreamName,
+  grantsContentAccess,
   grantsMetadataAccess,
   groupSettingApiValues,
   isAdministrator,
@@ -38,7 +39,6 @@ import {
   nobodyGroupId,
   replaceStreamSetting,
   requestedSettingValue,
-  SETTINGS_REQUIRING_CONTENT_ACCESS,
   type GroupSettingUpdate,
 } from '../lib/group-settings';
 import { ChannelExistsError, singleLineDescription } from '../lib/names';
@@ -147,7 +147,8 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
       const current = previousGroupId === undefined ? nobody : currentValues.get(previousGroupId)!;
       const value = requestedSettingValue(current, requested, nobody);
       if (value === null) continue;
-      if (SETTINGS_REQUIRING_CONTENT_ACCESS.has(name) && !channel.contentAccess) throw new JsonableError(CONTENT_ACCESS_REQUIRED);
+      // Rule 4: settings that open the channel's content need that access to change.
+      if (grantsContentAccess(name) && !channel.contentAccess) throw new JsonableError(CONTENT_ACCESS_REQUIRED);
       if (DELETE_PERMISSION_SETTINGS.has(name) && value !== nobody && !(await canSetDeleteMessagePolicy(db, user))) {
         throw new JsonableError('Insufficient permission');
       }

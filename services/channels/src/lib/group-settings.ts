@@ -11,9 +11,6 @@ import {
   type GroupSettingValue,
 } from '@teamchat/domain';
 
-/** Settings that only someone with content access to a private channel may change (rule 4). */
-export const SETTINGS_REQUIRING_CONTENT_ACCESS = new Set(['can_add_subscribers_group', 'can_subscribe_group']);
-
 /** Channel-level delete permissions: changing them needs can_set_delete_message_policy_group (rule 7). */
 export const DELETE_PERMISSION_SETTINGS = new Set(['can_delete_any_message_group', 'can_delete_own_message_group']);
 
