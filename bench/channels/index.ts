@@ -8,7 +8,7 @@
 // table reports medians over the rounds.
 
 import pg from 'pg';
-import { startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
 import { Role } from '@teamchat/domain';
 import { median, report } from '../lib/report';
 

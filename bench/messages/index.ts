@@ -14,7 +14,7 @@
 // Run: npm run bench -- messages   (see bench/README.md).
 
 import pg from 'pg';
-import { startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
 import { median, percentile, report, type Row } from '../lib/report';
 
 const UNREAD = Number(process.env.BENCH_MESSAGES_UNREAD ?? 50_000);

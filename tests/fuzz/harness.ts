@@ -7,7 +7,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Role } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import type { FuzzFixture } from './cases';
 
 export interface RawResponse {

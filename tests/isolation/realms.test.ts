@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { JOB_QUEUES } from '@teamchat/bus';
 import { Role } from '@teamchat/domain';
-import { registerEventQueue, settleEvents, startStack, type ApiResponse, type EventQueue, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { registerEventQueue, settleEvents, type ApiResponse, type EventQueue } from '@teamchat/testing';
 
 let stack: Stack;
 let uploadsDir: string;

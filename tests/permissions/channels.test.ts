@@ -3,7 +3,8 @@
 // and deleting topics (spec: Update a channel rules 1-8, Delete a topic, Authentication 4).
 
 import { systemGroupId } from '@teamchat/domain';
-import { startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { type Params } from '@teamchat/testing';
 import {
   ADMIN_REQUIRED,
   CANNOT_ADMINISTER,

@@ -12,7 +12,8 @@
 // Each cell becomes one jest test named "<role> → <outcome>", so a failing cell names itself.
 
 import { Role } from '@teamchat/domain';
-import { expectError, type ApiResponse, type Stack, type TestUser } from '@teamchat/testing';
+import { type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type ApiResponse } from '@teamchat/testing';
 
 export const ROLES = ['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'] as const;
 export type RoleName = (typeof ROLES)[number];

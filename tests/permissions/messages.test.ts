@@ -2,7 +2,7 @@
 // single messages, and personal flags on messages one may or may not read.
 
 import { Role, systemGroupId, type SystemGroupName } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { createCast, everyone, matrix, only, refused, type Cast } from './matrix';
 
 let stack: Stack;

@@ -15,7 +15,8 @@
 import { committedSince, outboxMark } from '@teamchat/bus';
 import { Role } from '@teamchat/domain';
 import { signInternalToken } from '@teamchat/core';
-import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { ApiClient, expectError } from '@teamchat/testing';
 
 let stack: Stack;
 let owner: TestUser;

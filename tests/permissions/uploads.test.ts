@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { JOB_QUEUES } from '@teamchat/bus';
-import { startStack, type ApiResponse, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { type ApiResponse } from '@teamchat/testing';
 import { createCast, everyone, matrix, only, refused, SERVED, type Cast, type Outcome, type Refusal, type RoleName } from './matrix';
 
 let stack: Stack;

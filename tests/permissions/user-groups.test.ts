@@ -4,7 +4,7 @@
 // endpoint as by Zulip's @require_member_or_admin.
 
 import { systemGroupId } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { createCast, INSUFFICIENT, matrix, only, refused, type Cast, type RoleName } from './matrix';
 
 let stack: Stack;

@@ -3,7 +3,8 @@
 // profile fields), and email visibility (GET /users/{email}, GET /users).
 
 import { Role } from '@teamchat/domain';
-import { startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { type Params } from '@teamchat/testing';
 import { ADMIN_REQUIRED, createCast, INSUFFICIENT, matrix, OK, only, OWNER_REQUIRED, refused, type Cast, type Outcome, type RoleName } from './matrix';
 
 let stack: Stack;

@@ -8,7 +8,8 @@ import jwt from 'jsonwebtoken';
 import { INTERNAL_TOKEN_HEADER, signInternalToken, type InternalClaims } from '@teamchat/core';
 import { hashApiKey, Role, verifyPassword } from '@teamchat/domain';
 import { doSetPassword } from '@teamchat/service-users';
-import { expectError, registerEventQueue, startStack, type ApiResponse, type ReceivedEvent, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue, type ApiResponse, type ReceivedEvent } from '@teamchat/testing';
 import http from 'node:http';
 
 /** Every log line the stack writes, at debug level. */

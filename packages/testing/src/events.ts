@@ -4,7 +4,7 @@
 // did NOT arrive without waiting for a timeout.
 
 import type { ApiClient, Params } from './client';
-import type { Stack } from './stack';
+import type { BaseDeps } from '@teamchat/runtime';
 
 export type ReceivedEvent = { id: number; type: string } & Record<string, any>;
 
@@ -76,7 +76,7 @@ export const registerEventQueue = (client: ApiClient, params: Params = {}) => Ev
  * partition read up to its newest entry, nothing pending). Then a non-blocking poll shows
  * exactly what a queue got.
  */
-export async function settleEvents(stack: Stack, timeoutMs = 15_000): Promise<void> {
+export async function settleEvents(stack: { deps: Pick<BaseDeps, 'redis' | 'bus'> }, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const { redis, bus } = stack.deps;
   for (;;) {

@@ -1,6 +1,7 @@
-export { startStack, Stack, testRedisUrl, GENEROUS_RATE_LIMITS, type GatewayReplica, type StackOptions, type TestUser, type ServiceName } from './stack';
+// Test helpers that need no service (the in-process stack of services is @teamchat/stack, a layer above).
 export { ApiClient, encodeValue, type ApiResponse, type Params, type RequestOptions } from './client';
-export { createTestDatabase, ensureTemplateDatabase, dropStaleTestDatabases, adminDatabaseUrl, databaseUrl } from './database';
+export { createTestDatabase, ensureTemplateDatabase, dropStaleTestDatabases, adminDatabaseUrl, databaseUrl, type TestDatabase } from './database';
+export { testRedisUrl } from './redis';
 export { zulipOpenApiPath, validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';
 export { expectError } from './expect';
 export { EventQueue, registerEventQueue, settleEvents, type ReceivedEvent } from './events';

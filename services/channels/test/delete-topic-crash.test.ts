@@ -2,7 +2,8 @@
 // batches; another worker resumes the same job and nothing is deleted or announced twice.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startStack, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { testRedisUrl } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import type { RunningService } from '@teamchat/runtime';
 import { eventsSince, insertMessages, ofType, outboxMark, uniqueName } from './helpers';

@@ -1,6 +1,7 @@
 // Through the real event tier: what a client registered with /register receives for channel
 // actions (every response, /register and /events included, is checked against zulip.yaml).
-import { registerEventQueue, settleEvents, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { registerEventQueue, settleEvents } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import { insertMessages, uniqueName } from './helpers';
 

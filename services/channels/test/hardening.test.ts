@@ -3,7 +3,8 @@
 // and malformed values are refused with a 4xx before they reach PostgreSQL.
 import { LIST_LIMITS } from '@teamchat/core';
 import { Role } from '@teamchat/domain';
-import { expectError, startStack, type ApiResponse, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type ApiResponse } from '@teamchat/testing';
 
 let stack: Stack;
 let owner: TestUser;

@@ -1,6 +1,6 @@
 // Fixtures and event assertions for the channels tests.
 import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
-import type { Stack } from '@teamchat/testing';
+import type { Stack } from '@teamchat/stack';
 import { systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
 
 export interface OutboxEvent {

@@ -1,6 +1,7 @@
 // Reading channels, archiving, default channels, channel folders, and the register state.
 import { fetchInitialState, STATE_SECTIONS, type RegisterOptions } from '@teamchat/state';
-import { expectError, startStack, validateSuccessResponse, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, validateSuccessResponse, type Params } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import { eventsSince, ofType, outboxMark, sorted, uniqueName } from './helpers';
 

@@ -1,6 +1,7 @@
 // Subscribing (and creating channels), unsubscribing, subscription properties: responses,
 // database state and the events each action commits.
-import { expectError, startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type Params } from '@teamchat/testing';
 import { BotType, Role } from '@teamchat/domain';
 import { eventsSince, ofType, outboxMark, setRealmSetting, sorted, streamSettingGroupId, systemGroupId, uniqueName } from './helpers';
 

@@ -1,5 +1,6 @@
 // Topics of a channel, per-topic visibility, and deleting a topic through the worker's job.
-import { expectError, startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type Params } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import type { RunningService } from '@teamchat/runtime';
 import { eventsSince, insertMessages, ofType, outboxMark, sorted, uniqueName } from './helpers';

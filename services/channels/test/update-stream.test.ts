@@ -1,6 +1,7 @@
 // PATCH /streams/{id}: rules 1–8 of the spec, each with owner, admin, moderator, member and
 // guest on public, private, web-public and archived channels; then every field and its events.
-import { expectError, startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type Params } from '@teamchat/testing';
 import { canDeleteAnyMessageInChannel, canDeleteOwnMessageInChannel, Role } from '@teamchat/domain';
 import { eventsSince, insertMessages, ofType, outboxMark, setRealmSetting, sorted, streamSettingGroupId, systemGroupId, uniqueName } from './helpers';
 

@@ -1,4 +1,5 @@
-import { expectError, registerEventQueue, settleEvents, startStack, type EventQueue, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue, settleEvents, type EventQueue } from '@teamchat/testing';
 import { alertWords, commitEvent, directTyping, sendTransient } from './support/producers';
 
 const QUEUE_CAP = 20;

@@ -1,7 +1,8 @@
 // What each queue receives, and in which form: event_types, narrows, client capabilities,
 // and the message finalisation (apply_markdown, client_gravatar, empty topics).
 import type { ZulipEvent } from '@teamchat/bus';
-import { registerEventQueue, settleEvents, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { registerEventQueue, settleEvents } from '@teamchat/testing';
 import { alertWords, commitEvent, directMessageEvent, directTyping, sendTransient, streamMessageEvent, streamTyping } from './support/producers';
 
 let stack: Stack;

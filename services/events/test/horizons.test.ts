@@ -2,7 +2,8 @@
 // refreshed by whatever keeps the thing alive"). With lifespans of a second and an index margin
 // of half a second, the queue's keys and its user's and realm's indexes would each expire several
 // times over during this test unless the polls that keep the queue alive also keep it listed.
-import { registerEventQueue, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { registerEventQueue } from '@teamchat/testing';
 import { PollingClient, eventually, sleep } from './support/cluster';
 import { alertWords, commitEvent, streamMessageEvent } from './support/producers';
 

@@ -1,6 +1,7 @@
 // Local echo (spec "Send a message": queue_id and local_id): the message event reaching the queue
 // the sender named carries local_message_id; no other queue's copy does.
-import { registerEventQueue, settleEvents, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { registerEventQueue, settleEvents } from '@teamchat/testing';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -5,7 +5,8 @@
 // from its source (scripts/zulip-flutter-contract.mjs), checked against our answers through
 // the gateway, with the parameters the app sends.
 import { Role } from '@teamchat/domain';
-import { settleEvents, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { settleEvents } from '@teamchat/testing';
 import { mobileAppEventClass, mobileAppViolations, MOBILE_CONTRACT } from './support/mobile-contract';
 
 /** zulip-flutter's registerQueue parameters (lib/api/route/events.dart, as lib/model/store.dart calls it). */

@@ -5,7 +5,8 @@ import Redis from 'ioredis';
 import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
-import { registerEventQueue, settleEvents, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { registerEventQueue, settleEvents } from '@teamchat/testing';
 import { alertWords } from './support/producers';
 
 let stack: Stack;

@@ -3,7 +3,8 @@
 // second before the cap) would hold Redis memory without end. Past EVENTS_MAX_QUEUES_PER_USER,
 // registering collects the least recently polled queue; a queue with a parked poll goes last.
 
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { loadEventsEnv } from '../src/env';
 
 const LIMIT = 3;

@@ -1,7 +1,8 @@
 import { transaction } from '@teamchat/db';
 import { Role, SERVER_LIMITS, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
 import { STATE_SECTIONS, type StateSection } from '@teamchat/state';
-import { expectError, registerEventQueue, settleEvents, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError, registerEventQueue, settleEvents } from '@teamchat/testing';
 import { alertWords, commitEvent, directTyping, sendTransient } from './support/producers';
 
 let stack: Stack;

@@ -5,7 +5,7 @@
 import { createLogger } from '@teamchat/core';
 import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
-import { startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import Redis from 'ioredis';
 import { Fanout, type StreamEntry } from '../src/lib/fanout';
 import { INTAKE_GROUP } from '../src/lib/intake';

@@ -2,7 +2,8 @@
 // a Redis epoch below the one PostgreSQL recorded as acknowledged drops every queue, once.
 import crypto from 'node:crypto';
 import { createLogger } from '@teamchat/core';
-import { registerEventQueue, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { registerEventQueue } from '@teamchat/testing';
 import { QueueStore } from '../src/lib/queue-store';
 import { RollbackWatch } from '../src/lib/rollback-watch';
 

@@ -3,7 +3,8 @@
 // subscriber mode, only subscriber commands may be used"). A poll caught there is answered with
 // no events (its client polls again), never a 500; later polls park and get their events.
 import crypto from 'node:crypto';
-import { registerEventQueue, startStack, type EventQueue, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { registerEventQueue, type EventQueue } from '@teamchat/testing';
 import { alertWords, commitEvent } from './support/producers';
 
 const REPLICA_ID = `wake-test-${crypto.randomBytes(4).toString('hex')}`;

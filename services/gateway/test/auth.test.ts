@@ -1,7 +1,8 @@
 import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
 import { hashApiKey, Role } from '@teamchat/domain';
 import { doRegenerateApiKey } from '@teamchat/service-users';
-import { ApiClient, expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { ApiClient, expectError } from '@teamchat/testing';
 
 let stack: Stack;
 let user: TestUser;

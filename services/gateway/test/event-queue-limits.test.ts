@@ -3,7 +3,8 @@
 // the user's budget as every other request does; only a long-poll that may park is exempt
 // (a refused poll would cut a client off from its events).
 
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 
 const EVENTS = '/api/v1/events';
 

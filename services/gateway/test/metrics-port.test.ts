@@ -3,7 +3,8 @@
 // for the gateway), which no Ingress route and no published compose port reaches.
 
 import { listen, serverUrl, withProcessEndpoints } from '@teamchat/runtime';
-import { expectError, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import type http from 'node:http';
 import { loadGatewayEnv } from '../src/env';
 

@@ -3,7 +3,8 @@
 // as Zulip does: 429 RATE_LIMIT_HIT with `retry-after` and the Retry-After header.
 
 import type http from 'node:http';
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { loadGatewayEnv } from '../src/env';
 import { rateLimitSettings, ZULIP_RATE_LIMITS } from '../src/rate-limit';
 

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import { createLogger } from '@teamchat/core';
 import { listen, serverUrl } from '@teamchat/runtime';
-import { GENEROUS_RATE_LIMITS, startStack, type Stack } from '@teamchat/testing';
+import { GENEROUS_RATE_LIMITS, startStack, type Stack } from '@teamchat/stack';
 import { createGateway } from '../src/app';
 
 let stack: Stack;

@@ -9,7 +9,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { createLogger } from '@teamchat/core';
 import { listen, serverUrl } from '@teamchat/runtime';
-import { ApiClient, GENEROUS_RATE_LIMITS, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { GENEROUS_RATE_LIMITS, startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { ApiClient } from '@teamchat/testing';
 import { createGateway } from '../src/app';
 
 jest.setTimeout(90_000);

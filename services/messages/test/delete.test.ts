@@ -3,7 +3,8 @@
 // unlinked (the uploads clean-up job); and uploads an edit detaches (detached_uploads).
 import { JOB_QUEUES } from '@teamchat/bus';
 import { Role, systemGroupId } from '@teamchat/domain';
-import { expectError, registerEventQueue, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue } from '@teamchat/testing';
 import { outboxMark, outboxSince, recipientIds, sorted } from './helpers';
 
 let stack: Stack;

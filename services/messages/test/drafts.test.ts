@@ -1,5 +1,6 @@
 // Drafts: create, list, edit, delete, every validation rule, and the drafts events.
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { outboxMark, outboxSince } from './helpers';
 
 let stack: Stack;

@@ -2,7 +2,8 @@
 // moving to another channel), Zulip's permission rules and errors, the update_message events and
 // their recipients, and the edit history (GET /messages/{id}, GET /messages/{id}/history).
 import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
-import { expectError, registerEventQueue, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue } from '@teamchat/testing';
 import { outboxMark, outboxSince, recipientIds, sorted, userMessageFlags } from './helpers';
 
 let stack: Stack;

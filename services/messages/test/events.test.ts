@@ -1,6 +1,7 @@
 // The messages service's events and register state through the real event tier
 // (POST /register, GET /events): what clients actually receive.
-import { expectError, registerEventQueue, settleEvents, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue, settleEvents } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;

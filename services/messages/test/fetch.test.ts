@@ -1,7 +1,8 @@
 // GET /messages and GET /messages/{id}: anchors and ranges, every narrow operator, history
 // access, and how each reader's preferences shape the message objects.
 import { Role } from '@teamchat/domain';
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;

@@ -1,7 +1,8 @@
 // Personal message flags: by ids (POST /messages/flags), over a narrow
 // (POST /messages/flags/narrow) and the mark-as-read shortcuts, with their events.
 import { HISTORICAL_FLAGS, MessageFlag } from '@teamchat/domain';
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { bulkChannelMessages, outboxMark, outboxSince } from './helpers';
 
 let stack: Stack;

@@ -1,7 +1,8 @@
 // Issue #26, findings 6 and 8: one request's work is bounded, and malformed values are refused
 // with a 4xx before they reach PostgreSQL (no 500, no database error in the answer).
 import { BODY_LIMITS, LIST_LIMITS } from '@teamchat/core';
-import { expectError, startStack, type ApiResponse, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type ApiResponse } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;

@@ -1,6 +1,6 @@
 // Shared pieces of the messages service's tests.
 import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
-import type { Stack } from '@teamchat/testing';
+import type { Stack } from '@teamchat/stack';
 
 export interface OutboxEvent {
   event: Record<string, any> & { type: string };

@@ -5,7 +5,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { JOB_QUEUES } from '@teamchat/bus';
 import { MessageFlag } from '@teamchat/domain';
-import { startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
 import { bulkChannelMessages, outboxMark, outboxSince } from './helpers';
 
 const root = path.resolve(__dirname, '../../..');

@@ -1,7 +1,8 @@
 // Emoji reactions: POST/DELETE /messages/{id}/reactions, with Zulip's errors, the `reaction`
 // events and their recipients, historical rows for readers, and reactions in fetched messages.
 import { MessageFlag, Role } from '@teamchat/domain';
-import { expectError, registerEventQueue, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue } from '@teamchat/testing';
 import { outboxMark, outboxSince, recipientIds, sorted } from './helpers';
 
 let stack: Stack;

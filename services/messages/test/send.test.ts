@@ -1,7 +1,8 @@
 // POST /messages: addressing, permissions, topic rules, rendering, user_message rows and flags,
 // and the exact events (read from the event outbox the action committed).
 import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { bulkUsers, outboxMark, outboxSince, recipientIds, userMessageFlags } from './helpers';
 
 let stack: Stack;

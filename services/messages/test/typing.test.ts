@@ -1,7 +1,8 @@
 // Typing notifications: transient events (read from the realm's intake stream), with Zulip's
 // recipients and errors; no state is stored.
 import { Role } from '@teamchat/domain';
-import { expectError, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { bulkUsers, intakeMark, intakeSince, recipientIds, sorted } from './helpers';
 
 let stack: Stack;

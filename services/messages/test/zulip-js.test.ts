@@ -1,6 +1,6 @@
 // A real client: zulip-js (multipart POST bodies, GET parameters in the query string) sends,
 // fetches, flags, marks all read and types through the gateway.
-import { startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const zulipInit = require('zulip-js') as (config: { username: string; apiKey: string; realm: string }) => Promise<any>;

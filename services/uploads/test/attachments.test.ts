@@ -1,5 +1,6 @@
 // GET /api/v1/attachments and DELETE /api/v1/attachments/{id}.
-import { expectError, type TestUser } from '@teamchat/testing';
+import { type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
 import { attachmentEventsSince, linkFromMessage, outboxMark, startUploadsStack, STORE_KINDS, storedFiles, uploadLikePythonZulipApi, type UploadsStack } from './helpers';
 

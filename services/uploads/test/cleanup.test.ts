@@ -1,7 +1,7 @@
 // The worker's uploads-cleanup job: uploads left unlinked by deleted messages, and the
 // scheduled removal of old unlinked uploads.
 import { JOB_QUEUES } from '@teamchat/bus';
-import type { TestUser } from '@teamchat/testing';
+import type { TestUser } from '@teamchat/stack';
 import { uploadKeys } from '@teamchat/storage';
 import {
   attachmentEventsSince,

@@ -1,7 +1,8 @@
 // Issue #26, the uploads findings: declared types that smuggle another type past the inline
 // list, served files without a Content-Security-Policy, and names, paths and types with NUL or
 // CR/LF that answered 500 or left bytes in storage with no attachment.
-import { expectError, type TestUser } from '@teamchat/testing';
+import { type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
 import * as tus from 'tus-js-client';
 import { basicAuth, multipartBody, startUploadsStack, STORE_KINDS, storedFiles, type UploadsStack } from './helpers';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { committedSince, JOB_QUEUES, outboxMark as committedMark } from '@teamchat/bus';
 import { createStorage, loadStorageConfig, type ObjectStorage } from '@teamchat/storage';
 import { startS3TestServer, type S3TestServer } from '@teamchat/storage/test/s3-test-server';
-import { startStack, type ServiceName, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type ServiceName, type Stack, type TestUser } from '@teamchat/stack';
 
 export type StoreKind = 'local' | 's3';
 export const STORE_KINDS: StoreKind[] = ['local', 's3'];

@@ -1,6 +1,7 @@
 // GET /user_uploads/...: who may open an upload, and how it is served.
 import { Role } from '@teamchat/domain';
-import { expectError, type TestUser } from '@teamchat/testing';
+import { type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { signInternalToken } from '@teamchat/core';
 import { temporaryFileUrl, uploadOfTemporaryToken } from '../src/lib/temporary-urls';
 import { linkFromMessage, multipartBody, sha256, startUploadsStack, STORE_KINDS, uploadLikePythonZulipApi, type UploadsStack } from './helpers';

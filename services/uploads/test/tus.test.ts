@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import * as tus from 'tus-js-client';
 import { uploadKeys } from '@teamchat/storage';
-import type { TestUser } from '@teamchat/testing';
+import type { TestUser } from '@teamchat/stack';
 import { attachmentEventsSince, basicAuth, outboxMark, sha256, startUploadsStack, STORE_KINDS, storedFiles, type UploadsStack } from './helpers';
 
 const MiB = 1024 * 1024;

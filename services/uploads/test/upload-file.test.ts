@@ -1,5 +1,6 @@
 // POST /api/v1/user_uploads through the gateway, on local disk and on S3.
-import { expectError, type TestUser } from '@teamchat/testing';
+import { type TestUser } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import {
   attachmentEventsSince,
   multipartBody,

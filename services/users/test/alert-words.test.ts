@@ -1,6 +1,7 @@
 // Alert words: GET/POST/DELETE /users/me/alert_words, the register alert_words section and
 // the alert_words events.
-import { expectError, registerEventQueue, settleEvents, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError, registerEventQueue, settleEvents } from '@teamchat/testing';
 
 let stack: Stack;
 beforeAll(async () => {

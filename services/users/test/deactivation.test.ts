@@ -2,7 +2,8 @@
 // POST /users/{id}/reactivate), and own-account deactivation on the same code path: who may,
 // the last-owner rule, keys stopping at once, and the events clients get.
 import { Role } from '@teamchat/domain';
-import { expectError, registerEventQueue, settleEvents, startStack, type EventQueue, type ReceivedEvent, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError, registerEventQueue, settleEvents, type EventQueue, type ReceivedEvent } from '@teamchat/testing';
 import { createCast, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;

@@ -2,7 +2,7 @@
 // events actions committed (read from the outbox, or the intake once published; see committedSince).
 import { Role, systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
 import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
-import type { Stack, TestUser } from '@teamchat/testing';
+import type { Stack, TestUser } from '@teamchat/stack';
 
 export interface Cast {
   owner: TestUser;

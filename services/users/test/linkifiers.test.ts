@@ -1,4 +1,5 @@
-import { expectError, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 import { activeIds, createCast, eventsSince, outboxMark, recipientIds, type Cast } from './helpers';
 
 let stack: Stack;

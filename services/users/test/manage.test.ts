@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCommand } from '../src/manage';
-import { startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,5 +1,6 @@
 import { Role } from '@teamchat/domain';
-import { expectError, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError } from '@teamchat/testing';
 
 let stack: Stack;
 beforeAll(async () => {

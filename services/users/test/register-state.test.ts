@@ -1,7 +1,8 @@
 // The users domain's part of POST /register, and its events arriving through /events, for
 // every role (the register answer is checked against zulip.yaml by the test client).
 import { EmailVisibility, Role } from '@teamchat/domain';
-import { registerEventQueue, startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { registerEventQueue } from '@teamchat/testing';
 import { createCast, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;

@@ -1,5 +1,5 @@
 import { ZULIP_FEATURE_LEVEL, ZULIP_VERSION } from '@teamchat/domain';
-import { startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
 
 let stack: Stack;
 beforeAll(async () => {

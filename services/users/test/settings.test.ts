@@ -1,7 +1,8 @@
 // PATCH /settings: one's own name, password, display and notification settings; what register
 // reports afterwards and the events each change sends (modern and legacy forms).
 import { Role } from '@teamchat/domain';
-import { expectError, registerEventQueue, settleEvents, startStack, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, registerEventQueue, settleEvents } from '@teamchat/testing';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,5 +1,6 @@
 import { Role } from '@teamchat/domain';
-import { expectError, startStack, type Params, type Stack, type TestUser } from '@teamchat/testing';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { expectError, type Params } from '@teamchat/testing';
 import { activeIds, createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;

@@ -1,5 +1,6 @@
 import { EmailVisibility, Role } from '@teamchat/domain';
-import { expectError, startStack, validateSuccessResponse, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
+import { expectError, validateSuccessResponse } from '@teamchat/testing';
 import { activeIds, createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;

@@ -3,7 +3,7 @@
 // zulip-js sends POST bodies as multipart (JSON-encoding only arrays) and every other
 // method's parameters in the query string.
 import { Role } from '@teamchat/domain';
-import { startStack, type Stack } from '@teamchat/testing';
+import { startStack, type Stack } from '@teamchat/stack';
 import { createCast, type Cast } from './helpers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -4,7 +4,7 @@
 //   node scripts/build.mjs events
 //   node --import tsx services/events/test/manual/pyzulip.ts     (PYTHONPATH=/work/pyzulip/zulip)
 import { spawn } from 'node:child_process';
-import { startStack } from '@teamchat/testing';
+import { startStack } from '@teamchat/stack';
 import { EventCluster, sleep } from '../support/cluster';
 import { alertWords, commitEvent } from '../support/producers';
 

@@ -10,7 +10,8 @@ import path from 'node:path';
 import { createLogger } from '@teamchat/core';
 import { listen, serverUrl, type RunningService } from '@teamchat/runtime';
 import { createGateway } from '@teamchat/service-gateway';
-import { ApiClient, Balancer, GENEROUS_RATE_LIMITS, buildServices, freePort, repoRoot, testRedisUrl, type Stack, type TestUser } from '@teamchat/testing';
+import { GENEROUS_RATE_LIMITS, type Stack, type TestUser } from '@teamchat/stack';
+import { ApiClient, Balancer, buildServices, freePort, repoRoot, testRedisUrl } from '@teamchat/testing';
 
 export { freePort };
 

@@ -3,7 +3,7 @@
 // transient ones (typing) straight to the intake.
 import type { Recipient, ZulipEvent } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
-import type { Stack, TestUser } from '@teamchat/testing';
+import type { Stack, TestUser } from '@teamchat/stack';
 
 export async function commitEvent(stack: Stack, event: ZulipEvent, users: Recipient[]): Promise<void> {
   await transaction(stack.db, (tx) => stack.deps.bus.sendEventOnCommit(tx, stack.realm.id, event, users));

@@ -3,7 +3,7 @@
 // Client against a stack, each answer printed. Needs the library on PYTHONPATH:
 //   PYTHONPATH=/path/to/python-zulip-api/zulip node --import tsx services/gateway/test/manual/pyzulip-smoke.ts
 import { spawn } from 'node:child_process';
-import { startStack } from '@teamchat/testing';
+import { startStack } from '@teamchat/stack';
 
 const SCRIPT = String.raw`
 import json, sys, tempfile, zulip

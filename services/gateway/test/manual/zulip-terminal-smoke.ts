@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startStack } from '@teamchat/testing';
+import { startStack } from '@teamchat/stack';
 import { metricsRegistry } from '@teamchat/telemetry';
 
 const SCRIPT = String.raw`

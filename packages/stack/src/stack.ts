@@ -1,6 +1,8 @@
 // An in-process Teamchat stack for API tests: a fresh database cloned from the migrated
 // template, its own Redis key prefix, the requested services and the real gateway, each on
 // its own port. Tests speak HTTP to the gateway, as clients do.
+// Its own package above the services (tests and benches depend on it, never a service), so
+// @teamchat/testing stays free of service imports.
 
 import crypto from 'node:crypto';
 import type http from 'node:http';
@@ -11,8 +13,7 @@ import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type Ru
 import { createLogger } from '@teamchat/core';
 import { doCreateRealm, doCreateUser, type CreateUserInput } from '@teamchat/service-users';
 import { createGateway } from '@teamchat/service-gateway';
-import { ApiClient } from './client';
-import { createTestDatabase, type TestDatabase } from './database';
+import { ApiClient, createTestDatabase, testRedisUrl, type TestDatabase } from '@teamchat/testing';
 
 export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'worker';
 
@@ -64,10 +65,6 @@ export interface TestUser {
   realm: Realm;
   profile: UserProfile;
   client: ApiClient;
-}
-
-export function testRedisUrl(): string {
-  return process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 }
 
 export class Stack {
