@@ -19,8 +19,9 @@ export async function loadActor(db: Pick<TxClient, 'userProfile'>, userId: numbe
 
 /** The acting user's account must exist and be active (Zulip's USER_DEACTIVATED, HTTP 401). */
 export function requireActiveAccount<T extends { is_active: boolean }>(user: T | null | undefined): asserts user is T {
-  if (!user || !user.is_active)
+  if (!user || !user.is_active) {
     throw new JsonableError('Account is deactivated', { code: 'USER_DEACTIVATED', status: 401 });
+  }
 }
 
 /** The viewer shape the channel access checks take. */
