@@ -3,7 +3,6 @@
 // waking polls, and relaying outbox rows whose after-commit publish failed.
 
 import { createRedis, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
-import IORedis from 'ioredis';
 import { createServiceApp, settledWithin } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
@@ -50,12 +49,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   };
   // Polls arriving together share one write to Redis (auto-pipelining batches the commands
   // issued within one turn of the event loop): on the long-poll path that write is most of the cost.
-  const commands: Redis = new IORedis(base.env.REDIS_URL, {
-    connectionName: connectionName('commands'),
-    enableAutoPipelining: true,
-    maxRetriesPerRequest: 50,
-    retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
-  });
+  const commands: Redis = createRedis(base.env.REDIS_URL, { name: connectionName('commands'), autoPipelining: true });
   commands.on('error', (error) => logger.debug({ err: error, connection: 'commands' }, 'redis connection error'));
   const subscriber = connect('wake', { blocking: true });
   connections.push(commands, subscriber);

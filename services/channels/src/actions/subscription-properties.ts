@@ -34,7 +34,7 @@ export async function doChangeSubscriptionProperties(deps: ChannelsDeps, user: U
   const checked: { subscriptionId: number; streamId: number; column: string; value: boolean | string; property: string }[] = [];
   for (const change of changes) {
     let column: string;
-    let value: boolean | string = change.value;
+    let value: boolean | string;
     if (change.property === 'color') {
       if (typeof change.value !== 'string') throw new JsonableError('color is not a string');
       value = checkColor('color', change.value);

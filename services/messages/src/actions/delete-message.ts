@@ -20,7 +20,7 @@ import type { MessagesDeps } from '../deps';
 import { messageActionAudience } from '../lib/audiences';
 import { realmMessageSettings } from '../lib/context';
 import { accessMessageForUpdate } from '../lib/messages';
-import { refreshFirstMessageIds } from '../lib/first-message-ids';
+import { refreshFirstMessageIds } from './first-message-ids';
 
 const refused = () => new JsonableError("You don't have permission to delete this message");
 

@@ -43,7 +43,7 @@ import {
 import type { MessagesDeps } from '../deps';
 import { usersAlertedBy } from '../lib/alert-words';
 import { realmMessageSettings } from '../lib/context';
-import { refreshFirstMessageIds } from '../lib/first-message-ids';
+import { refreshFirstMessageIds } from './first-message-ids';
 import { accessMessageForUpdate } from '../lib/messages';
 import { checkMentions } from '../lib/mentions';
 import { checkCanSendToStream } from '../lib/permissions';

@@ -1,4 +1,5 @@
-// A channel's first_message_id, kept right when messages leave it (moved or deleted).
+// A channel's first_message_id, kept right when messages leave it (moved or deleted); an action
+// helper, as it sends the stream update event (events are sent only from actions/).
 import type { Stream, Tx } from '@teamchat/db';
 import { metadataAccessUserIds } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
