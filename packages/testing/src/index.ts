@@ -5,6 +5,7 @@ export { testRedisUrl } from './redis';
 export { zulipOpenApiPath, validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';
 export { expectError } from './expect';
 export { EventQueue, registerEventQueue, settleEvents, type ReceivedEvent } from './events';
+export { captureEvents, ofType, type CapturedEvent, type EventSource } from './committed-events';
 import './newer-fields';
 export {
   Balancer,

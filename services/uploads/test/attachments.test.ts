@@ -1,14 +1,20 @@
 // GET /api/v1/attachments and DELETE /api/v1/attachments/{id}.
 import { type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
+import { captureEvents, expectError, ofType } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
-import { attachmentEventsSince, linkFromMessage, outboxMark, startUploadsStack, STORE_KINDS, storedFiles, uploadLikePythonZulipApi, type UploadsStack } from './helpers';
+import {
+  linkFromMessage,
+  startUploadsStack,
+  STORE_KINDS,
+  storedFiles,
+  uploadLikePythonZulipApi,
+  type UploadsStack,
+} from './helpers';
 
 describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
   let uploads: UploadsStack;
   let owner: TestUser;
   let other: TestUser;
-  let mark: bigint;
 
   beforeAll(async () => {
     uploads = await startUploadsStack(kind);
@@ -17,9 +23,6 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
   });
   afterAll(async () => {
     await uploads.close();
-  });
-  beforeEach(async () => {
-    mark = await outboxMark(uploads.stack);
   });
 
   async function uploadAs(user: TestUser, name: string, content: string) {
@@ -62,19 +65,19 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
   test('deleting an upload removes its record, its links and its bytes, and tells the owner', async () => {
     const target = await uploadAs(owner, 'delete-me.txt', 'bye');
     await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [target.row.id], recipients: [other.id] });
-    mark = await outboxMark(uploads.stack);
-
-    const response = await owner.client.delete(`/api/v1/attachments/${target.row.id}`);
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ result: 'success', msg: '' });
-    expect(await uploads.stack.db.attachment.findUnique({ where: { id: target.row.id } })).toBeNull();
-    expect(await uploads.stack.db.attachmentMessage.count({ where: { attachment_id: target.row.id } })).toBe(0);
-    for (const key of uploadKeys(uploads.storage, target.pathId)) expect(await uploads.storage.head(key)).toBeNull();
+    const captured = await captureEvents(uploads.stack, async () => {
+      const response = await owner.client.delete(`/api/v1/attachments/${target.row.id}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ result: 'success', msg: '' });
+      expect(await uploads.stack.db.attachment.findUnique({ where: { id: target.row.id } })).toBeNull();
+      expect(await uploads.stack.db.attachmentMessage.count({ where: { attachment_id: target.row.id } })).toBe(0);
+      for (const key of uploadKeys(uploads.storage, target.pathId)) expect(await uploads.storage.head(key)).toBeNull();
+    });
     const total = await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } });
-    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([
+    expect(ofType(captured, 'attachment')).toEqual([
       {
         event: { type: 'attachment', op: 'remove', attachment: { id: target.row.id }, upload_space_used: Number(total._sum.size ?? 0) },
-        users: [owner.id],
+        recipientIds: [owner.id],
       },
     ]);
     expectError(await owner.client.get(target.url, {}, { validate: false }), 404, 'BAD_REQUEST', 'This file does not exist or has been deleted.');
@@ -82,13 +85,14 @@ describe.each(STORE_KINDS)('attachments (%s storage)', (kind) => {
 
   test("unknown ids and other users' uploads: Invalid attachment, and nothing changes", async () => {
     const theirs = await uploadAs(other, 'keep.txt', 'keep');
-    mark = await outboxMark(uploads.stack);
-    const before = storedFiles(uploads);
-    expectError(await owner.client.delete(`/api/v1/attachments/${theirs.row.id}`), 400, 'BAD_REQUEST', 'Invalid attachment');
-    expectError(await owner.client.delete('/api/v1/attachments/999999999'), 400, 'BAD_REQUEST', 'Invalid attachment');
-    expect(await uploads.stack.db.attachment.findUnique({ where: { id: theirs.row.id } })).not.toBeNull();
-    expect(storedFiles(uploads)).toEqual(before);
-    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([]);
+    const captured = await captureEvents(uploads.stack, async () => {
+      const before = storedFiles(uploads);
+      expectError(await owner.client.delete(`/api/v1/attachments/${theirs.row.id}`), 400, 'BAD_REQUEST', 'Invalid attachment');
+      expectError(await owner.client.delete('/api/v1/attachments/999999999'), 400, 'BAD_REQUEST', 'Invalid attachment');
+      expect(await uploads.stack.db.attachment.findUnique({ where: { id: theirs.row.id } })).not.toBeNull();
+      expect(storedFiles(uploads)).toEqual(before);
+    });
+    expect(ofType(captured, 'attachment')).toEqual([]);
     expectError(await owner.client.delete('/api/v1/attachments/abc'), 404, 'BAD_REQUEST');
   });
 

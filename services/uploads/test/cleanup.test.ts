@@ -2,11 +2,10 @@
 // scheduled removal of old unlinked uploads.
 import { JOB_QUEUES } from '@teamchat/bus';
 import type { TestUser } from '@teamchat/stack';
+import { captureEvents, ofType } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
 import {
-  attachmentEventsSince,
   linkFromMessage,
-  outboxMark,
   startUploadsStack,
   STORE_KINDS,
   uploadLikePythonZulipApi,
@@ -52,22 +51,22 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
     const deletedMessage = await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [orphaned.id, stillLinked.id], recipients: [friend.id] });
     await linkFromMessage(uploads.stack, { senderId: friend.id, attachmentIds: [stillLinked.id], recipients: [owner.id] });
     await uploads.stack.db.message.delete({ where: { id: deletedMessage } });
-    const mark = await outboxMark(uploads.stack);
+    const captured = await captureEvents(uploads.stack, async () => {
+      // What the messages service does after deleting messages (see attachmentsOrphanedBy).
+      const done = await uploads.stack.deps.jobs.runWithBudget(JOB_QUEUES.uploadsCleanup, `test-${kind}-1`, { attachmentIds: [orphaned.id, stillLinked.id] }, 20_000);
+      expect(done).toBe(true);
 
-    // What the messages service does after deleting messages (see attachmentsOrphanedBy).
-    const done = await uploads.stack.deps.jobs.runWithBudget(JOB_QUEUES.uploadsCleanup, `test-${kind}-1`, { attachmentIds: [orphaned.id, stillLinked.id] }, 20_000);
-    expect(done).toBe(true);
-
-    expect(await uploads.stack.db.attachment.findUnique({ where: { id: orphaned.id } })).toBeNull();
-    for (const key of uploadKeys(uploads.storage, orphaned.path_id)) expect(await uploads.storage.head(key)).toBeNull();
-    expect(await uploads.stack.db.attachment.findUnique({ where: { id: stillLinked.id } })).not.toBeNull();
-    expect(await isStored(stillLinked.path_id)).toBe(true);
-    // Not named in the job: untouched, however unlinked.
-    expect(await isStored(never.path_id)).toBe(true);
+      expect(await uploads.stack.db.attachment.findUnique({ where: { id: orphaned.id } })).toBeNull();
+      for (const key of uploadKeys(uploads.storage, orphaned.path_id)) expect(await uploads.storage.head(key)).toBeNull();
+      expect(await uploads.stack.db.attachment.findUnique({ where: { id: stillLinked.id } })).not.toBeNull();
+      expect(await isStored(stillLinked.path_id)).toBe(true);
+      // Not named in the job: untouched, however unlinked.
+      expect(await isStored(never.path_id)).toBe(true);
+    });
 
     const used = await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } });
-    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([
-      { event: { type: 'attachment', op: 'remove', attachment: { id: orphaned.id }, upload_space_used: Number(used._sum.size) }, users: [owner.id] },
+    expect(ofType(captured, 'attachment')).toEqual([
+      { event: { type: 'attachment', op: 'remove', attachment: { id: orphaned.id }, upload_space_used: Number(used._sum.size) }, recipientIds: [owner.id] },
     ]);
   });
 

@@ -1,12 +1,12 @@
 // Shared by the uploads tests: a stack with the uploads service on local disk or on S3
 // (s3rver), request bodies shaped exactly as real clients send them, and readers of what the
-// service left behind (committed events, bytes in storage).
+// service left behind (bytes in storage; committed events are read with captureEvents).
 
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { committedSince, JOB_QUEUES, outboxMark as committedMark } from '@teamchat/bus';
+import { JOB_QUEUES } from '@teamchat/bus';
 import { createStorage, loadStorageConfig, type ObjectStorage } from '@teamchat/storage';
 import { startS3TestServer, type S3TestServer } from '@teamchat/storage/test/s3-test-server';
 import { startStack, type ServiceName, type Stack, type TestUser } from '@teamchat/stack';
@@ -113,23 +113,6 @@ export function sha256(data: Buffer | string): string {
 
 export function basicAuth(user: TestUser): string {
   return `Basic ${Buffer.from(`${user.deliveryEmail}:${user.apiKey}`).toString('base64')}`;
-}
-
-export interface OutboxEvent {
-  event: Record<string, unknown>;
-  users: unknown[];
-}
-
-/** The newest event_outbox id handed out: events after it belong to what the test does next. */
-export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
-
-/**
- * The `attachment` events committed after `mark`, oldest first: read from the outbox, else the
- * intake (published rows leave the outbox after the hold).
- */
-export async function attachmentEventsSince(stack: Stack, mark: bigint): Promise<OutboxEvent[]> {
-  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
-  return committed.filter(({ payload }) => payload.event.type === 'attachment').map(({ payload }) => ({ event: payload.event, users: payload.users }));
 }
 
 /** Every file under a directory, relative to it (what local storage holds). */

@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import * as tus from 'tus-js-client';
 import { uploadKeys } from '@teamchat/storage';
 import type { TestUser } from '@teamchat/stack';
-import { attachmentEventsSince, basicAuth, outboxMark, sha256, startUploadsStack, STORE_KINDS, storedFiles, type UploadsStack } from './helpers';
+import { captureEvents, ofType } from '@teamchat/testing';
+import { basicAuth, sha256, startUploadsStack, STORE_KINDS, storedFiles, type UploadsStack } from './helpers';
 
 const MiB = 1024 * 1024;
 
@@ -53,7 +54,6 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
   let owner: TestUser;
   let other: TestUser;
   let endpoint: string;
-  let mark: bigint;
 
   beforeAll(async () => {
     uploads = await startUploadsStack(kind, { env: { UPLOADS_MAX_FILE_SIZE_MIB: '32' } });
@@ -63,9 +63,6 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
   });
   afterAll(async () => {
     await uploads.close();
-  });
-  beforeEach(async () => {
-    mark = await outboxMark(uploads.stack);
   });
 
   const auth = (user: TestUser) => ({ Authorization: basicAuth(user) });
@@ -81,7 +78,10 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
 
   test('an upload creates the attachment exactly as a multipart upload does', async () => {
     const data = Buffer.from('resumable hello');
-    const finished = await runUpload(data, { endpoint, headers: auth(owner), metadata: { filename: 'notes été.txt', filetype: 'text/plain' } });
+    let finished!: Finished;
+    const captured = await captureEvents(uploads.stack, async () => {
+      finished = await runUpload(data, { endpoint, headers: auth(owner), metadata: { filename: 'notes été.txt', filetype: 'text/plain' } });
+    });
     const { url, filename } = finished.body;
     expect(filename).toBe('notes été.txt');
     // tus path ids keep ASCII only (Zulip's strict sanitising).
@@ -89,7 +89,7 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
     const pathId = url.slice('/user_uploads/'.length);
     const row = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: pathId } });
     expect(row).toMatchObject({ owner_id: owner.id, file_name: 'notes été.txt', size: BigInt(data.length), content_type: 'text/plain' });
-    const events = await attachmentEventsSince(uploads.stack, mark);
+    const events = ofType(captured, 'attachment');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       event: {
@@ -97,7 +97,7 @@ describe.each(STORE_KINDS)('tus uploads (%s storage)', (kind) => {
         op: 'add',
         attachment: { id: row.id, name: 'notes été.txt', path_id: pathId, size: data.length, create_time: row.create_time.getTime(), messages: [] },
       },
-      users: [owner.id],
+      recipientIds: [owner.id],
     });
     const served = await owner.client.get(url, {}, { validate: false });
     expect(served.status).toBe(200);

@@ -1,10 +1,8 @@
 // POST /api/v1/user_uploads through the gateway, on local disk and on S3.
 import { type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
+import { type ApiResponse, captureEvents, expectError, ofType } from '@teamchat/testing';
 import {
-  attachmentEventsSince,
   multipartBody,
-  outboxMark,
   sha256,
   STORE_KINDS,
   startUploadsStack,
@@ -18,7 +16,6 @@ const MiB = 1024 * 1024;
 describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
   let uploads: UploadsStack;
   let owner: TestUser;
-  let mark: bigint;
 
   beforeAll(async () => {
     uploads = await startUploadsStack(kind, { env: { UPLOADS_MAX_FILE_SIZE_MIB: '1' } });
@@ -27,13 +24,13 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
   afterAll(async () => {
     await uploads.close();
   });
-  beforeEach(async () => {
-    mark = await outboxMark(uploads.stack);
-  });
 
   test('python-zulip-api upload_file: field named after the path; stored, recorded, announced, served', async () => {
     const content = 'hello from python\n';
-    const response = await uploadLikePythonZulipApi(owner, '/home/me/notes/hello.txt', content);
+    let response!: ApiResponse;
+    const captured = await captureEvents(uploads.stack, async () => {
+      response = await uploadLikePythonZulipApi(owner, '/home/me/notes/hello.txt', content);
+    });
     expect(response.status).toBe(200);
     const { url } = response.body;
     expect(url).toMatch(new RegExp(`^/user_uploads/${uploads.stack.realm.id}/[A-Za-z0-9_-]{24}/hello\\.txt$`));
@@ -44,7 +41,7 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
     expect(row).toMatchObject({ owner_id: owner.id, realm_id: uploads.stack.realm.id, file_name: 'hello.txt', size: BigInt(content.length), content_type: 'text/plain' });
     expect(await uploads.storage.head(pathId)).toEqual({ size: content.length });
 
-    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([
+    expect(ofType(captured, 'attachment')).toEqual([
       {
         event: {
           type: 'attachment',
@@ -54,7 +51,7 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
             (await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } }))._sum.size,
           ),
         },
-        users: [owner.id],
+        recipientIds: [owner.id],
       },
     ]);
 
@@ -105,31 +102,33 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
   });
 
   test('no file, or more than one, is refused and nothing is stored', async () => {
-    const before = storedFiles(uploads);
-    const attachmentsBefore = await uploads.stack.db.attachment.count();
+    const captured = await captureEvents(uploads.stack, async () => {
+      const before = storedFiles(uploads);
+      const attachmentsBefore = await uploads.stack.db.attachment.count();
 
-    const onlyFields = multipartBody([], { a: 'b' });
-    expectError(
-      await owner.client.post('/api/v1/user_uploads', {}, { body: onlyFields.body, headers: { 'content-type': onlyFields.contentType } }),
-      400,
-      'BAD_REQUEST',
-      'You must specify a file to upload',
-    );
-    expectError(await owner.client.post('/api/v1/user_uploads', { a: 'b' }), 400, 'BAD_REQUEST', 'You must specify a file to upload');
+      const onlyFields = multipartBody([], { a: 'b' });
+      expectError(
+        await owner.client.post('/api/v1/user_uploads', {}, { body: onlyFields.body, headers: { 'content-type': onlyFields.contentType } }),
+        400,
+        'BAD_REQUEST',
+        'You must specify a file to upload',
+      );
+      expectError(await owner.client.post('/api/v1/user_uploads', { a: 'b' }), 400, 'BAD_REQUEST', 'You must specify a file to upload');
 
-    const two = multipartBody([
-      { field: 'one', filename: 'one.txt', content: 'first' },
-      { field: 'two', filename: 'two.txt', content: 'second' },
-    ]);
-    expectError(
-      await owner.client.post('/api/v1/user_uploads', {}, { body: two.body, headers: { 'content-type': two.contentType } }),
-      400,
-      'BAD_REQUEST',
-      'You may only upload one file at a time',
-    );
-    expect(storedFiles(uploads)).toEqual(before);
-    expect(await uploads.stack.db.attachment.count()).toBe(attachmentsBefore);
-    expect(await attachmentEventsSince(uploads.stack, mark)).toEqual([]);
+      const two = multipartBody([
+        { field: 'one', filename: 'one.txt', content: 'first' },
+        { field: 'two', filename: 'two.txt', content: 'second' },
+      ]);
+      expectError(
+        await owner.client.post('/api/v1/user_uploads', {}, { body: two.body, headers: { 'content-type': two.contentType } }),
+        400,
+        'BAD_REQUEST',
+        'You may only upload one file at a time',
+      );
+      expect(storedFiles(uploads)).toEqual(before);
+      expect(await uploads.stack.db.attachment.count()).toBe(attachmentsBefore);
+    });
+    expect(ofType(captured, 'attachment')).toEqual([]);
   });
 
   test('a file above max_file_upload_size_mib is refused and nothing of it is stored', async () => {

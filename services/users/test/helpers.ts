@@ -1,7 +1,6 @@
-// Shared fixtures of the users service tests: one user of each role (and a bot), and the
-// events actions committed (read from the outbox, or the intake once published; see committedSince).
+// Shared fixtures of the users service tests: one user of each role (and a bot). The events actions
+// commit are read with captureEvents (@teamchat/testing).
 import { Role, systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
-import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
 import type { Stack, TestUser } from '@teamchat/stack';
 
 export interface Cast {
@@ -27,22 +26,6 @@ export async function createCast(stack: Stack, prefix = 'cast'): Promise<Cast> {
   const bot = await stack.createUser({ email: `${prefix}${n}-bot@example.com`, fullName: `Bot ${n}`, botType: 1, botOwnerId: member.id });
   return { owner, admin, moderator, member, guest, bot };
 }
-
-export interface CommittedEvent {
-  event: Record<string, any>;
-  users: (number | { id: number })[];
-}
-
-/** The newest event_outbox id handed out: take it before an action, then read what came after. */
-export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
-
-/** The events committed after `mark` (of one type, when given), oldest first. */
-export async function eventsSince(stack: Stack, mark: bigint, type?: string): Promise<CommittedEvent[]> {
-  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
-  return committed.map(({ payload }) => payload as CommittedEvent).filter((entry) => type === undefined || entry.event.type === type);
-}
-
-export const recipientIds = (entry: CommittedEvent) => entry.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b);
 
 export const systemGroupId = (stack: Stack, name: SystemGroupName, realmId = stack.realm.id) => realmSystemGroupId(stack.db, realmId, name);
 

@@ -1,7 +1,7 @@
 import { Role, type SystemGroupName } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, type Params } from '@teamchat/testing';
-import { createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
+import { type ApiResponse, captureEvents, expectError, ofType, type Params } from '@teamchat/testing';
+import { createCast, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;
 let cast: Cast;
@@ -30,28 +30,29 @@ async function invite(by: TestUser, params: Params = {}): Promise<string> {
 
 describe('POST /invites/multiuse', () => {
   test('an administrator gets a link with Zulip defaults, and administrators hear of it', async () => {
-    const mark = await outboxMark(stack);
-    const before = Date.now();
-    const link = await invite(cast.admin);
-    const key = keyOf(link);
-    expect(key).toMatch(KEY);
-    const row = await stack.db.multiuseInvite.findUniqueOrThrow({ where: { confirmation_key: key } });
-    expect(row).toMatchObject({
-      realm_id: stack.realm.id,
-      referred_by_id: cast.admin.id,
-      invited_as: Role.MEMBER,
-      status: 0,
-      include_realm_default_subscriptions: false,
-      welcome_message_custom_text: null,
-      stream_ids: [],
-      group_ids: [],
+    const captured = await captureEvents(stack, async () => {
+      const before = Date.now();
+      const link = await invite(cast.admin);
+      const key = keyOf(link);
+      expect(key).toMatch(KEY);
+      const row = await stack.db.multiuseInvite.findUniqueOrThrow({ where: { confirmation_key: key } });
+      expect(row).toMatchObject({
+        realm_id: stack.realm.id,
+        referred_by_id: cast.admin.id,
+        invited_as: Role.MEMBER,
+        status: 0,
+        include_realm_default_subscriptions: false,
+        welcome_message_custom_text: null,
+        stream_ids: [],
+        group_ids: [],
+      });
+      const expiresIn = row.expiry_date!.getTime() - before;
+      expect(expiresIn).toBeGreaterThanOrEqual(14400 * 60_000 - 60_000);
+      expect(expiresIn).toBeLessThanOrEqual(14400 * 60_000 + 60_000);
     });
-    const expiresIn = row.expiry_date!.getTime() - before;
-    expect(expiresIn).toBeGreaterThanOrEqual(14400 * 60_000 - 60_000);
-    expect(expiresIn).toBeLessThanOrEqual(14400 * 60_000 + 60_000);
-    const [event] = await eventsSince(stack, mark, 'invites_changed');
+    const [event] = ofType(captured, 'invites_changed');
     expect(event.event).toEqual({ type: 'invites_changed' });
-    expect(recipientIds(event)).toEqual([cast.owner.id, cast.admin.id].sort((a, b) => a - b));
+    expect(event.recipientIds).toEqual([cast.owner.id, cast.admin.id].sort((a, b) => a - b));
   });
 
   test('expiry in minutes, or null for never', async () => {
@@ -181,9 +182,10 @@ describe('GET /invites and DELETE /invites/multiuse/{id}', () => {
 
     expectError(await cast.member.client.delete(`/api/v1/invites/multiuse/${adminInvite.id}`), 400, 'BAD_REQUEST', 'Must be an organization administrator');
     expectError(await cast.admin.client.delete('/api/v1/invites/multiuse/987654'), 400, 'BAD_REQUEST', 'No such invitation');
-    const mark = await outboxMark(stack);
-    expect((await cast.admin.client.delete(`/api/v1/invites/multiuse/${adminInvite.id}`)).body).toEqual({ result: 'success', msg: '' });
-    expect((await eventsSince(stack, mark, 'invites_changed')).length).toBe(1);
+    const captured = await captureEvents(stack, async () => {
+      expect((await cast.admin.client.delete(`/api/v1/invites/multiuse/${adminInvite.id}`)).body).toEqual({ result: 'success', msg: '' });
+    });
+    expect(ofType(captured, 'invites_changed').length).toBe(1);
     expectError(await cast.admin.client.delete(`/api/v1/invites/multiuse/${adminInvite.id}`), 400, 'BAD_REQUEST', 'Invitation has already been revoked');
     expect((await cast.admin.client.get('/api/v1/invites')).body.invites.map((i: { link_url: string }) => i.link_url)).not.toContain(adminLink);
   });
@@ -210,29 +212,31 @@ describe('joining through the link', () => {
     expect(page.status).toBe(200);
     expect(String(page.body)).toContain('<form method="post">');
 
-    const mark = await outboxMark(stack);
-    const response = await stack.anonymous().post('/api/v1/invites/multiuse/accept', {
-      key: keyOf(link),
-      email: 'Newcomer@Example.com',
-      full_name: 'New Comer',
-      password: 'a good password',
+    let response!: ApiResponse;
+    const captured = await captureEvents(stack, async () => {
+      response = await stack.anonymous().post('/api/v1/invites/multiuse/accept', {
+        key: keyOf(link),
+        email: 'Newcomer@Example.com',
+        full_name: 'New Comer',
+        password: 'a good password',
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual({ result: 'success', msg: '', user_id: expect.any(Number), email: 'newcomer@example.com', api_key: expect.stringMatching(/^[A-Za-z0-9]{32}$/) });
+      const newcomer = stack.client({ email: 'newcomer@example.com', apiKey: response.body.api_key });
+      expect((await newcomer.get('/api/v1/users/me')).body).toMatchObject({ user_id: response.body.user_id, role: Role.MODERATOR, full_name: 'New Comer' });
+      // The password works too.
+      expect((await stack.anonymous().post('/api/v1/fetch_api_key', { username: 'newcomer@example.com', password: 'a good password' })).status).toBe(200);
+
+      const groups = await stack.db.userGroupMembership.findMany({ where: { user_profile_id: response.body.user_id }, select: { user_group_id: true } });
+      expect(groups.map((g) => g.user_group_id).sort((a, b) => a - b)).toEqual([group, await systemGroupId(stack, 'role:moderators')].sort((a, b) => a - b));
+      const subscriptions = await stack.db.subscription.findMany({ where: { user_profile_id: response.body.user_id, active: true }, select: { stream_id: true } });
+      const defaults = await stack.db.stream.findMany({ where: { realm_id: stack.realm.id, is_default: true }, select: { id: true } });
+      expect(defaults.map((d) => d.id)).toContain(town.id);
+      const expected = [...new Set([lounge.id, hideout.id, ...defaults.map((d) => d.id)])].sort((a, b) => a - b);
+      expect(subscriptions.map((s) => s.stream_id).sort((a, b) => a - b)).toEqual(expected);
     });
-    expect(response.status).toBe(200);
-    expect(response.body).toEqual({ result: 'success', msg: '', user_id: expect.any(Number), email: 'newcomer@example.com', api_key: expect.stringMatching(/^[A-Za-z0-9]{32}$/) });
-    const newcomer = stack.client({ email: 'newcomer@example.com', apiKey: response.body.api_key });
-    expect((await newcomer.get('/api/v1/users/me')).body).toMatchObject({ user_id: response.body.user_id, role: Role.MODERATOR, full_name: 'New Comer' });
-    // The password works too.
-    expect((await stack.anonymous().post('/api/v1/fetch_api_key', { username: 'newcomer@example.com', password: 'a good password' })).status).toBe(200);
 
-    const groups = await stack.db.userGroupMembership.findMany({ where: { user_profile_id: response.body.user_id }, select: { user_group_id: true } });
-    expect(groups.map((g) => g.user_group_id).sort((a, b) => a - b)).toEqual([group, await systemGroupId(stack, 'role:moderators')].sort((a, b) => a - b));
-    const subscriptions = await stack.db.subscription.findMany({ where: { user_profile_id: response.body.user_id, active: true }, select: { stream_id: true } });
-    const defaults = await stack.db.stream.findMany({ where: { realm_id: stack.realm.id, is_default: true }, select: { id: true } });
-    expect(defaults.map((d) => d.id)).toContain(town.id);
-    const expected = [...new Set([lounge.id, hideout.id, ...defaults.map((d) => d.id)])].sort((a, b) => a - b);
-    expect(subscriptions.map((s) => s.stream_id).sort((a, b) => a - b)).toEqual(expected);
-
-    const added = await eventsSince(stack, mark, 'realm_user');
+    const added = ofType(captured, 'realm_user');
     expect(added[0].event).toMatchObject({ type: 'realm_user', op: 'add', person: { user_id: response.body.user_id, role: Role.MODERATOR, delivery_email: 'newcomer@example.com' } });
     // The link stays usable for the next person.
     const second = await stack.anonymous().post(new URL(link).pathname, { email: 'second@example.com', full_name: 'Second Comer', password: 'another password' });

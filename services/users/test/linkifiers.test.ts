@@ -1,6 +1,6 @@
 import { startStack, type Stack } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
-import { activeIds, createCast, eventsSince, outboxMark, recipientIds, type Cast } from './helpers';
+import { captureEvents, expectError, ofType } from '@teamchat/testing';
+import { activeIds, createCast, type Cast } from './helpers';
 
 let stack: Stack;
 let cast: Cast;
@@ -12,30 +12,32 @@ afterAll(() => stack.close());
 
 test('administrators add, update, reorder and remove; everyone gets the whole list each time', async () => {
   const client = cast.admin.client;
-  const mark = await outboxMark(stack);
-  const first = await client.post('/api/v1/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' });
-  expect(first.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
-  const second = await client.post('/api/v1/realm/filters', {
-    pattern: '(?P<org>[a-zA-Z0-9_-]+)/(?P<repo>[a-zA-Z0-9_-]+)#(?P<id>[0-9]+)',
-    url_template: 'https://github.com/{org}/{repo}/issue/{id}',
+  let a = 0;
+  const captured = await captureEvents(stack, async () => {
+    const first = await client.post('/api/v1/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' });
+    expect(first.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
+    const second = await client.post('/api/v1/realm/filters', {
+      pattern: '(?P<org>[a-zA-Z0-9_-]+)/(?P<repo>[a-zA-Z0-9_-]+)#(?P<id>[0-9]+)',
+      url_template: 'https://github.com/{org}/{repo}/issue/{id}',
+    });
+    a = first.body.id;
+    const b = second.body.id;
+    expect((await client.patch(`/api/v1/realm/filters/${a}`, { pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://example.com/{?id}' })).status).toBe(200);
+    expect((await client.patch('/api/v1/realm/linkifiers', { ordered_linkifier_ids: [b, a] })).status).toBe(200);
+
+    const listed = (await cast.guest.client.get('/api/v1/realm/linkifiers')).body.linkifiers;
+    expect(listed).toEqual([
+      { id: b, pattern: '(?P<org>[a-zA-Z0-9_-]+)/(?P<repo>[a-zA-Z0-9_-]+)#(?P<id>[0-9]+)', url_template: 'https://github.com/{org}/{repo}/issue/{id}' },
+      { id: a, pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://example.com/{?id}' },
+    ]);
+    expect((await cast.member.client.get('/api/v1/realm/filters')).body.filters).toEqual(listed.map((l: { pattern: string; url_template: string; id: number }) => [l.pattern, l.url_template, l.id]));
+
+    expect((await client.delete(`/api/v1/realm/filters/${b}`)).status).toBe(200);
   });
-  const a = first.body.id;
-  const b = second.body.id;
-  expect((await client.patch(`/api/v1/realm/filters/${a}`, { pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://example.com/{?id}' })).status).toBe(200);
-  expect((await client.patch('/api/v1/realm/linkifiers', { ordered_linkifier_ids: [b, a] })).status).toBe(200);
-
-  const listed = (await cast.guest.client.get('/api/v1/realm/linkifiers')).body.linkifiers;
-  expect(listed).toEqual([
-    { id: b, pattern: '(?P<org>[a-zA-Z0-9_-]+)/(?P<repo>[a-zA-Z0-9_-]+)#(?P<id>[0-9]+)', url_template: 'https://github.com/{org}/{repo}/issue/{id}' },
-    { id: a, pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://example.com/{?id}' },
-  ]);
-  expect((await cast.member.client.get('/api/v1/realm/filters')).body.filters).toEqual(listed.map((l: { pattern: string; url_template: string; id: number }) => [l.pattern, l.url_template, l.id]));
-
-  expect((await client.delete(`/api/v1/realm/filters/${b}`)).status).toBe(200);
-  const events = await eventsSince(stack, mark, 'realm_linkifiers');
+  const events = ofType(captured, 'realm_linkifiers');
   expect(events).toHaveLength(5);
   expect(events[4].event).toEqual({ type: 'realm_linkifiers', realm_linkifiers: [{ id: a, pattern: 'ZUL-(?P<id>\\d+)', url_template: 'https://example.com/{?id}' }] });
-  expect(recipientIds(events[4])).toEqual(await activeIds(stack));
+  expect(events[4].recipientIds).toEqual(await activeIds(stack));
 });
 
 test('patterns must compile as re2 would and name exactly the template variables', async () => {

@@ -1,6 +1,6 @@
 import { startStack, type Stack } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
-import { createCast, eventsSince, outboxMark, recipientIds, type Cast } from './helpers';
+import { captureEvents, expectError, ofType } from '@teamchat/testing';
+import { createCast, type Cast } from './helpers';
 
 let stack: Stack;
 let cast: Cast;
@@ -12,22 +12,23 @@ afterAll(() => stack.close());
 
 test('add, list, update and remove, each announced to the user alone', async () => {
   const client = cast.member.client;
-  const mark = await outboxMark(stack);
-  expect((await client.post('/api/v1/navigation_views', { fragment: 'narrow/is/starred', is_pinned: false })).body).toEqual({ result: 'success', msg: '' });
-  expect((await client.post('/api/v1/navigation_views', { fragment: 'narrow/channel/5-design', is_pinned: true, name: ' Design ' })).status).toBe(200);
-  expect((await client.get('/api/v1/navigation_views')).body.navigation_views).toEqual([
-    { fragment: 'narrow/is/starred', is_pinned: false, name: null },
-    { fragment: 'narrow/channel/5-design', is_pinned: true, name: 'Design' },
-  ]);
-  // Fragments with slashes work in the path, raw or %2F-encoded.
-  expect((await client.patch('/api/v1/navigation_views/narrow/channel/5-design', { name: 'Design team', is_pinned: false })).status).toBe(200);
-  expect((await client.patch('/api/v1/navigation_views/narrow%2Fis%2Fstarred', { is_pinned: true })).status).toBe(200);
-  expect((await client.delete('/api/v1/navigation_views/narrow/channel/5-design')).status).toBe(200);
-  expect((await client.get('/api/v1/navigation_views')).body.navigation_views).toEqual([{ fragment: 'narrow/is/starred', is_pinned: true, name: null }]);
-  // Others have their own.
-  expect((await cast.admin.client.get('/api/v1/navigation_views')).body.navigation_views).toEqual([]);
+  const captured = await captureEvents(stack, async () => {
+    expect((await client.post('/api/v1/navigation_views', { fragment: 'narrow/is/starred', is_pinned: false })).body).toEqual({ result: 'success', msg: '' });
+    expect((await client.post('/api/v1/navigation_views', { fragment: 'narrow/channel/5-design', is_pinned: true, name: ' Design ' })).status).toBe(200);
+    expect((await client.get('/api/v1/navigation_views')).body.navigation_views).toEqual([
+      { fragment: 'narrow/is/starred', is_pinned: false, name: null },
+      { fragment: 'narrow/channel/5-design', is_pinned: true, name: 'Design' },
+    ]);
+    // Fragments with slashes work in the path, raw or %2F-encoded.
+    expect((await client.patch('/api/v1/navigation_views/narrow/channel/5-design', { name: 'Design team', is_pinned: false })).status).toBe(200);
+    expect((await client.patch('/api/v1/navigation_views/narrow%2Fis%2Fstarred', { is_pinned: true })).status).toBe(200);
+    expect((await client.delete('/api/v1/navigation_views/narrow/channel/5-design')).status).toBe(200);
+    expect((await client.get('/api/v1/navigation_views')).body.navigation_views).toEqual([{ fragment: 'narrow/is/starred', is_pinned: true, name: null }]);
+    // Others have their own.
+    expect((await cast.admin.client.get('/api/v1/navigation_views')).body.navigation_views).toEqual([]);
 
-  const events = await eventsSince(stack, mark, 'navigation_view');
+  });
+  const events = ofType(captured, 'navigation_view');
   expect(events.map((e) => e.event)).toEqual([
     { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/is/starred', is_pinned: false, name: null } },
     { type: 'navigation_view', op: 'add', navigation_view: { fragment: 'narrow/channel/5-design', is_pinned: true, name: 'Design' } },
@@ -35,7 +36,7 @@ test('add, list, update and remove, each announced to the user alone', async () 
     { type: 'navigation_view', op: 'update', fragment: 'narrow/is/starred', data: { is_pinned: true } },
     { type: 'navigation_view', op: 'remove', fragment: 'narrow/channel/5-design' },
   ]);
-  for (const event of events) expect(recipientIds(event)).toEqual([cast.member.id]);
+  for (const event of events) expect(event.recipientIds).toEqual([cast.member.id]);
 });
 
 test("Zulip's refusals", async () => {

@@ -1,6 +1,6 @@
-import { startStack, type Stack } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
-import { activeIds, createCast, eventsSince, outboxMark, recipientIds, type Cast } from './helpers';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { type ApiResponse, captureEvents, expectError, ofType } from '@teamchat/testing';
+import { activeIds, createCast, type Cast } from './helpers';
 
 let stack: Stack;
 let cast: Cast;
@@ -53,24 +53,25 @@ describe('push registration tokens', () => {
 
 describe('POST /users/me/presence', () => {
   test('records the ping and answers with the realm presence; an event only when the user comes online', async () => {
-    const mark = await outboxMark(stack);
-    const first = await cast.member.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true });
-    expect(first.status).toBe(200);
-    const presence = await stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: cast.member.id } });
-    expect(presence.last_active_time).not.toBeNull();
-    expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: cast.member.id } })).last_active_at).toEqual(presence.last_active_time);
-    expect(first.body.presences[String(cast.member.id)]).toEqual({
-      active_timestamp: Math.floor(presence.last_active_time!.getTime() / 1000),
-      idle_timestamp: Math.floor(presence.last_connected_time!.getTime() / 1000),
-    });
-    expect(first.body.presence_last_update_id).toBe(presence.last_connected_time!.getTime());
+    const captured = await captureEvents(stack, async () => {
+      const first = await cast.member.client.post('/api/v1/users/me/presence', { status: 'active', slim_presence: true });
+      expect(first.status).toBe(200);
+      const presence = await stack.db.userPresence.findUniqueOrThrow({ where: { user_profile_id: cast.member.id } });
+      expect(presence.last_active_time).not.toBeNull();
+      expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: cast.member.id } })).last_active_at).toEqual(presence.last_active_time);
+      expect(first.body.presences[String(cast.member.id)]).toEqual({
+        active_timestamp: Math.floor(presence.last_active_time!.getTime() / 1000),
+        idle_timestamp: Math.floor(presence.last_connected_time!.getTime() / 1000),
+      });
+      expect(first.body.presence_last_update_id).toBe(presence.last_connected_time!.getTime());
 
-    // A second ping soon after is no news.
-    expect((await cast.member.client.post('/api/v1/users/me/presence', { status: 'idle', ping_only: true })).body).toEqual({ result: 'success', msg: '' });
-    const events = await eventsSince(stack, mark, 'presence');
+      // A second ping soon after is no news.
+      expect((await cast.member.client.post('/api/v1/users/me/presence', { status: 'idle', ping_only: true })).body).toEqual({ result: 'success', msg: '' });
+    });
+    const events = ofType(captured, 'presence');
     expect(events).toHaveLength(1);
     expect(events[0].event).toMatchObject({ type: 'presence', user_id: cast.member.id, email: cast.member.email, presence: { website: { status: 'active', client: 'website' } } });
-    expect(recipientIds(events[0])).toEqual(await activeIds(stack));
+    expect(events[0].recipientIds).toEqual(await activeIds(stack));
 
     // The legacy format, keyed by email, unless slim_presence or last_update_id ask otherwise.
     await cast.admin.client.post('/api/v1/users/me/presence', { status: 'idle' });
@@ -102,33 +103,36 @@ describe('POST /users/me/presence', () => {
     expect((await ping('active')).status).toBe(200);
     const active = await stored();
 
-    let mark = await outboxMark(stack);
-    expect((await ping('idle')).status).toBe(200);
-    const idle = await stored();
-    expect(idle.last_active_time).toEqual(active.last_active_time);
-    expect(idle.last_connected_time!.getTime()).toBeGreaterThanOrEqual(active.last_connected_time!.getTime());
-    // last_active_at is rewritten at most once a minute.
-    expect(await lastActiveAt()).toEqual(active.last_active_time);
-    expect((await ping('active')).status).toBe(200);
-    expect(await lastActiveAt()).toEqual(active.last_active_time);
-    expect(await eventsSince(stack, mark, 'presence')).toEqual([]);
+    let captured = await captureEvents(stack, async () => {
+      expect((await ping('idle')).status).toBe(200);
+      const idle = await stored();
+      expect(idle.last_active_time).toEqual(active.last_active_time);
+      expect(idle.last_connected_time!.getTime()).toBeGreaterThanOrEqual(active.last_connected_time!.getTime());
+      // last_active_at is rewritten at most once a minute.
+      expect(await lastActiveAt()).toEqual(active.last_active_time);
+      expect((await ping('active')).status).toBe(200);
+      expect(await lastActiveAt()).toEqual(active.last_active_time);
+    });
+    expect(ofType(captured, 'presence')).toEqual([]);
 
     // Connected but idle for longer than the offline threshold, then active: news.
     await stack.db.$executeRaw`UPDATE user_presence SET last_active_time = now() - interval '10 minutes' WHERE user_profile_id = ${user.id}`;
     await stack.db.$executeRaw`UPDATE user_profile SET last_active_at = now() - interval '10 minutes' WHERE id = ${user.id}`;
-    mark = await outboxMark(stack);
-    expect((await ping('active')).status).toBe(200);
-    const back = await stored();
-    expect(Date.now() - back.last_active_time!.getTime()).toBeLessThan(60_000);
-    expect(await lastActiveAt()).toEqual(back.last_active_time);
-    let events = await eventsSince(stack, mark, 'presence');
+    captured = await captureEvents(stack, async () => {
+      expect((await ping('active')).status).toBe(200);
+      const back = await stored();
+      expect(Date.now() - back.last_active_time!.getTime()).toBeLessThan(60_000);
+      expect(await lastActiveAt()).toEqual(back.last_active_time);
+    });
+    let events = ofType(captured, 'presence');
     expect(events.map((row) => row.event)).toEqual([expect.objectContaining({ user_id: user.id, presence: { website: expect.objectContaining({ status: 'active' }) } })]);
 
     // Offline (no ping for longer than the threshold), then an idle ping: news, as idle.
     await stack.db.$executeRaw`UPDATE user_presence SET last_connected_time = now() - interval '10 minutes', last_active_time = now() - interval '10 minutes' WHERE user_profile_id = ${user.id}`;
-    mark = await outboxMark(stack);
-    expect((await ping('idle')).status).toBe(200);
-    events = await eventsSince(stack, mark, 'presence');
+    captured = await captureEvents(stack, async () => {
+      expect((await ping('idle')).status).toBe(200);
+    });
+    events = ofType(captured, 'presence');
     expect(events.map((row) => row.event)).toEqual([expect.objectContaining({ user_id: user.id, presence: { website: expect.objectContaining({ status: 'idle' }) } })]);
     expect(Date.now() - (await stored()).last_connected_time!.getTime()).toBeLessThan(60_000);
   });
@@ -193,36 +197,41 @@ describe('POST /users/me/presence', () => {
 describe('presence events in a big realm', () => {
   test('no presence event once more than 100 users would get it (Zulip USER_LIMIT_FOR_SENDING_PRESENCE_UPDATE_EVENTS)', async () => {
     const realm = await stack.createRealm('bigpresence', 'bigpresence.example.com');
-    const users = [];
+    const users: TestUser[] = [];
     for (let i = 0; i < 100; i++) users.push(await stack.createUser({ realm, email: `p${i}@bigpresence.example.com` }));
     // 100 users: the first one coming online is news to all of them.
-    let mark = await outboxMark(stack);
-    await users[0].client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
-    const sent = await eventsSince(stack, mark, 'presence');
+    let captured = await captureEvents(stack, async () => {
+      await users[0].client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
+    });
+    const sent = ofType(captured, 'presence');
     expect(sent).toHaveLength(1);
-    expect(recipientIds(sent[0])).toHaveLength(100);
+    expect(sent[0].recipientIds).toHaveLength(100);
     // 101: users coming online are no longer announced; their pings are still recorded.
     const newcomer = await stack.createUser({ realm, email: 'p100@bigpresence.example.com' });
-    mark = await outboxMark(stack);
-    await users[1].client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
-    await newcomer.client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
-    expect(await eventsSince(stack, mark, 'presence')).toEqual([]);
+    captured = await captureEvents(stack, async () => {
+      await users[1].client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
+      await newcomer.client.post('/api/v1/users/me/presence', { status: 'active', ping_only: true });
+    });
+    expect(ofType(captured, 'presence')).toEqual([]);
     expect(await stack.db.userPresence.count({ where: { user_profile_id: { in: [users[1].id, newcomer.id] } } })).toBe(2);
   });
 });
 
 describe('custom profile fields', () => {
   test('administrators create fields; everyone lists them and hears of new ones', async () => {
-    const mark = await outboxMark(stack);
-    const created = await cast.admin.client.post('/api/v1/realm/profile_fields', { name: 'Biography', hint: 'About you', field_type: 2 });
-    expect(created.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
-    const select = await cast.owner.client.post('/api/v1/realm/profile_fields', {
-      name: 'Favourite colour',
-      field_type: 3,
-      field_data: { '0': { text: 'Red', order: '1' }, '1': { text: 'Blue', order: '2' } },
-      display_in_profile_summary: true,
+    let created!: ApiResponse;
+    let select!: ApiResponse;
+    const captured = await captureEvents(stack, async () => {
+      created = await cast.admin.client.post('/api/v1/realm/profile_fields', { name: 'Biography', hint: 'About you', field_type: 2 });
+      expect(created.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
+      select = await cast.owner.client.post('/api/v1/realm/profile_fields', {
+        name: 'Favourite colour',
+        field_type: 3,
+        field_data: { '0': { text: 'Red', order: '1' }, '1': { text: 'Blue', order: '2' } },
+        display_in_profile_summary: true,
+      });
+      expect(select.status).toBe(200);
     });
-    expect(select.status).toBe(200);
     const { body } = await cast.guest.client.get('/api/v1/realm/profile_fields');
     expect(body.custom_fields.slice(-2)).toEqual([
       { id: created.body.id, type: 2, order: expect.any(Number), name: 'Biography', hint: 'About you', field_data: '', required: false, editable_by_user: true },
@@ -238,10 +247,10 @@ describe('custom profile fields', () => {
         display_in_profile_summary: true,
       },
     ]);
-    const events = await eventsSince(stack, mark, 'custom_profile_fields');
+    const events = ofType(captured, 'custom_profile_fields');
     expect(events).toHaveLength(2);
     expect(events[1].event.fields).toEqual(body.custom_fields);
-    expect(recipientIds(events[1])).toEqual(await activeIds(stack));
+    expect(events[1].recipientIds).toEqual(await activeIds(stack));
   });
 
   test('creation refusals', async () => {
@@ -263,25 +272,26 @@ describe('custom profile fields', () => {
     const fields = await stack.db.customProfileField.findMany({ where: { realm_id: stack.realm.id } });
     const biography = fields.find((f) => f.name === 'Biography')!;
     const colour = fields.find((f) => f.name === 'Favourite colour')!;
-    const mark = await outboxMark(stack);
-    const response = await cast.member.client.patch('/api/v1/users/me/profile_data', {
-      data: [
-        { id: biography.id, value: 'I like *tests*' },
-        { id: colour.id, value: '1' },
-      ],
+    const captured = await captureEvents(stack, async () => {
+      const response = await cast.member.client.patch('/api/v1/users/me/profile_data', {
+        data: [
+          { id: biography.id, value: 'I like *tests*' },
+          { id: colour.id, value: '1' },
+        ],
+      });
+      expect(response.body).toEqual({ result: 'success', msg: '' });
+      const me = (await cast.member.client.get('/api/v1/users/me')).body;
+      expect(me.profile_data).toEqual({
+        [biography.id]: { value: 'I like *tests*', rendered_value: '<p>I like <em>tests</em></p>' },
+        [colour.id]: { value: '1' },
+      });
     });
-    expect(response.body).toEqual({ result: 'success', msg: '' });
-    const me = (await cast.member.client.get('/api/v1/users/me')).body;
-    expect(me.profile_data).toEqual({
-      [biography.id]: { value: 'I like *tests*', rendered_value: '<p>I like <em>tests</em></p>' },
-      [colour.id]: { value: '1' },
-    });
-    const events = await eventsSince(stack, mark, 'realm_user');
+    const events = ofType(captured, 'realm_user');
     expect(events.map((e) => e.event.person)).toEqual([
       { user_id: cast.member.id, custom_profile_field: { id: biography.id, value: 'I like *tests*', rendered_value: '<p>I like <em>tests</em></p>' } },
       { user_id: cast.member.id, custom_profile_field: { id: colour.id, value: '1' } },
     ]);
-    expect(recipientIds(events[0])).toEqual(await activeIds(stack));
+    expect(events[0].recipientIds).toEqual(await activeIds(stack));
 
     expectError(await cast.member.client.patch('/api/v1/users/me/profile_data', { data: [{ id: colour.id, value: '7' }] }), 400, 'BAD_REQUEST', "'7' is not a valid choice for 'Favourite colour'.");
     expectError(await cast.member.client.patch('/api/v1/users/me/profile_data', { data: [{ id: 987654, value: 'x' }] }), 400, 'BAD_REQUEST', 'Field id 987654 not found.');

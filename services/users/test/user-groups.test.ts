@@ -1,7 +1,7 @@
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, type Params } from '@teamchat/testing';
-import { activeIds, createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
+import { type ApiResponse, captureEvents, expectError, ofType, type Params } from '@teamchat/testing';
+import { activeIds, createCast, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;
 let cast: Cast;
@@ -59,15 +59,17 @@ describe('GET /user_groups', () => {
 
 describe('POST /user_groups/create', () => {
   test('a member creates a group: defaults hold the creator, and everyone hears of it', async () => {
-    const mark = await outboxMark(stack);
-    const response = await cast.member.client.post('/api/v1/user_groups/create', {
-      name: 'backend',
-      description: 'Backend team',
-      members: [cast.member.id, cast.moderator.id],
-      subgroups: [await systemGroupId(stack, 'role:moderators')],
-      can_mention_group: await systemGroupId(stack, 'role:members'),
+    let response!: ApiResponse;
+    const captured = await captureEvents(stack, async () => {
+      response = await cast.member.client.post('/api/v1/user_groups/create', {
+        name: 'backend',
+        description: 'Backend team',
+        members: [cast.member.id, cast.moderator.id],
+        subgroups: [await systemGroupId(stack, 'role:moderators')],
+        can_mention_group: await systemGroupId(stack, 'role:members'),
+      });
+      expect(response.status).toBe(200);
     });
-    expect(response.status).toBe(200);
     const id = response.body.group_id;
     const everyone = await systemGroupId(stack, 'role:everyone');
     const nobody = await systemGroupId(stack, 'role:nobody');
@@ -89,9 +91,9 @@ describe('POST /user_groups/create', () => {
       deactivated: false,
     };
     expect(await groupDict(id)).toEqual(expected);
-    const [event] = await eventsSince(stack, mark, 'user_group');
+    const [event] = ofType(captured, 'user_group');
     expect(event.event).toEqual({ type: 'user_group', op: 'add', group: expected });
-    expect(recipientIds(event)).toEqual(await activeIds(stack));
+    expect(event.recipientIds).toEqual(await activeIds(stack));
   });
 
   test('invalid members, names and settings are refused with Zulip wording, creating nothing', async () => {
@@ -138,11 +140,12 @@ describe('POST /user_groups/create', () => {
 describe('POST /user_groups/{id}/members', () => {
   test('the manager adds and removes members; events for each change', async () => {
     const id = await createGroup(cast.member);
-    const mark = await outboxMark(stack);
-    expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.guest.id, cast.admin.id] })).status).toBe(200);
-    expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { delete: [cast.admin.id] })).status).toBe(200);
-    expect((await groupDict(id)).members).toEqual([cast.guest.id]);
-    const events = await eventsSince(stack, mark, 'user_group');
+    const captured = await captureEvents(stack, async () => {
+      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.guest.id, cast.admin.id] })).status).toBe(200);
+      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { delete: [cast.admin.id] })).status).toBe(200);
+      expect((await groupDict(id)).members).toEqual([cast.guest.id]);
+    });
+    const events = ofType(captured, 'user_group');
     expect(events.map((e) => e.event)).toEqual([
       { type: 'user_group', op: 'add_members', group_id: id, user_ids: [cast.guest.id, cast.admin.id] },
       { type: 'user_group', op: 'remove_members', group_id: id, user_ids: [cast.admin.id] },
@@ -191,19 +194,20 @@ describe('POST /user_groups/{id}/members', () => {
     const middle = await createGroup(cast.member);
     const bottom = await createGroup(cast.member);
     const edit = (group: number, params: Params) => cast.member.client.post(`/api/v1/user_groups/${group}/members`, params);
-    const mark = await outboxMark(stack);
-    expect((await edit(top, { add_subgroups: [middle] })).status).toBe(200);
-    expect((await edit(middle, { add_subgroups: [bottom] })).status).toBe(200);
-    expectError(await edit(bottom, { add_subgroups: [top] }), 400, 'BAD_REQUEST', `User group ${bottom} is already a subgroup of one of the passed subgroups.`);
-    expectError(await edit(top, { add_subgroups: [top] }), 400, 'BAD_REQUEST', `User group ${top} is already a subgroup of one of the passed subgroups.`);
-    expectError(await edit(top, { add_subgroups: [middle] }), 400, 'BAD_REQUEST', `User group ${middle} is already a subgroup of this group.`);
-    expectError(await edit(top, { add_subgroups: [987654] }), 400, 'BAD_REQUEST', 'Invalid user group ID: 987654');
-    expectError(await edit(top, { delete_subgroups: [bottom] }), 400, 'BAD_REQUEST', `User group ${bottom} is not a subgroup of this group.`);
-    expect((await edit(middle, { delete_subgroups: [bottom] })).status).toBe(200);
-    expect((await cast.member.client.post(`/api/v1/user_groups/${middle}/subgroups`, { add: [bottom] })).status).toBe(200);
-    expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`)).body.subgroups).toEqual([middle, bottom]);
-    expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`, { direct_subgroup_only: true })).body.subgroups).toEqual([middle]);
-    expect((await eventsSince(stack, mark, 'user_group')).map((e) => e.event)).toEqual([
+    const captured = await captureEvents(stack, async () => {
+      expect((await edit(top, { add_subgroups: [middle] })).status).toBe(200);
+      expect((await edit(middle, { add_subgroups: [bottom] })).status).toBe(200);
+      expectError(await edit(bottom, { add_subgroups: [top] }), 400, 'BAD_REQUEST', `User group ${bottom} is already a subgroup of one of the passed subgroups.`);
+      expectError(await edit(top, { add_subgroups: [top] }), 400, 'BAD_REQUEST', `User group ${top} is already a subgroup of one of the passed subgroups.`);
+      expectError(await edit(top, { add_subgroups: [middle] }), 400, 'BAD_REQUEST', `User group ${middle} is already a subgroup of this group.`);
+      expectError(await edit(top, { add_subgroups: [987654] }), 400, 'BAD_REQUEST', 'Invalid user group ID: 987654');
+      expectError(await edit(top, { delete_subgroups: [bottom] }), 400, 'BAD_REQUEST', `User group ${bottom} is not a subgroup of this group.`);
+      expect((await edit(middle, { delete_subgroups: [bottom] })).status).toBe(200);
+      expect((await cast.member.client.post(`/api/v1/user_groups/${middle}/subgroups`, { add: [bottom] })).status).toBe(200);
+      expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`)).body.subgroups).toEqual([middle, bottom]);
+      expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`, { direct_subgroup_only: true })).body.subgroups).toEqual([middle]);
+    });
+    expect(ofType(captured, 'user_group').map((e) => e.event)).toEqual([
       { type: 'user_group', op: 'add_subgroups', group_id: top, direct_subgroup_ids: [middle] },
       { type: 'user_group', op: 'add_subgroups', group_id: middle, direct_subgroup_ids: [bottom] },
       { type: 'user_group', op: 'remove_subgroups', group_id: middle, direct_subgroup_ids: [bottom] },
@@ -226,24 +230,25 @@ describe('deactivation', () => {
   test('a group nothing uses is deactivated, stays editable, and comes back', async () => {
     const id = await createGroup(cast.member, { members: [cast.member.id] });
     const other = await createGroup(cast.member);
-    const mark = await outboxMark(stack);
-    expect((await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`)).status).toBe(200);
-    expect((await groupDict(id)).deactivated).toBe(true);
-    const listed = (await cast.member.client.get('/api/v1/user_groups')).body.user_groups.map((g: { id: number }) => g.id);
-    expect(listed).not.toContain(id);
-    expectError(await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`), 400, 'BAD_REQUEST', 'User group is deactivated.');
-    // Deactivated groups' memberships can still change (feature level 391), but they cannot hold a setting.
-    expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.admin.id] })).status).toBe(200);
-    expectError(
-      await cast.member.client.patch(`/api/v1/user_groups/${other}`, { can_mention_group: { new: id } }),
-      400,
-      'BAD_REQUEST',
-      'User group is deactivated.',
-    );
-    expectError(await cast.member.client.post(`/api/v1/user_groups/${other}/members`, { add_subgroups: [id] }), 400, 'BAD_REQUEST', 'User group is deactivated.');
-    expect((await cast.member.client.patch(`/api/v1/user_groups/${id}`, { deactivated: false })).status).toBe(200);
-    expect((await groupDict(id)).deactivated).toBe(false);
-    expect((await eventsSince(stack, mark, 'user_group')).map((e) => e.event)).toEqual([
+    const captured = await captureEvents(stack, async () => {
+      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`)).status).toBe(200);
+      expect((await groupDict(id)).deactivated).toBe(true);
+      const listed = (await cast.member.client.get('/api/v1/user_groups')).body.user_groups.map((g: { id: number }) => g.id);
+      expect(listed).not.toContain(id);
+      expectError(await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`), 400, 'BAD_REQUEST', 'User group is deactivated.');
+      // Deactivated groups' memberships can still change (feature level 391), but they cannot hold a setting.
+      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.admin.id] })).status).toBe(200);
+      expectError(
+        await cast.member.client.patch(`/api/v1/user_groups/${other}`, { can_mention_group: { new: id } }),
+        400,
+        'BAD_REQUEST',
+        'User group is deactivated.',
+      );
+      expectError(await cast.member.client.post(`/api/v1/user_groups/${other}/members`, { add_subgroups: [id] }), 400, 'BAD_REQUEST', 'User group is deactivated.');
+      expect((await cast.member.client.patch(`/api/v1/user_groups/${id}`, { deactivated: false })).status).toBe(200);
+      expect((await groupDict(id)).deactivated).toBe(false);
+    });
+    expect(ofType(captured, 'user_group').map((e) => e.event)).toEqual([
       { type: 'user_group', op: 'update', group_id: id, data: { deactivated: true } },
       { type: 'user_group', op: 'add_members', group_id: id, user_ids: [cast.admin.id] },
       { type: 'user_group', op: 'update', group_id: id, data: { deactivated: false } },
@@ -292,24 +297,25 @@ describe('PATCH /user_groups/{id}', () => {
   test('name, description and settings, each announced', async () => {
     const id = await createGroup(cast.member);
     const moderators = await systemGroupId(stack, 'role:moderators');
-    const mark = await outboxMark(stack);
-    expect(
-      (
-        await cast.member.client.patch(`/api/v1/user_groups/${id}`, {
-          name: 'renamed group',
-          description: 'New words',
-          can_add_members_group: { new: moderators, old: { direct_members: [cast.member.id], direct_subgroups: [] } },
-          can_join_group: { new: { direct_members: [cast.admin.id], direct_subgroups: [moderators] } },
-        })
-      ).status,
-    ).toBe(200);
-    expect(await groupDict(id)).toMatchObject({
-      name: 'renamed group',
-      description: 'New words',
-      can_add_members_group: moderators,
-      can_join_group: { direct_members: [cast.admin.id], direct_subgroups: [moderators] },
+    const captured = await captureEvents(stack, async () => {
+      expect(
+        (
+          await cast.member.client.patch(`/api/v1/user_groups/${id}`, {
+            name: 'renamed group',
+            description: 'New words',
+            can_add_members_group: { new: moderators, old: { direct_members: [cast.member.id], direct_subgroups: [] } },
+            can_join_group: { new: { direct_members: [cast.admin.id], direct_subgroups: [moderators] } },
+          })
+        ).status,
+      ).toBe(200);
+      expect(await groupDict(id)).toMatchObject({
+        name: 'renamed group',
+        description: 'New words',
+        can_add_members_group: moderators,
+        can_join_group: { direct_members: [cast.admin.id], direct_subgroups: [moderators] },
+      });
     });
-    expect((await eventsSince(stack, mark, 'user_group')).map((e) => e.event.data)).toEqual([
+    expect(ofType(captured, 'user_group').map((e) => e.event.data)).toEqual([
       { name: 'renamed group' },
       { description: 'New words' },
       { can_add_members_group: moderators },

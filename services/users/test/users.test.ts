@@ -1,7 +1,7 @@
 import { EmailVisibility, Role } from '@teamchat/domain';
 import { startStack, type Stack } from '@teamchat/stack';
-import { expectError, validateSuccessResponse } from '@teamchat/testing';
-import { activeIds, createCast, eventsSince, outboxMark, recipientIds, systemGroupId, type Cast } from './helpers';
+import { captureEvents, expectError, ofType, validateSuccessResponse } from '@teamchat/testing';
+import { activeIds, createCast, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;
 let cast: Cast;
@@ -149,17 +149,18 @@ describe('PATCH /users/{user_id}', () => {
     const members = await systemGroupId(stack, 'role:members');
     const fullMembers = await systemGroupId(stack, 'role:fullmembers');
     const moderators = await systemGroupId(stack, 'role:moderators');
-    const mark = await outboxMark(stack);
-    const response = await cast.admin.client.patch(`/api/v1/users/${target.id}`, { role: Role.MODERATOR });
-    expect(response.body).toEqual({ result: 'success', msg: '' });
-    const groups = await stack.db.userGroupMembership.findMany({ where: { user_profile_id: target.id }, select: { user_group_id: true } });
-    expect(groups.map((g) => g.user_group_id)).toEqual([moderators]);
+    const captured = await captureEvents(stack, async () => {
+      const response = await cast.admin.client.patch(`/api/v1/users/${target.id}`, { role: Role.MODERATOR });
+      expect(response.body).toEqual({ result: 'success', msg: '' });
+      const groups = await stack.db.userGroupMembership.findMany({ where: { user_profile_id: target.id }, select: { user_group_id: true } });
+      expect(groups.map((g) => g.user_group_id)).toEqual([moderators]);
+    });
 
     const everyone = await activeIds(stack);
-    const [roleEvent] = await eventsSince(stack, mark, 'realm_user');
+    const [roleEvent] = ofType(captured, 'realm_user');
     expect(roleEvent.event).toEqual({ type: 'realm_user', op: 'update', person: { user_id: target.id, role: Role.MODERATOR } });
-    expect(recipientIds(roleEvent)).toEqual(everyone);
-    const groupEvents = (await eventsSince(stack, mark, 'user_group')).map((e) => e.event);
+    expect(roleEvent.recipientIds).toEqual(everyone);
+    const groupEvents = ofType(captured, 'user_group').map((e) => e.event);
     expect(groupEvents).toEqual(
       expect.arrayContaining([
         { type: 'user_group', op: 'remove_members', group_id: members, user_ids: [target.id] },
@@ -205,10 +206,11 @@ describe('PATCH /users/{user_id}', () => {
     expectError(await cast.admin.client.patch(`/api/v1/users/${target.id}`, { full_name: 'x'.repeat(101) }), 400, 'BAD_REQUEST', 'Name too long!');
     expectError(await cast.admin.client.patch(`/api/v1/users/${target.id}`, { full_name: 'Bad *name*' }), 400, 'BAD_REQUEST', 'Invalid characters in name!');
     expectError(await cast.admin.client.patch(`/api/v1/users/${target.id}`, { full_name: 'Someone|12' }), 400, 'BAD_REQUEST', 'Invalid format!');
-    const mark = await outboxMark(stack);
-    expect((await cast.admin.client.patch(`/api/v1/users/${target.id}`, { full_name: '  New Name ' })).status).toBe(200);
-    expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: target.id } })).full_name).toBe('New Name');
-    const [event] = await eventsSince(stack, mark, 'realm_user');
+    const captured = await captureEvents(stack, async () => {
+      expect((await cast.admin.client.patch(`/api/v1/users/${target.id}`, { full_name: '  New Name ' })).status).toBe(200);
+      expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: target.id } })).full_name).toBe('New Name');
+    });
+    const [event] = ofType(captured, 'realm_user');
     expect(event.event).toEqual({ type: 'realm_user', op: 'update', person: { user_id: target.id, full_name: 'New Name' } });
   });
 
@@ -249,22 +251,23 @@ describe('DELETE /users/me', () => {
     // Warm the gateway's cache of both keys first: deactivation must invalidate it.
     expect((await leaver.client.get('/api/v1/users/me')).status).toBe(200);
     expect((await bot.client.get('/api/v1/users/me')).status).toBe(200);
-    const mark = await outboxMark(stack);
+    const captured = await captureEvents(stack, async () => {
 
-    expect((await leaver.client.delete('/api/v1/users/me')).body).toEqual({ result: 'success', msg: '' });
-    const rows = await stack.db.userProfile.findMany({ where: { id: { in: [leaver.id, bot.id] } } });
-    expect(rows.every((row) => !row.is_active)).toBe(true);
-    expectError(await leaver.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
-    expectError(await bot.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
+      expect((await leaver.client.delete('/api/v1/users/me')).body).toEqual({ result: 'success', msg: '' });
+      const rows = await stack.db.userProfile.findMany({ where: { id: { in: [leaver.id, bot.id] } } });
+      expect(rows.every((row) => !row.is_active)).toBe(true);
+      expectError(await leaver.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
+      expectError(await bot.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
+    });
 
     const everyone = await activeIds(stack);
-    const updates = await eventsSince(stack, mark, 'realm_user');
+    const updates = ofType(captured, 'realm_user');
     expect(updates.map((e) => e.event)).toEqual([
       { type: 'realm_user', op: 'update', person: { user_id: leaver.id, is_active: false } },
       { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } },
     ]);
-    for (const update of updates) expect(recipientIds(update)).toEqual(everyone);
-    const [botEvent] = await eventsSince(stack, mark, 'realm_bot');
+    for (const update of updates) expect(update.recipientIds).toEqual(everyone);
+    const [botEvent] = ofType(captured, 'realm_bot');
     expect(botEvent.event).toEqual({ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } });
   });
 
@@ -282,25 +285,26 @@ describe('DELETE /users/me', () => {
     await stack.db.message.create({ data: { realm_id: realm.id, sender_id: penPal.id, content: 'hello', dm_key: [leaver.id, penPal.id].sort((a, b) => a - b).join(',') } });
     expect((await channelGuest.client.get(`/api/v1/users/${leaver.id}`)).status).toBe(200);
 
-    const mark = await outboxMark(stack);
-    expect((await leaver.client.delete('/api/v1/users/me')).status).toBe(200);
-    const [update, remove, ...others] = await eventsSince(stack, mark, 'realm_user');
+    const captured = await captureEvents(stack, async () => {
+      expect((await leaver.client.delete('/api/v1/users/me')).status).toBe(200);
+    });
+    const [update, remove, ...others] = ofType(captured, 'realm_user');
     expect(others).toEqual([]);
     expect(update.event).toEqual({ type: 'realm_user', op: 'update', person: { user_id: leaver.id, is_active: false } });
-    expect(recipientIds(update)).toEqual([owner.id, penPal.id].sort((a, b) => a - b));
+    expect(update.recipientIds).toEqual([owner.id, penPal.id].sort((a, b) => a - b));
     // Channels show guests active users only: the channel-only guest loses the leaver.
     expect(remove.event).toEqual({ type: 'realm_user', op: 'remove', person: { user_id: leaver.id, full_name: 'Unknown user' } });
-    expect(recipientIds(remove)).toEqual([channelGuest.id]);
+    expect(remove.recipientIds).toEqual([channelGuest.id]);
     // As a client would receive it: a valid GET /events answer.
     validateSuccessResponse('GET', '/api/v1/events', 200, { result: 'success', msg: '', queue_id: 'q', events: [{ ...remove.event, id: 0 }] });
     expectError(await channelGuest.client.get(`/api/v1/users/${leaver.id}`), 400, 'BAD_REQUEST', 'Insufficient permission');
     expect((await penPal.client.get(`/api/v1/users/${leaver.id}`)).body.user).toMatchObject({ user_id: leaver.id, is_active: false });
 
-    const removals = await eventsSince(stack, mark, 'user_group');
+    const removals = ofType(captured, 'user_group');
     const fullMembers = await systemGroupId(stack, 'role:fullmembers', realm.id);
     expect(removals.map((e) => e.event)).toEqual(
       [membersGroup, fullMembers].sort((a, b) => a - b).map((groupId) => ({ type: 'user_group', op: 'remove_members', group_id: groupId, user_ids: [leaver.id] })),
     );
-    for (const removal of removals) expect(recipientIds(removal)).toEqual([guest.id, channelGuest.id].sort((a, b) => a - b));
+    for (const removal of removals) expect(removal.recipientIds).toEqual([guest.id, channelGuest.id].sort((a, b) => a - b));
   });
 });

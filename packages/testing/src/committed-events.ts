@@ -1,0 +1,34 @@
+// The events an action committed, read the way producers write them: through the outbox. A
+// published row leaves the outbox after EVENT_OUTBOX_HOLD_MS, so committedSince reads such an
+// event from its intake entry instead; the mark is the outbox id sequence, not the rows.
+
+import { committedSince, outboxMark } from '@teamchat/bus';
+import type { BaseDeps } from '@teamchat/runtime';
+
+export interface CapturedEvent {
+  event: Record<string, any> & { type: string };
+  /** Who the event goes to, sorted (per-user fields of a recipient, such as message flags, left out). */
+  recipientIds: number[];
+}
+
+/** What `stack` needs (a Stack of @teamchat/stack fits; structural, so this package needs no service). */
+export interface EventSource {
+  deps: Pick<BaseDeps, 'db' | 'redis' | 'bus'>;
+}
+
+/** The events committed through the outbox while `fn` ran, oldest first (its outbox ids, not its clock). */
+export async function captureEvents(stack: EventSource, fn: () => Promise<unknown>): Promise<CapturedEvent[]> {
+  const { db, redis, bus } = stack.deps;
+  const mark = await outboxMark(db);
+  await fn();
+  const committed = await committedSince(db, redis, bus, mark);
+  return committed.map(({ payload }) => ({
+    event: payload.event as CapturedEvent['event'],
+    recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
+  }));
+}
+
+/** The captured events of one type (and op, when given). */
+export function ofType(events: CapturedEvent[], type: string, op?: string): CapturedEvent[] {
+  return events.filter(({ event }) => event.type === type && (op === undefined || event.op === op));
+}
