@@ -4,7 +4,7 @@ import { JsonableError } from '@teamchat/core';
 import { transaction, type UserProfile } from '@teamchat/db';
 import { metadataAccessUserIds } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { sendStreamDeletionEvent, sendStreamUpdateEvent } from '../lib/channel-events';
+import { sendStreamDeletionEvent, sendStreamUpdateEvent } from './channel-events';
 import { accessStreamForUpdate } from '../lib/streams';
 import { sendDefaultStreamsEvent } from './default-streams';
 

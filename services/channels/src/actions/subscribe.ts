@@ -21,7 +21,7 @@ import {
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 import { creationAudience, peerAudience } from '../lib/audiences';
-import { sendPeerEvent, sendStreamCreationEvent } from '../lib/channel-events';
+import { sendPeerEvent, sendStreamCreationEvent } from './channel-events';
 import { DELETE_PERMISSION_SETTINGS, holderGroupFor, nobodyGroupId, normaliseSettingValue } from '../lib/group-settings';
 import { singleLineDescription } from '../lib/names';
 import {

@@ -13,7 +13,7 @@ import {
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 import { peerAudience } from '../lib/audiences';
-import { sendPeerEvent, sendStreamDeletionEvent } from '../lib/channel-events';
+import { sendPeerEvent, sendStreamDeletionEvent } from './channel-events';
 import { streamsByName } from '../lib/streams';
 import { inTransaction } from '../lib/transactions';
 import { usersByPrincipals, viewerOf } from '../lib/users';

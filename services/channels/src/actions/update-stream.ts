@@ -32,7 +32,7 @@ import {
   type GroupSettingValue,
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { sendStreamCreationEvent, sendStreamDeletionEvent, sendStreamUpdateEvent } from '../lib/channel-events';
+import { sendStreamCreationEvent, sendStreamDeletionEvent, sendStreamUpdateEvent } from './channel-events';
 import {
   DELETE_PERMISSION_SETTINGS,
   holderGroupFor,
