@@ -12,11 +12,10 @@
 //
 // The expected sets are written out here from those rules, not computed by the code under test.
 
-import { committedSince, outboxMark } from '@teamchat/bus';
 import { Role } from '@teamchat/domain';
 import { signInternalToken } from '@teamchat/core';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { ApiClient, expectError } from '@teamchat/testing';
+import { ApiClient, type CapturedEvent, captureEvents, expectError, ofType } from '@teamchat/testing';
 
 let stack: Stack;
 let owner: TestUser;
@@ -94,26 +93,9 @@ const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
 const ids = (users: TestUser[]) => sorted(users.map((user) => user.id));
 const without = (list: number[], user: TestUser) => list.filter((id) => id !== user.id);
 
-interface CommittedEvent {
-  event: Record<string, any>;
-  users: number[];
-}
-
-/** Events committed since `mark` (outboxMark), with their recipients' ids sorted. */
-async function eventsSince(mark: bigint): Promise<CommittedEvent[]> {
-  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
-  return committed.map(({ payload }) => ({
-    event: payload.event as Record<string, any>,
-    users: sorted(payload.users.map((user) => (typeof user === 'number' ? user : user.id))),
-  }));
-}
-
-const ofType = (events: CommittedEvent[], type: string, op: string) =>
-  events.filter((e) => e.event.type === type && e.event.op === op);
-
-/** The one committed event of `type`/`op` (and `property`) since `mark`. */
-async function oneEvent(mark: bigint, type: string, op: string, property?: string): Promise<CommittedEvent> {
-  const events = ofType(await eventsSince(mark), type, op).filter(
+/** The one captured event of `type`/`op` (and `property`). */
+function oneEvent(captured: CapturedEvent[], type: string, op: string, property?: string): CapturedEvent {
+  const events = ofType(captured, type, op).filter(
     (e) => property === undefined || e.event.property === property,
   );
   expect(events).toHaveLength(1);
@@ -132,75 +114,69 @@ describe.each<Kind>(['public', 'web-public', 'private'])('a %s channel', (kind) 
   const subscribers = () => [owner, member, leaver, subscribedGuest];
 
   test('stream create (channels): the unsubscribed audience', async () => {
-    const mark = await outboxMark(stack.db);
-    await ok(
-      owner.client.post('/api/v1/users/me/subscriptions', {
-        subscriptions: [{ name }],
-        principals: ids(subscribers()),
-        invite_only: kind === 'private',
-        is_web_public: kind === 'web-public',
-        ...(kind === 'private' ? { can_subscribe_group: groupId } : {}),
-      }),
+    const captured = await captureEvents(stack, () =>
+      ok(
+        owner.client.post('/api/v1/users/me/subscriptions', {
+          subscriptions: [{ name }],
+          principals: ids(subscribers()),
+          invite_only: kind === 'private',
+          is_web_public: kind === 'web-public',
+          ...(kind === 'private' ? { can_subscribe_group: groupId } : {}),
+        }),
+      ),
     );
     streamId = (await stack.db.stream.findFirstOrThrow({ where: { realm_id: stack.realm.id, name } })).id;
-    const [create] = ofType(await eventsSince(mark), 'stream', 'create');
+    const [create] = ofType(captured, 'stream', 'create');
     expect(create.event.streams[0].stream_id).toBe(streamId);
-    expect(create.users).toEqual(unsubscribedAudience(kind));
+    expect(create.recipientIds).toEqual(unsubscribedAudience(kind));
   });
 
   test('stream update: channels (description) and messages (first_message_id) reach the metadata audience', async () => {
     const expected = metadataAudience(kind, subscribers());
 
-    const beforeUpdate = await outboxMark(stack.db);
-    await ok(owner.client.patch(`/api/v1/streams/${streamId}`, { description: 'Who hears this?' }));
-    const fromChannels = await oneEvent(beforeUpdate, 'stream', 'update', 'description');
-
-    const beforeMessage = await outboxMark(stack.db);
-    await ok(
-      member.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic: 'first', content: 'first!' }),
+    const update = await captureEvents(stack, () =>
+      ok(owner.client.patch(`/api/v1/streams/${streamId}`, { description: 'Who hears this?' })),
     );
-    const fromMessages = await oneEvent(beforeMessage, 'stream', 'update', 'first_message_id');
+    const fromChannels = oneEvent(update, 'stream', 'update', 'description');
 
-    expect(fromChannels.users).toEqual(expected);
-    expect(fromMessages.users).toEqual(expected);
+    const message = await captureEvents(stack, () =>
+      ok(member.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic: 'first', content: 'first!' })),
+    );
+    const fromMessages = oneEvent(message, 'stream', 'update', 'first_message_id');
+
+    expect(fromChannels.recipientIds).toEqual(expected);
+    expect(fromMessages.recipientIds).toEqual(expected);
   });
 
   test('peer_add / peer_remove: channels (subscribing others) and users (deactivation) reach the same audience', async () => {
     // Channels: the mover joins and leaves.
-    let mark = await outboxMark(stack.db);
-    await ok(
-      owner.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], principals: [mover.id] }),
+    let captured = await captureEvents(stack, () =>
+      ok(owner.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], principals: [mover.id] })),
     );
-    const channelsAdd = await oneEvent(mark, 'subscription', 'peer_add');
+    const channelsAdd = oneEvent(captured, 'subscription', 'peer_add');
     expect(channelsAdd.event).toMatchObject({ stream_ids: [streamId], user_ids: [mover.id] });
-    mark = await outboxMark(stack.db);
-    await ok(owner.client.delete('/api/v1/users/me/subscriptions', { subscriptions: [name], principals: [mover.id] }));
-    const channelsRemove = await oneEvent(mark, 'subscription', 'peer_remove');
+    captured = await captureEvents(stack, () =>
+      ok(owner.client.delete('/api/v1/users/me/subscriptions', { subscriptions: [name], principals: [mover.id] })),
+    );
+    const channelsRemove = oneEvent(captured, 'subscription', 'peer_remove');
 
     // Users: the leaver is deactivated and comes back.
-    mark = await outboxMark(stack.db);
-    await ok(admin.client.delete(`/api/v1/users/${leaver.id}`));
-    const usersRemove = (await eventsSince(mark)).find(
-      (e) => e.event.op === 'peer_remove' && e.event.stream_ids.includes(streamId),
-    );
-    mark = await outboxMark(stack.db);
-    await ok(admin.client.post(`/api/v1/users/${leaver.id}/reactivate`));
-    const usersAdd = (await eventsSince(mark)).find(
-      (e) => e.event.op === 'peer_add' && e.event.stream_ids.includes(streamId),
-    );
+    captured = await captureEvents(stack, () => ok(admin.client.delete(`/api/v1/users/${leaver.id}`)));
+    const usersRemove = captured.find((e) => e.event.op === 'peer_remove' && e.event.stream_ids.includes(streamId));
+    captured = await captureEvents(stack, () => ok(admin.client.post(`/api/v1/users/${leaver.id}/reactivate`)));
+    const usersAdd = captured.find((e) => e.event.op === 'peer_add' && e.event.stream_ids.includes(streamId));
 
     const audience = metadataAudience(kind, subscribers());
-    expect(channelsAdd.users).toEqual(without(audience, mover));
-    expect(channelsRemove.users).toEqual(without(audience, mover));
-    expect(usersRemove?.users).toEqual(without(audience, leaver));
-    expect(usersAdd?.users).toEqual(without(audience, leaver));
+    expect(channelsAdd.recipientIds).toEqual(without(audience, mover));
+    expect(channelsRemove.recipientIds).toEqual(without(audience, mover));
+    expect(usersRemove?.recipientIds).toEqual(without(audience, leaver));
+    expect(usersAdd?.recipientIds).toEqual(without(audience, leaver));
   });
 
   test('stream delete (channels, archiving): the metadata audience', async () => {
-    const mark = await outboxMark(stack.db);
-    await ok(owner.client.delete(`/api/v1/streams/${streamId}`));
-    const deletion = await oneEvent(mark, 'stream', 'delete');
-    expect(deletion.users).toEqual(metadataAudience(kind, subscribers()));
+    const captured = await captureEvents(stack, () => ok(owner.client.delete(`/api/v1/streams/${streamId}`)));
+    const deletion = oneEvent(captured, 'stream', 'delete');
+    expect(deletion.recipientIds).toEqual(metadataAudience(kind, subscribers()));
   });
 });
 

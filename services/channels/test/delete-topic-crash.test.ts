@@ -3,10 +3,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { testRedisUrl } from '@teamchat/testing';
+import { captureEvents, ofType, testRedisUrl } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import type { RunningService } from '@teamchat/runtime';
-import { eventsSince, insertMessages, ofType, outboxMark, uniqueName } from './helpers';
+import { insertMessages, uniqueName } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const TOTAL = 5000;
@@ -50,41 +50,41 @@ test('killed mid-job, resumed by another worker: every message deleted once, eve
   const streamId = (await stack.db.stream.findFirstOrThrow({ where: { name } })).id;
   const ids = await insertMessages(stack, { streamId, senderId: admin.id, topic: 'huge', count: TOTAL, recipients: [admin.id, member.id] });
   const remaining = async () => stack.db.message.count({ where: { stream_id: streamId } });
-  const mark = await outboxMark(stack);
+  const captured = await captureEvents(stack, async () => {
+    // No worker yet: the job waits.
+    const request = () => admin.client.post(`/api/v1/streams/${streamId}/delete_topic`, { topic_name: 'huge' });
+    expect((await request()).body.complete).toBe(false);
 
-  // No worker yet: the job waits.
-  const request = () => admin.client.post(`/api/v1/streams/${streamId}/delete_topic`, { topic_name: 'huge' });
-  expect((await request()).body.complete).toBe(false);
+    child = startWorkerProcess();
+    const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
+    // Kill it as soon as its first batches are committed.
+    for (let i = 0; i < 6000 && (await remaining()) === TOTAL && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGKILL');
+    await exited;
+    const left = await remaining();
+    expect(left).toBeLessThan(TOTAL);
+    expect(left).toBeGreaterThan(0);
+    // Each batch is one transaction: only whole batches of 100 went.
+    expect(left % 100).toBe(0);
+    const job = (await stack.deps.jobs.queue('delete-topic').getJobs(['active']))[0];
+    expect(job).toBeDefined();
+    // Progress is reported every 10 batches, behind the deletions.
+    expect(Number(job.progress) % 1000).toBe(0);
+    expect(TOTAL - left - Number(job.progress)).toBeGreaterThanOrEqual(0);
+    expect(TOTAL - left - Number(job.progress)).toBeLessThanOrEqual(1100);
 
-  child = startWorkerProcess();
-  const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
-  // Kill it as soon as its first batches are committed.
-  for (let i = 0; i < 6000 && (await remaining()) === TOTAL && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 5));
-  child.kill('SIGKILL');
-  await exited;
-  const left = await remaining();
-  expect(left).toBeLessThan(TOTAL);
-  expect(left).toBeGreaterThan(0);
-  // Each batch is one transaction: only whole batches of 100 went.
-  expect(left % 100).toBe(0);
-  const job = (await stack.deps.jobs.queue('delete-topic').getJobs(['active']))[0];
-  expect(job).toBeDefined();
-  // Progress is reported every 10 batches, behind the deletions.
-  expect(Number(job.progress) % 1000).toBe(0);
-  expect(TOTAL - left - Number(job.progress)).toBeGreaterThanOrEqual(0);
-  expect(TOTAL - left - Number(job.progress)).toBeLessThanOrEqual(1100);
+    // The dead worker's lock would expire after its lockDuration; expire it now.
+    await stack.redis.del(`${stack.deps.bus.keys.bullmq()}:delete-topic:${job.id}:lock`);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { createService } = require('@teamchat/service-worker') as { createService: (deps: unknown) => Promise<RunningService> };
+    worker = await createService(stack.deps);
+    let complete = false;
+    for (let attempt = 0; attempt < 150 && !complete; attempt++) complete = (await request()).body.complete;
+    expect(complete).toBe(true);
+    expect(await remaining()).toBe(0);
+  });
 
-  // The dead worker's lock would expire after its lockDuration; expire it now.
-  await stack.redis.del(`${stack.deps.bus.keys.bullmq()}:delete-topic:${job.id}:lock`);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { createService } = require('@teamchat/service-worker') as { createService: (deps: unknown) => Promise<RunningService> };
-  worker = await createService(stack.deps);
-  let complete = false;
-  for (let attempt = 0; attempt < 150 && !complete; attempt++) complete = (await request()).body.complete;
-  expect(complete).toBe(true);
-  expect(await remaining()).toBe(0);
-
-  const deletions = ofType(await eventsSince(stack, mark), 'delete_message');
+  const deletions = ofType(captured, 'delete_message');
   const announced = deletions.flatMap((e) => e.event.message_ids as number[]);
   expect(announced.length).toBe(TOTAL);
   expect(new Set(announced).size).toBe(TOTAL);

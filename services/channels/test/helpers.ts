@@ -1,31 +1,6 @@
-// Fixtures and event assertions for the channels tests.
-import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
+// Fixtures for the channels tests (events: captureEvents of @teamchat/testing).
 import type { Stack } from '@teamchat/stack';
 import { systemGroupId as realmSystemGroupId, type SystemGroupName } from '@teamchat/domain';
-
-export interface OutboxEvent {
-  id: bigint;
-  event: Record<string, any>;
-  users: number[];
-}
-
-/** The newest event_outbox id handed out: events after it belong to what the test does next. */
-export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
-
-/** Events committed after `mark`, in order, with their recipients as sorted user ids. */
-export async function eventsSince(stack: Stack, mark: bigint): Promise<OutboxEvent[]> {
-  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
-  return committed.map(({ id, payload }) => ({
-    id,
-    event: payload.event as Record<string, any>,
-    users: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
-  }));
-}
-
-/** Events of one type (and op, when given). */
-export function ofType(events: OutboxEvent[], type: string, op?: string): OutboxEvent[] {
-  return events.filter((e) => e.event.type === type && (op === undefined || e.event.op === op));
-}
 
 export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 

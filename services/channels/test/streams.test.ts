@@ -1,9 +1,16 @@
 // Reading channels, archiving, default channels, channel folders, and the register state.
 import { fetchInitialState, STATE_SECTIONS, type RegisterOptions } from '@teamchat/state';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, validateSuccessResponse, type Params } from '@teamchat/testing';
+import {
+  type ApiResponse,
+  captureEvents,
+  expectError,
+  ofType,
+  type Params,
+  validateSuccessResponse,
+} from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
-import { eventsSince, ofType, outboxMark, sorted, uniqueName } from './helpers';
+import { sorted, uniqueName } from './helpers';
 
 let stack: Stack;
 let owner: TestUser;
@@ -99,15 +106,15 @@ describe('DELETE /streams/{id}: archiving', () => {
     await admin.client.post('/api/v1/default_streams', { stream_id: streamId });
     expectError(await guest.client.delete(`/api/v1/streams/${streamId}`), 400, 'BAD_REQUEST', 'Invalid channel ID');
     expectError(await member.client.delete(`/api/v1/streams/${ids.pub}`), 400, 'BAD_REQUEST', 'You do not have permission to administer this channel.');
-    const mark = await outboxMark(stack);
-    expect((await member.client.delete(`/api/v1/streams/${streamId}`)).status).toBe(200);
+    const events = await captureEvents(stack, async () => {
+      expect((await member.client.delete(`/api/v1/streams/${streamId}`)).status).toBe(200);
+    });
     const stream = await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } });
     expect(stream).toMatchObject({ is_archived: true, is_default: false });
     // Subscriptions stay.
     expect(await stack.db.subscription.count({ where: { stream_id: streamId, active: true } })).toBe(1);
-    const events = await eventsSince(stack, mark);
     expect(events.map((e) => `${e.event.type}:${e.event.op ?? ''}`)).toEqual(['default_streams:', 'stream:update', 'stream:delete']);
-    expect(ofType(events, 'stream', 'update')[0]).toMatchObject({ event: { property: 'is_archived', value: true, stream_id: streamId }, users: sorted([owner.id, admin.id, member.id]) });
+    expect(ofType(events, 'stream', 'update')[0]).toMatchObject({ event: { property: 'is_archived', value: true, stream_id: streamId }, recipientIds: sorted([owner.id, admin.id, member.id]) });
     expectError(await member.client.delete(`/api/v1/streams/${streamId}`), 400, 'BAD_REQUEST', 'Channel is already deactivated');
   });
 });
@@ -116,10 +123,10 @@ describe('default channels', () => {
   test('POST/DELETE /default_streams: administrators, never private channels', async () => {
     expectError(await member.client.post('/api/v1/default_streams', { stream_id: ids.pub }), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
     expectError(await owner.client.post('/api/v1/default_streams', { stream_id: ids.priv }), 400, 'BAD_REQUEST', 'Private channels cannot be made default.');
-    const mark = await outboxMark(stack);
-    expect((await admin.client.post('/api/v1/default_streams', { stream_id: ids.web })).status).toBe(200);
-    const [event] = await eventsSince(stack, mark);
-    expect(event).toMatchObject({ event: { type: 'default_streams', default_streams: [ids.web] }, users: sorted([owner.id, admin.id, member.id]) });
+    const [event] = await captureEvents(stack, async () => {
+      expect((await admin.client.post('/api/v1/default_streams', { stream_id: ids.web })).status).toBe(200);
+    });
+    expect(event).toMatchObject({ event: { type: 'default_streams', default_streams: [ids.web] }, recipientIds: sorted([owner.id, admin.id, member.id]) });
     expect((await admin.client.delete('/api/v1/default_streams', { stream_id: ids.web })).status).toBe(200);
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id: ids.web } })).is_default).toBe(false);
   });
@@ -128,13 +135,14 @@ describe('default channels', () => {
 describe('channel folders', () => {
   test('create, list, update; administrators only; events to everyone', async () => {
     expectError(await member.client.post('/api/v1/channel_folders/create', { name: 'Frontend', description: '' }), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
-    const mark = await outboxMark(stack);
-    const created = await admin.client.post('/api/v1/channel_folders/create', { name: 'Frontend', description: 'UI *work*' });
+    let created!: ApiResponse;
+    const [event] = await captureEvents(stack, async () => {
+      created = await admin.client.post('/api/v1/channel_folders/create', { name: 'Frontend', description: 'UI *work*' });
+    });
     const folderId = created.body.channel_folder_id;
     expect(typeof folderId).toBe('number');
-    const [event] = await eventsSince(stack, mark);
     expect(event.event).toMatchObject({ type: 'channel_folder', op: 'add', channel_folder: { id: folderId, name: 'Frontend', rendered_description: '<p>UI <em>work</em></p>', is_archived: false } });
-    expect(event.users).toEqual(sorted([owner.id, admin.id, member.id, guest.id]));
+    expect(event.recipientIds).toEqual(sorted([owner.id, admin.id, member.id, guest.id]));
     expectError(await admin.client.post('/api/v1/channel_folders', { name: 'frontend', description: '' }), 400, 'BAD_REQUEST', 'Channel folder name already in use');
     expectError(await admin.client.post('/api/v1/channel_folders', { name: ' ', description: '' }), 400, 'BAD_REQUEST', "Channel folder name can't be empty.");
     expectError(await admin.client.post('/api/v1/channel_folders', { name: 'f'.repeat(61), description: '' }), 400, 'BAD_REQUEST', 'name is too long (limit: 60 characters)');
@@ -142,9 +150,10 @@ describe('channel folders', () => {
     expect((await owner.client.patch(`/api/v1/streams/${ids.pub}`, { folder_id: folderId })).status).toBe(200);
     expectError(await admin.client.patch(`/api/v1/channel_folders/${folderId}`, { is_archived: true }), 400, 'BAD_REQUEST', 'You need to remove all the channels from this folder to archive it.');
     await owner.client.patch(`/api/v1/streams/${ids.pub}`, { folder_id: null });
-    const updateMark = await outboxMark(stack);
-    expect((await admin.client.patch(`/api/v1/channel_folders/${folderId}`, { name: 'Web', is_archived: true })).status).toBe(200);
-    expect((await eventsSince(stack, updateMark))[0].event).toEqual({ type: 'channel_folder', op: 'update', channel_folder_id: folderId, data: { name: 'Web', is_archived: true } });
+    const updated = await captureEvents(stack, async () => {
+      expect((await admin.client.patch(`/api/v1/channel_folders/${folderId}`, { name: 'Web', is_archived: true })).status).toBe(200);
+    });
+    expect(updated[0].event).toEqual({ type: 'channel_folder', op: 'update', channel_folder_id: folderId, data: { name: 'Web', is_archived: true } });
     expect((await member.client.get('/api/v1/channel_folders')).body.channel_folders).toEqual([]);
     const all = (await member.client.get('/api/v1/channel_folders', { include_archived: true })).body.channel_folders;
     expect(all).toEqual([expect.objectContaining({ id: folderId, name: 'Web', description: 'UI *work*', creator_id: admin.id, is_archived: true })]);

@@ -1,9 +1,9 @@
 // Subscribing (and creating channels), unsubscribing, subscription properties: responses,
 // database state and the events each action commits.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, type Params } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, type Params } from '@teamchat/testing';
 import { BotType, Role } from '@teamchat/domain';
-import { eventsSince, ofType, outboxMark, setRealmSetting, sorted, streamSettingGroupId, systemGroupId, uniqueName } from './helpers';
+import { setRealmSetting, sorted, streamSettingGroupId, systemGroupId, uniqueName } from './helpers';
 
 let stack: Stack;
 let owner: TestUser;
@@ -31,10 +31,11 @@ const streamNamed = (name: string) => stack.db.stream.findFirstOrThrow({ where: 
 describe('POST /users/me/subscriptions', () => {
   test('creates a public channel: stream create to every non-guest, subscription add, peer_add', async () => {
     const name = uniqueName('Lobby');
-    const mark = await outboxMark(stack);
-    const res = await subscribe(member, { subscriptions: [{ name: `  ${name} `, description: 'The *lobby*\nfor all', color: '#aabbcc' }] });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ result: 'success', msg: '', subscribed: { [member.id]: [name] }, already_subscribed: {} });
+    const events = await captureEvents(stack, async () => {
+      const res = await subscribe(member, { subscriptions: [{ name: `  ${name} `, description: 'The *lobby*\nfor all', color: '#aabbcc' }] });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ result: 'success', msg: '', subscribed: { [member.id]: [name] }, already_subscribed: {} });
+    });
     const stream = await streamNamed(name);
     expect(stream).toMatchObject({
       description: 'The *lobby* for all',
@@ -52,39 +53,39 @@ describe('POST /users/me/subscriptions', () => {
     expect((await stack.db.userGroupMembership.findMany({ where: { user_group_id: adminGroup } })).map((m) => m.user_profile_id)).toEqual([member.id]);
     expect((await stack.db.subscription.findFirstOrThrow({ where: { stream_id: stream.id, user_profile_id: member.id } })).color).toBe('#aabbcc');
 
-    const events = await eventsSince(stack, mark);
     expect(events.map((e) => `${e.event.type}:${e.event.op}`)).toEqual(['stream:create', 'subscription:add', 'subscription:peer_add']);
     const [create, add, peerAdd] = events;
-    expect(create.users).toEqual(nonGuests());
+    expect(create.recipientIds).toEqual(nonGuests());
     expect(create.event.streams[0]).toMatchObject({ stream_id: stream.id, name, invite_only: false, can_administer_channel_group: { direct_members: [member.id], direct_subgroups: [] } });
-    expect(add.users).toEqual([member.id]);
+    expect(add.recipientIds).toEqual([member.id]);
     expect(add.event.subscriptions).toHaveLength(1);
     expect(add.event.subscriptions[0]).toMatchObject({ stream_id: stream.id, name, color: '#aabbcc', subscribers: [member.id], is_muted: false, in_home_view: true, pin_to_top: false });
-    expect(peerAdd).toMatchObject({ users: nonGuests().filter((id) => id !== member.id), event: { stream_ids: [stream.id], user_ids: [member.id] } });
+    expect(peerAdd).toMatchObject({ recipientIds: nonGuests().filter((id) => id !== member.id), event: { stream_ids: [stream.id], user_ids: [member.id] } });
   });
 
   test('creates a private channel with principals by email: each new subscriber learns of it', async () => {
     const name = uniqueName('Secret');
-    const mark = await outboxMark(stack);
-    const res = await subscribe(member, { subscriptions: [{ name }], invite_only: true, principals: ['member@example.com', 'OTHER@example.com'] });
-    expect(res.body.subscribed).toEqual({ [member.id]: [name], [other.id]: [name] });
+    const events = await captureEvents(stack, async () => {
+      const res = await subscribe(member, { subscriptions: [{ name }], invite_only: true, principals: ['member@example.com', 'OTHER@example.com'] });
+      expect(res.body.subscribed).toEqual({ [member.id]: [name], [other.id]: [name] });
+    });
     const stream = await streamNamed(name);
     expect(stream).toMatchObject({ invite_only: true, history_public_to_subscribers: false });
-    const events = await eventsSince(stack, mark);
     const creates = ofType(events, 'stream', 'create');
     // Administrators and the creator (a channel administrator) see it created; `other` before its subscription arrives.
-    expect(creates.map((e) => e.users)).toEqual([sorted([owner.id, admin.id, member.id]), [other.id]]);
+    expect(creates.map((e) => e.recipientIds)).toEqual([sorted([owner.id, admin.id, member.id]), [other.id]]);
     const adds = ofType(events, 'subscription', 'add');
-    expect(adds.map((e) => e.users)).toEqual([[member.id], [other.id]]);
+    expect(adds.map((e) => e.recipientIds)).toEqual([[member.id], [other.id]]);
     expect(adds[1].event.subscriptions[0].subscribers).toEqual(sorted([member.id, other.id]));
     expect(ofType(events, 'subscription', 'peer_add')).toEqual([
-      expect.objectContaining({ users: sorted([owner.id, admin.id]), event: { type: 'subscription', op: 'peer_add', stream_ids: [stream.id], user_ids: sorted([member.id, other.id]) } }),
+      expect.objectContaining({ recipientIds: sorted([owner.id, admin.id]), event: { type: 'subscription', op: 'peer_add', stream_ids: [stream.id], user_ids: sorted([member.id, other.id]) } }),
     ]);
     // Subscribing again: already subscribed, no events.
-    const again = await outboxMark(stack);
-    const repeat = await subscribe(member, { subscriptions: [{ name }], principals: [member.id, other.id] });
-    expect(repeat.body).toMatchObject({ subscribed: {}, already_subscribed: { [member.id]: [name], [other.id]: [name] } });
-    expect(await eventsSince(stack, again)).toEqual([]);
+    const again = await captureEvents(stack, async () => {
+      const repeat = await subscribe(member, { subscriptions: [{ name }], principals: [member.id, other.id] });
+      expect(repeat.body).toMatchObject({ subscribed: {}, already_subscribed: { [member.id]: [name], [other.id]: [name] } });
+    });
+    expect(again).toEqual([]);
   });
 
   test('private channels one cannot read: fatal, or listed as unauthorized', async () => {
@@ -169,20 +170,21 @@ describe('POST /users/me/subscriptions', () => {
     expect(detail.can_send_message_group).toEqual({ direct_members: [member.id], direct_subgroups: [moderators] });
 
     const defaultName = uniqueName('Default');
-    const mark = await outboxMark(stack);
-    await subscribe(admin, { subscriptions: [{ name: defaultName }], is_default_stream: true });
+    const captured = await captureEvents(stack, async () => {
+      await subscribe(admin, { subscriptions: [{ name: defaultName }], is_default_stream: true });
+    });
     const created = await streamNamed(defaultName);
     expect(created.is_default).toBe(true);
-    expect(ofType(await eventsSince(stack, mark), 'default_streams')[0].event.default_streams).toContain(created.id);
+    expect(ofType(captured, 'default_streams')[0].event.default_streams).toContain(created.id);
   });
 
   test('a guest subscribed to a public channel is told it exists first', async () => {
     const name = uniqueName('Guests');
     await subscribe(owner, { subscriptions: [{ name }] });
-    const mark = await outboxMark(stack);
-    await subscribe(owner, { subscriptions: [{ name }], principals: [guest.id] });
-    const events = await eventsSince(stack, mark);
-    expect(events.map((e) => `${e.event.type}:${e.event.op}:${e.users.join(',')}`)).toEqual([
+    const events = await captureEvents(stack, async () => {
+      await subscribe(owner, { subscriptions: [{ name }], principals: [guest.id] });
+    });
+    expect(events.map((e) => `${e.event.type}:${e.event.op}:${e.recipientIds.join(',')}`)).toEqual([
       `stream:create:${guest.id}`,
       `subscription:add:${guest.id}`,
       `subscription:peer_add:${nonGuests().join(',')}`,
@@ -198,17 +200,17 @@ describe('DELETE /users/me/subscriptions', () => {
     await subscribe(member, { subscriptions: [{ name: priv }], invite_only: true, principals: [member.id, other.id] });
     const pubStream = await streamNamed(pub);
     const privStream = await streamNamed(priv);
-    const mark = await outboxMark(stack);
-    const res = await other.client.delete('/api/v1/users/me/subscriptions', { subscriptions: [pub, priv] });
-    expect(res.body).toEqual({ result: 'success', msg: '', removed: [pub, priv], not_removed: [] });
+    const events = await captureEvents(stack, async () => {
+      const res = await other.client.delete('/api/v1/users/me/subscriptions', { subscriptions: [pub, priv] });
+      expect(res.body).toEqual({ result: 'success', msg: '', removed: [pub, priv], not_removed: [] });
+    });
     expect(await stack.db.subscription.count({ where: { user_profile_id: other.id, stream_id: { in: [pubStream.id, privStream.id] }, active: true } })).toBe(0);
-    const events = await eventsSince(stack, mark);
     expect(ofType(events, 'subscription', 'remove')).toEqual([
-      expect.objectContaining({ users: [other.id], event: { type: 'subscription', op: 'remove', subscriptions: [{ name: pub, stream_id: pubStream.id }, { name: priv, stream_id: privStream.id }] } }),
+      expect.objectContaining({ recipientIds: [other.id], event: { type: 'subscription', op: 'remove', subscriptions: [{ name: pub, stream_id: pubStream.id }, { name: priv, stream_id: privStream.id }] } }),
     ]);
-    expect(ofType(events, 'stream', 'delete')).toEqual([expect.objectContaining({ users: [other.id], event: expect.objectContaining({ stream_ids: [privStream.id] }) })]);
+    expect(ofType(events, 'stream', 'delete')).toEqual([expect.objectContaining({ recipientIds: [other.id], event: expect.objectContaining({ stream_ids: [privStream.id] }) })]);
     const peers = ofType(events, 'subscription', 'peer_remove');
-    expect(peers.map((e) => [e.event.stream_ids, e.event.user_ids, e.users])).toEqual([
+    expect(peers.map((e) => [e.event.stream_ids, e.event.user_ids, e.recipientIds])).toEqual([
       [[pubStream.id], [other.id], nonGuests().filter((id) => id !== other.id)],
       // Private: the remaining subscriber, administrators, and the channel administrator (the creator).
       [[privStream.id], [other.id], sorted([owner.id, admin.id, member.id])],
@@ -258,15 +260,16 @@ describe('subscription properties', () => {
     await subscribe(member, { subscriptions: [{ name }] });
     const stream = await streamNamed(name);
     const change = (data: unknown[]) => member.client.post('/api/v1/users/me/subscriptions/properties', { subscription_data: data });
-    const mark = await outboxMark(stack);
-    const res = await change([
-      { stream_id: stream.id, property: 'color', value: '#00ff00' },
-      { stream_id: stream.id, property: 'is_muted', value: true },
-      { stream_id: stream.id, property: 'pin_to_top', value: true },
-      { stream_id: stream.id, property: 'desktop_notifications', value: false },
-      { stream_id: stream.id, property: 'wildcard_mentions_notify', value: true },
-    ]);
-    expect(res.status).toBe(200);
+    const events = await captureEvents(stack, async () => {
+      const res = await change([
+        { stream_id: stream.id, property: 'color', value: '#00ff00' },
+        { stream_id: stream.id, property: 'is_muted', value: true },
+        { stream_id: stream.id, property: 'pin_to_top', value: true },
+        { stream_id: stream.id, property: 'desktop_notifications', value: false },
+        { stream_id: stream.id, property: 'wildcard_mentions_notify', value: true },
+      ]);
+      expect(res.status).toBe(200);
+    });
     expect(await stack.db.subscription.findFirstOrThrow({ where: { user_profile_id: member.id, stream_id: stream.id } })).toMatchObject({
       color: '#00ff00',
       is_muted: true,
@@ -274,7 +277,6 @@ describe('subscription properties', () => {
       desktop_notifications: false,
       wildcard_mentions_notify: true,
     });
-    const events = await eventsSince(stack, mark);
     expect(events.map((e) => [e.event.property, e.event.value])).toEqual([
       ['color', '#00ff00'],
       ['in_home_view', false],
@@ -283,7 +285,7 @@ describe('subscription properties', () => {
       ['desktop_notifications', false],
       ['wildcard_mentions_notify', true],
     ]);
-    expect(events.every((e) => e.users.length === 1 && e.users[0] === member.id && e.event.type === 'subscription' && e.event.op === 'update')).toBe(true);
+    expect(events.every((e) => e.recipientIds.length === 1 && e.recipientIds[0] === member.id && e.event.type === 'subscription' && e.event.op === 'update')).toBe(true);
     await change([{ stream_id: stream.id, property: 'in_home_view', value: true }]);
     // PATCH is accepted too (zulip.yaml knows only POST, so no schema check here).
     expect((await member.client.patch('/api/v1/users/me/subscriptions/properties', { subscription_data: [{ stream_id: stream.id, property: 'audible_notifications', value: true }] }, { validate: false })).body).toEqual({ result: 'success', msg: '' });

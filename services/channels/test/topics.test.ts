@@ -1,9 +1,9 @@
 // Topics of a channel, per-topic visibility, and deleting a topic through the worker's job.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, type Params } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, type Params } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import type { RunningService } from '@teamchat/runtime';
-import { eventsSince, insertMessages, ofType, outboxMark, sorted, uniqueName } from './helpers';
+import { insertMessages, sorted, uniqueName } from './helpers';
 
 let stack: Stack;
 let owner: TestUser;
@@ -66,12 +66,12 @@ describe('POST /user_topics', () => {
   test('each policy, events, no event without change, topics without messages', async () => {
     const { id, name } = await channel();
     const set = (topic: string, policy: number, user = member) => user.client.post('/api/v1/user_topics', { stream_id: id, topic, visibility_policy: policy });
-    let mark = await outboxMark(stack);
-    expect((await set('Quiet', 1)).status).toBe(200);
-    const events = await eventsSince(stack, mark);
+    const events = await captureEvents(stack, async () => {
+      expect((await set('Quiet', 1)).status).toBe(200);
+    });
     expect(events.map((e) => e.event.type)).toEqual(['muted_topics', 'user_topic']);
     expect(events[0].event.muted_topics).toEqual([[name, 'Quiet', expect.any(Number)]]);
-    expect(events[1]).toMatchObject({ users: [member.id], event: { stream_id: id, topic_name: 'Quiet', visibility_policy: 1, last_updated: expect.any(Number) } });
+    expect(events[1]).toMatchObject({ recipientIds: [member.id], event: { stream_id: id, topic_name: 'Quiet', visibility_policy: 1, last_updated: expect.any(Number) } });
     // The same topic in another case is the same row.
     for (const policy of [2, 3]) {
       await set('quiet', policy);
@@ -79,14 +79,10 @@ describe('POST /user_topics', () => {
         expect.objectContaining({ topic_name: 'Quiet', visibility_policy: policy }),
       ]);
     }
-    mark = await outboxMark(stack);
-    await set('QUIET', 3);
-    expect(await eventsSince(stack, mark)).toEqual([]);
+    expect(await captureEvents(stack, () => set('QUIET', 3))).toEqual([]);
     await set('Quiet', 0);
     expect(await stack.db.userTopic.count({ where: { user_profile_id: member.id, stream_id: id } })).toBe(0);
-    mark = await outboxMark(stack);
-    await set('Quiet', 0);
-    expect(await eventsSince(stack, mark)).toEqual([]);
+    expect(await captureEvents(stack, () => set('Quiet', 0))).toEqual([]);
     // "(no topic)" is the empty topic.
     await set('(no topic)', 1);
     expect(await stack.db.userTopic.findFirstOrThrow({ where: { user_profile_id: member.id, stream_id: id } })).toMatchObject({ topic_name: '', visibility_policy: 1 });
@@ -155,25 +151,25 @@ describe('POST /streams/{stream_id}/delete_topic', () => {
     const firstBefore = (await stack.db.stream.findUniqueOrThrow({ where: { id } })).first_message_id;
     expect(firstBefore).toBe(doomed[0]);
 
-    const mark = await outboxMark(stack);
-    const res = await deleteTopic(admin, id, 'DOOMED');
-    expect(res.body).toEqual({ result: 'success', msg: '', complete: true });
+    const events = await captureEvents(stack, async () => {
+      const res = await deleteTopic(admin, id, 'DOOMED');
+      expect(res.body).toEqual({ result: 'success', msg: '', complete: true });
+    });
     expect(await stack.db.message.count({ where: { stream_id: id } })).toBe(3);
     expect(await stack.db.userMessage.count({ where: { message_id: { in: doomed } } })).toBe(0);
 
-    const events = await eventsSince(stack, mark);
     const deletions = ofType(events, 'delete_message');
     expect(deletions.map((e) => e.event.message_ids.length)).toEqual([100, 100, 50]);
     expect(deletions[0].event).toEqual({ type: 'delete_message', message_ids: doomed.slice(150), message_type: 'stream', stream_id: id, topic: 'Doomed' });
     expect(deletions[2].event.message_ids).toEqual(doomed.slice(0, 50));
-    for (const deletion of deletions) expect(deletion.users).toEqual(sorted([owner.id, member.id]));
+    for (const deletion of deletions) expect(deletion.recipientIds).toEqual(sorted([owner.id, member.id]));
     // The oldest message went with the last batch.
     expect(ofType(events, 'stream', 'update')).toEqual([
       expect.objectContaining({ event: { type: 'stream', op: 'update', property: 'first_message_id', value: kept[0], stream_id: id, name } }),
     ]);
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id } })).first_message_id).toBe(kept[0]);
     // The member's muted topic is gone and they are told.
-    expect(ofType(events, 'user_topic')).toEqual([expect.objectContaining({ users: [member.id], event: expect.objectContaining({ stream_id: id, topic_name: 'doomed', visibility_policy: 0 }) })]);
+    expect(ofType(events, 'user_topic')).toEqual([expect.objectContaining({ recipientIds: [member.id], event: expect.objectContaining({ stream_id: id, topic_name: 'doomed', visibility_policy: 0 }) })]);
     expect(await stack.db.userTopic.count({ where: { stream_id: id } })).toBe(0);
     // Only the orphaned upload goes to the uploads clean-up job.
     const jobs = await stack.deps.jobs.queue('uploads-cleanup').getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized', 'paused']);
@@ -197,13 +193,14 @@ describe('POST /streams/{stream_id}/delete_topic', () => {
     await owner.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: secret.name }], principals: [admin.id, member.id] });
     const seen = await insertMessages(stack, { streamId: secret.id, senderId: owner.id, topic: 'plans', count: 2, recipients: [owner.id, admin.id, member.id] });
     await member.client.post('/api/v1/user_topics', { stream_id: secret.id, topic: 'plans', visibility_policy: 3 });
-    const mark = await outboxMark(stack);
-    expect((await deleteTopic(admin, secret.id, 'plans')).body.complete).toBe(true);
+    const captured = await captureEvents(stack, async () => {
+      expect((await deleteTopic(admin, secret.id, 'plans')).body.complete).toBe(true);
+    });
     expect((await stack.db.message.findMany({ where: { stream_id: secret.id }, select: { id: true } })).map((m) => m.id)).toEqual(unseen);
-    const [deletion] = ofType(await eventsSince(stack, mark), 'delete_message');
+    const [deletion] = ofType(captured, 'delete_message');
     expect(deletion.event.message_ids).toEqual(seen);
     // Protected history: only those who received them hear of it.
-    expect(deletion.users).toEqual(sorted([owner.id, admin.id, member.id]));
+    expect(deletion.recipientIds).toEqual(sorted([owner.id, admin.id, member.id]));
     // The member received no other message of the topic: their row is reset.
     expect(await stack.db.userTopic.count({ where: { stream_id: secret.id } })).toBe(0);
   });

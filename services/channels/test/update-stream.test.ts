@@ -1,9 +1,9 @@
 // PATCH /streams/{id}: rules 1–8 of the spec, each with owner, admin, moderator, member and
 // guest on public, private, web-public and archived channels; then every field and its events.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, type Params } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, type Params } from '@teamchat/testing';
 import { canDeleteAnyMessageInChannel, canDeleteOwnMessageInChannel, Role } from '@teamchat/domain';
-import { eventsSince, insertMessages, ofType, outboxMark, setRealmSetting, sorted, streamSettingGroupId, systemGroupId, uniqueName } from './helpers';
+import { insertMessages, setRealmSetting, sorted, streamSettingGroupId, systemGroupId, uniqueName } from './helpers';
 
 let stack: Stack;
 let owner: TestUser;
@@ -240,9 +240,10 @@ describe('rule 4: permission settings and access', () => {
     const stream = (await owner.client.get(`/api/v1/streams/${streamId}`)).body.stream;
     expect(stream.can_send_message_group).toEqual({ direct_members: [member.id], direct_subgroups: [moderators] });
     // Same value again: nothing changes, no event.
-    const mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { can_send_message_group: { new: { direct_members: [member.id], direct_subgroups: [moderators] } } }, null, 'same value');
-    expect(await eventsSince(stack, mark)).toEqual([]);
+    const captured = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { can_send_message_group: { new: { direct_members: [member.id], direct_subgroups: [moderators] } } }, null, 'same value'),
+    );
+    expect(captured).toEqual([]);
     // {direct_members: [], direct_subgroups: [g]} is g; the replaced anonymous group is deleted.
     await expectOutcome(owner, streamId, { can_send_message_group: { new: { direct_members: [], direct_subgroups: [moderators] } } }, null, 'one subgroup');
     expect(await streamSettingGroupId(stack, streamId, 'can_send_message_group')).toBe(moderators);
@@ -333,10 +334,10 @@ describe('rule 8: archived channels and removed parameters', () => {
     expectError(await patch(owner, ids.archived, { is_archived: false }), 400, 'BAD_REQUEST', 'Channel is private and have no subscribers');
     await stack.subscribe(ids.archived, [owner.id]);
     await stack.db.subscription.updateMany({ where: { stream_id: ids.archived }, data: { active: true } });
-    const mark = await outboxMark(stack);
-    await expectOutcome(owner, ids.archived, { is_archived: false }, null, 'un-archive');
+    const events = await captureEvents(stack, () =>
+      expectOutcome(owner, ids.archived, { is_archived: false }, null, 'un-archive'),
+    );
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id: ids.archived } })).is_archived).toBe(false);
-    const events = await eventsSince(stack, mark);
     expect(ofType(events, 'stream', 'update')[0].event).toMatchObject({ property: 'is_archived', value: false, stream_id: ids.archived });
     expect(ofType(events, 'stream', 'create')[0].event.streams[0]).toMatchObject({ stream_id: ids.archived, is_archived: false });
     // is_archived=true is not how one archives: nothing happens.
@@ -366,27 +367,29 @@ describe('every field', () => {
     expectError(await patch(owner, streamId, { new_name: 'ab\uFDD0' }), 400, 'BAD_REQUEST', 'Invalid character in channel name, at position 3.');
     const clash = await patch(owner, streamId, { new_name: otherName.toUpperCase() });
     expectError(clash, 400, 'CHANNEL_ALREADY_EXISTS', `Channel '${otherName}' already exists`);
-    const mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { new_name: original.toUpperCase() }, null, 'case-only rename');
-    const [event] = ofType(await eventsSince(stack, mark), 'stream', 'update');
+    const captured = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { new_name: original.toUpperCase() }, null, 'case-only rename'),
+    );
+    const [event] = ofType(captured, 'stream', 'update');
     expect(event.event).toEqual({ type: 'stream', op: 'update', stream_id: streamId, name: original, property: 'name', value: original.toUpperCase() });
     // A public channel: every non-guest hears of it.
-    expect(event.users).toEqual(sorted([owner.id, admin.id, moderator.id, member.id]));
+    expect(event.recipientIds).toEqual(sorted([owner.id, admin.id, moderator.id, member.id]));
   });
 
   test('description: Markdown rendered, one line, bounded; event with rendered_description', async () => {
     const streamId = await create(owner, { invite_only: true });
     await stack.subscribe(streamId, [guest.id]);
     expectError(await patch(owner, streamId, { description: 'd'.repeat(1025) }), 400, 'BAD_REQUEST', 'description is too long (limit: 1024 characters)');
-    const mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { description: 'See *this*\nand [that](https://example.com)' }, null, 'description');
+    const captured = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { description: 'See *this*\nand [that](https://example.com)' }, null, 'description'),
+    );
     const stream = await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } });
     expect(stream.description).toBe('See *this* and [that](https://example.com)');
     expect(stream.rendered_description).toBe('<p>See <em>this</em> and <a href="https://example.com" target="_blank" rel="noopener noreferrer">that</a></p>');
-    const [event] = await eventsSince(stack, mark);
+    const [event] = captured;
     expect(event.event).toMatchObject({ property: 'description', value: stream.description, rendered_description: stream.rendered_description });
     // A private channel: subscribers (the owner, the guest) and administrators.
-    expect(event.users).toEqual(sorted([owner.id, admin.id, guest.id]));
+    expect(event.recipientIds).toEqual(sorted([owner.id, admin.id, guest.id]));
   });
 
   test('message_retention_days: owners only; days, realm_default, unlimited, legacy forever', async () => {
@@ -412,11 +415,12 @@ describe('every field', () => {
     const streamId = await create(owner);
     await patch(owner, streamId, { can_administer_channel_group: { new: await systemGroupId(stack, 'role:members') } });
     expectError(await patch(member, streamId, { is_default_stream: true }), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization administrator');
-    const mark = await outboxMark(stack);
-    await expectOutcome(admin, streamId, { is_default_stream: true }, null, 'admin');
-    const [event] = ofType(await eventsSince(stack, mark), 'default_streams');
+    const captured = await captureEvents(stack, () =>
+      expectOutcome(admin, streamId, { is_default_stream: true }, null, 'admin'),
+    );
+    const [event] = ofType(captured, 'default_streams');
     expect(event.event.default_streams).toContain(streamId);
-    expect(event.users).toEqual(sorted([owner.id, admin.id, moderator.id, member.id]));
+    expect(event.recipientIds).toEqual(sorted([owner.id, admin.id, moderator.id, member.id]));
     expectError(await patch(admin, streamId, { is_private: true }), 400, 'BAD_REQUEST', 'A default channel cannot be private.');
     await expectOutcome(admin, streamId, { is_default_stream: false, is_private: true }, null, 'no longer default, then private');
   });
@@ -430,31 +434,31 @@ describe('every field', () => {
       await stack.db.realm.update({ where: { id: stack.realm.id }, data: { enable_spectator_access: true } });
     }
     expectError(await patch(admin, streamId, { is_web_public: true }), 400, 'BAD_REQUEST', 'Insufficient permission');
-    const mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { is_web_public: true }, null, 'owner');
-    const events = await eventsSince(stack, mark);
+    const events = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { is_web_public: true }, null, 'owner'),
+    );
     const update = ofType(events, 'stream', 'update')[0];
     expect(update.event).toMatchObject({ property: 'invite_only', value: false, is_web_public: true, history_public_to_subscribers: true });
     // The guest can now see it: it is created for them, with its subscribers.
-    expect(ofType(events, 'stream', 'create')[0].users).toEqual([guest.id]);
-    expect(ofType(events, 'subscription', 'peer_add')[0]).toMatchObject({ users: [guest.id], event: { stream_ids: [streamId], user_ids: [owner.id] } });
+    expect(ofType(events, 'stream', 'create')[0].recipientIds).toEqual([guest.id]);
+    expect(ofType(events, 'subscription', 'peer_add')[0]).toMatchObject({ recipientIds: [guest.id], event: { stream_ids: [streamId], user_ids: [owner.id] } });
   });
 
   test('is_private: events to those who keep, gain and lose sight of the channel', async () => {
     const streamId = await create(owner);
     await stack.subscribe(streamId, [member.id]);
-    let mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { is_private: true }, null, 'make private');
-    let events = await eventsSince(stack, mark);
+    let events = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { is_private: true }, null, 'make private'),
+    );
     expect(ofType(events, 'stream', 'update')[0]).toMatchObject({
-      users: sorted([owner.id, admin.id, member.id]),
+      recipientIds: sorted([owner.id, admin.id, member.id]),
       event: { property: 'invite_only', value: true, history_public_to_subscribers: false, is_web_public: false },
     });
-    expect(ofType(events, 'stream', 'delete')[0]).toMatchObject({ users: [moderator.id], event: { stream_ids: [streamId] } });
-    mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { is_private: false }, null, 'make public');
-    events = await eventsSince(stack, mark);
-    expect(ofType(events, 'stream', 'create')[0].users).toEqual([moderator.id]);
+    expect(ofType(events, 'stream', 'delete')[0]).toMatchObject({ recipientIds: [moderator.id], event: { stream_ids: [streamId] } });
+    events = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { is_private: false }, null, 'make public'),
+    );
+    expect(ofType(events, 'stream', 'create')[0].recipientIds).toEqual([moderator.id]);
     expect(ofType(events, 'subscription', 'peer_add')[0].event.user_ids).toEqual(sorted([owner.id, member.id]));
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).history_public_to_subscribers).toBe(true);
   });
@@ -464,21 +468,24 @@ describe('every field', () => {
     const folder = await owner.client.post('/api/v1/channel_folders/create', { name: uniqueName('Folder'), description: '' });
     const folderId = folder.body.channel_folder_id;
     expectError(await patch(owner, streamId, { folder_id: 999999 }), 400, 'BAD_REQUEST', 'Invalid channel folder ID');
-    let mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { folder_id: folderId }, null, 'into the folder');
-    expect((await eventsSince(stack, mark))[0].event).toMatchObject({ property: 'folder_id', value: folderId });
-    mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { folder_id: null }, null, 'out of the folder');
-    expect((await eventsSince(stack, mark))[0].event).toMatchObject({ property: 'folder_id', value: null });
+    let captured = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { folder_id: folderId }, null, 'into the folder'),
+    );
+    expect(captured[0].event).toMatchObject({ property: 'folder_id', value: folderId });
+    captured = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { folder_id: null }, null, 'out of the folder'),
+    );
+    expect(captured[0].event).toMatchObject({ property: 'folder_id', value: null });
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).folder_id).toBeNull();
   });
 
   test('group settings: update events per setting; can_send_message_group moves the legacy policy', async () => {
     const streamId = await create(owner);
     const admins = await systemGroupId(stack, 'role:administrators');
-    const mark = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { can_send_message_group: { new: admins }, can_delete_own_message_group: { new: { direct_members: [member.id], direct_subgroups: [] } } }, null, 'two settings');
-    const updates = ofType(await eventsSince(stack, mark), 'stream', 'update').map((e) => [e.event.property, e.event.value]);
+    const captured = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { can_send_message_group: { new: admins }, can_delete_own_message_group: { new: { direct_members: [member.id], direct_subgroups: [] } } }, null, 'two settings'),
+    );
+    const updates = ofType(captured, 'stream', 'update').map((e) => [e.event.property, e.event.value]);
     expect(updates).toEqual([
       ['can_send_message_group', admins],
       ['stream_post_policy', 2],
@@ -491,15 +498,15 @@ describe('every field', () => {
     const streamId = await create(owner, { invite_only: true });
     await stack.subscribe(streamId, [member.id]);
     const moderators = await systemGroupId(stack, 'role:moderators');
-    const mark = await outboxMark(stack);
-    await expectOutcome(
-      owner,
-      streamId,
-      { message_retention_days: 7, topics_policy: 'allow_empty_topic', description: 'same', can_remove_subscribers_group: { new: moderators } },
-      null,
-      'several properties',
+    const events = await captureEvents(stack, () =>
+      expectOutcome(
+        owner,
+        streamId,
+        { message_retention_days: 7, topics_policy: 'allow_empty_topic', description: 'same', can_remove_subscribers_group: { new: moderators } },
+        null,
+        'several properties',
+      ),
     );
-    const events = await eventsSince(stack, mark);
     expect(events.map((e) => [e.event.property, e.event.value])).toEqual([
       ['message_retention_days', 7],
       ['topics_policy', 'allow_empty_topic'],
@@ -507,21 +514,23 @@ describe('every field', () => {
       ['can_remove_subscribers_group', moderators],
     ]);
     // Private: subscribers (owner, member), administrators (owner, admin).
-    for (const event of events) expect(event.users).toEqual(sorted([owner.id, admin.id, member.id]));
+    for (const event of events) expect(event.recipientIds).toEqual(sorted([owner.id, admin.id, member.id]));
     // Nothing changes the second time: no events.
-    const again = await outboxMark(stack);
-    await expectOutcome(owner, streamId, { message_retention_days: 7, topics_policy: 'allow_empty_topic', description: 'same' }, null, 'unchanged');
-    expect(await eventsSince(stack, again)).toEqual([]);
+    const again = await captureEvents(stack, () =>
+      expectOutcome(owner, streamId, { message_retention_days: 7, topics_policy: 'allow_empty_topic', description: 'same' }, null, 'unchanged'),
+    );
+    expect(again).toEqual([]);
   });
 
   test('an error anywhere changes nothing', async () => {
     const streamId = await create(owner, {}, uniqueName('atomic'));
     const before = await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } });
-    const mark = await outboxMark(stack);
-    const res = await patch(owner, streamId, { description: 'changed', new_name: uniqueName('renamed'), can_subscribe_group: { new: await systemGroupId(stack, 'role:everyone') } });
-    expectError(res, 400, 'BAD_REQUEST', "'can_subscribe_group' setting cannot be set to 'role:everyone' group.");
+    const captured = await captureEvents(stack, async () => {
+      const res = await patch(owner, streamId, { description: 'changed', new_name: uniqueName('renamed'), can_subscribe_group: { new: await systemGroupId(stack, 'role:everyone') } });
+      expectError(res, 400, 'BAD_REQUEST', "'can_subscribe_group' setting cannot be set to 'role:everyone' group.");
+    });
     expect(await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).toEqual(before);
-    expect(await eventsSince(stack, mark)).toEqual([]);
+    expect(captured).toEqual([]);
   });
 
   test('an unknown channel, and a path that is not a channel id', async () => {
