@@ -1,7 +1,6 @@
 // Drafts: create, list, edit, delete, every validation rule, and the drafts events.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
-import { outboxMark, outboxSince } from './helpers';
+import { type ApiResponse, captureEvents, expectError } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;
@@ -24,13 +23,15 @@ const create = (user: TestUser, drafts: unknown) => user.client.post('/api/v1/dr
 
 describe('drafts', () => {
   test('create (server-set id and timestamp), list, and the add event', async () => {
-    const mark = await outboxMark(stack);
     const before = Math.floor(Date.now() / 1000);
-    const response = await create(alice, [
-      { type: 'stream', to: [general.id], topic: 'plans', content: 'Let us plan' },
-      { type: 'private', to: [carol.id, bob.id, alice.id], topic: 'ignored', content: 'group note', timestamp: 1_595_479_019 },
-      { type: '', to: [], topic: '', content: 'unaddressed' },
-    ]);
+    let response!: ApiResponse;
+    const captured = await captureEvents(stack, async () => {
+      response = await create(alice, [
+        { type: 'stream', to: [general.id], topic: 'plans', content: 'Let us plan' },
+        { type: 'private', to: [carol.id, bob.id, alice.id], topic: 'ignored', content: 'group note', timestamp: 1_595_479_019 },
+        { type: '', to: [], topic: '', content: 'unaddressed' },
+      ]);
+    });
     expect(response.status).toBe(200);
     expect(response.body.ids).toHaveLength(3);
     const [streamId, groupId, looseId] = response.body.ids;
@@ -44,8 +45,8 @@ describe('drafts', () => {
     ]);
     expect(listed.body.drafts[1].timestamp).toBeGreaterThanOrEqual(before);
 
-    const [event] = await outboxSince(stack, mark);
-    expect(event.users).toEqual([alice.id]);
+    const [event] = captured;
+    expect(event.recipientIds).toEqual([alice.id]);
     expect(event.event).toEqual({ type: 'drafts', op: 'add', drafts: expect.arrayContaining(listed.body.drafts) });
     expect(event.event.drafts).toHaveLength(3);
     // Nobody else sees them.
@@ -68,13 +69,13 @@ describe('drafts', () => {
 
   test('edit: replaces the draft and sends the update event', async () => {
     const [id] = (await create(alice, [{ type: '', to: [], topic: '', content: 'first words' }])).body.ids;
-    const mark = await outboxMark(stack);
     const draft = { type: 'stream', to: [general.id], topic: 'moved', content: 'better words', timestamp: 1_700_000_000 };
-    const response = await alice.client.patch(`/api/v1/drafts/${id}`, { draft: JSON.stringify(draft) });
-    expect(response.body).toEqual({ result: 'success', msg: '' });
-    const [event] = await outboxSince(stack, mark);
+    const [event] = await captureEvents(stack, async () => {
+      const response = await alice.client.patch(`/api/v1/drafts/${id}`, { draft: JSON.stringify(draft) });
+      expect(response.body).toEqual({ result: 'success', msg: '' });
+    });
     expect(event.event).toEqual({ type: 'drafts', op: 'update', draft: { id, ...draft } });
-    expect(event.users).toEqual([alice.id]);
+    expect(event.recipientIds).toEqual([alice.id]);
     expectError(await bob.client.patch(`/api/v1/drafts/${id}`, { draft: JSON.stringify(draft) }), 404, 'BAD_REQUEST', 'Draft does not exist');
     expectError(await alice.client.patch('/api/v1/drafts/999999', { draft: JSON.stringify(draft) }), 404, 'BAD_REQUEST', 'Draft does not exist');
     expectError(await alice.client.patch(`/api/v1/drafts/${id}`, {}), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'draft' argument");
@@ -83,9 +84,9 @@ describe('drafts', () => {
   test('delete: only one\'s own, with the remove event', async () => {
     const [id] = (await create(alice, [{ type: '', to: [], topic: '', content: 'to delete' }])).body.ids;
     expectError(await bob.client.delete(`/api/v1/drafts/${id}`), 404, 'BAD_REQUEST', 'Draft does not exist');
-    const mark = await outboxMark(stack);
-    expect((await alice.client.delete(`/api/v1/drafts/${id}`)).status).toBe(200);
-    const [event] = await outboxSince(stack, mark);
+    const [event] = await captureEvents(stack, async () => {
+      expect((await alice.client.delete(`/api/v1/drafts/${id}`)).status).toBe(200);
+    });
     expect(event.event).toEqual({ type: 'drafts', op: 'remove', draft_id: id });
     expect(await stack.db.draft.findUnique({ where: { id } })).toBeNull();
     expectError(await alice.client.delete(`/api/v1/drafts/${id}`), 404, 'BAD_REQUEST', 'Draft does not exist');

@@ -2,8 +2,8 @@
 // events and their recipients, historical rows for readers, and reactions in fetched messages.
 import { MessageFlag, Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, registerEventQueue } from '@teamchat/testing';
-import { outboxMark, outboxSince, recipientIds, sorted } from './helpers';
+import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
+import { sorted } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -29,9 +29,10 @@ describe('adding', () => {
   test('by name only: the code and type are looked up; the event goes to everyone who has the message', async () => {
     const stream = await stack.createStream({ name: 'reacting', creatorId: alice.id, subscribers: [alice.id, bob.id] });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'hello' });
-    const mark = await outboxMark(stack);
-    expect((await react(bob, id, { emoji_name: 'octopus' })).body).toEqual({ result: 'success', msg: '' });
-    const [event] = await outboxSince(stack, mark, 'reaction');
+    const captured = await captureEvents(stack, async () => {
+      expect((await react(bob, id, { emoji_name: 'octopus' })).body).toEqual({ result: 'success', msg: '' });
+    });
+    const [event] = ofType(captured, 'reaction');
     expect(event.event).toEqual({
       type: 'reaction',
       op: 'add',
@@ -42,7 +43,7 @@ describe('adding', () => {
       emoji_code: '1f419',
       reaction_type: 'unicode_emoji',
     });
-    expect(recipientIds(event)).toEqual(sorted([alice.id, bob.id]));
+    expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
     expect(await reactionsOf(alice, id)).toEqual([{ emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: bob.id }]);
   });
 
@@ -64,9 +65,10 @@ describe('adding', () => {
   test("a vote for an existing reaction takes that reaction's name", async () => {
     const id = await send(alice, { type: 'direct', to: [bob.id], content: 'vote' });
     await react(alice, id, { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
-    const mark = await outboxMark(stack);
-    expect((await react(bob, id, { emoji_name: '+1' })).status).toBe(200);
-    const [event] = await outboxSince(stack, mark, 'reaction');
+    const captured = await captureEvents(stack, async () => {
+      expect((await react(bob, id, { emoji_name: '+1' })).status).toBe(200);
+    });
+    const [event] = ofType(captured, 'reaction');
     expect(event.event).toMatchObject({ emoji_name: 'thumbs_up', emoji_code: '1f44d', user_id: bob.id });
   });
 
@@ -96,12 +98,13 @@ describe('adding', () => {
   test('a reader of a public channel without a row gets a historical one (and so later events); guests cannot', async () => {
     const stream = await stack.createStream({ name: 'public reading', creatorId: alice.id, subscribers: [alice.id] });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'public' });
-    const mark = await outboxMark(stack);
-    expect((await react(carol, id, { emoji_name: 'heart' })).status).toBe(200);
+    const captured = await captureEvents(stack, async () => {
+      expect((await react(carol, id, { emoji_name: 'heart' })).status).toBe(200);
+    });
     const row = await stack.db.userMessage.findUnique({ where: { user_profile_id_message_id: { user_profile_id: carol.id, message_id: id } } });
     expect(row?.flags).toBe(MessageFlag.read | MessageFlag.historical);
-    const [event] = await outboxSince(stack, mark, 'reaction');
-    expect(recipientIds(event)).toEqual(sorted([alice.id, carol.id]));
+    const [event] = ofType(captured, 'reaction');
+    expect(event.recipientIds).toEqual(sorted([alice.id, carol.id]));
     expectError(await react(guest, id, { emoji_name: 'heart' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
   });
 
@@ -122,10 +125,11 @@ describe('removing', () => {
     await react(bob, id, { emoji_name: 'smile' });
     await react(bob, id, { emoji_name: 'zulip' });
     await react(carol, id, { emoji_name: 'smile' });
-    const mark = await outboxMark(stack);
-    expect((await unreact(bob, id, { emoji_name: 'smile' })).body).toEqual({ result: 'success', msg: '' });
-    expect((await unreact(bob, id, { emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' })).status).toBe(200);
-    const [first, second] = await outboxSince(stack, mark, 'reaction');
+    const captured = await captureEvents(stack, async () => {
+      expect((await unreact(bob, id, { emoji_name: 'smile' })).body).toEqual({ result: 'success', msg: '' });
+      expect((await unreact(bob, id, { emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' })).status).toBe(200);
+    });
+    const [first, second] = ofType(captured, 'reaction');
     expect(first.event).toEqual({
       type: 'reaction',
       op: 'remove',
@@ -136,7 +140,7 @@ describe('removing', () => {
       emoji_code: '1f604',
       reaction_type: 'unicode_emoji',
     });
-    expect(recipientIds(first)).toEqual(sorted([alice.id, bob.id, carol.id]));
+    expect(first.recipientIds).toEqual(sorted([alice.id, bob.id, carol.id]));
     expect(second.event).toMatchObject({ op: 'remove', emoji_name: 'zulip', reaction_type: 'zulip_extra_emoji' });
     expect(await reactionsOf(alice, id)).toEqual([{ emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: carol.id }]);
 
@@ -152,15 +156,16 @@ test('reaction events through the event tier, and the audience of protected hist
   const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'before carol' });
   await stack.subscribe(stream.id, [carol.id]);
   const queue = await registerEventQueue(alice.client, { event_types: JSON.stringify(['reaction']) });
-  const mark = await outboxMark(stack);
-  await react(bob, id, { emoji_name: 'tada' });
-  await unreact(bob, id, { emoji_name: 'tada' });
+  const captured = await captureEvents(stack, async () => {
+    await react(bob, id, { emoji_name: 'tada' });
+    await unreact(bob, id, { emoji_name: 'tada' });
+  });
   const [event, removal] = await queue.next(2);
   expect(event).toMatchObject({ type: 'reaction', op: 'add', message_id: id, emoji_name: 'tada', emoji_code: '1f389', user_id: bob.id });
   expect(removal).toMatchObject({ type: 'reaction', op: 'remove', message_id: id, emoji_name: 'tada', user: { user_id: bob.id, email: bob.email, full_name: 'Bob Dylan' } });
   // Carol subscribed later and never received the message: not in the audience.
-  const [outbox] = await outboxSince(stack, mark, 'reaction');
-  expect(recipientIds(outbox)).toEqual(sorted([alice.id, bob.id]));
+  const [outbox] = ofType(captured, 'reaction');
+  expect(outbox.recipientIds).toEqual(sorted([alice.id, bob.id]));
 });
 
 test('concurrent identical reactions: one is added, the other is refused (no server error)', async () => {
