@@ -2,13 +2,17 @@
 // published row leaves the outbox after EVENT_OUTBOX_HOLD_MS, so committedSince reads such an
 // event from its intake entry instead; the mark is the outbox id sequence, not the rows.
 
-import { committedSince, outboxMark } from '@teamchat/bus';
+import { committedSince, outboxMark, type LocalEcho, type Recipient } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
 
 export interface CapturedEvent {
   event: Record<string, any> & { type: string };
   /** Who the event goes to, sorted (per-user fields of a recipient, such as message flags, left out). */
   recipientIds: number[];
+  /** The recipients as written, only when some carry per-user fields (a message's flags). */
+  recipients?: Recipient[];
+  /** A sent message's local echo: beside the event, never in it. */
+  echo?: LocalEcho;
 }
 
 /** What `stack` needs (a Stack of @teamchat/stack fits; structural, so this package needs no service). */
@@ -25,6 +29,8 @@ export async function captureEvents(stack: EventSource, fn: () => Promise<unknow
   return committed.map(({ payload }) => ({
     event: payload.event as CapturedEvent['event'],
     recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
+    ...(payload.users.some((user) => typeof user !== 'number') && { recipients: payload.users }),
+    ...(payload.echo && { echo: payload.echo }),
   }));
 }
 

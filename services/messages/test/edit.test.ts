@@ -3,8 +3,8 @@
 // their recipients, and the edit history (GET /messages/{id}, GET /messages/{id}/history).
 import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, registerEventQueue } from '@teamchat/testing';
-import { outboxMark, outboxSince, recipientIds, sorted, userMessageFlags } from './helpers';
+import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
+import { sorted, userMessageFlags } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -41,14 +41,15 @@ describe('content', () => {
     const stream = await stack.createStream({ name: 'editing', creatorId: alice.id, subscribers: [alice.id, bob.id, carol.id] });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 'plans', content: 'hi @**Bob Dylan**' });
     expect((await userMessageFlags(stack, id)).get(bob.id)! & MessageFlag.mentioned).toBeTruthy();
-    const mark = await outboxMark(stack);
-    const response = await edit(alice, id, { content: 'hi @**Carol King**, **bold**' });
-    expect(response.body).toEqual({ result: 'success', msg: '', detached_uploads: [] });
+    const captured = await captureEvents(stack, async () => {
+      const response = await edit(alice, id, { content: 'hi @**Carol King**, **bold**' });
+      expect(response.body).toEqual({ result: 'success', msg: '', detached_uploads: [] });
+    });
 
     const flags = await userMessageFlags(stack, id);
     expect(flags.get(bob.id)! & MessageFlag.mentioned).toBe(0);
     expect(flags.get(carol.id)! & MessageFlag.mentioned).toBeTruthy();
-    const [event] = await outboxSince(stack, mark, 'update_message');
+    const [event] = ofType(captured, 'update_message');
     expect(event.event).toEqual({
       type: 'update_message',
       user_id: alice.id,
@@ -65,14 +66,14 @@ describe('content', () => {
       is_me_message: false,
     });
     // Each recipient with their flags after the edit.
-    expect(event.users).toEqual(
+    expect(event.recipients).toEqual(
       expect.arrayContaining([
         { id: alice.id, flags: expect.any(Array) },
         { id: bob.id, flags: [] },
         { id: carol.id, flags: ['mentioned'] },
       ]),
     );
-    expect(recipientIds(event)).toEqual(sorted([alice.id, bob.id, carol.id]));
+    expect(event.recipientIds).toEqual(sorted([alice.id, bob.id, carol.id]));
 
     const message = await fetchOne(bob, id);
     expect(message.content).toBe(event.event.rendered_content);
@@ -102,12 +103,13 @@ describe('content', () => {
 
   test('a direct message; empty content becomes "(deleted)"; the event goes to the participants', async () => {
     const id = await send(alice, { type: 'direct', to: [bob.id], content: 'secret' });
-    const mark = await outboxMark(stack);
-    expect((await edit(alice, id, { content: '   ' })).status).toBe(200);
-    const [event] = await outboxSince(stack, mark, 'update_message');
+    const captured = await captureEvents(stack, async () => {
+      expect((await edit(alice, id, { content: '   ' })).status).toBe(200);
+    });
+    const [event] = ofType(captured, 'update_message');
     expect(event.event).toMatchObject({ content: '(deleted)', message_ids: [id] });
     expect(event.event).not.toHaveProperty('stream_id');
-    expect(recipientIds(event)).toEqual(sorted([alice.id, bob.id]));
+    expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
   });
 
   test("Zulip's errors, and nothing changes when they occur", async () => {
@@ -152,10 +154,11 @@ describe('topic', () => {
 
   test('change_one, change_later, change_all; anyone may move (the realm default); the event', async () => {
     const { stream, ids } = await topicWith('moving', 4);
-    const mark = await outboxMark(stack);
-    expect((await edit(bob, ids[1], { topic: 'one' })).status).toBe(200);
+    const captured = await captureEvents(stack, async () => {
+      expect((await edit(bob, ids[1], { topic: 'one' })).status).toBe(200);
+    });
     expect(await topicsOf(ids)).toEqual(['old', 'one', 'old', 'old']);
-    const [event] = await outboxSince(stack, mark, 'update_message');
+    const [event] = ofType(captured, 'update_message');
     expect(event.event).toEqual({
       type: 'update_message',
       user_id: bob.id,
@@ -173,10 +176,11 @@ describe('topic', () => {
     expect(await fetchOne(alice, ids[1])).toMatchObject({ subject: 'one', last_moved_timestamp: event.event.edit_timestamp });
     expect(await fetchOne(alice, ids[1])).not.toHaveProperty('last_edit_timestamp');
 
-    const later = await outboxMark(stack);
-    expect((await edit(alice, ids[2], { topic: 'Later', propagate_mode: 'change_later' })).status).toBe(200);
+    const later = await captureEvents(stack, async () => {
+      expect((await edit(alice, ids[2], { topic: 'Later', propagate_mode: 'change_later' })).status).toBe(200);
+    });
     expect(await topicsOf(ids)).toEqual(['old', 'one', 'Later', 'Later']);
-    const [laterEvent] = await outboxSince(stack, later, 'update_message');
+    const [laterEvent] = ofType(later, 'update_message');
     expect(laterEvent.event).toMatchObject({ message_ids: [ids[2], ids[3]], propagate_mode: 'change_later', orig_subject: 'old', subject: 'Later' });
 
     // change_all matches the topic case-insensitively.
@@ -242,23 +246,23 @@ describe('moving to another channel', () => {
     const to = await stack.createStream({ name: 'move to', creatorId: alice.id, inviteOnly: true, historyPublicToSubscribers: false, subscribers: [alice.id, carol.id] });
     const first = await send(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'one' });
     const second = await send(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'two' });
-    const mark = await outboxMark(stack);
-    const response = await edit(alice, first, { stream_id: to.id, propagate_mode: 'change_all' });
-    expect(response.body).toEqual({ result: 'success', msg: '', detached_uploads: [] });
+    const events = await captureEvents(stack, async () => {
+      const response = await edit(alice, first, { stream_id: to.id, propagate_mode: 'change_all' });
+      expect(response.body).toEqual({ result: 'success', msg: '', detached_uploads: [] });
+    });
 
     const moved = await stack.db.message.findMany({ where: { id: { in: [first, second] } } });
     expect(moved.every((message) => message.stream_id === to.id)).toBe(true);
     const rows = await stack.db.userMessage.findMany({ where: { message_id: first } });
     expect(sorted(rows.map((row) => row.user_profile_id))).toEqual(sorted([alice.id, carol.id]));
 
-    const events = await outboxSince(stack, mark);
     const deletion = events.find((entry) => entry.event.type === 'delete_message')!;
     expect(deletion.event).toEqual({ type: 'delete_message', message_ids: [first, second], message_type: 'stream', stream_id: from.id, topic: 'topic' });
-    expect(recipientIds(deletion)).toEqual(sorted([bob.id, guest.id]));
+    expect(deletion.recipientIds).toEqual(sorted([bob.id, guest.id]));
     const update = events.find((entry) => entry.event.type === 'update_message')!;
     expect(update.event).toMatchObject({ message_ids: [first, second], stream_id: from.id, new_stream_id: to.id, orig_subject: 'topic', propagate_mode: 'change_all' });
     expect(update.event).not.toHaveProperty('subject');
-    expect(recipientIds(update)).toEqual(sorted([alice.id, carol.id]));
+    expect(update.recipientIds).toEqual(sorted([alice.id, carol.id]));
     const firstIds = events.filter((entry) => entry.event.type === 'stream').map((entry) => entry.event);
     expect(firstIds).toEqual(
       expect.arrayContaining([

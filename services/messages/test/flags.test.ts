@@ -2,8 +2,8 @@
 // (POST /messages/flags/narrow) and the mark-as-read shortcuts, with their events.
 import { HISTORICAL_FLAGS, MessageFlag } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
-import { bulkChannelMessages, outboxMark, outboxSince } from './helpers';
+import { type ApiResponse, captureEvents, expectError } from '@teamchat/testing';
+import { bulkChannelMessages } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -34,16 +34,16 @@ describe('POST /messages/flags', () => {
   test('add and remove starred: only changed messages are announced', async () => {
     const first = await send(alice, { type: 'stream', to: general.id, topic: 't', content: 'one' });
     const second = await send(alice, { type: 'stream', to: general.id, topic: 't', content: 'two' });
-    const mark = await outboxMark(stack);
-    const response = await bob.client.post('/api/v1/messages/flags', { messages: [first, second], op: 'add', flag: 'starred' });
-    expect(response.body).toEqual({ result: 'success', msg: '', messages: [first, second] });
-    expect(await flagsOf(bob.id, first)).toBe(MessageFlag.starred);
-    expect(await flagsOf(alice.id, first)).toBe(0);
+    const events = await captureEvents(stack, async () => {
+      const response = await bob.client.post('/api/v1/messages/flags', { messages: [first, second], op: 'add', flag: 'starred' });
+      expect(response.body).toEqual({ result: 'success', msg: '', messages: [first, second] });
+      expect(await flagsOf(bob.id, first)).toBe(MessageFlag.starred);
+      expect(await flagsOf(alice.id, first)).toBe(0);
 
-    await bob.client.post('/api/v1/messages/flags', { messages: [first, second], op: 'add', flag: 'starred' });
-    await bob.client.post('/api/v1/messages/flags', { messages: [second], op: 'remove', flag: 'starred' });
-    const events = await outboxSince(stack, mark);
-    expect(events.map((e) => [e.event, e.users])).toEqual([
+      await bob.client.post('/api/v1/messages/flags', { messages: [first, second], op: 'add', flag: 'starred' });
+      await bob.client.post('/api/v1/messages/flags', { messages: [second], op: 'remove', flag: 'starred' });
+    });
+    expect(events.map((e) => [e.event, e.recipientIds])).toEqual([
       [{ type: 'update_message_flags', op: 'add', operation: 'add', flag: 'starred', messages: [first, second], all: false }, [bob.id]],
       [{ type: 'update_message_flags', op: 'add', operation: 'add', flag: 'starred', messages: [], all: false }, [bob.id]],
       [{ type: 'update_message_flags', op: 'remove', operation: 'remove', flag: 'starred', messages: [second], all: false }, [bob.id]],
@@ -66,11 +66,10 @@ describe('POST /messages/flags', () => {
     const history = await send(alice, { type: 'stream', to: general.id, topic: 'old', content: 'before carol' });
     const secret = await stack.createStream({ name: 'secret', creatorId: alice.id, subscribers: [alice.id], inviteOnly: true });
     const hidden = await send(alice, { type: 'stream', to: secret.id, topic: 't', content: 'hidden' });
-    const mark = await outboxMark(stack);
-
-    expect((await carol.client.post('/api/v1/messages/flags', { messages: [history], op: 'add', flag: 'starred' })).status).toBe(200);
+    const [event] = await captureEvents(stack, async () => {
+      expect((await carol.client.post('/api/v1/messages/flags', { messages: [history], op: 'add', flag: 'starred' })).status).toBe(200);
+    });
     expect(await flagsOf(carol.id, history)).toBe(HISTORICAL_FLAGS | MessageFlag.starred);
-    const [event] = await outboxSince(stack, mark);
     expect(event.event.messages).toEqual([history]);
 
     expectError(await carol.client.post('/api/v1/messages/flags', { messages: [hidden], op: 'add', flag: 'starred' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
@@ -90,11 +89,11 @@ describe('POST /messages/flags', () => {
     await bob.client.post('/api/v1/messages/flags', { messages: [inTeam, direct, inLeft], op: 'add', flag: 'read' });
     await stack.db.subscription.updateMany({ where: { stream_id: left.id, user_profile_id: bob.id }, data: { active: false } });
 
-    const mark = await outboxMark(stack);
-    await bob.client.post('/api/v1/messages/flags', { messages: [inTeam, direct, inLeft], op: 'remove', flag: 'read' });
+    const [event] = await captureEvents(stack, () =>
+      bob.client.post('/api/v1/messages/flags', { messages: [inTeam, direct, inLeft], op: 'remove', flag: 'read' }),
+    );
     expect((await flagsOf(bob.id, inLeft))! & MessageFlag.read).toBe(MessageFlag.read);
     expect((await flagsOf(bob.id, inTeam))! & MessageFlag.read).toBe(0);
-    const [event] = await outboxSince(stack, mark);
     expect(event.event).toEqual({
       type: 'update_message_flags',
       op: 'remove',
@@ -115,14 +114,16 @@ describe('POST /messages/flags/narrow', () => {
     const stream = await stack.createStream({ name: 'range', creatorId: alice.id, subscribers: [alice.id, bob.id] });
     const ids = await bulkChannelMessages(stack, { senderId: alice.id, streamId: stream.id, count: 6, recipientIds: [alice.id, bob.id] });
     await stack.db.userMessage.updateMany({ where: { user_profile_id: bob.id, message_id: ids[1] }, data: { flags: MessageFlag.read } });
-    const mark = await outboxMark(stack);
-    const response = await bob.client.post('/api/v1/messages/flags/narrow', {
-      anchor: String(ids[2]),
-      num_before: 2,
-      num_after: 1,
-      narrow: [{ operator: 'channel', operand: stream.id }, ['is', 'unread']],
-      op: 'add',
-      flag: 'read',
+    let response!: ApiResponse;
+    const [event] = await captureEvents(stack, async () => {
+      response = await bob.client.post('/api/v1/messages/flags/narrow', {
+        anchor: String(ids[2]),
+        num_before: 2,
+        num_after: 1,
+        narrow: [{ operator: 'channel', operand: stream.id }, ['is', 'unread']],
+        op: 'add',
+        flag: 'read',
+      });
     });
     expect(response.body).toEqual({
       result: 'success',
@@ -134,7 +135,6 @@ describe('POST /messages/flags/narrow', () => {
       found_oldest: true,
       found_newest: false,
     });
-    const [event] = await outboxSince(stack, mark);
     expect(event.event.messages).toEqual([ids[0], ids[2], ids[3]]);
 
     const empty = await bob.client.post('/api/v1/messages/flags/narrow', { anchor: 'newest', num_before: 10, num_after: 0, narrow: [['stream', stream.name], ['is', 'starred']], op: 'remove', flag: 'starred' });
@@ -159,13 +159,13 @@ describe('POST /messages/flags/narrow', () => {
   test("over a public channel's history: historical rows for what the viewer never received", async () => {
     const stream = await stack.createStream({ name: 'archive', creatorId: alice.id, subscribers: [alice.id] });
     const ids = await bulkChannelMessages(stack, { senderId: alice.id, streamId: stream.id, count: 3, recipientIds: [alice.id] });
-    const mark = await outboxMark(stack);
-    const response = await carol.client.post('/api/v1/messages/flags/narrow', {
-      anchor: 'oldest', num_before: 0, num_after: 10, narrow: [{ operator: 'channel', operand: stream.id }], op: 'add', flag: 'starred',
+    const [event] = await captureEvents(stack, async () => {
+      const response = await carol.client.post('/api/v1/messages/flags/narrow', {
+        anchor: 'oldest', num_before: 0, num_after: 10, narrow: [{ operator: 'channel', operand: stream.id }], op: 'add', flag: 'starred',
+      });
+      expect(response.body).toMatchObject({ processed_count: 3, updated_count: 3, first_processed_id: ids[0], last_processed_id: ids[2], found_oldest: true, found_newest: true });
+      for (const id of ids) expect(await flagsOf(carol.id, id)).toBe(HISTORICAL_FLAGS | MessageFlag.starred);
     });
-    expect(response.body).toMatchObject({ processed_count: 3, updated_count: 3, first_processed_id: ids[0], last_processed_id: ids[2], found_oldest: true, found_newest: true });
-    for (const id of ids) expect(await flagsOf(carol.id, id)).toBe(HISTORICAL_FLAGS | MessageFlag.starred);
-    const [event] = await outboxSince(stack, mark);
     expect(event.event).toEqual({ type: 'update_message_flags', op: 'add', operation: 'add', flag: 'starred', messages: ids, all: false });
     // Marking read needs no rows: historical messages read as read already.
     const read = await carol.client.post('/api/v1/messages/flags/narrow', { anchor: 'oldest', num_before: 0, num_after: 10, narrow: [['stream', stream.name]], op: 'add', flag: 'read' });
@@ -200,14 +200,15 @@ describe('mark a channel or topic as read', () => {
     const a = await send(alice, { type: 'stream', to: stream.id, topic: 'one', content: 'x' });
     const b = await send(alice, { type: 'stream', to: stream.id, topic: 'two', content: 'y' });
     const elsewhere = await send(alice, { type: 'stream', to: general.id, topic: 'one', content: 'z' });
-    const mark = await outboxMark(stack);
-    expect((await bob.client.post('/api/v1/mark_topic_as_read', { stream_id: stream.id, topic_name: 'ONE' })).status).toBe(200);
-    expect(await flagsOf(bob.id, a)).toBe(MessageFlag.read);
-    expect(await flagsOf(bob.id, b)).toBe(0);
-    expect((await bob.client.post('/api/v1/mark_stream_as_read', { stream_id: stream.id })).status).toBe(200);
-    expect(await flagsOf(bob.id, b)).toBe(MessageFlag.read);
-    expect(await flagsOf(bob.id, elsewhere)).toBe(0);
-    expect((await outboxSince(stack, mark)).map((e) => e.event.messages)).toEqual([[a], [b]]);
+    const captured = await captureEvents(stack, async () => {
+      expect((await bob.client.post('/api/v1/mark_topic_as_read', { stream_id: stream.id, topic_name: 'ONE' })).status).toBe(200);
+      expect(await flagsOf(bob.id, a)).toBe(MessageFlag.read);
+      expect(await flagsOf(bob.id, b)).toBe(0);
+      expect((await bob.client.post('/api/v1/mark_stream_as_read', { stream_id: stream.id })).status).toBe(200);
+      expect(await flagsOf(bob.id, b)).toBe(MessageFlag.read);
+      expect(await flagsOf(bob.id, elsewhere)).toBe(0);
+    });
+    expect(captured.map((e) => e.event.messages)).toEqual([[a], [b]]);
     expectError(await bob.client.post('/api/v1/mark_topic_as_read', { stream_id: stream.id, topic_name: 'nope' }), 400, 'BAD_REQUEST', "No such topic 'nope'");
     expectError(await bob.client.post('/api/v1/mark_stream_as_read', { stream_id: 99999 }), 400, 'BAD_REQUEST', 'Invalid channel ID');
   });

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { JOB_QUEUES } from '@teamchat/bus';
 import { MessageFlag } from '@teamchat/domain';
 import { startStack, type Stack } from '@teamchat/stack';
-import { bulkChannelMessages, outboxMark, outboxSince } from './helpers';
+import { type CapturedEvent, captureEvents, ofType } from '@teamchat/testing';
+import { bulkChannelMessages } from './helpers';
 
 const root = path.resolve(__dirname, '../../..');
 
@@ -29,11 +30,11 @@ async function jobGone(stack: Stack, userId: number): Promise<boolean> {
   return (await stack.deps.jobs.queue(JOB_QUEUES.markAllRead).getJob(`mark-all-read-${userId}`)) === undefined;
 }
 
-/** The read-flag events a mark-all-read committed for `userId` after `mark`. */
-async function readEvents(stack: Stack, mark: bigint, userId: number): Promise<number[][]> {
-  const events = await outboxSince(stack, mark, 'update_message_flags');
-  for (const { event, users } of events) {
-    expect(users).toEqual([userId]);
+/** The read-flag events a mark-all-read committed for `userId`, among those captured. */
+function readEvents(captured: CapturedEvent[], userId: number): number[][] {
+  const events = ofType(captured, 'update_message_flags');
+  for (const { event, recipientIds } of events) {
+    expect(recipientIds).toEqual([userId]);
     expect(event).toMatchObject({ op: 'add', operation: 'add', flag: 'read', all: false });
   }
   return events.map(({ event }) => event.messages as number[]);
@@ -58,23 +59,24 @@ describe('with the worker in process', () => {
     const { reader, ids } = await setup(stack, 4500);
     // Already-read messages are left alone and not announced.
     await stack.db.userMessage.updateMany({ where: { user_profile_id: reader.id, message_id: { in: ids.slice(0, 100) } }, data: { flags: MessageFlag.read | MessageFlag.starred } });
-    const mark = await outboxMark(stack);
-
-    const response = await reader.client.post('/api/v1/mark_all_as_read');
-    expect(response.body).toEqual({ result: 'success', msg: '', complete: true });
+    const captured = await captureEvents(stack, async () => {
+      const response = await reader.client.post('/api/v1/mark_all_as_read');
+      expect(response.body).toEqual({ result: 'success', msg: '', complete: true });
+    });
     expect(await unreadCount(stack, reader.id)).toBe(0);
     expect((await stack.db.userMessage.findFirstOrThrow({ where: { user_profile_id: reader.id, message_id: ids[0] } })).flags).toBe(MessageFlag.read | MessageFlag.starred);
 
-    const batches = await readEvents(stack, mark, reader.id);
+    const batches = readEvents(captured, reader.id);
     expect(batches.map((batch) => batch.length)).toEqual([2000, 2000, 400]);
     expect(batches[0]).toEqual(ids.slice(2500));
     expect(batches[1]).toEqual(ids.slice(500, 2500));
     expect(batches[2]).toEqual(ids.slice(100, 500));
 
     // Nothing left: the job runs again, finds nothing and announces nothing.
-    const again = await outboxMark(stack);
-    expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(true);
-    expect(await outboxSince(stack, again)).toEqual([]);
+    const again = await captureEvents(stack, async () => {
+      expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(true);
+    });
+    expect(again).toEqual([]);
   });
 });
 
@@ -90,17 +92,18 @@ describe('past the time budget', () => {
 
   test('answers complete:false, and a repeated request joins the running job', async () => {
     const { reader, ids } = await setup(stack, 2000);
-    const mark = await outboxMark(stack);
-    const first = await reader.client.post('/api/v1/mark_all_as_read');
-    expect(first.body).toEqual({ result: 'success', msg: '', complete: false });
-    const repeat = await reader.client.post('/api/v1/mark_all_as_read');
-    expect(repeat.body.complete).toBe(false);
-    const queue = stack.deps.jobs.queue(JOB_QUEUES.markAllRead);
-    expect((await queue.getJobs(['waiting', 'active', 'delayed'])).map((job) => job.id)).toEqual([`mark-all-read-${reader.id}`]);
+    const captured = await captureEvents(stack, async () => {
+      const first = await reader.client.post('/api/v1/mark_all_as_read');
+      expect(first.body).toEqual({ result: 'success', msg: '', complete: false });
+      const repeat = await reader.client.post('/api/v1/mark_all_as_read');
+      expect(repeat.body.complete).toBe(false);
+      const queue = stack.deps.jobs.queue(JOB_QUEUES.markAllRead);
+      expect((await queue.getJobs(['waiting', 'active', 'delayed'])).map((job) => job.id)).toEqual([`mark-all-read-${reader.id}`]);
 
-    await waitFor(() => jobGone(stack, reader.id), 'the job to finish');
-    expect(await unreadCount(stack, reader.id)).toBe(0);
-    const batches = await readEvents(stack, mark, reader.id);
+      await waitFor(() => jobGone(stack, reader.id), 'the job to finish');
+      expect(await unreadCount(stack, reader.id)).toBe(0);
+    });
+    const batches = readEvents(captured, reader.id);
     expect(batches).toHaveLength(4);
     expect(batches.flat().sort((a, b) => a - b)).toEqual(ids);
   });
@@ -150,25 +153,26 @@ describe('a worker that dies mid-job', () => {
 
   test('is replaced by another, which finishes: nothing left unread, no event twice', async () => {
     const { reader, ids } = await setup(stack, 6000);
-    const mark = await outboxMark(stack);
-    const first = startWorker();
-    expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
+    const captured = await captureEvents(stack, async () => {
+      const first = startWorker();
+      expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
 
-    // Kill it once some batches are done and some are not.
-    await waitFor(async () => (await unreadCount(stack, reader.id)) <= 4000, 'two batches');
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
-    const leftUnread = await unreadCount(stack, reader.id);
-    expect(leftUnread).toBeGreaterThan(0);
-    expect(leftUnread % 1000).toBe(0);
+      // Kill it once some batches are done and some are not.
+      await waitFor(async () => (await unreadCount(stack, reader.id)) <= 4000, 'two batches');
+      first.kill('SIGKILL');
+      await new Promise((resolve) => first.once('exit', resolve));
+      const leftUnread = await unreadCount(stack, reader.id);
+      expect(leftUnread).toBeGreaterThan(0);
+      expect(leftUnread % 1000).toBe(0);
 
-    // The job is still the one running (its dead worker holds it): a repeat joins it.
-    expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
-    startWorker();
-    await waitFor(() => jobGone(stack, reader.id), 'the replacement worker to finish the stalled job');
+      // The job is still the one running (its dead worker holds it): a repeat joins it.
+      expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
+      startWorker();
+      await waitFor(() => jobGone(stack, reader.id), 'the replacement worker to finish the stalled job');
 
+    });
     expect(await unreadCount(stack, reader.id)).toBe(0);
-    const batches = await readEvents(stack, mark, reader.id);
+    const batches = readEvents(captured, reader.id);
     const announced = batches.flat();
     expect(announced).toHaveLength(ids.length);
     expect(new Set(announced).size).toBe(ids.length);

@@ -2,8 +2,8 @@
 // and the exact events (read from the event outbox the action committed).
 import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
-import { bulkUsers, outboxMark, outboxSince, recipientIds, userMessageFlags } from './helpers';
+import { type ApiResponse, captureEvents, expectError, ofType } from '@teamchat/testing';
+import { bulkUsers, userMessageFlags } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -35,9 +35,10 @@ describe('channel messages', () => {
     const dave = await stack.createUser({ fullName: 'Dave Gone' });
     const stream = await channel({ subscribers: [alice.id, bob.id, dave.id] });
     await stack.db.userProfile.update({ where: { id: dave.id }, data: { is_active: false } });
-    const mark = await outboxMark(stack);
-
-    const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'greetings', content: 'Hello @**Bob Dylan**!' });
+    let response!: ApiResponse;
+    const events = await captureEvents(stack, async () => {
+      response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'greetings', content: 'Hello @**Bob Dylan**!' });
+    });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
     const id = response.body.id;
@@ -59,10 +60,9 @@ describe('channel messages', () => {
     expect(await userMessageFlags(stack, id)).toEqual(new Map([[alice.id, 0], [bob.id, MessageFlag.mentioned]]));
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).first_message_id).toBe(id);
 
-    const events = await outboxSince(stack, mark);
     expect(events.map((e) => e.event.type)).toEqual(['message', 'stream']);
     const [messageEvent, streamEvent] = events;
-    expect(messageEvent.users).toEqual([{ id: alice.id, flags: [] }, { id: bob.id, flags: ['mentioned'] }]);
+    expect(messageEvent.recipients).toEqual([{ id: alice.id, flags: [] }, { id: bob.id, flags: ['mentioned'] }]);
     expect(messageEvent.event).toEqual({
       type: 'message',
       message: {
@@ -91,12 +91,13 @@ describe('channel messages', () => {
     expect(streamEvent.event).toEqual({ type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: stream.id, name: stream.name });
     // A public channel's metadata reaches every active non-guest.
     const activeUsers = await stack.db.userProfile.findMany({ where: { realm_id: stack.realm.id, is_active: true, role: { not: Role.GUEST } }, select: { id: true } });
-    expect(recipientIds(streamEvent)).toEqual(activeUsers.map((user) => user.id).sort((a, b) => a - b));
+    expect(streamEvent.recipientIds).toEqual(activeUsers.map((user) => user.id).sort((a, b) => a - b));
 
     // The channel's second message changes nothing about the channel.
-    const second = await outboxMark(stack);
-    await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'greetings', content: 'again' });
-    expect((await outboxSince(stack, second)).map((e) => e.event.type)).toEqual(['message']);
+    const second = await captureEvents(stack, () =>
+      alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'greetings', content: 'again' }),
+    );
+    expect(second.map((e) => e.event.type)).toEqual(['message']);
   });
 
   test('the channel may be named, plainly or JSON-encoded, and the topic given as subject', async () => {
@@ -110,10 +111,11 @@ describe('channel messages', () => {
 
   test('queue_id and local_id travel beside the event for local echo, never inside it', async () => {
     const stream = await channel();
-    const mark = await outboxMark(stack);
-    const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'echo', queue_id: 'q-123', local_id: '100.01' });
-    expect(response.body).not.toHaveProperty('ignored_parameters_unsupported');
-    const [event] = await outboxSince(stack, mark, 'message');
+    const captured = await captureEvents(stack, async () => {
+      const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'echo', queue_id: 'q-123', local_id: '100.01' });
+      expect(response.body).not.toHaveProperty('ignored_parameters_unsupported');
+    });
+    const [event] = ofType(captured, 'message');
     expect(event.echo).toEqual({ queueId: 'q-123', localId: '100.01' });
     expect(Object.keys(event.event).filter((key) => key.startsWith('_'))).toEqual([]);
   });
@@ -239,13 +241,15 @@ describe('who may post to a channel', () => {
 describe('mentions', () => {
   test('wildcards: flags for everyone, and the size limit without can_mention_many_users_group', async () => {
     const small = await channel({ subscribers: [alice.id, bob.id, carol.id] });
-    const mark = await outboxMark(stack);
-    const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: small.id, topic: 't', content: 'ping @**all**' });
-    expect(response.status).toBe(200);
+    let response!: ApiResponse;
+    const captured = await captureEvents(stack, async () => {
+      response = await alice.client.post('/api/v1/messages', { type: 'stream', to: small.id, topic: 't', content: 'ping @**all**' });
+      expect(response.status).toBe(200);
+    });
     const flags = await userMessageFlags(stack, response.body.id);
     for (const user of [alice, bob, carol]) expect(flags.get(user.id)).toBe(MessageFlag.stream_wildcard_mentioned);
-    const [event] = await outboxSince(stack, mark, 'message');
-    expect(event.users).toContainEqual({ id: bob.id, flags: ['stream_wildcard_mentioned', 'wildcard_mentioned'] });
+    const [event] = ofType(captured, 'message');
+    expect(event.recipients).toContainEqual({ id: bob.id, flags: ['stream_wildcard_mentioned', 'wildcard_mentioned'] });
 
     const crowd = await bulkUsers(stack, 14, 'wildcard');
     const big = await channel({ subscribers: [alice.id, bob.id, admin.id, ...crowd] });
@@ -398,14 +402,15 @@ describe('rendering', () => {
 
 describe('direct messages', () => {
   test('1:1 by user ids: both get rows with is_private, and the event', async () => {
-    const mark = await outboxMark(stack);
-    const response = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'psst' });
-    expect(response.status).toBe(200);
+    let response!: ApiResponse;
+    const [event] = await captureEvents(stack, async () => {
+      response = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'psst' });
+      expect(response.status).toBe(200);
+    });
     const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
     expect(message).toMatchObject({ stream_id: null, topic: '', dm_key: [alice.id, bob.id].sort((a, b) => a - b).join(',') });
     expect(await userMessageFlags(stack, message.id)).toEqual(new Map([[alice.id, MessageFlag.is_private], [bob.id, MessageFlag.is_private]]));
-    const [event] = await outboxSince(stack, mark);
-    expect(event.users).toEqual([{ id: alice.id, flags: [] }, { id: bob.id, flags: [] }]);
+    expect(event.recipients).toEqual([{ id: alice.id, flags: [] }, { id: bob.id, flags: [] }]);
     expect(event.event.message).toMatchObject({
       type: 'private',
       subject: '',
