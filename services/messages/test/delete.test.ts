@@ -4,8 +4,8 @@
 import { JOB_QUEUES } from '@teamchat/bus';
 import { Role, systemGroupId } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, registerEventQueue } from '@teamchat/testing';
-import { outboxMark, outboxSince, recipientIds, sorted } from './helpers';
+import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
+import { sorted } from './helpers';
 
 let stack: Stack;
 let alice: TestUser;
@@ -42,31 +42,34 @@ test('own message: the event to everyone who had it and the deleter; reactions a
   const stream = await stack.createStream({ name: 'deleting', creatorId: alice.id, subscribers: [alice.id, bob.id] });
   const id = await send(alice, { type: 'stream', to: stream.id, topic: 'gone soon', content: 'oops' });
   await bob.client.post(`/api/v1/messages/${id}/reactions`, { emoji_name: 'tada' });
-  const mark = await outboxMark(stack);
-  expect((await remove(alice, id)).body).toEqual({ result: 'success', msg: '' });
+  const captured = await captureEvents(stack, async () => {
+    expect((await remove(alice, id)).body).toEqual({ result: 'success', msg: '' });
+  });
   expect(await exists(id)).toBe(false);
   expect(await stack.db.userMessage.count({ where: { message_id: id } })).toBe(0);
   expect(await stack.db.reaction.count({ where: { message_id: id } })).toBe(0);
-  const [event] = await outboxSince(stack, mark, 'delete_message');
+  const [event] = ofType(captured, 'delete_message');
   expect(event.event).toEqual({ type: 'delete_message', message_ids: [id], message_type: 'stream', stream_id: stream.id, topic: 'gone soon' });
-  expect(recipientIds(event)).toEqual(sorted([alice.id, bob.id]));
+  expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
   expectError(await remove(alice, id), 400, 'BAD_REQUEST', 'Invalid message(s)');
 });
 
 test('a direct message; an administrator deleting in a channel they are not in gets the event too', async () => {
   const dm = await send(alice, { type: 'direct', to: [bob.id], content: 'dm' });
-  const mark = await outboxMark(stack);
-  expect((await remove(alice, dm)).status).toBe(200);
-  const [event] = await outboxSince(stack, mark, 'delete_message');
+  const captured = await captureEvents(stack, async () => {
+    expect((await remove(alice, dm)).status).toBe(200);
+  });
+  const [event] = ofType(captured, 'delete_message');
   expect(event.event).toEqual({ type: 'delete_message', message_ids: [dm], message_type: 'private' });
-  expect(recipientIds(event)).toEqual(sorted([alice.id, bob.id]));
+  expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
 
   const stream = await stack.createStream({ name: 'admin deletes', creatorId: alice.id, subscribers: [alice.id, bob.id] });
   const id = await send(bob, { type: 'stream', to: stream.id, topic: 't', content: 'spam' });
-  const second = await outboxMark(stack);
-  expect((await remove(admin, id)).status).toBe(200);
-  const [adminEvent] = await outboxSince(stack, second, 'delete_message');
-  expect(recipientIds(adminEvent)).toEqual(sorted([alice.id, bob.id, admin.id]));
+  const second = await captureEvents(stack, async () => {
+    expect((await remove(admin, id)).status).toBe(200);
+  });
+  const [adminEvent] = ofType(second, 'delete_message');
+  expect(adminEvent.recipientIds).toEqual(sorted([alice.id, bob.id, admin.id]));
 });
 
 test("permissions: others' messages, the realm's groups, the time limit, bots' owners", async () => {
@@ -108,13 +111,12 @@ test("the channel's oldest message: first_message_id moves, with a stream event"
   const stream = await stack.createStream({ name: 'first message', creatorId: alice.id, subscribers: [alice.id, bob.id] });
   const first = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'first' });
   const second = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'second' });
-  const mark = await outboxMark(stack);
-  await remove(alice, first);
-  const [event] = await outboxSince(stack, mark, 'stream');
+  const captured = await captureEvents(stack, () => remove(alice, first));
+  const [event] = ofType(captured, 'stream');
   expect(event.event).toEqual({ type: 'stream', op: 'update', property: 'first_message_id', value: second, stream_id: stream.id, name: 'first message' });
   // To those told about the deletion (Zulip's check_update_first_message_id; the worker's delete-topic job too).
-  const [deletion] = await outboxSince(stack, mark, 'delete_message');
-  expect(recipientIds(event)).toEqual(recipientIds(deletion));
+  const [deletion] = ofType(captured, 'delete_message');
+  expect(event.recipientIds).toEqual(deletion.recipientIds);
   expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).first_message_id).toBe(second);
   await remove(alice, second);
   expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).first_message_id).toBeNull();

@@ -1,21 +1,12 @@
 // Shared pieces of the messages service's tests.
-import { committedSince, outboxMark as committedMark } from '@teamchat/bus';
 import type { Stack } from '@teamchat/stack';
 
+/** An event on the intake (transient events such as typing are only there; committed ones: captureEvents). */
 export interface OutboxEvent {
   event: Record<string, any> & { type: string };
   users: (number | ({ id: number } & Record<string, unknown>))[];
   /** Local echo of a sent message, beside the event. */
   echo?: { queueId: string; localId: string };
-}
-
-/** The newest event_outbox id handed out: events committed after it are what an action produced. */
-export const outboxMark = (stack: Stack): Promise<bigint> => committedMark(stack.db);
-
-/** Events committed after `mark` (the producer's real output), oldest first. */
-export async function outboxSince(stack: Stack, mark: bigint, type?: string): Promise<OutboxEvent[]> {
-  const committed = await committedSince(stack.db, stack.redis, stack.deps.bus, mark);
-  return committed.map(({ payload }) => payload as OutboxEvent).filter((payload) => type === undefined || payload.event.type === type);
 }
 
 export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
