@@ -1,6 +1,13 @@
 // Test helpers that need no service (the in-process stack of services is @teamchat/stack, a layer above).
 export { ApiClient, encodeValue, type ApiResponse, type Params, type RequestOptions } from './client';
-export { createTestDatabase, ensureTemplateDatabase, dropStaleTestDatabases, adminDatabaseUrl, databaseUrl, type TestDatabase } from './database';
+export {
+  createTestDatabase,
+  ensureTemplateDatabase,
+  dropStaleTestDatabases,
+  adminDatabaseUrl,
+  databaseUrl,
+  type TestDatabase,
+} from './database';
 export { testRedisUrl } from './redis';
 export { zulipOpenApiPath, validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';
 export { expectError } from './expect';
