@@ -5,9 +5,15 @@ module.exports = {
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/tests'],
   testMatch: ['**/test/**/*.test.ts', '<rootDir>/tests/**/*.test.ts'],
   transform: {
-    '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+    '^.+\\.ts$': [
+      '@swc/jest',
+      { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+    ],
     // ESM-only npm packages (tus and its srvx adapter), compiled to CommonJS for jest's module registry.
-    '^.+/node_modules/(@tus/[^/]+|srvx)/.+\\.m?js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+    '^.+/node_modules/(@tus/[^/]+|srvx)/.+\\.m?js$': [
+      '@swc/jest',
+      { jsc: { target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@tus/[^/]+|srvx)/)'],
   globalSetup: '<rootDir>/packages/testing/src/global-setup.ts',

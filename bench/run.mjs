@@ -12,7 +12,8 @@ const benchDir = path.join(root, 'bench');
 const all = fs.readdirSync(benchDir).filter((name) => fs.existsSync(path.join(benchDir, name, 'index.ts')));
 const wanted = process.argv.slice(2);
 const suites = wanted.length ? wanted : all;
-for (const suite of suites) if (!all.includes(suite)) throw new Error(`no benchmark suite '${suite}' (have: ${all.join(', ')})`);
+for (const suite of suites)
+  if (!all.includes(suite)) throw new Error(`no benchmark suite '${suite}' (have: ${all.join(', ')})`);
 
 await build({ quiet: true });
 const postgres = await ensurePostgres('postgres', { varDir: path.join(varDir, 'bench') });
@@ -24,7 +25,12 @@ for (const suite of suites) {
   const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(benchDir, suite, 'index.ts')], {
     cwd: root,
     stdio: 'inherit',
-    env: { ...process.env, TEST_DATABASE_URL: postgres.adminUrl ?? postgres.url, TEST_REDIS_URL: redis.url, BENCH_RESULTS_DIR: path.join(benchDir, 'results') },
+    env: {
+      ...process.env,
+      TEST_DATABASE_URL: postgres.adminUrl ?? postgres.url,
+      TEST_REDIS_URL: redis.url,
+      BENCH_RESULTS_DIR: path.join(benchDir, 'results'),
+    },
   });
   if (result.status !== 0) failed++;
 }

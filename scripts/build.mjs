@@ -19,18 +19,30 @@ export async function build({ quiet = false, only = [] } = {}) {
       // A workspace package's package.json is only ever looked up at run time (require.resolve
       // of its location, as packages/db's migrations do): external too.
       const bundled = (p) => p.startsWith('@teamchat/') && !p.endsWith('/package.json');
-      b.onResolve({ filter: /^[^./]/ }, (args) => (bundled(args.path) ? undefined : { path: args.path, external: true }));
+      b.onResolve({ filter: /^[^./]/ }, (args) =>
+        bundled(args.path) ? undefined : { path: args.path, external: true },
+      );
     },
   };
   const services = fs
     .readdirSync(path.join(root, 'services'))
     .filter((name) => fs.existsSync(path.join(root, 'services', name, 'src/main.ts')))
     .filter((name) => only.length === 0 || only.includes(name));
-  const common = { bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: quiet ? 'warning' : 'info', plugins: [keepNpmPackagesExternal] };
+  const common = {
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    sourcemap: true,
+    logLevel: quiet ? 'warning' : 'info',
+    plugins: [keepNpmPackagesExternal],
+  };
   await Promise.all(
     services.flatMap((name) => {
       const dir = path.join(root, 'services', name);
-      const entryPoints = ['main.ts', 'manage.ts'].map((file) => path.join(dir, 'src', file)).filter((file) => fs.existsSync(file));
+      const entryPoints = ['main.ts', 'manage.ts']
+        .map((file) => path.join(dir, 'src', file))
+        .filter((file) => fs.existsSync(file));
       return [
         esbuild.build({ ...common, entryPoints, outdir: path.join(dir, 'dist') }),
         esbuild.build({

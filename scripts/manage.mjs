@@ -8,10 +8,20 @@ import { ensureDataStores } from './lib/stack.mjs';
 
 await build({ quiet: true });
 const { postgres, redis } = await ensureDataStores();
-const result = spawnSync(process.execPath, ['--enable-source-maps', path.join(root, 'services/users/dist/manage.js'), ...process.argv.slice(2)], {
-  stdio: 'inherit',
-  env: { ...process.env, DATABASE_URL: postgres.url, REDIS_URL: redis.url, INTERNAL_JWT_SECRET: 'manage', LOG_LEVEL: 'warn' },
-});
+const result = spawnSync(
+  process.execPath,
+  ['--enable-source-maps', path.join(root, 'services/users/dist/manage.js'), ...process.argv.slice(2)],
+  {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      DATABASE_URL: postgres.url,
+      REDIS_URL: redis.url,
+      INTERNAL_JWT_SECRET: 'manage',
+      LOG_LEVEL: 'warn',
+    },
+  },
+);
 await postgres.stop();
 await redis.stop();
 process.exit(result.status ?? 1);

@@ -23,7 +23,9 @@ fs.mkdirSync(logDir, { recursive: true });
 
 const host = process.env.TEAMCHAT_HOST ?? `localhost:${GATEWAY_PORT}`;
 // Every process knows where every service is (the gateway routes; services call each other).
-const serviceUrls = Object.fromEntries(SERVICES.filter((s) => s.urlVar).map((s) => [s.urlVar, `http://127.0.0.1:${s.port}`]));
+const serviceUrls = Object.fromEntries(
+  SERVICES.filter((s) => s.urlVar).map((s) => [s.urlVar, `http://127.0.0.1:${s.port}`]),
+);
 const commonEnv = {
   ...process.env,
   ...serviceUrls,
@@ -34,10 +36,14 @@ const commonEnv = {
   NODE_ENV: process.env.NODE_ENV ?? 'development',
 };
 
-const seed = spawnSync(process.execPath, [path.join(root, 'services/users/dist/manage.js'), 'seed-demo', '--host', host, '--dir', zuliprcDir], {
-  stdio: 'inherit',
-  env: { ...commonEnv, LOG_LEVEL: 'warn' },
-});
+const seed = spawnSync(
+  process.execPath,
+  [path.join(root, 'services/users/dist/manage.js'), 'seed-demo', '--host', host, '--dir', zuliprcDir],
+  {
+    stdio: 'inherit',
+    env: { ...commonEnv, LOG_LEVEL: 'warn' },
+  },
+);
 if (seed.status !== 0) process.exit(seed.status ?? 1);
 
 const children = [];
@@ -45,10 +51,14 @@ function startProcess(name, env) {
   const log = fs.openSync(path.join(logDir, `${name}.log`), 'a');
   const dist = path.join(root, 'services', name, 'dist');
   // The telemetry preload first, so OpenTelemetry instruments the modules main.js loads.
-  const child = spawn(process.execPath, ['--enable-source-maps', '--require', path.join(dist, TELEMETRY_PRELOAD), path.join(dist, 'main.js')], {
-    env: { ...commonEnv, ...env },
-    stdio: ['ignore', log, log],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--enable-source-maps', '--require', path.join(dist, TELEMETRY_PRELOAD), path.join(dist, 'main.js')],
+    {
+      env: { ...commonEnv, ...env },
+      stdio: ['ignore', log, log],
+    },
+  );
   child.on('exit', (code, signal) => {
     if (!stopping) {
       console.error(`✗ ${name} exited (${signal ?? code}); see ${path.join(logDir, `${name}.log`)}`);
@@ -64,7 +74,8 @@ for (const service of SERVICES) {
 // Its young-generation size as deployed (k8s/base/gateway/deployment.yaml).
 startProcess('gateway', { PORT: String(GATEWAY_PORT), NODE_OPTIONS: '--max-semi-space-size=64' });
 
-for (let i = 0; i < 300 && !(await portAnswers(GATEWAY_PORT)); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+for (let i = 0; i < 300 && !(await portAnswers(GATEWAY_PORT)); i++)
+  await new Promise((resolve) => setTimeout(resolve, 100));
 
 // The demo organisation starts without channels: once, create #general (a default channel,
 // with the demo users subscribed) through the API as the owner, as any client would.
@@ -74,23 +85,43 @@ async function seedDemoChannel() {
   const zuliprc = (name) => {
     const file = path.join(zuliprcDir, `${name}.zuliprc`);
     if (!fs.existsSync(file)) return null;
-    const pairs = fs.readFileSync(file, 'utf8').split('\n').filter((line) => line.includes('='));
-    return Object.fromEntries(pairs.map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1).trim()]));
+    const pairs = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('='));
+    return Object.fromEntries(
+      pairs.map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1).trim()]),
+    );
   };
   const owner = zuliprc('owner');
   if (!owner) return;
-  const principals = ['owner', 'member', 'bot'].map(zuliprc).filter(Boolean).map((rc) => rc.email);
+  const principals = ['owner', 'member', 'bot']
+    .map(zuliprc)
+    .filter(Boolean)
+    .map((rc) => rc.email);
   const call = (method, apiPath, params) =>
     new Promise((resolve, reject) => {
       const body = new URLSearchParams(params).toString();
       const request = http.request(
-        { host: '127.0.0.1', port: GATEWAY_PORT, method, path: `/api/v1${apiPath}${method === 'GET' ? `?${body}` : ''}`,
-          headers: { host, authorization: `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`,
-            ...(method === 'GET' ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) }) } },
+        {
+          host: '127.0.0.1',
+          port: GATEWAY_PORT,
+          method,
+          path: `/api/v1${apiPath}${method === 'GET' ? `?${body}` : ''}`,
+          headers: {
+            host,
+            authorization: `Basic ${Buffer.from(`${owner.email}:${owner.key}`).toString('base64')}`,
+            ...(method === 'GET'
+              ? {}
+              : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) }),
+          },
+        },
         (response) => {
           const chunks = [];
           response.on('data', (chunk) => chunks.push(chunk));
-          response.on('end', () => resolve({ status: response.statusCode, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+          response.on('end', () =>
+            resolve({ status: response.statusCode, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }),
+          );
         },
       );
       request.on('error', reject);
@@ -103,7 +134,8 @@ async function seedDemoChannel() {
     if (existing?.status === 200) break;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  if (existing?.status !== 200) throw new Error(`the channels service did not answer (${existing?.status ?? 'no answer'})`);
+  if (existing?.status !== 200)
+    throw new Error(`the channels service did not answer (${existing?.status ?? 'no answer'})`);
   if (existing.body.streams.length > 0) return;
   const created = await call('POST', '/users/me/subscriptions', {
     subscriptions: JSON.stringify([{ name: 'general', description: 'Everyone in the organization.' }]),

@@ -12,7 +12,12 @@ import { varDir } from './lib/stack.mjs';
 await build({ quiet: true });
 const postgres = await ensurePostgres('postgres', { varDir: path.join(varDir, 'test') });
 const redis = await ensureRedis({ varDir: path.join(varDir, 'test') });
-const env = { ...process.env, TEST_DATABASE_URL: postgres.adminUrl ?? postgres.url, TEST_REDIS_URL: redis.url, TURBO_TELEMETRY_DISABLED: '1' };
+const env = {
+  ...process.env,
+  TEST_DATABASE_URL: postgres.adminUrl ?? postgres.url,
+  TEST_REDIS_URL: redis.url,
+  TURBO_TELEMETRY_DISABLED: '1',
+};
 
 const jestArgs = process.argv.slice(2);
 let status = 0;
@@ -33,7 +38,12 @@ if (jestArgs.length === 0) {
   }
 }
 if (status === 0) {
-  status = spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...jestArgs], { cwd: root, stdio: 'inherit', env }).status ?? 1;
+  status =
+    spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...jestArgs], {
+      cwd: root,
+      stdio: 'inherit',
+      env,
+    }).status ?? 1;
 }
 await redis.stop();
 await postgres.stop();

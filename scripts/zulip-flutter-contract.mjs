@@ -60,19 +60,29 @@ for (const file of files) {
     const fields = {};
     for (const arg of topLevelArguments(balanced(source, match.index + match[0].length))) {
       // Read through a hand-written helper: `X._readY(json, 'key')` or `X._yFromJson(json['key'])`.
-      const custom = [...arg.matchAll(/\(\s*json,\s*'([^']+)'\s*\)/g), ...arg.matchAll(/\w+\._\w+\(\s*json\['([^']+)'\]\s*\)/g)].map((m) => m[1]);
+      const custom = [
+        ...arg.matchAll(/\(\s*json,\s*'([^']+)'\s*\)/g),
+        ...arg.matchAll(/\w+\._\w+\(\s*json\['([^']+)'\]\s*\)/g),
+      ].map((m) => m[1]);
       const plain = [...arg.matchAll(/json\['([^']+)'\]/g)].map((m) => m[1]).filter((key) => !custom.includes(key));
       for (const key of [...plain, ...custom]) {
         const nullable = arg.includes('?') || arg.includes('Nullable') || arg.includes('== null');
         const cast = arg.match(new RegExp(`json\\['${escape(key)}'\\]\\s+as\\s+(\\w+)`));
-        const strictEnum = arg.match(new RegExp(`\\$enumDecode\\(\\s*(_\\$\\w+EnumMap),\\s*json\\['${escape(key)}'\\](,\\s*unknownValue)?`));
+        const strictEnum = arg.match(
+          new RegExp(`\\$enumDecode\\(\\s*(_\\$\\w+EnumMap),\\s*json\\['${escape(key)}'\\](,\\s*unknownValue)?`),
+        );
         const nested = arg.match(/(\w+)\.fromJson\(/);
         fields[key] = {
           required: !nullable && !custom.includes(key),
           ...(custom.includes(key) ? { custom: true } : {}),
           ...(cast ? { type: cast[1] } : {}),
           ...(strictEnum && !strictEnum[2] ? { enum: strictEnum[1] } : {}),
-          ...(nested ? { nested: nested[1], shape: arg.includes('as List') ? 'list' : arg.includes('MapEntry') ? 'map' : 'object' } : {}),
+          ...(nested
+            ? {
+                nested: nested[1],
+                shape: arg.includes('as List') ? 'list' : arg.includes('MapEntry') ? 'map' : 'object',
+              }
+            : {}),
         };
       }
     }
@@ -82,10 +92,19 @@ for (const file of files) {
     enums[match[1]] = [...match[2].matchAll(/:\s*([^,]+),/g)].map((m) => m[1].trim().replace(/^'|'$/g, ''));
   }
 }
-const usedEnums = new Set(Object.values(classes).flatMap((fields) => Object.values(fields).map((field) => field.enum).filter(Boolean)));
+const usedEnums = new Set(
+  Object.values(classes).flatMap((fields) =>
+    Object.values(fields)
+      .map((field) => field.enum)
+      .filter(Boolean),
+  ),
+);
 let commit = label;
 try {
-  commit ??= execFileSync('git', ['-C', checkout, 'log', '-1', '--format=%H (%cs)'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  commit ??= execFileSync('git', ['-C', checkout, 'log', '-1', '--format=%H (%cs)'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
 } catch {
   // not a git checkout (an exported tree): pass the version as the third argument
 }

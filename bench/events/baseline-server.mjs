@@ -52,7 +52,10 @@ const server = http.createServer(async (req, res) => {
       return json(res, 200, { result: 'success', msg: '', events: queue.events, queue_id: queue.id });
     }
     queue.parked = res;
-    queue.heartbeat = setTimeout(() => answer(queue, [{ type: 'heartbeat', id: queue.nextId++ }]), HEARTBEAT_MS + Math.random() * 10_000);
+    queue.heartbeat = setTimeout(
+      () => answer(queue, [{ type: 'heartbeat', id: queue.nextId++ }]),
+      HEARTBEAT_MS + Math.random() * 10_000,
+    );
     res.on('close', () => {
       if (queue.parked === res) {
         queue.parked = null;

@@ -45,21 +45,31 @@ interface Reply {
   body: any;
 }
 
-function call(agent: http.Agent, method: string, url: string, headers: Record<string, string>, body?: string): Promise<Reply> {
+function call(
+  agent: http.Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers: body ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        try {
-          resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
-        } catch {
-          resolve({ status: res.statusCode ?? 0, body: text });
-        }
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      { method, headers: body ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+          } catch {
+            resolve({ status: res.statusCode ?? 0, body: text });
+          }
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -152,8 +162,15 @@ async function inBatches<T, R>(items: T[], concurrency: number, fn: (item: T) =>
 // ---------------------------------------------------------------- measurements
 
 /** Parked polls for every (user, queue) pair; events go to `listener`. */
-function startPollers(agent: http.Agent, system: System, queues: { user: BenchUser; queueId: string; lastEventId: number }[], listener: EventListener): Poller[] {
-  return queues.map(({ user, queueId, lastEventId }) => new Poller(agent, system, user, queueId, lastEventId, listener).start());
+function startPollers(
+  agent: http.Agent,
+  system: System,
+  queues: { user: BenchUser; queueId: string; lastEventId: number }[],
+  listener: EventListener,
+): Poller[] {
+  return queues.map(({ user, queueId, lastEventId }) =>
+    new Poller(agent, system, user, queueId, lastEventId, listener).start(),
+  );
 }
 
 async function stopPollers(pollers: Poller[], agent: http.Agent): Promise<void> {
@@ -166,7 +183,13 @@ async function stopPollers(pollers: Poller[], agent: http.Agent): Promise<void> 
  * Deliveries/s: events published to one realm's users at a time (round robin over realms),
  * at most WINDOW events not yet received by every queue they target.
  */
-async function measureThroughput(system: System, realms: BenchUser[][], queuesPerUser: number, events: number, hooks: { onEvent: (fn: EventListener) => void }): Promise<{ perSecond: number; deliveries: number; seconds: number }> {
+async function measureThroughput(
+  system: System,
+  realms: BenchUser[][],
+  queuesPerUser: number,
+  events: number,
+  hooks: { onEvent: (fn: EventListener) => void },
+): Promise<{ perSecond: number; deliveries: number; seconds: number }> {
   const perEvent = USERS_PER_REALM * queuesPerUser;
   const remaining = new Map<string, number>();
   let deliveries = 0;
@@ -205,10 +228,21 @@ async function measureThroughput(system: System, realms: BenchUser[][], queuesPe
  * the request's answer (the notification accepted) to the event received ("accepted"; 0 when
  * the event came first).
  */
-async function typingSample(system: System, agent: http.Agent, realms: BenchUser[][], hooks: { onEvent: (fn: EventListener) => void }, i: number): Promise<{ fromSent: number; fromAccepted: number }> {
+async function typingSample(
+  system: System,
+  agent: http.Agent,
+  realms: BenchUser[][],
+  hooks: { onEvent: (fn: EventListener) => void },
+  i: number,
+): Promise<{ fromSent: number; fromAccepted: number }> {
   let waiting: { recipientId: number; senderId: number; resolve: (at: number) => void } | null = null;
   hooks.onEvent((queue, event, at) => {
-    if (waiting && event.type === 'typing' && queue.user.id === waiting.recipientId && event.sender?.user_id === waiting.senderId) {
+    if (
+      waiting &&
+      event.type === 'typing' &&
+      queue.user.id === waiting.recipientId &&
+      event.sender?.user_id === waiting.senderId
+    ) {
       const { resolve } = waiting;
       waiting = null;
       resolve(at);
@@ -217,7 +251,9 @@ async function typingSample(system: System, agent: http.Agent, realms: BenchUser
   const users = realms[i % realms.length];
   const sender = users[i % users.length];
   const recipient = users[(i + 1) % users.length];
-  const received = new Promise<number>((resolve) => (waiting = { recipientId: recipient.id, senderId: sender.id, resolve }));
+  const received = new Promise<number>(
+    (resolve) => (waiting = { recipientId: recipient.id, senderId: sender.id, resolve }),
+  );
   const sent = now();
   await system.typing(agent, sender, recipient);
   const accepted = now();
@@ -247,33 +283,69 @@ interface TypingLatency {
 // ---------------------------------------------------------------- the systems
 
 function basicAuth(user: BenchUser): Record<string, string> {
-  return { authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`, host: user.realm.host };
+  return {
+    authorization: `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`,
+    host: user.realm.host,
+  };
 }
 
-function teamchatThroughGateway(gatewayUrl: string, bus: EventBus, typingThrough: 'api' | 'bus', pids: Record<string, number>): System {
+function teamchatThroughGateway(
+  gatewayUrl: string,
+  bus: EventBus,
+  typingThrough: 'api' | 'bus',
+  pids: Record<string, number>,
+): System {
   return {
     name: 'teamchat',
     pids: () => pids,
     async register(agent, user) {
-      const body = new URLSearchParams({ event_types: JSON.stringify(['alert_words', 'typing']), fetch_event_types: '[]' }).toString();
-      const reply = await call(agent, 'POST', `${gatewayUrl}/api/v1/register`, { ...basicAuth(user), 'content-type': 'application/x-www-form-urlencoded' }, body);
+      const body = new URLSearchParams({
+        event_types: JSON.stringify(['alert_words', 'typing']),
+        fetch_event_types: '[]',
+      }).toString();
+      const reply = await call(
+        agent,
+        'POST',
+        `${gatewayUrl}/api/v1/register`,
+        { ...basicAuth(user), 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      );
       if (reply.status !== 200) throw new Error(`register failed: ${JSON.stringify(reply.body)}`);
       return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
     },
     pollUrl(user, queueId, lastEventId) {
-      return { url: `${gatewayUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: basicAuth(user) };
+      return {
+        url: `${gatewayUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`,
+        headers: basicAuth(user),
+      };
     },
     async publish(realmUsers, event) {
-      await bus.sendTransientEvent(realmUsers[0].realm.id, event, realmUsers.map((user) => user.id));
+      await bus.sendTransientEvent(
+        realmUsers[0].realm.id,
+        event,
+        realmUsers.map((user) => user.id),
+      );
     },
     async typing(agent, sender, recipient) {
       if (typingThrough === 'bus') {
-        const event: ZulipEventOf<'typing'> = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
+        const event: ZulipEventOf<'typing'> = {
+          type: 'typing',
+          op: 'start',
+          message_type: 'direct',
+          sender: { user_id: sender.id, email: sender.email },
+          recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })),
+        };
         await bus.sendTransientEvent(sender.realm.id, event, [sender.id, recipient.id]);
         return;
       }
       const body = new URLSearchParams({ op: 'start', to: JSON.stringify([recipient.id]) }).toString();
-      const reply = await call(agent, 'POST', `${gatewayUrl}/api/v1/typing`, { ...basicAuth(sender), 'content-type': 'application/x-www-form-urlencoded' }, body);
+      const reply = await call(
+        agent,
+        'POST',
+        `${gatewayUrl}/api/v1/typing`,
+        { ...basicAuth(sender), 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      );
       if (reply.status !== 200) throw new Error(`POST /typing failed: ${reply.status} ${JSON.stringify(reply.body)}`);
     },
   };
@@ -291,13 +363,28 @@ function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'regis
   return {
     name: 'teamchat (direct)',
     async register(agent, user) {
-      const body = new URLSearchParams({ event_types: JSON.stringify(['alert_words', 'typing']), fetch_event_types: '[]' }).toString();
-      const reply = await call(agent, 'POST', `${replicaUrl}/api/v1/register`, { [INTERNAL_TOKEN_HEADER]: token(user, 'POST', '/api/v1/register'), 'content-type': 'application/x-www-form-urlencoded' }, body);
+      const body = new URLSearchParams({
+        event_types: JSON.stringify(['alert_words', 'typing']),
+        fetch_event_types: '[]',
+      }).toString();
+      const reply = await call(
+        agent,
+        'POST',
+        `${replicaUrl}/api/v1/register`,
+        {
+          [INTERNAL_TOKEN_HEADER]: token(user, 'POST', '/api/v1/register'),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body,
+      );
       if (reply.status !== 200) throw new Error(`register failed: ${JSON.stringify(reply.body)}`);
       return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
     },
     pollUrl(user, queueId, lastEventId) {
-      return { url: `${replicaUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: { [INTERNAL_TOKEN_HEADER]: token(user, 'GET', '/api/v1/events') } };
+      return {
+        url: `${replicaUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`,
+        headers: { [INTERNAL_TOKEN_HEADER]: token(user, 'GET', '/api/v1/events') },
+      };
     },
   };
 }
@@ -305,21 +392,43 @@ function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'regis
 function baseline(url: string, pid: number): System {
   const publishAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   const publish = async (users: number[], event: ZulipEvent) => {
-    await call(publishAgent, 'POST', `${url}/publish`, { 'content-type': 'application/json' }, JSON.stringify({ users, event }));
+    await call(
+      publishAgent,
+      'POST',
+      `${url}/publish`,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ users, event }),
+    );
   };
   return {
     name: 'baseline',
     pids: () => ({ baseline: pid }),
     async register(agent, user) {
-      const reply = await call(agent, 'POST', `${url}/register`, { 'content-type': 'application/json' }, JSON.stringify({ user_id: user.id }));
+      const reply = await call(
+        agent,
+        'POST',
+        `${url}/register`,
+        { 'content-type': 'application/json' },
+        JSON.stringify({ user_id: user.id }),
+      );
       return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
     },
     pollUrl(_user, queueId, lastEventId) {
       return { url: `${url}/events?queue_id=${queueId}&last_event_id=${lastEventId}`, headers: {} };
     },
-    publish: (realmUsers, event) => publish(realmUsers.map((user) => user.id), event),
+    publish: (realmUsers, event) =>
+      publish(
+        realmUsers.map((user) => user.id),
+        event,
+      ),
     async typing(_agent, sender, recipient) {
-      const event: ZulipEventOf<'typing'> = { type: 'typing', op: 'start', message_type: 'direct', sender: { user_id: sender.id, email: sender.email }, recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })) };
+      const event: ZulipEventOf<'typing'> = {
+        type: 'typing',
+        op: 'start',
+        message_type: 'direct',
+        sender: { user_id: sender.id, email: sender.email },
+        recipients: [sender, recipient].map((u) => ({ user_id: u.id, email: u.email })),
+      };
       await publish([sender.id, recipient.id], event);
     },
   };
@@ -383,24 +492,37 @@ async function unpark(parked: ParkedSystem): Promise<void> {
  * the same load from whatever else runs on the machine (a shared machine's load changes by
  * the second; measured one after the other, the systems would not be compared fairly).
  */
-async function measureInterleaved(parkedSystems: ParkedSystem[], realms: BenchUser[][], withLatency: boolean): Promise<Figures[]> {
+async function measureInterleaved(
+  parkedSystems: ParkedSystem[],
+  realms: BenchUser[][],
+  withLatency: boolean,
+): Promise<Figures[]> {
   for (const { system, hooks } of parkedSystems) await measureThroughput(system, realms, QUEUES_PER_USER, 16, hooks); // warm-up
   const totals = parkedSystems.map(() => ({ deliveries: 0, seconds: 0, cpu: new Map<string, number>() }));
   for (let round = 0; round < ROUNDS; round++) {
     for (const [k, { system, hooks }] of parkedSystems.entries()) {
       const pids = { driver: process.pid, ...system.pids() };
       const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
-      const result = await measureThroughput(system, realms, QUEUES_PER_USER, Math.ceil(THROUGHPUT_EVENTS / ROUNDS), hooks);
+      const result = await measureThroughput(
+        system,
+        realms,
+        QUEUES_PER_USER,
+        Math.ceil(THROUGHPUT_EVENTS / ROUNDS),
+        hooks,
+      );
       totals[k].deliveries += result.deliveries;
       totals[k].seconds += result.seconds;
-      for (const [name, pid] of Object.entries(pids)) totals[k].cpu.set(name, (totals[k].cpu.get(name) ?? 0) + cpuMs(pid) - cpuBefore[name]);
+      for (const [name, pid] of Object.entries(pids))
+        totals[k].cpu.set(name, (totals[k].cpu.get(name) ?? 0) + cpuMs(pid) - cpuBefore[name]);
     }
   }
   const figures: Figures[] = parkedSystems.map(({ system }, k) => {
     const { deliveries, seconds, cpu } = totals[k];
     const throughput = { perSecond: deliveries / seconds, deliveries, seconds };
     const cpuLine = [...cpu].map(([name, ms]) => `${name} ${((ms / deliveries) * 1000).toFixed(0)}`);
-    log(`   ${system.name}: ${deliveries} deliveries in ${seconds.toFixed(2)} s = ${throughput.perSecond.toFixed(0)}/s; CPU ms per 1,000 deliveries: ${cpuLine.join(', ')}`);
+    log(
+      `   ${system.name}: ${deliveries} deliveries in ${seconds.toFixed(2)} s = ${throughput.perSecond.toFixed(0)}/s; CPU ms per 1,000 deliveries: ${cpuLine.join(', ')}`,
+    );
     return { throughput };
   });
   if (withLatency) {
@@ -415,7 +537,9 @@ async function measureInterleaved(parkedSystems: ParkedSystem[], realms: BenchUs
     parkedSystems.forEach(({ system }, k) => {
       const latency = summarizeLatency(samples[k]);
       figures[k].latency = latency;
-      log(`   ${system.name}: typing sent -> received p99 ${latency.sentP99.toFixed(2)} ms, p50 ${latency.sentP50.toFixed(2)} ms; accepted -> received p99 ${latency.acceptedP99.toFixed(2)} ms, p50 ${latency.acceptedP50.toFixed(2)} ms`);
+      log(
+        `   ${system.name}: typing sent -> received p99 ${latency.sentP99.toFixed(2)} ms, p50 ${latency.sentP50.toFixed(2)} ms; accepted -> received p99 ${latency.acceptedP99.toFixed(2)} ms, p50 ${latency.acceptedP50.toFixed(2)} ms`,
+      );
     });
   }
   return figures;
@@ -423,7 +547,12 @@ async function measureInterleaved(parkedSystems: ParkedSystem[], realms: BenchUs
 
 /** Bytes per queue: (process RSS growth + Redis bytes of the queues) / queues, with every poll parked. */
 async function measureMemory(
-  start: () => Promise<{ proc: Proc; system: System; redisBytes: () => Promise<number>; parkedAll?: (queueIds: string[]) => Promise<void> }>,
+  start: () => Promise<{
+    proc: Proc;
+    system: System;
+    redisBytes: () => Promise<number>;
+    parkedAll?: (queueIds: string[]) => Promise<void>;
+  }>,
   users: BenchUser[],
 ) {
   const { proc, system, redisBytes, parkedAll } = await start();
@@ -442,7 +571,9 @@ async function measureMemory(
   await stopPollers(pollers, agent);
   await stop(proc);
   const perQueue = (processBytes + redisGrowth) / queues.length;
-  log(`   ${system.name}: ${queues.length} queues, process +${(processBytes / 1e6).toFixed(1)} MB, Redis +${(redisGrowth / 1e6).toFixed(1)} MB, ${perQueue.toFixed(0)} B/queue`);
+  log(
+    `   ${system.name}: ${queues.length} queues, process +${(processBytes / 1e6).toFixed(1)} MB, Redis +${(redisGrowth / 1e6).toFixed(1)} MB, ${perQueue.toFixed(0)} B/queue`,
+  );
   return { perQueue, processBytes, redisBytes: redisGrowth, queues: queues.length };
 }
 
@@ -455,16 +586,34 @@ async function main() {
   const bus = new EventBus(redis, prefix, REALMS);
   const procs: Proc[] = [];
   const notes: string[] = [];
-  const skipped = { perSecond: NaN, deliveries: 0, seconds: 0, p99: NaN, p50: NaN, perQueue: NaN, processBytes: NaN, redisBytes: NaN, queues: 0 };
+  const skipped = {
+    perSecond: NaN,
+    deliveries: 0,
+    seconds: 0,
+    p99: NaN,
+    p50: NaN,
+    perQueue: NaN,
+    processBytes: NaN,
+    redisBytes: NaN,
+    queues: 0,
+  };
 
   try {
     log('» creating 4 realms and 100 users');
     const realms: BenchUser[][] = [];
     for (let r = 0; r < REALMS; r++) {
-      const realm = await doCreateRealm(deps.db, { stringId: `bench${r}`, name: `Bench ${r}`, host: `bench${r}.teamchat.test` });
+      const realm = await doCreateRealm(deps.db, {
+        stringId: `bench${r}`,
+        name: `Bench ${r}`,
+        host: `bench${r}.teamchat.test`,
+      });
       const users: BenchUser[] = [];
       for (let u = 0; u < USERS_PER_REALM; u++) {
-        const { user, apiKey } = await doCreateUser(deps, realm, { email: `u${u}@bench${r}.test`, fullName: `User ${r}.${u}`, role: 400 });
+        const { user, apiKey } = await doCreateUser(deps, realm, {
+          email: `u${u}@bench${r}.test`,
+          fullName: `User ${r}.${u}`,
+          role: 400,
+        });
         users.push({ id: user.id, email: user.delivery_email, apiKey, realm, role: user.role });
       }
       realms.push(users);
@@ -474,21 +623,39 @@ async function main() {
     // ---- teamchat: event replicas (behind a connection balancer, as a Kubernetes Service is), the gateway
     const messagesAvailable = fs.existsSync(path.join(ROOT, 'services/messages/dist/main.js'));
     /** A deployment; another `redisPrefix` gives it its own queues and intake, apart from the others. */
-    const deployment = async (replicas: number, balanced: boolean, { redisPrefix = prefix, withMessages = true } = {}) => {
+    const deployment = async (
+      replicas: number,
+      balanced: boolean,
+      { redisPrefix = prefix, withMessages = true } = {},
+    ) => {
       const tag = redisPrefix === prefix ? '' : `${redisPrefix.slice(prefix.length, -1)}-`;
       const deploymentEnv = { ...serviceEnv, REDIS_PREFIX: redisPrefix };
       const deploymentBus = redisPrefix === prefix ? bus : new EventBus(redis, redisPrefix, REALMS);
       const events: Proc[] = [];
       for (let i = 0; i < replicas; i++) {
-        events.push(await startService(`${tag}events-${i}`, 'events', { ...deploymentEnv, EVENTS_REPLICA_ID: `bench-${tag}events-${i}`, DB_POOL_SIZE: '10' }));
+        events.push(
+          await startService(`${tag}events-${i}`, 'events', {
+            ...deploymentEnv,
+            EVENTS_REPLICA_ID: `bench-${tag}events-${i}`,
+            DB_POOL_SIZE: '10',
+          }),
+        );
       }
-      const balancer = balanced ? await startPrintingPort(`${tag}balancer`, path.join(__dirname, 'balancer.mjs'), events.map((proc) => String(proc.port))) : undefined;
+      const balancer = balanced
+        ? await startPrintingPort(
+            `${tag}balancer`,
+            path.join(__dirname, 'balancer.mjs'),
+            events.map((proc) => String(proc.port)),
+          )
+        : undefined;
       let messages: Proc | undefined;
       if (messagesAvailable && withMessages) {
         try {
           messages = await startService('messages', 'messages', serviceEnv);
         } catch (error) {
-          notes.push(`messages service did not start (${(error as Error).message.split('\n')[0]}); typing published to the intake directly`);
+          notes.push(
+            `messages service did not start (${(error as Error).message.split('\n')[0]}); typing published to the intake directly`,
+          );
         }
       }
       const unreachable = 'http://127.0.0.1:9';
@@ -523,7 +690,8 @@ async function main() {
     let baseMemory = skipped;
     let queues: QueueRef[] | undefined;
     // One set of queues for every deployment: replicas are interchangeable, queues live in Redis.
-    const teamchatQueues = async (system: System) => (queues ??= await registerQueues(system, allUsers, QUEUES_PER_USER));
+    const teamchatQueues = async (system: System) =>
+      (queues ??= await registerQueues(system, allUsers, QUEUES_PER_USER));
     if (PHASES.has('baseline') || PHASES.has('one')) {
       const parked: ParkedSystem[] = [];
       let baseProc: Proc | undefined;
@@ -540,7 +708,9 @@ async function main() {
         one = await deployment(1, false);
         parked.push(await park(one.system, await teamchatQueues(one.system)));
       }
-      log(`» ${parked.map(({ system }) => system.name).join(' and ')}: deliveries/s and typing latency, ${ROUNDS} rounds interleaved`);
+      log(
+        `» ${parked.map(({ system }) => system.name).join(' and ')}: deliveries/s and typing latency, ${ROUNDS} rounds interleaved`,
+      );
       const figures = await measureInterleaved(parked, realms, true);
       for (const p of parked) await unpark(p);
       if (baseProc) baseline1 = figures.shift()!;
@@ -554,14 +724,20 @@ async function main() {
         ...(await measureMemory(async () => {
           const memoryProc = await startPrintingPort('baseline-memory', path.join(__dirname, 'baseline-server.mjs'));
           procs.push(memoryProc);
-          return { proc: memoryProc, system: baseline(`http://127.0.0.1:${memoryProc.port}`, memoryProc.child.pid!), redisBytes: async () => 0 };
+          return {
+            proc: memoryProc,
+            system: baseline(`http://127.0.0.1:${memoryProc.port}`, memoryProc.child.pid!),
+            redisBytes: async () => 0,
+          };
         }, allUsers)),
       };
     }
     if (PHASES.has('two')) {
       // Both deployments at once, each with its own queues and intake (its own key prefix), and
       // measured in alternation, like figures 1 and 2.
-      log('» teamchat: gateway -> balancer -> one event replica, and (apart) gateway -> balancer -> two event replicas');
+      log(
+        '» teamchat: gateway -> balancer -> one event replica, and (apart) gateway -> balancer -> two event replicas',
+      );
       const one = await deployment(1, true, { redisPrefix: `${prefix}one:`, withMessages: false });
       const parkedOne = await park(one.system, await registerQueues(one.system, allUsers, QUEUES_PER_USER));
       const two = await deployment(2, true, { redisPrefix: `${prefix}two:`, withMessages: false });
@@ -579,13 +755,25 @@ async function main() {
       memory = {
         ...skipped,
         ...(await measureMemory(async () => {
-          const proc = await startService('events-memory', 'events', { ...serviceEnv, EVENTS_REPLICA_ID: 'bench-memory', EVENTS_QUEUE_LIFESPAN_SECS: '3600', DB_POOL_SIZE: '10' });
+          const proc = await startService('events-memory', 'events', {
+            ...serviceEnv,
+            EVENTS_REPLICA_ID: 'bench-memory',
+            EVENTS_QUEUE_LIFESPAN_SECS: '3600',
+            DB_POOL_SIZE: '10',
+          });
           procs.push(proc);
           const direct = teamchatDirect(`http://127.0.0.1:${proc.port}`, env.INTERNAL_JWT_SECRET);
           return {
             proc,
-            system: { ...direct, pids: () => ({}), publish: async () => undefined, typing: async () => undefined } as System,
-            redisBytes: async () => (await redisBytesWithPrefix(redis, `${prefix}{q:`)) + (await redisBytesWithPrefix(redis, `${prefix}events:user:`)),
+            system: {
+              ...direct,
+              pids: () => ({}),
+              publish: async () => undefined,
+              typing: async () => undefined,
+            } as System,
+            redisBytes: async () =>
+              (await redisBytesWithPrefix(redis, `${prefix}{q:`)) +
+              (await redisBytesWithPrefix(redis, `${prefix}events:user:`)),
             parkedAll: async (queueIds: string[]) => {
               for (;;) {
                 const pipeline = redis.pipeline();
@@ -601,25 +789,71 @@ async function main() {
     }
 
     const rows: Row[] = [
-      { metric: 'deliveries/s to 1,000 parked polls (gateway)', value: teamchat1.throughput.perSecond, baseline: baseline1.throughput.perSecond, unit: 'events/s', better: 'higher', goal: '>= 0.5' },
+      {
+        metric: 'deliveries/s to 1,000 parked polls (gateway)',
+        value: teamchat1.throughput.perSecond,
+        baseline: baseline1.throughput.perSecond,
+        unit: 'events/s',
+        better: 'higher',
+        goal: '>= 0.5',
+      },
       // The issue's figure: from POST /typing accepted, against the baseline's publish-to-receive.
-      { metric: 'p99 typing accepted -> received (1,000 parked)', value: teamchat1.latency!.acceptedP99, baseline: baseline1.latency!.sentP99, unit: 'ms', better: 'lower', goal: '<= 2' },
-      { metric: 'memory per idle queue + parked poll @10k', value: memory.perQueue, baseline: baseMemory.perQueue, unit: 'bytes', better: 'lower', goal: '<= 3' },
-      { metric: 'deliveries/s, 2 event replicas vs 1', value: balanced2.throughput.perSecond, baseline: balanced1.throughput.perSecond, unit: 'events/s', better: 'higher', goal: '>= 0.9' },
+      {
+        metric: 'p99 typing accepted -> received (1,000 parked)',
+        value: teamchat1.latency!.acceptedP99,
+        baseline: baseline1.latency!.sentP99,
+        unit: 'ms',
+        better: 'lower',
+        goal: '<= 2',
+      },
+      {
+        metric: 'memory per idle queue + parked poll @10k',
+        value: memory.perQueue,
+        baseline: baseMemory.perQueue,
+        unit: 'bytes',
+        better: 'lower',
+        goal: '<= 3',
+      },
+      {
+        metric: 'deliveries/s, 2 event replicas vs 1',
+        value: balanced2.throughput.perSecond,
+        baseline: balanced1.throughput.perSecond,
+        unit: 'events/s',
+        better: 'higher',
+        goal: '>= 0.9',
+      },
     ];
     console.log('');
     report('events', rows, {
       notes,
       details: {
-        throughput: { baseline: baseline1.throughput, oneReplica: teamchat1.throughput, balancedOne: balanced1.throughput, balancedTwo: balanced2.throughput, events: THROUGHPUT_EVENTS, window: WINDOW },
-        latency: { baseline: baseline1.latency, teamchat: teamchat1.latency, samples: LATENCY_SAMPLES, typingThrough: messagesAvailable ? 'POST /api/v1/typing' : 'intake' },
+        throughput: {
+          baseline: baseline1.throughput,
+          oneReplica: teamchat1.throughput,
+          balancedOne: balanced1.throughput,
+          balancedTwo: balanced2.throughput,
+          events: THROUGHPUT_EVENTS,
+          window: WINDOW,
+        },
+        latency: {
+          baseline: baseline1.latency,
+          teamchat: teamchat1.latency,
+          samples: LATENCY_SAMPLES,
+          typingThrough: messagesAvailable ? 'POST /api/v1/typing' : 'intake',
+        },
         memory: { baseline: baseMemory, teamchat: memory },
       },
     });
     const t = teamchat1.latency!;
-    console.log(`\ntyping latency, teamchat: accepted -> received p99 ${t.acceptedP99.toFixed(2)} / p50 ${t.acceptedP50.toFixed(2)} ms; POST /typing sent -> received p99 ${t.sentP99.toFixed(2)} / p50 ${t.sentP50.toFixed(2)} ms`);
-    console.log(`typing latency, baseline: publish sent -> received p99 ${baseline1.latency!.sentP99.toFixed(2)} / p50 ${baseline1.latency!.sentP50.toFixed(2)} ms`);
-    console.log(`memory @10k: event tier process ${(memory.processBytes / 1e6).toFixed(1)} MB + Redis ${(memory.redisBytes / 1e6).toFixed(1)} MB; baseline process ${(baseMemory.processBytes / 1e6).toFixed(1)} MB`);
+    console.log(
+      `\ntyping latency, teamchat: accepted -> received p99 ${t.acceptedP99.toFixed(2)} / p50 ${t.acceptedP50.toFixed(2)} ms; POST /typing sent -> received p99 ${t.sentP99.toFixed(2)} / p50 ${t.sentP50.toFixed(2)} ms`,
+    );
+    console.log(
+      `typing latency, baseline: publish sent -> received p99 ${baseline1.latency!.sentP99.toFixed(2)} / p50 ${baseline1.latency!.sentP50.toFixed(2)} ms`,
+    );
+    console.log(
+      `memory @10k: event tier process ${(memory.processBytes / 1e6).toFixed(1)} MB + Redis ${(memory.redisBytes / 1e6).toFixed(1)} MB; baseline process ${(baseMemory.processBytes / 1e6).toFixed(1)} MB`,
+    );
     for (const note of notes) console.log(`note: ${note}`);
     log('» cleaning up');
   } finally {

@@ -20,7 +20,10 @@ export { sleep };
  * internal secret, quiet logs. `env` for this process (createBaseDeps), `serviceEnv` for the
  * services it starts.
  */
-export function benchEnv(databaseUrl: string, settings: { prefix: string; eventPartitions: number }): { env: BaseEnv; serviceEnv: Record<string, string> } {
+export function benchEnv(
+  databaseUrl: string,
+  settings: { prefix: string; eventPartitions: number },
+): { env: BaseEnv; serviceEnv: Record<string, string> } {
   const env: BaseEnv = {
     DATABASE_URL: databaseUrl,
     REDIS_URL: testRedisUrl(),
@@ -53,13 +56,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     for (const child of children) child.kill('SIGKILL');
     const timeout = new Promise((resolve) => setTimeout(resolve, 10_000));
-    void Promise.race([Promise.allSettled(interruptHooks.map((hook) => hook())), timeout]).then(() => process.exit(130));
+    void Promise.race([Promise.allSettled(interruptHooks.map((hook) => hook())), timeout]).then(() =>
+      process.exit(130),
+    );
   });
 }
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
-
 
 /**
  * The core split. By default nothing is pinned: the generator (this process) and the system
@@ -74,7 +78,11 @@ function spawnProcess(args: string[], env: NodeJS.ProcessEnv, pin?: string): { c
   const output: string[] = [];
   const command = pin ? 'taskset' : process.execPath;
   const argv = pin ? ['-c', pin, process.execPath, ...args] : args;
-  const child = spawn(command, argv, { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, argv, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.on('exit', () => children.delete(child));
   const keep = (chunk: Buffer) => {
@@ -88,10 +96,18 @@ function spawnProcess(args: string[], env: NodeJS.ProcessEnv, pin?: string): { c
 
 /** BENCH_PROFILE_DIR=<dir>: every service, floor and balancer writes a V8 CPU profile there (stopped gracefully). */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
-const profileArgs = (name: string) => (PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []);
+const profileArgs = (name: string) =>
+  PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
+    : [];
 
 /** A script that prints {"port": N} once listening (floor.mjs, the balancer). */
-export async function startPrintingPort(name: string, script: string, args: string[] = [], pin = PIN_STACK): Promise<Proc> {
+export async function startPrintingPort(
+  name: string,
+  script: string,
+  args: string[] = [],
+  pin = PIN_STACK,
+): Promise<Proc> {
   const { child, output } = spawnProcess([...profileArgs(name), script, ...args], {}, pin);
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -109,9 +125,14 @@ const DEPLOYED_ENV: Record<string, NodeJS.ProcessEnv> = { gateway: { NODE_OPTION
 /** A built service, ready when /health/ready answers 200. */
 export async function startService(name: string, service: string, env: NodeJS.ProcessEnv): Promise<Proc> {
   const main = path.join(ROOT, `services/${service}/dist/main.js`);
-  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run this through \`npm run bench -- load\`, which builds the services`);
+  if (!fs.existsSync(main))
+    throw new Error(`${main} is missing: run this through \`npm run bench -- load\`, which builds the services`);
   const port = await freePort();
-  const { child, output } = spawnProcess([...profileArgs(name), main], { ...DEPLOYED_ENV[service], ...env, PORT: String(port) }, PIN_STACK);
+  const { child, output } = spawnProcess(
+    [...profileArgs(name), main],
+    { ...DEPLOYED_ENV[service], ...env, PORT: String(port) },
+    PIN_STACK,
+  );
   const proc = { name, child, port, output };
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -190,7 +211,10 @@ export function startCpuMeter(pids: Record<string, number>): () => Record<string
 }
 
 /** CPU ms each named process (and PostgreSQL, see startCpuMeter) spends while `run` runs, beside the result. */
-export async function withCpu<T>(pids: Record<string, number>, run: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
+export async function withCpu<T>(
+  pids: Record<string, number>,
+  run: () => Promise<T>,
+): Promise<{ result: T; cpu: Record<string, number> }> {
   const spent = startCpuMeter(pids);
   const result = await run();
   return { result, cpu: spent() };

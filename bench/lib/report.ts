@@ -38,7 +38,15 @@ function format(n: number): string {
 /** Prints the table (raw numbers beside ratios) and writes bench/results/<suite>.json. */
 export function report(suite: string, rows: Row[], extra: Record<string, unknown> = {}): void {
   const lines = [['metric', 'teamchat', 'baseline', 'unit', 'ratio', 'goal']];
-  for (const row of rows) lines.push([row.metric, format(row.value), format(row.baseline), row.unit, `${format(ratio(row))}x`, row.goal ?? '']);
+  for (const row of rows)
+    lines.push([
+      row.metric,
+      format(row.value),
+      format(row.baseline),
+      row.unit,
+      `${format(ratio(row))}x`,
+      row.goal ?? '',
+    ]);
   const widths = lines[0].map((_, i) => Math.max(...lines.map((line) => line[i].length)));
   for (const [i, line] of lines.entries()) {
     console.log(line.map((cell, j) => cell.padEnd(widths[j])).join('  '));
@@ -48,6 +56,10 @@ export function report(suite: string, rows: Row[], extra: Record<string, unknown
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(
     path.join(dir, `${suite}.json`),
-    JSON.stringify({ suite, at: new Date().toISOString(), rows: rows.map((row) => ({ ...row, ratio: ratio(row) })), ...extra }, null, 2),
+    JSON.stringify(
+      { suite, at: new Date().toISOString(), rows: rows.map((row) => ({ ...row, ratio: ratio(row) })), ...extra },
+      null,
+      2,
+    ),
   );
 }

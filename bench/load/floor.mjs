@@ -50,14 +50,17 @@ if (mode === 'bare') {
   server = http.createServer((req, res) => {
     const headers = { ...req.headers, host: `127.0.0.1:${upstreamPort}` };
     delete headers.connection;
-    const upstream = http.request({ host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers, agent }, (upstreamRes) => {
-      const out = { ...upstreamRes.headers };
-      delete out.connection;
-      delete out['keep-alive'];
-      delete out['transfer-encoding'];
-      res.writeHead(upstreamRes.statusCode ?? 502, out);
-      upstreamRes.pipe(res);
-    });
+    const upstream = http.request(
+      { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers, agent },
+      (upstreamRes) => {
+        const out = { ...upstreamRes.headers };
+        delete out.connection;
+        delete out['keep-alive'];
+        delete out['transfer-encoding'];
+        res.writeHead(upstreamRes.statusCode ?? 502, out);
+        upstreamRes.pipe(res);
+      },
+    );
     upstream.on('error', () => {
       if (!res.headersSent) res.writeHead(502);
       res.end();

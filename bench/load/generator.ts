@@ -116,7 +116,9 @@ function pickKind(): Kind {
 }
 
 function form(fields: Record<string, string | number | boolean>): string {
-  return new URLSearchParams(Object.entries(fields).map(([key, value]): [string, string] => [key, String(value)])).toString();
+  return new URLSearchParams(
+    Object.entries(fields).map(([key, value]): [string, string] => [key, String(value)]),
+  ).toString();
 }
 
 export class LoadGenerator {
@@ -134,7 +136,9 @@ export class LoadGenerator {
   ) {
     const file = Buffer.alloc(options.uploadBytes, 'teamchat load benchmark upload\n');
     this.uploadBody = Buffer.concat([
-      Buffer.from(`--${this.uploadBoundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.txt"\r\nContent-Type: text/plain\r\n\r\n`),
+      Buffer.from(
+        `--${this.uploadBoundary}\r\nContent-Disposition: form-data; name="file"; filename="bench.txt"\r\nContent-Type: text/plain\r\n\r\n`,
+      ),
       file,
       Buffer.from(`\r\n--${this.uploadBoundary}--\r\n`),
     ]);
@@ -157,28 +161,45 @@ export class LoadGenerator {
 
   // ---------------------------------------------------------------- HTTP
 
-  private request(user: SimUser, method: string, path: string, body?: { type: string; data: string | Buffer }, timeoutMs = API_TIMEOUT_MS): Promise<Reply> {
+  private request(
+    user: SimUser,
+    method: string,
+    path: string,
+    body?: { type: string; data: string | Buffer },
+    timeoutMs = API_TIMEOUT_MS,
+  ): Promise<Reply> {
     return new Promise((resolve, reject) => {
       const headers: http.OutgoingHttpHeaders = { authorization: user.authorization, host: user.host };
       if (body) {
         headers['content-type'] = body.type;
         headers['content-length'] = Buffer.byteLength(body.data);
       }
-      const req = http.request({ host: user.gateway.hostname, port: user.gateway.port, method, path, headers, agent: this.agent, timeout: timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // kept as text
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-        res.on('error', reject);
-      });
+      const req = http.request(
+        {
+          host: user.gateway.hostname,
+          port: user.gateway.port,
+          method,
+          path,
+          headers,
+          agent: this.agent,
+          timeout: timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString();
+            let parsed: unknown = text;
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              // kept as text
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed });
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('timeout', () => req.destroy(new Error(`timeout after ${timeoutMs} ms`)));
       req.on('error', reject);
       req.end(body?.data);
@@ -186,13 +207,20 @@ export class LoadGenerator {
   }
 
   /** One API request (not a poll), timed and counted in the open window. */
-  private async api(user: SimUser, kind: Kind, method: string, path: string, body?: { type: string; data: string | Buffer }): Promise<Reply | null> {
+  private async api(
+    user: SimUser,
+    kind: Kind,
+    method: string,
+    path: string,
+    body?: { type: string; data: string | Buffer },
+  ): Promise<Reply | null> {
     const started = performance.now();
     let reply: Reply | null = null;
     let failure: string | null = null;
     try {
       reply = await this.request(user, method, path, body);
-      if (reply.status !== 200 || reply.body?.result !== 'success') failure = `${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`;
+      if (reply.status !== 200 || reply.body?.result !== 'success')
+        failure = `${reply.status} ${JSON.stringify(reply.body).slice(0, 200)}`;
     } catch (error) {
       failure = (error as Error).message;
     }
@@ -236,7 +264,10 @@ export class LoadGenerator {
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
         while (next < fresh.length) {
-          if (Date.now() > deadline) throw new Error(`logins too slow: ${next} of ${fresh.length} in ${Math.round((Date.now() - started) / 1000)} s`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `logins too slow: ${next} of ${fresh.length} in ${Math.round((Date.now() - started) / 1000)} s`,
+            );
           const user = fresh[next++];
           await this.register(user);
           await this.presence(user);
@@ -254,7 +285,10 @@ export class LoadGenerator {
       try {
         const reply = await this.request(user, 'POST', '/api/v1/register', {
           type: 'application/x-www-form-urlencoded',
-          data: form({ fetch_event_types: JSON.stringify(['message']), client_capabilities: JSON.stringify({ notification_settings_null: true }) }),
+          data: form({
+            fetch_event_types: JSON.stringify(['message']),
+            client_capabilities: JSON.stringify({ notification_settings_null: true }),
+          }),
         });
         if (reply.status === 200 && reply.body.result === 'success') {
           user.queueId = reply.body.queue_id;
@@ -297,10 +331,15 @@ export class LoadGenerator {
     if (!user.active) return;
     const window = this.window;
     if (reply && reply.status === 200 && reply.body?.result === 'success') {
-      for (const event of reply.body.events as Array<{ id: number; type: string; message?: { id: number; stream_id?: number } }>) {
+      for (const event of reply.body.events as Array<{
+        id: number;
+        type: string;
+        message?: { id: number; stream_id?: number };
+      }>) {
         user.lastEventId = Math.max(user.lastEventId, event.id);
         if (event.type !== 'heartbeat' && window) window.eventsReceived++;
-        if (event.type === 'message' && event.message?.stream_id !== undefined) this.noteMessages(event.message.stream_id, [event.message.id]);
+        if (event.type === 'message' && event.message?.stream_id !== undefined)
+          this.noteMessages(event.message.stream_id, [event.message.id]);
       }
     } else {
       failure ??= `${reply?.status} ${JSON.stringify(reply?.body).slice(0, 200)}`;
@@ -311,7 +350,11 @@ export class LoadGenerator {
       const badQueue = reply?.body?.code === 'BAD_EVENT_QUEUE_ID';
       setTimeout(() => {
         if (!user.active) return;
-        if (badQueue) void this.register(user).then(() => this.poll(user), () => undefined);
+        if (badQueue)
+          void this.register(user).then(
+            () => this.poll(user),
+            () => undefined,
+          );
         else this.poll(user);
       }, 1000);
       return;
@@ -349,26 +392,49 @@ export class LoadGenerator {
       case 'presence':
         return this.presence(user);
       case 'upload':
-        await this.api(user, kind, 'POST', '/api/v1/user_uploads', { type: `multipart/form-data; boundary=${this.uploadBoundary}`, data: this.uploadBody });
+        await this.api(user, kind, 'POST', '/api/v1/user_uploads', {
+          type: `multipart/form-data; boundary=${this.uploadBoundary}`,
+          data: this.uploadBody,
+        });
         return;
       case 'get_messages': {
         const narrow = JSON.stringify([{ operator: 'channel', operand: user.streamId }]);
-        const reply = await this.api(user, kind, 'GET', `/api/v1/messages?${form({ anchor: 'newest', num_before: 20, num_after: 0, narrow, apply_markdown: true })}`);
-        if (reply) this.noteMessages(user.streamId, (reply.body.messages as Array<{ id: number }>).map((message) => message.id));
+        const reply = await this.api(
+          user,
+          kind,
+          'GET',
+          `/api/v1/messages?${form({ anchor: 'newest', num_before: 20, num_after: 0, narrow, apply_markdown: true })}`,
+        );
+        if (reply)
+          this.noteMessages(
+            user.streamId,
+            (reply.body.messages as Array<{ id: number }>).map((message) => message.id),
+          );
         return;
       }
       case 'flags': {
         const ids = (this.recentMessages.get(user.streamId) ?? []).slice(-5);
-        await this.api(user, kind, 'POST', '/api/v1/messages/flags', { type: 'application/x-www-form-urlencoded', data: form({ messages: JSON.stringify(ids), op: 'add', flag: 'read' }) });
+        await this.api(user, kind, 'POST', '/api/v1/messages/flags', {
+          type: 'application/x-www-form-urlencoded',
+          data: form({ messages: JSON.stringify(ids), op: 'add', flag: 'read' }),
+        });
         return;
       }
       case 'typing':
-        await this.api(user, kind, 'POST', '/api/v1/typing', { type: 'application/x-www-form-urlencoded', data: form({ type: 'channel', op: 'start', stream_id: user.streamId, topic: 'load' }) });
+        await this.api(user, kind, 'POST', '/api/v1/typing', {
+          type: 'application/x-www-form-urlencoded',
+          data: form({ type: 'channel', op: 'start', stream_id: user.streamId, topic: 'load' }),
+        });
         return;
       case 'send': {
         const reply = await this.api(user, kind, 'POST', '/api/v1/messages', {
           type: 'application/x-www-form-urlencoded',
-          data: form({ type: 'channel', to: user.streamId, topic: 'load', content: `A load-test message from user ${user.id} at ${Date.now()}.` }),
+          data: form({
+            type: 'channel',
+            to: user.streamId,
+            topic: 'load',
+            content: `A load-test message from user ${user.id} at ${Date.now()}.`,
+          }),
         });
         if (reply) this.noteMessages(user.streamId, [reply.body.id]);
         return;
@@ -382,9 +448,15 @@ export class LoadGenerator {
   private async presence(user: SimUser): Promise<void> {
     const reply = await this.api(user, 'presence', 'POST', '/api/v1/users/me/presence', {
       type: 'application/x-www-form-urlencoded',
-      data: form({ status: 'active', slim_presence: true, last_update_id: user.presenceLastUpdateId, new_user_input: true }),
+      data: form({
+        status: 'active',
+        slim_presence: true,
+        last_update_id: user.presenceLastUpdateId,
+        new_user_input: true,
+      }),
     });
-    if (reply && typeof reply.body.presence_last_update_id === 'number') user.presenceLastUpdateId = reply.body.presence_last_update_id;
+    if (reply && typeof reply.body.presence_last_update_id === 'number')
+      user.presenceLastUpdateId = reply.body.presence_last_update_id;
   }
 
   // ---------------------------------------------------------------- measuring
@@ -417,7 +489,14 @@ export class LoadGenerator {
       apiByKind: Object.fromEntries(
         [...window.latencyByKind].map(([kind, list]) => {
           list.sort((a, b) => a - b);
-          return [kind, { count: list.length, avgMs: list.reduce((sum, ms) => sum + ms, 0) / list.length, p99Ms: list[Math.min(list.length - 1, Math.floor(0.99 * list.length))] }];
+          return [
+            kind,
+            {
+              count: list.length,
+              avgMs: list.reduce((sum, ms) => sum + ms, 0) / list.length,
+              p99Ms: list[Math.min(list.length - 1, Math.floor(0.99 * list.length))],
+            },
+          ];
         }),
       ),
       eventsActions: { coveredByNaturalPolls: window.covered, forcedPolls: window.forced },

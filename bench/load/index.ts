@@ -23,7 +23,21 @@ import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
 import { median, report, type Row } from '../lib/report';
 import { LABELS, LoadGenerator, MIX, type Account, type Kind, type WindowStats } from './generator';
-import { benchEnv, loadAverage, onInterrupt, PINNED, POSTGRES_CPU, ROOT, sleep, startCpuMeter, startPrintingPort, startService, stop, withCpu, type Proc } from '../lib/procs';
+import {
+  benchEnv,
+  loadAverage,
+  onInterrupt,
+  PINNED,
+  POSTGRES_CPU,
+  ROOT,
+  sleep,
+  startCpuMeter,
+  startPrintingPort,
+  startService,
+  stop,
+  withCpu,
+  type Proc,
+} from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
 // ---------------------------------------------------------------- settings
@@ -36,7 +50,10 @@ const RUNS = num('BENCH_LOAD_RUNS', 1, 3);
 const ATTEMPTS = num('BENCH_LOAD_ATTEMPTS', 2, 3);
 const BASELINE_TOLERANCE = 0.15;
 /** Users at each step of the capacity search (the search stops at the first step that breaks). */
-const LADDER = (process.env.BENCH_LOAD_LADDER ?? (QUICK ? '100,300,600,1000' : '100,200,300,400,500,600,800,1000,1250,1500,2000,2500,3000'))
+const LADDER = (
+  process.env.BENCH_LOAD_LADDER ??
+  (QUICK ? '100,300,600,1000' : '100,200,300,400,500,600,800,1000,1250,1500,2000,2500,3000')
+)
   .split(',')
   .map(Number);
 const MAX_USERS = num('BENCH_LOAD_MAX_USERS', 1000, 3000);
@@ -66,8 +83,12 @@ const THRESHOLDS = { avgMs: 100, p99Ms: 2000, errorRate: 0.00025 };
 const LOGIN_BUDGET = { fixedMs: 60_000, perUserMs: num('BENCH_LOAD_LOGIN_MS_PER_USER', 60, 60) };
 
 const started = performance.now();
-const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : String(n));
+const log = (line: string) =>
+  console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : String(n);
 
 // ---------------------------------------------------------------- the stack
 
@@ -95,24 +116,42 @@ async function startStack(topology: Topology, serviceEnv: NodeJS.ProcessEnv): Pr
   try {
     const front = async (service: string, replicas: Proc[]): Promise<string> => {
       if (!topology.balanced) return `http://127.0.0.1:${replicas[0].port}`;
-      const balancer = await startPrintingPort(`${service}-balancer`, path.join(ROOT, 'bench/events/balancer.mjs'), replicas.map((proc) => String(proc.port)));
+      const balancer = await startPrintingPort(
+        `${service}-balancer`,
+        path.join(ROOT, 'bench/events/balancer.mjs'),
+        replicas.map((proc) => String(proc.port)),
+      );
       procs.push(balancer);
       return `http://127.0.0.1:${balancer.port}`;
     };
     const urls: Record<string, string> = {};
     const events: Proc[] = [];
     for (let i = 0; i < topology.events; i++) {
-      events.push(await startService(`events-${i}`, 'events', { ...serviceEnv, DB_POOL_SIZE: poolOf(topology.events), EVENTS_REPLICA_ID: `load-events-${i}-${crypto.randomBytes(3).toString('hex')}` }));
+      events.push(
+        await startService(`events-${i}`, 'events', {
+          ...serviceEnv,
+          DB_POOL_SIZE: poolOf(topology.events),
+          EVENTS_REPLICA_ID: `load-events-${i}-${crypto.randomBytes(3).toString('hex')}`,
+        }),
+      );
     }
     procs.push(...events);
     urls.EVENTS_URL = await front('events', events);
     for (const service of HTTP_SERVICES) {
-      const replicas = await Promise.all(Array.from({ length: topology.http }, (_, i) => startService(`${service}-${i}`, service, { ...serviceEnv, DB_POOL_SIZE: poolOf(topology.http) })));
+      const replicas = await Promise.all(
+        Array.from({ length: topology.http }, (_, i) =>
+          startService(`${service}-${i}`, service, { ...serviceEnv, DB_POOL_SIZE: poolOf(topology.http) }),
+        ),
+      );
       procs.push(...replicas);
       urls[`${service.toUpperCase()}_URL`] = await front(service, replicas);
     }
     // The gateway reads PostgreSQL only on auth-cache misses and to list realms.
-    const gateways = await Promise.all(Array.from({ length: topology.http }, (_, i) => startService(`gateway-${i}`, 'gateway', { ...serviceEnv, DB_POOL_SIZE: '3', ...urls })));
+    const gateways = await Promise.all(
+      Array.from({ length: topology.http }, (_, i) =>
+        startService(`gateway-${i}`, 'gateway', { ...serviceEnv, DB_POOL_SIZE: '3', ...urls }),
+      ),
+    );
     procs.push(...gateways);
     return {
       gateways: gateways.map((proc) => `http://127.0.0.1:${proc.port}`),
@@ -153,7 +192,11 @@ class Accounts {
       Array.from({ length: 8 }, async () => {
         while (next < TEAM_SIZE) {
           const i = next++;
-          const { user, apiKey } = await doCreateUser(this.deps, this.realm, { email: `t${team}u${i}@load.test`, fullName: `Team ${team} user ${i}`, role: 400 });
+          const { user, apiKey } = await doCreateUser(this.deps, this.realm, {
+            email: `t${team}u${i}@load.test`,
+            fullName: `Team ${team} user ${i}`,
+            role: 400,
+          });
           made[i] = { id: user.id, email: user.delivery_email, apiKey };
         }
       }),
@@ -162,8 +205,15 @@ class Accounts {
     const call = (method: string, urlPath: string, fields?: Record<string, string>) =>
       new Promise<Record<string, any>>((resolve, reject) => {
         const body = fields ? new URLSearchParams(fields).toString() : undefined;
-        const headers: http.OutgoingHttpHeaders = { authorization: `Basic ${Buffer.from(`${lead.email}:${lead.apiKey}`).toString('base64')}`, host: this.realm.host };
-        if (body) Object.assign(headers, { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) });
+        const headers: http.OutgoingHttpHeaders = {
+          authorization: `Basic ${Buffer.from(`${lead.email}:${lead.apiKey}`).toString('base64')}`,
+          host: this.realm.host,
+        };
+        if (body)
+          Object.assign(headers, {
+            'content-type': 'application/x-www-form-urlencoded',
+            'content-length': Buffer.byteLength(body),
+          });
         const req = http.request(`${gateway}${urlPath}`, { method, headers }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -177,10 +227,18 @@ class Accounts {
         req.end(body);
       });
     const name = `team ${team}`;
-    await call('POST', '/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name }]), principals: JSON.stringify(made.map((user) => user.id)) });
+    await call('POST', '/api/v1/users/me/subscriptions', {
+      subscriptions: JSON.stringify([{ name }]),
+      principals: JSON.stringify(made.map((user) => user.id)),
+    });
     const { stream_id: streamId } = await call('GET', `/api/v1/get_stream_id?${new URLSearchParams({ stream: name })}`);
     for (let i = 0; i < SEED_MESSAGES; i++) {
-      await call('POST', '/api/v1/messages', { type: 'channel', to: String(streamId), topic: 'load', content: `Seed message ${i} of ${name}.` });
+      await call('POST', '/api/v1/messages', {
+        type: 'channel',
+        to: String(streamId),
+        topic: 'load',
+        content: `Seed message ${i} of ${name}.`,
+      });
     }
     for (const user of made) this.list.push({ ...user, host: this.realm.host, streamId });
   }
@@ -190,7 +248,9 @@ class Accounts {
 
 /** The machine probe: requests/s of the bare node:http server (the floor), same driver. */
 async function probe(bareUrl: string): Promise<number> {
-  return (await measureRps(`${bareUrl}/api/v1/users/me`, { concurrency: 16, seconds: PROBE_SECONDS, warmupSeconds: 0.5 })).perSecond;
+  return (
+    await measureRps(`${bareUrl}/api/v1/users/me`, { concurrency: 16, seconds: PROBE_SECONDS, warmupSeconds: 0.5 })
+  ).perSecond;
 }
 
 const drift = (before: number, after: number) => Math.abs(after - before) / Math.max(before, after);
@@ -200,7 +260,11 @@ const drift = (before: number, after: number) => Math.abs(after - before) / Math
  * differ by more than BASELINE_TOLERANCE. Returns the first stable attempt or, when none
  * settled, the attempt whose probes were closest, flagged unstable.
  */
-async function bracketed<T>(label: string, bareUrl: string, measure: () => Promise<T>): Promise<{ value: T; probeBefore: number; probeAfter: number; attempts: number; stable: boolean }> {
+async function bracketed<T>(
+  label: string,
+  bareUrl: string,
+  measure: () => Promise<T>,
+): Promise<{ value: T; probeBefore: number; probeAfter: number; attempts: number; stable: boolean }> {
   let best: { value: T; probeBefore: number; probeAfter: number; attempts: number; stable: boolean } | undefined;
   for (let attempt = 1; ; attempt++) {
     const probeBefore = await probe(bareUrl);
@@ -208,8 +272,11 @@ async function bracketed<T>(label: string, bareUrl: string, measure: () => Promi
     const probeAfter = await probe(bareUrl);
     const apart = drift(probeBefore, probeAfter);
     const stable = apart <= BASELINE_TOLERANCE;
-    log(`   ${label}: baseline probe before ${fmt(probeBefore)} req/s, after ${fmt(probeAfter)} req/s (${(apart * 100).toFixed(0)} % apart)${stable ? '' : attempt < ATTEMPTS ? ' -> repeating' : ' -> UNSTABLE, keeping the closest attempt'}`);
-    if (!best || apart < drift(best.probeBefore, best.probeAfter)) best = { value, probeBefore, probeAfter, attempts: attempt, stable };
+    log(
+      `   ${label}: baseline probe before ${fmt(probeBefore)} req/s, after ${fmt(probeAfter)} req/s (${(apart * 100).toFixed(0)} % apart)${stable ? '' : attempt < ATTEMPTS ? ' -> repeating' : ' -> UNSTABLE, keeping the closest attempt'}`,
+    );
+    if (!best || apart < drift(best.probeBefore, best.probeAfter))
+      best = { value, probeBefore, probeAfter, attempts: attempt, stable };
     if (stable || attempt >= ATTEMPTS) return { ...best, attempts: attempt };
   }
 }
@@ -228,7 +295,8 @@ function verdict(stats: WindowStats): string[] {
   const broke: string[] = [];
   if (!(stats.api.avgMs <= THRESHOLDS.avgMs)) broke.push(`avg ${fmt(stats.api.avgMs, 1)} ms > ${THRESHOLDS.avgMs}`);
   if (!(stats.api.p99Ms <= THRESHOLDS.p99Ms)) broke.push(`p99 ${fmt(stats.api.p99Ms)} ms > ${THRESHOLDS.p99Ms}`);
-  if (!(stats.errorRate <= THRESHOLDS.errorRate)) broke.push(`errors ${(stats.errorRate * 100).toFixed(3)} % > ${THRESHOLDS.errorRate * 100} %`);
+  if (!(stats.errorRate <= THRESHOLDS.errorRate))
+    broke.push(`errors ${(stats.errorRate * 100).toFixed(3)} % > ${THRESHOLDS.errorRate * 100} %`);
   return broke;
 }
 
@@ -246,7 +314,12 @@ function startingStep(ctx: Context): number {
 }
 
 /** Raises the simulated users along LADDER (from `from`) until a threshold breaks; the highest healthy count. */
-async function capacitySearch(label: string, topology: Topology, ctx: Context, from = startingStep(ctx)): Promise<{ healthy: number; steps: Step[] }> {
+async function capacitySearch(
+  label: string,
+  topology: Topology,
+  ctx: Context,
+  from = startingStep(ctx),
+): Promise<{ healthy: number; steps: Step[] }> {
   const stack = await startStack(topology, ctx.serviceEnv);
   const generator = new LoadGenerator(stack.gateways, { uploadBytes: UPLOAD_BYTES });
   for (const account of ctx.accounts.list) generator.noteMessages(account.streamId, []);
@@ -255,7 +328,8 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context, f
   const steps: Step[] = [];
   let healthy = 0;
   try {
-    if (from > LADDER[0]) log(`   ${label}: starting at ${from} users (3/4 of the lowest count found so far, ${ctx.lowestFound})`);
+    if (from > LADDER[0])
+      log(`   ${label}: starting at ${from} users (3/4 of the lowest count found so far, ${ctx.lowestFound})`);
     for (const users of LADDER.filter((n) => n <= MAX_USERS && n >= from)) {
       await ctx.accounts.ensure(users, stack.gateways[0]);
       try {
@@ -277,7 +351,8 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context, f
       const broke = verdict(stats);
       const step: Step = { users, healthy: broke.length === 0, broke, stats, cpuMs: cpu, loadAverage: loadAverage() };
       steps.push(step);
-      const cpuOf = (counts: (name: string) => boolean) => Object.entries(cpu).reduce((sum, [name, ms]) => (counts(name) ? sum + ms : sum), 0);
+      const cpuOf = (counts: (name: string) => boolean) =>
+        Object.entries(cpu).reduce((sum, [name, ms]) => (counts(name) ? sum + ms : sum), 0);
       const stackCpu = cpuOf((name) => name !== 'generator' && !name.startsWith('redis') && name !== POSTGRES_CPU);
       const usersCpu = cpuOf((name) => /^users-\d+$/.test(name));
       const percent = (ms: number | undefined) => fmt((ms ?? NaN) / 10 / stats.seconds);
@@ -287,7 +362,11 @@ async function capacitySearch(label: string, topology: Topology, ctx: Context, f
           `CPU % of one core: generator ${percent(cpu.generator)}, stack ${percent(stackCpu)} (users service ${percent(usersCpu)}), PostgreSQL ${percent(cpu[POSTGRES_CPU])}; load ${step.loadAverage} ` +
           `-> ${step.healthy ? 'healthy' : `BROKE (${broke.join(', ')})`}`,
       );
-      log(`      by request (avg / p99 ms): ${Object.entries(stats.apiByKind).map(([kind, k]) => `${LABELS[kind as Kind]} ${fmt(k!.avgMs, 1)} / ${fmt(k!.p99Ms)} (${k!.count})`).join(', ')}; events delivered ${stats.eventsReceived}`);
+      log(
+        `      by request (avg / p99 ms): ${Object.entries(stats.apiByKind)
+          .map(([kind, k]) => `${LABELS[kind as Kind]} ${fmt(k!.avgMs, 1)} / ${fmt(k!.p99Ms)} (${k!.count})`)
+          .join(', ')}; events delivered ${stats.eventsReceived}`,
+      );
       for (const sample of stats.errorSamples.slice(0, 3)) log(`      error: ${sample}`);
       if (!step.healthy) break;
       healthy = users;
@@ -316,14 +395,25 @@ interface Context {
 interface CapacityFigure {
   topology: Topology;
   median: number;
-  runs: Array<{ healthy: number; probeBefore: number; probeAfter: number; attempts: number; stable: boolean; steps: Step[] }>;
+  runs: Array<{
+    healthy: number;
+    probeBefore: number;
+    probeAfter: number;
+    attempts: number;
+    stable: boolean;
+    steps: Step[];
+  }>;
 }
 
 async function capacity(label: string, topology: Topology, ctx: Context, bareUrl: string): Promise<CapacityFigure> {
-  log(`» capacity: ${label} (events x${topology.events}, HTTP services and gateway x${topology.http}${topology.balanced ? ', behind balancers' : ''})`);
+  log(
+    `» capacity: ${label} (events x${topology.events}, HTTP services and gateway x${topology.http}${topology.balanced ? ', behind balancers' : ''})`,
+  );
   const runs: CapacityFigure['runs'] = [];
   for (let run = 1; run <= RUNS; run++) {
-    const { value, ...rest } = await bracketed(`${label} run ${run}`, bareUrl, () => capacitySearch(`${label} run ${run}`, topology, ctx));
+    const { value, ...rest } = await bracketed(`${label} run ${run}`, bareUrl, () =>
+      capacitySearch(`${label} run ${run}`, topology, ctx),
+    );
     runs.push({ healthy: value.healthy, steps: value.steps, ...rest });
     log(`   ${label} run ${run}: highest healthy ${value.healthy} users`);
   }
@@ -342,7 +432,13 @@ interface GatewayRun {
 }
 
 /** GET /users/me: bare, proxy+express, the gateway, bare, proxy+express. Repeated when a floor moved by > 15 %. */
-async function gatewayCost(ctx: Context, bareUrl: string, proxyUrl: string, expressUrl: string, floorPids: Record<string, number>) {
+async function gatewayCost(
+  ctx: Context,
+  bareUrl: string,
+  proxyUrl: string,
+  expressUrl: string,
+  floorPids: Record<string, number>,
+) {
   log('» gateway cost: GET /api/v1/users/me requests/s');
   const stack = await startStack({ name: 'one', events: 1, http: 1, balanced: false }, ctx.serviceEnv);
   // The gateway alone: a second gateway whose users service is the express floor (which ignores
@@ -358,7 +454,10 @@ async function gatewayCost(ctx: Context, bareUrl: string, proxyUrl: string, expr
   });
   const floorGatewayUrl = `http://127.0.0.1:${floorGateway.port}`;
   const account = ctx.accounts.list[0];
-  const headers = { authorization: `Basic ${Buffer.from(`${account.email}:${account.apiKey}`).toString('base64')}`, host: account.host };
+  const headers = {
+    authorization: `Basic ${Buffer.from(`${account.email}:${account.apiKey}`).toString('base64')}`,
+    host: account.host,
+  };
   const options = { concurrency: RPS_CONCURRENCY, seconds: RPS_SECONDS };
   const runs: Array<GatewayRun & { attempts: number; stable: boolean }> = [];
   try {
@@ -366,12 +465,21 @@ async function gatewayCost(ctx: Context, bareUrl: string, proxyUrl: string, expr
     for (let run = 1; run <= RUNS; run++) {
       let best: (GatewayRun & { attempts: number; stable: boolean; apart: number }) | undefined;
       for (let attempt = 1; ; attempt++) {
-        const pids: Record<string, number> = { driver: process.pid, ...floorPids, ...stack.pids, 'gateway-floor': floorGateway.child.pid! };
+        const pids: Record<string, number> = {
+          driver: process.pid,
+          ...floorPids,
+          ...stack.pids,
+          'gateway-floor': floorGateway.child.pid!,
+        };
         if (ctx.redisPid) pids['redis (shared)'] = ctx.redisPid;
         /** Requests/s, and the CPU ms every process spent per 1,000 of its requests. */
         const timed = async (url: string, extra: { headers?: Record<string, string> } = {}) => {
           const { result, cpu } = await withCpu(pids, () => measureRps(url, { ...options, ...extra }));
-          const perThousand = Object.fromEntries(Object.entries(cpu).map(([name, ms]) => [name, (ms / Math.max(1, result.requests)) * 1000]).filter(([, ms]) => (ms as number) >= 1));
+          const perThousand = Object.fromEntries(
+            Object.entries(cpu)
+              .map(([name, ms]) => [name, (ms / Math.max(1, result.requests)) * 1000])
+              .filter(([, ms]) => (ms as number) >= 1),
+          );
           return { ...result, cpuPerThousand: perThousand };
         };
         const bareBefore = await timed(`${bareUrl}/api/v1/users/me`);
@@ -381,16 +489,37 @@ async function gatewayCost(ctx: Context, bareUrl: string, proxyUrl: string, expr
         const bareAfter = await timed(`${bareUrl}/api/v1/users/me`);
         const proxiedAfter = await timed(`${proxyUrl}/api/v1/users/me`);
         const cpu = gateway.cpuPerThousand;
-        const stable = drift(bareBefore.perSecond, bareAfter.perSecond) <= BASELINE_TOLERANCE && drift(proxiedBefore.perSecond, proxiedAfter.perSecond) <= BASELINE_TOLERANCE;
+        const stable =
+          drift(bareBefore.perSecond, bareAfter.perSecond) <= BASELINE_TOLERANCE &&
+          drift(proxiedBefore.perSecond, proxiedAfter.perSecond) <= BASELINE_TOLERANCE;
         log(
           `   run ${run}: bare ${fmt(bareBefore.perSecond)} / ${fmt(bareAfter.perSecond)} req/s, proxy+express ${fmt(proxiedBefore.perSecond)} / ${fmt(proxiedAfter.perSecond)} req/s (before / after), ` +
             `gateway ${fmt(gateway.perSecond)} req/s (p50 ${fmt(gateway.p50Ms, 1)} ms, ${gateway.errors} errors)${stable ? '' : attempt < ATTEMPTS ? ' -> baselines moved > 15 %, repeating' : ' -> UNSTABLE, keeping the closest attempt'}`,
         );
-        const cpuLine = (result: { cpuPerThousand: Record<string, number> }) => Object.entries(result.cpuPerThousand).map(([name, ms]) => `${name} ${fmt(ms)}`).join(', ');
-        log(`      gateway -> express floor ${fmt(gatewayAlone.perSecond)} req/s (p50 ${fmt(gatewayAlone.p50Ms, 1)} ms, ${gatewayAlone.errors} errors)`);
-        log(`      CPU ms per 1,000 requests: gateway path: ${cpuLine(gateway)}; gateway -> express: ${cpuLine(gatewayAlone)}; proxy -> express: ${cpuLine(proxiedBefore)}; bare: ${cpuLine(bareBefore)}`);
-        const apart = Math.max(drift(bareBefore.perSecond, bareAfter.perSecond), drift(proxiedBefore.perSecond, proxiedAfter.perSecond));
-        const candidate = { bare: [bareBefore, bareAfter] as [TimedRps, TimedRps], proxied: [proxiedBefore, proxiedAfter] as [TimedRps, TimedRps], gateway, gatewayAlone, cpuMs: cpu, attempts: attempt, stable, apart };
+        const cpuLine = (result: { cpuPerThousand: Record<string, number> }) =>
+          Object.entries(result.cpuPerThousand)
+            .map(([name, ms]) => `${name} ${fmt(ms)}`)
+            .join(', ');
+        log(
+          `      gateway -> express floor ${fmt(gatewayAlone.perSecond)} req/s (p50 ${fmt(gatewayAlone.p50Ms, 1)} ms, ${gatewayAlone.errors} errors)`,
+        );
+        log(
+          `      CPU ms per 1,000 requests: gateway path: ${cpuLine(gateway)}; gateway -> express: ${cpuLine(gatewayAlone)}; proxy -> express: ${cpuLine(proxiedBefore)}; bare: ${cpuLine(bareBefore)}`,
+        );
+        const apart = Math.max(
+          drift(bareBefore.perSecond, bareAfter.perSecond),
+          drift(proxiedBefore.perSecond, proxiedAfter.perSecond),
+        );
+        const candidate = {
+          bare: [bareBefore, bareAfter] as [TimedRps, TimedRps],
+          proxied: [proxiedBefore, proxiedAfter] as [TimedRps, TimedRps],
+          gateway,
+          gatewayAlone,
+          cpuMs: cpu,
+          attempts: attempt,
+          stable,
+          apart,
+        };
         if (!best || apart < best.apart) best = candidate;
         if (stable || attempt >= ATTEMPTS) {
           // The first stable attempt or, when none settled, the one whose floors moved least.
@@ -407,9 +536,13 @@ async function gatewayCost(ctx: Context, bareUrl: string, proxyUrl: string, expr
   // The median run by its ratio to the bare floor; its raw numbers go in the table.
   const ordered = [...runs].sort((a, b) => a.gateway.perSecond / mean(a.bare) - b.gateway.perSecond / mean(b.bare));
   const mid = ordered[Math.floor(ordered.length / 2)];
-  const orderedProxied = [...runs].sort((a, b) => a.gateway.perSecond / mean(a.proxied) - b.gateway.perSecond / mean(b.proxied));
+  const orderedProxied = [...runs].sort(
+    (a, b) => a.gateway.perSecond / mean(a.proxied) - b.gateway.perSecond / mean(b.proxied),
+  );
   const midProxied = orderedProxied[Math.floor(orderedProxied.length / 2)];
-  const orderedAlone = [...runs].sort((a, b) => a.gatewayAlone.perSecond / mean(a.proxied) - b.gatewayAlone.perSecond / mean(b.proxied));
+  const orderedAlone = [...runs].sort(
+    (a, b) => a.gatewayAlone.perSecond / mean(a.proxied) - b.gatewayAlone.perSecond / mean(b.proxied),
+  );
   const midAlone = orderedAlone[Math.floor(orderedAlone.length / 2)];
   return {
     vsBare: { value: mid.gateway.perSecond, baseline: mean(mid.bare) },
@@ -448,7 +581,9 @@ async function main() {
     const accounts = new Accounts(deps, realm);
     const ctx: Context = { serviceEnv, accounts, redisPid };
 
-    log(`» quick: ${QUICK}; runs per figure ${RUNS}; ladder ${LADDER.filter((n) => n <= MAX_USERS).join(', ')}; settle ${SETTLE_SECONDS} s + window ${WINDOW_SECONDS} s per step; ${os.cpus().length} cores, ${PINNED ? 'generator pinned to core 0, stack to core 1' : 'no pinning (generator and stack share the cores)'}; load average ${loadAverage()}`);
+    log(
+      `» quick: ${QUICK}; runs per figure ${RUNS}; ladder ${LADDER.filter((n) => n <= MAX_USERS).join(', ')}; settle ${SETTLE_SECONDS} s + window ${WINDOW_SECONDS} s per step; ${os.cpus().length} cores, ${PINNED ? 'generator pinned to core 0, stack to core 1' : 'no pinning (generator and stack share the cores)'}; load average ${loadAverage()}`,
+    );
     const bare = await startPrintingPort('bare', path.join(__dirname, 'floor.mjs'), ['bare']);
     const express = await startPrintingPort('express', path.join(__dirname, 'floor.mjs'), ['express']);
     const proxy = await startPrintingPort('proxy', path.join(__dirname, 'floor.mjs'), ['proxy', String(express.port)]);
@@ -468,13 +603,20 @@ async function main() {
     }
 
     const skippedRps = { value: NaN, baseline: NaN };
-    let gateway: Awaited<ReturnType<typeof gatewayCost>> | { vsBare: typeof skippedRps; vsProxied: typeof skippedRps; aloneVsProxied: typeof skippedRps; runs: [] } = {
+    let gateway:
+      | Awaited<ReturnType<typeof gatewayCost>>
+      | { vsBare: typeof skippedRps; vsProxied: typeof skippedRps; aloneVsProxied: typeof skippedRps; runs: [] } = {
       vsBare: skippedRps,
       vsProxied: skippedRps,
       aloneVsProxied: skippedRps,
       runs: [],
     };
-    if (PHASES.has('gateway')) gateway = await gatewayCost(ctx, bareUrl, proxyUrl, `http://127.0.0.1:${express.port}`, { bare: bare.child.pid!, express: express.child.pid!, proxy: proxy.child.pid! });
+    if (PHASES.has('gateway'))
+      gateway = await gatewayCost(ctx, bareUrl, proxyUrl, `http://127.0.0.1:${express.port}`, {
+        bare: bare.child.pid!,
+        express: express.child.pid!,
+        proxy: proxy.child.pid!,
+      });
 
     const skippedCapacity = (topology: Topology): CapacityFigure => ({ topology, median: NaN, runs: [] });
     const one: Topology = { name: 'one process each', events: 1, http: 1, balanced: false };
@@ -482,7 +624,11 @@ async function main() {
     const twoEvents: Topology = { name: 'balanced, 2 event replicas', events: 2, http: 1, balanced: true };
     const twoHttp: Topology = { name: 'balanced, 2 of each HTTP service', events: 1, http: 2, balanced: true };
     const headline = PHASES.has('capacity') ? await capacity('capacity', one, ctx, bareUrl) : skippedCapacity(one);
-    const scale = { one: skippedCapacity(balancedOne), twoEvents: skippedCapacity(twoEvents), twoHttp: skippedCapacity(twoHttp) };
+    const scale = {
+      one: skippedCapacity(balancedOne),
+      twoEvents: skippedCapacity(twoEvents),
+      twoHttp: skippedCapacity(twoHttp),
+    };
     // Both scale-out figures share the one-process-each baseline, measured in the same run.
     if (SCALE_EVENTS || SCALE_HTTP) {
       scale.one = await capacity('balanced x1', balancedOne, ctx, bareUrl);
@@ -491,20 +637,79 @@ async function main() {
     }
 
     const rows: Row[] = [
-      { metric: 'simulated active users within thresholds (vs the goal)', value: headline.median, baseline: 300, unit: 'users', better: 'higher', goal: '>= 1 (300)' },
-      { metric: 'GET /users/me req/s: gateway vs bare node:http', value: gateway.vsBare.value, baseline: gateway.vsBare.baseline, unit: 'req/s', better: 'higher', goal: '>= 0.10' },
-      { metric: 'GET /users/me req/s: gateway vs proxy + express', value: gateway.vsProxied.value, baseline: gateway.vsProxied.baseline, unit: 'req/s', better: 'higher', goal: '>= 0.8' },
-      { metric: '  the gateway alone: gateway vs proxy, both -> express', value: gateway.aloneVsProxied.value, baseline: gateway.aloneVsProxied.baseline, unit: 'req/s', better: 'higher' },
-      { metric: 'capacity, 2 event replicas vs 1 (balanced)', value: scale.twoEvents.median, baseline: scale.one.median, unit: 'users', better: 'higher' },
-      { metric: 'capacity, 2 of each HTTP service vs 1 (balanced)', value: scale.twoHttp.median, baseline: scale.one.median, unit: 'users', better: 'higher' },
+      {
+        metric: 'simulated active users within thresholds (vs the goal)',
+        value: headline.median,
+        baseline: 300,
+        unit: 'users',
+        better: 'higher',
+        goal: '>= 1 (300)',
+      },
+      {
+        metric: 'GET /users/me req/s: gateway vs bare node:http',
+        value: gateway.vsBare.value,
+        baseline: gateway.vsBare.baseline,
+        unit: 'req/s',
+        better: 'higher',
+        goal: '>= 0.10',
+      },
+      {
+        metric: 'GET /users/me req/s: gateway vs proxy + express',
+        value: gateway.vsProxied.value,
+        baseline: gateway.vsProxied.baseline,
+        unit: 'req/s',
+        better: 'higher',
+        goal: '>= 0.8',
+      },
+      {
+        metric: '  the gateway alone: gateway vs proxy, both -> express',
+        value: gateway.aloneVsProxied.value,
+        baseline: gateway.aloneVsProxied.baseline,
+        unit: 'req/s',
+        better: 'higher',
+      },
+      {
+        metric: 'capacity, 2 event replicas vs 1 (balanced)',
+        value: scale.twoEvents.median,
+        baseline: scale.one.median,
+        unit: 'users',
+        better: 'higher',
+      },
+      {
+        metric: 'capacity, 2 of each HTTP service vs 1 (balanced)',
+        value: scale.twoHttp.median,
+        baseline: scale.one.median,
+        unit: 'users',
+        better: 'higher',
+      },
     ];
     console.log('');
     printCapacityTable([headline, scale.one, scale.twoEvents, scale.twoHttp].filter((figure) => figure.runs.length));
     console.log('');
     report('load', rows, {
       quick: QUICK,
-      settings: { dbPoolPerService: DB_POOL, runs: RUNS, attempts: ATTEMPTS, ladder: LADDER, maxUsers: MAX_USERS, settleSeconds: SETTLE_SECONDS, windowSeconds: WINDOW_SECONDS, rpsSeconds: RPS_SECONDS, rpsConcurrency: RPS_CONCURRENCY, uploadBytes: UPLOAD_BYTES, thresholds: THRESHOLDS, mix: MIX, teamSize: TEAM_SIZE },
-      machine: { cores: os.cpus().length, coreSplit: PINNED ? 'generator on core 0, every other process on core 1' : 'unpinned: generator and stack share both cores (CPU per process in the steps)', loadAverageAtEnd: loadAverage() },
+      settings: {
+        dbPoolPerService: DB_POOL,
+        runs: RUNS,
+        attempts: ATTEMPTS,
+        ladder: LADDER,
+        maxUsers: MAX_USERS,
+        settleSeconds: SETTLE_SECONDS,
+        windowSeconds: WINDOW_SECONDS,
+        rpsSeconds: RPS_SECONDS,
+        rpsConcurrency: RPS_CONCURRENCY,
+        uploadBytes: UPLOAD_BYTES,
+        thresholds: THRESHOLDS,
+        mix: MIX,
+        teamSize: TEAM_SIZE,
+      },
+      machine: {
+        cores: os.cpus().length,
+        coreSplit: PINNED
+          ? 'generator on core 0, every other process on core 1'
+          : 'unpinned: generator and stack share both cores (CPU per process in the steps)',
+        loadAverageAtEnd: loadAverage(),
+      },
       capacity: { headline, scaleOut: scale },
       gatewayCost: gateway,
     });
@@ -519,7 +724,9 @@ async function main() {
 
 /** One line per topology: the median and each run's highest healthy count, and the step that broke. */
 function printCapacityTable(figures: CapacityFigure[]): void {
-  const lines = [['capacity search', 'median users', 'runs (healthy)', 'first broken step', 'at the highest healthy step']];
+  const lines = [
+    ['capacity search', 'median users', 'runs (healthy)', 'first broken step', 'at the highest healthy step'],
+  ];
   for (const figure of figures) {
     const mid = [...figure.runs].sort((a, b) => a.healthy - b.healthy)[Math.floor(figure.runs.length / 2)];
     const broken = mid.steps.findLast((step) => !step.healthy);
@@ -529,7 +736,9 @@ function printCapacityTable(figures: CapacityFigure[]): void {
       String(figure.median),
       figure.runs.map((run) => `${run.healthy}${run.stable ? '' : '?'}`).join(', '),
       broken ? `${broken.users}: ${broken.broke.join(', ')}` : `none up to ${mid.steps.at(-1)?.users ?? 0}`,
-      good?.stats ? `${fmt(good.stats.requestsPerSecond, 1)} req/s, avg ${fmt(good.stats.api.avgMs, 1)} ms, p99 ${fmt(good.stats.api.p99Ms)} ms, ${fmt(good.stats.errorRate * 100, 3)} % errors` : '-',
+      good?.stats
+        ? `${fmt(good.stats.requestsPerSecond, 1)} req/s, avg ${fmt(good.stats.api.avgMs, 1)} ms, p99 ${fmt(good.stats.api.p99Ms)} ms, ${fmt(good.stats.errorRate * 100, 3)} % errors`
+        : '-',
     ]);
   }
   const widths = lines[0].map((_, i) => Math.max(...lines.map((line) => line[i].length)));
@@ -540,7 +749,9 @@ function printCapacityTable(figures: CapacityFigure[]): void {
   const mixLine = figures[0]?.runs[0]?.steps.at(-1)?.stats;
   if (mixLine) {
     const total = Object.values(mixLine.requests).reduce((a, b) => a + b, 0);
-    console.log(`request mix seen (last step of the first search): ${(Object.keys(mixLine.requests) as Kind[]).map((kind) => `${LABELS[kind]} ${fmt((mixLine.requests[kind] / total) * 100, 1)} %`).join(', ')}`);
+    console.log(
+      `request mix seen (last step of the first search): ${(Object.keys(mixLine.requests) as Kind[]).map((kind) => `${LABELS[kind]} ${fmt((mixLine.requests[kind] / total) * 100, 1)} %`).join(', ')}`,
+    );
   }
 }
 

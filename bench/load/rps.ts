@@ -13,10 +13,24 @@ export interface RpsResult {
   p99Ms: number;
 }
 
-export async function measureRps(url: string, options: { headers?: Record<string, string>; concurrency: number; seconds: number; warmupSeconds?: number }): Promise<RpsResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency, maxFreeSockets: options.concurrency });
+export async function measureRps(
+  url: string,
+  options: { headers?: Record<string, string>; concurrency: number; seconds: number; warmupSeconds?: number },
+): Promise<RpsResult> {
+  const agent = new http.Agent({
+    keepAlive: true,
+    maxSockets: options.concurrency,
+    maxFreeSockets: options.concurrency,
+  });
   const target = new URL(url);
-  const requestOptions: http.RequestOptions = { host: target.hostname, port: target.port, path: target.pathname + target.search, method: 'GET', headers: options.headers ?? {}, agent };
+  const requestOptions: http.RequestOptions = {
+    host: target.hostname,
+    port: target.port,
+    path: target.pathname + target.search,
+    method: 'GET',
+    headers: options.headers ?? {},
+    agent,
+  };
   let counting = false;
   let stopping = false;
   let requests = 0;

@@ -36,7 +36,14 @@ async function bulkMembers(stack: Stack, count: number, prefix: string): Promise
 }
 
 /** `count` channel messages, each with an unread row for every reader. */
-async function writeMessages(stack: Stack, streamId: number, senderId: number, readers: number[], count: number, topic: string): Promise<void> {
+async function writeMessages(
+  stack: Stack,
+  streamId: number,
+  senderId: number,
+  readers: number[],
+  count: number,
+  topic: string,
+): Promise<void> {
   await stack.db.$executeRaw`
     WITH inserted AS (
       INSERT INTO message (realm_id, sender_id, stream_id, topic, content, rendered_content)
@@ -74,16 +81,26 @@ async function markAllReadBench(stack: Stack, raw: pg.Client): Promise<Row[]> {
   const sender = await stack.createUser({ fullName: 'Bench sender' });
   const teamchatReader = await stack.createUser({ fullName: 'Teamchat reader' });
   const baselineReader = await stack.createUser({ fullName: 'Baseline reader' });
-  const stream = await stack.createStream({ name: 'mark all read', creatorId: sender.id, subscribers: [sender.id, teamchatReader.id, baselineReader.id] });
+  const stream = await stack.createStream({
+    name: 'mark all read',
+    creatorId: sender.id,
+    subscribers: [sender.id, teamchatReader.id, baselineReader.id],
+  });
   await writeMessages(stack, stream.id, sender.id, [teamchatReader.id, baselineReader.id], UNREAD, 'unread');
   const teamchatSeconds: number[] = [];
   const baselineSeconds: number[] = [];
   const unread = async (userId: number) =>
-    Number((await stack.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM user_message WHERE user_profile_id = ${userId} AND (flags & 1) = 0`)[0].n);
+    Number(
+      (
+        await stack.db.$queryRaw<
+          { n: bigint }[]
+        >`SELECT count(*) AS n FROM user_message WHERE user_profile_id = ${userId} AND (flags & 1) = 0`
+      )[0].n,
+    );
 
   const teamchat = async () => {
     const started = process.hrtime.bigint();
-    for (let complete = false; !complete; ) {
+    for (let complete = false; !complete;) {
       const response = await teamchatReader.client.post('/api/v1/mark_all_as_read');
       if (response.body.result !== 'success') throw new Error(JSON.stringify(response.body));
       complete = response.body.complete;
@@ -105,7 +122,8 @@ async function markAllReadBench(stack: Stack, raw: pg.Client): Promise<Row[]> {
   await stack.db.$executeRaw`UPDATE user_message SET flags = 0 WHERE user_profile_id = ${warm.id}`;
   await rawMarkAllRead(raw, warm.id);
   for (let round = 1; round <= ROUNDS; round++) {
-    await stack.db.$executeRaw`UPDATE user_message SET flags = 0 WHERE user_profile_id IN (${teamchatReader.id}, ${baselineReader.id})`;
+    await stack.db
+      .$executeRaw`UPDATE user_message SET flags = 0 WHERE user_profile_id IN (${teamchatReader.id}, ${baselineReader.id})`;
     await vacuum(stack);
     if (round % 2) {
       await baseline();
@@ -114,11 +132,26 @@ async function markAllReadBench(stack: Stack, raw: pg.Client): Promise<Row[]> {
       await teamchat();
       await baseline();
     }
-    console.log(`  mark-all-read round ${round}: teamchat ${teamchatSeconds.at(-1)!.toFixed(2)} s, raw SQL ${baselineSeconds.at(-1)!.toFixed(2)} s`);
+    console.log(
+      `  mark-all-read round ${round}: teamchat ${teamchatSeconds.at(-1)!.toFixed(2)} s, raw SQL ${baselineSeconds.at(-1)!.toFixed(2)} s`,
+    );
   }
   return [
-    { metric: `mark all read, ${UNREAD} unread`, value: UNREAD / median(teamchatSeconds), baseline: UNREAD / median(baselineSeconds), unit: 'messages/s', better: 'higher', goal: '>= 0.8' },
-    { metric: '  time (median)', value: median(teamchatSeconds), baseline: median(baselineSeconds), unit: 's', better: 'lower' },
+    {
+      metric: `mark all read, ${UNREAD} unread`,
+      value: UNREAD / median(teamchatSeconds),
+      baseline: UNREAD / median(baselineSeconds),
+      unit: 'messages/s',
+      better: 'higher',
+      goal: '>= 0.8',
+    },
+    {
+      metric: '  time (median)',
+      value: median(teamchatSeconds),
+      baseline: median(baselineSeconds),
+      unit: 's',
+      better: 'lower',
+    },
   ];
 }
 
@@ -126,8 +159,16 @@ async function narrowFlagsBench(stack: Stack, raw: pg.Client): Promise<Row[]> {
   const sender = await stack.createUser({ fullName: 'Narrow sender' });
   const teamchatReader = await stack.createUser({ fullName: 'Narrow reader' });
   const baselineReader = await stack.createUser({ fullName: 'Narrow baseline' });
-  const stream = await stack.createStream({ name: 'narrow flags', creatorId: sender.id, subscribers: [sender.id, teamchatReader.id, baselineReader.id] });
-  const other = await stack.createStream({ name: 'elsewhere', creatorId: sender.id, subscribers: [sender.id, teamchatReader.id, baselineReader.id] });
+  const stream = await stack.createStream({
+    name: 'narrow flags',
+    creatorId: sender.id,
+    subscribers: [sender.id, teamchatReader.id, baselineReader.id],
+  });
+  const other = await stack.createStream({
+    name: 'elsewhere',
+    creatorId: sender.id,
+    subscribers: [sender.id, teamchatReader.id, baselineReader.id],
+  });
   // Messages outside the narrow around it, so the range query has to select.
   await writeMessages(stack, other.id, sender.id, [teamchatReader.id, baselineReader.id], NARROW_SIZE, 'other');
   await writeMessages(stack, stream.id, sender.id, [teamchatReader.id, baselineReader.id], NARROW_SIZE, 'in narrow');
@@ -137,11 +178,17 @@ async function narrowFlagsBench(stack: Stack, raw: pg.Client): Promise<Row[]> {
   const baselineSeconds: number[] = [];
   // Warm-up: the same request once, unmeasured.
   await teamchatReader.client.post('/api/v1/messages/flags/narrow', {
-    anchor: 'newest', num_before: 10, num_after: 0, narrow: [{ operator: 'channel', operand: stream.id }], op: 'add', flag: 'starred',
+    anchor: 'newest',
+    num_before: 10,
+    num_after: 0,
+    narrow: [{ operator: 'channel', operand: stream.id }],
+    op: 'add',
+    flag: 'starred',
   });
   const rounds = ROUNDS * 2;
   for (let round = 1; round <= rounds; round++) {
-    await stack.db.$executeRaw`UPDATE user_message SET flags = 0 WHERE user_profile_id IN (${teamchatReader.id}, ${baselineReader.id}) AND flags <> 0`;
+    await stack.db
+      .$executeRaw`UPDATE user_message SET flags = 0 WHERE user_profile_id IN (${teamchatReader.id}, ${baselineReader.id}) AND flags <> 0`;
     const teamchat = async () => {
       const started = process.hrtime.bigint();
       const response = await teamchatReader.client.post('/api/v1/messages/flags/narrow', {
@@ -173,17 +220,36 @@ async function narrowFlagsBench(stack: Stack, raw: pg.Client): Promise<Row[]> {
       await baseline();
     }
   }
-  console.log(`  flags over a narrow: teamchat ${teamchatSeconds.map((s) => (s * 1000).toFixed(0)).join(' ')} ms; raw ${baselineSeconds.map((s) => (s * 1000).toFixed(0)).join(' ')} ms`);
+  console.log(
+    `  flags over a narrow: teamchat ${teamchatSeconds.map((s) => (s * 1000).toFixed(0)).join(' ')} ms; raw ${baselineSeconds.map((s) => (s * 1000).toFixed(0)).join(' ')} ms`,
+  );
   return [
-    { metric: `flags over a ${NARROW_SIZE}-message narrow`, value: NARROW_SIZE / median(teamchatSeconds), baseline: NARROW_SIZE / median(baselineSeconds), unit: 'messages/s', better: 'higher', goal: '>= 0.5' },
-    { metric: '  time (median)', value: median(teamchatSeconds) * 1000, baseline: median(baselineSeconds) * 1000, unit: 'ms', better: 'lower' },
+    {
+      metric: `flags over a ${NARROW_SIZE}-message narrow`,
+      value: NARROW_SIZE / median(teamchatSeconds),
+      baseline: NARROW_SIZE / median(baselineSeconds),
+      unit: 'messages/s',
+      better: 'higher',
+      goal: '>= 0.5',
+    },
+    {
+      metric: '  time (median)',
+      value: median(teamchatSeconds) * 1000,
+      baseline: median(baselineSeconds) * 1000,
+      unit: 'ms',
+      better: 'lower',
+    },
   ];
 }
 
 async function sendBench(stack: Stack): Promise<Row[]> {
   const sender = await stack.createUser({ fullName: 'Loud sender' });
   const members = await bulkMembers(stack, SUBSCRIBERS - 1, 'subscriber');
-  const stream = await stack.createStream({ name: 'a thousand', creatorId: sender.id, subscribers: [sender.id, ...members] });
+  const stream = await stack.createStream({
+    name: 'a thousand',
+    creatorId: sender.id,
+    subscribers: [sender.id, ...members],
+  });
   const recipients = [sender.id, ...members];
   const pool = new pg.Pool({ connectionString: stack.database.url, max: SEND_CONCURRENCY });
 
@@ -204,7 +270,12 @@ async function sendBench(stack: Stack): Promise<Row[]> {
   };
   const teamchat = () =>
     run(async (n) => {
-      const response = await sender.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: `round ${n % 10}`, content: `Message number **${n}** for everyone` });
+      const response = await sender.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: stream.id,
+        topic: `round ${n % 10}`,
+        content: `Message number **${n}** for everyone`,
+      });
       if (response.status !== 200) throw new Error(JSON.stringify(response.body));
     });
   // The raw cost: the message row and its 1,000 user_message rows, one transaction each.
@@ -215,16 +286,27 @@ async function sendBench(stack: Stack): Promise<Row[]> {
         await client.query('BEGIN');
         const { rows } = await client.query<{ id: number }>(
           `INSERT INTO message (realm_id, sender_id, stream_id, topic, content, rendered_content) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-          [stack.realm.id, sender.id, stream.id, `raw ${n % 10}`, `Message number **${n}**`, `<p>Message number <strong>${n}</strong></p>`],
+          [
+            stack.realm.id,
+            sender.id,
+            stream.id,
+            `raw ${n % 10}`,
+            `Message number **${n}**`,
+            `<p>Message number <strong>${n}</strong></p>`,
+          ],
         );
-        await client.query(`INSERT INTO user_message (user_profile_id, message_id, flags) SELECT u, $1, 0 FROM unnest($2::int[]) AS u`, [rows[0].id, recipients]);
+        await client.query(
+          `INSERT INTO user_message (user_profile_id, message_id, flags) SELECT u, $1, 0 FROM unnest($2::int[]) AS u`,
+          [rows[0].id, recipients],
+        );
         await client.query('COMMIT');
       } finally {
         client.release();
       }
     });
   // Warm both paths up (connections, plans, JIT) before measuring.
-  for (let n = 0; n < 5; n++) await sender.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'warm', content: 'warm up' });
+  for (let n = 0; n < 5; n++)
+    await sender.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'warm', content: 'warm up' });
   const results: { teamchat: Awaited<ReturnType<typeof run>>; baseline: Awaited<ReturnType<typeof run>> }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     let teamchatResult;
@@ -242,21 +324,55 @@ async function sendBench(stack: Stack): Promise<Row[]> {
     );
   }
   await pool.end();
-  const pick = (side: 'teamchat' | 'baseline', field: 'perSecond' | 'p99' | 'p50') => median(results.map((result) => result[side][field]));
+  const pick = (side: 'teamchat' | 'baseline', field: 'perSecond' | 'p99' | 'p50') =>
+    median(results.map((result) => result[side][field]));
   return [
-    { metric: `POST /messages, ${SUBSCRIBERS} subscribers (${SEND_CONCURRENCY} senders)`, value: pick('teamchat', 'perSecond'), baseline: pick('baseline', 'perSecond'), unit: 'messages/s', better: 'higher' },
-    { metric: '  p99 latency', value: pick('teamchat', 'p99'), baseline: pick('baseline', 'p99'), unit: 'ms', better: 'lower' },
-    { metric: '  p50 latency', value: pick('teamchat', 'p50'), baseline: pick('baseline', 'p50'), unit: 'ms', better: 'lower' },
+    {
+      metric: `POST /messages, ${SUBSCRIBERS} subscribers (${SEND_CONCURRENCY} senders)`,
+      value: pick('teamchat', 'perSecond'),
+      baseline: pick('baseline', 'perSecond'),
+      unit: 'messages/s',
+      better: 'higher',
+    },
+    {
+      metric: '  p99 latency',
+      value: pick('teamchat', 'p99'),
+      baseline: pick('baseline', 'p99'),
+      unit: 'ms',
+      better: 'lower',
+    },
+    {
+      metric: '  p50 latency',
+      value: pick('teamchat', 'p50'),
+      baseline: pick('baseline', 'p50'),
+      unit: 'ms',
+      better: 'lower',
+    },
   ];
 }
 
 async function main() {
-  const stack = await startStack({ services: ['messages', 'worker'], env: { MARK_ALL_READ_BUDGET_MS: '600000', LOG_LEVEL: 'silent' } });
+  const stack = await startStack({
+    services: ['messages', 'worker'],
+    env: { MARK_ALL_READ_BUDGET_MS: '600000', LOG_LEVEL: 'silent' },
+  });
   const raw = new pg.Client({ connectionString: stack.database.url });
   await raw.connect();
   try {
-    const rows = [...(await markAllReadBench(stack, raw)), ...(await narrowFlagsBench(stack, raw)), ...(await sendBench(stack))];
-    report('messages', rows, { unread: UNREAD, markBatch: MARK_BATCH, narrowSize: NARROW_SIZE, subscribers: SUBSCRIBERS, sends: SENDS, sendConcurrency: SEND_CONCURRENCY, rounds: ROUNDS });
+    const rows = [
+      ...(await markAllReadBench(stack, raw)),
+      ...(await narrowFlagsBench(stack, raw)),
+      ...(await sendBench(stack)),
+    ];
+    report('messages', rows, {
+      unread: UNREAD,
+      markBatch: MARK_BATCH,
+      narrowSize: NARROW_SIZE,
+      subscribers: SUBSCRIBERS,
+      sends: SENDS,
+      sendConcurrency: SEND_CONCURRENCY,
+      rounds: ROUNDS,
+    });
   } finally {
     await raw.end();
     await stack.close();

@@ -34,7 +34,8 @@ const TIMED_ACCOUNTS = num('BENCH_REALM_TIMED_ACCOUNTS', 100, 200);
 const BASELINE_TOLERANCE = 0.15;
 
 const started = performance.now();
-const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
+const log = (line: string) =>
+  console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${line}`);
 
 interface Member {
   email: string;
@@ -59,7 +60,11 @@ async function populate(deps: ReturnType<typeof createBaseDeps>, realm: Realm, c
       while (next < count) {
         const i = next++;
         if (i === timedStart) timedFrom = performance.now();
-        const { user, apiKey } = await doCreateUser(deps, realm, { email: `u${i}@${realm.string_id}.test`, fullName: `User ${i}`, role: 400 });
+        const { user, apiKey } = await doCreateUser(deps, realm, {
+          email: `u${i}@${realm.string_id}.test`,
+          fullName: `User ${i}`,
+          role: 400,
+        });
         members[i] = { email: user.delivery_email, apiKey };
       }
     }),
@@ -99,7 +104,11 @@ interface RegisterFigure {
 }
 
 /** REGISTERS registers, one at a time, by different members of the realm. */
-async function measureRegisters(gateway: string, target: RealmUnderTest, pids: Record<string, number>): Promise<RegisterFigure> {
+async function measureRegisters(
+  gateway: string,
+  target: RealmUnderTest,
+  pids: Record<string, number>,
+): Promise<RegisterFigure> {
   const spent = startCpuMeter(pids);
   const times: number[] = [];
   let bytes = 0;
@@ -133,19 +142,34 @@ async function main(): Promise<void> {
   const deps = createBaseDeps('bench', { ...env, DB_POOL_SIZE: 10 }, { logger: createLogger('bench', 'warn') });
   const procs: Proc[] = [];
   try {
-    log(`» realms of ${SMALL} and ${BIG} users; ${TURNS} turns of ${REGISTERS} registers per realm; creation timed over the last ${TIMED_ACCOUNTS} accounts of each`);
+    log(
+      `» realms of ${SMALL} and ${BIG} users; ${TURNS} turns of ${REGISTERS} registers per realm; creation timed over the last ${TIMED_ACCOUNTS} accounts of each`,
+    );
     // Register is the event tier's; the gateway authenticates and forwards. Both run while the
     // accounts are made, as in production: the event tier takes each account's events as they come.
     const events = await startService('events', 'events', { ...serviceEnv, DB_POOL_SIZE: '10' });
     procs.push(events);
-    const gatewayProc = await startService('gateway', 'gateway', { ...serviceEnv, DB_POOL_SIZE: '3', EVENTS_URL: `http://127.0.0.1:${events.port}`, RATE_LIMIT_ENABLED: 'false' });
+    const gatewayProc = await startService('gateway', 'gateway', {
+      ...serviceEnv,
+      DB_POOL_SIZE: '3',
+      EVENTS_URL: `http://127.0.0.1:${events.port}`,
+      RATE_LIMIT_ENABLED: 'false',
+    });
     procs.push(gatewayProc);
     const gateway = `http://127.0.0.1:${gatewayProc.port}`;
     const pids = { gateway: gatewayProc.child.pid!, events: events.child.pid! };
 
-    const small = await populate(deps, await doCreateRealm(deps.db, { stringId: 'small', name: 'Small', host: 'small.teamchat.test' }), SMALL);
+    const small = await populate(
+      deps,
+      await doCreateRealm(deps.db, { stringId: 'small', name: 'Small', host: 'small.teamchat.test' }),
+      SMALL,
+    );
     log(`   small realm: ${SMALL} accounts, ${small.creationMs.toFixed(1)} ms per account at the end`);
-    const big = await populate(deps, await doCreateRealm(deps.db, { stringId: 'big', name: 'Big', host: 'big.teamchat.test' }), BIG);
+    const big = await populate(
+      deps,
+      await doCreateRealm(deps.db, { stringId: 'big', name: 'Big', host: 'big.teamchat.test' }),
+      BIG,
+    );
     log(`   big realm: ${BIG} accounts, ${big.creationMs.toFixed(1)} ms per account at the end`);
     // What thousands of inserts leave behind would otherwise run during the measurement: fresh
     // planner statistics now, then the event tier's and PostgreSQL's backlog.
@@ -153,7 +177,8 @@ async function main(): Promise<void> {
     log(`   quiet after ${(await settle(pids)).toFixed(0)} s`);
 
     // Warm-up: the first calls compile the code paths and fill the gateway's caches.
-    for (const target of [small, big]) for (let i = 0; i < 3; i++) await register(gateway, target.realm, target.members[i]);
+    for (const target of [small, big])
+      for (let i = 0; i < 3; i++) await register(gateway, target.realm, target.members[i]);
     // The realms take turns, so that both see the same machine.
     const smallTurns: RegisterFigure[] = [];
     const bigTurns: RegisterFigure[] = [];
@@ -161,19 +186,37 @@ async function main(): Promise<void> {
       smallTurns.push(await measureRegisters(gateway, small, pids));
       bigTurns.push(await measureRegisters(gateway, big, pids));
     }
-    const medianOf = (turns: RegisterFigure[]): RegisterFigure => ({ ms: median(turns.map((t) => t.ms)), cpuMs: median(turns.map((t) => t.cpuMs)), bytes: turns[0].bytes });
-    for (const [name, turns] of [['small', smallTurns], ['big', bigTurns]] as const) {
-      log(`   register, ${name} realm: ${turns.map((t) => `${t.ms.toFixed(0)} ms / ${t.cpuMs.toFixed(0)} ms CPU`).join(', ')} (client median / stack CPU per register, by turn); ${(turns[0].bytes / 1024).toFixed(0)} KiB`);
+    const medianOf = (turns: RegisterFigure[]): RegisterFigure => ({
+      ms: median(turns.map((t) => t.ms)),
+      cpuMs: median(turns.map((t) => t.cpuMs)),
+      bytes: turns[0].bytes,
+    });
+    for (const [name, turns] of [
+      ['small', smallTurns],
+      ['big', bigTurns],
+    ] as const) {
+      log(
+        `   register, ${name} realm: ${turns.map((t) => `${t.ms.toFixed(0)} ms / ${t.cpuMs.toFixed(0)} ms CPU`).join(', ')} (client median / stack CPU per register, by turn); ${(turns[0].bytes / 1024).toFixed(0)} KiB`,
+      );
     }
     const smallCpu = smallTurns.map((t) => t.cpuMs);
     const spread = (Math.max(...smallCpu) - Math.min(...smallCpu)) / Math.max(...smallCpu);
-    if (spread > BASELINE_TOLERANCE) log(`   ! the small realm's register CPU moved ${(spread * 100).toFixed(0)} % between turns: a noisy machine, read with care`);
+    if (spread > BASELINE_TOLERANCE)
+      log(
+        `   ! the small realm's register CPU moved ${(spread * 100).toFixed(0)} % between turns: a noisy machine, read with care`,
+      );
     const baseline = medianOf(smallTurns);
     const bigFigure = medianOf(bigTurns);
 
     const perThousand = (value: number, users: number) => (value * 1000) / users;
     const rows: Row[] = [
-      { metric: `register, stack CPU ms per register (${BIG} vs ${SMALL} users)`, value: bigFigure.cpuMs, baseline: baseline.cpuMs, unit: 'ms', better: 'lower' },
+      {
+        metric: `register, stack CPU ms per register (${BIG} vs ${SMALL} users)`,
+        value: bigFigure.cpuMs,
+        baseline: baseline.cpuMs,
+        unit: 'ms',
+        better: 'lower',
+      },
       {
         metric: 'register, stack CPU ms per 1,000 users of the realm (1.0x: linear)',
         value: perThousand(bigFigure.cpuMs, BIG),
@@ -181,11 +224,28 @@ async function main(): Promise<void> {
         unit: 'ms',
         better: 'lower',
       },
-      { metric: 'register, client ms per 1,000 users of the realm', value: perThousand(bigFigure.ms, BIG), baseline: perThousand(baseline.ms, SMALL), unit: 'ms', better: 'lower' },
-      { metric: `account creation, ms per account (at ${BIG} vs ${SMALL} users)`, value: big.creationMs, baseline: small.creationMs, unit: 'ms', better: 'lower' },
+      {
+        metric: 'register, client ms per 1,000 users of the realm',
+        value: perThousand(bigFigure.ms, BIG),
+        baseline: perThousand(baseline.ms, SMALL),
+        unit: 'ms',
+        better: 'lower',
+      },
+      {
+        metric: `account creation, ms per account (at ${BIG} vs ${SMALL} users)`,
+        value: big.creationMs,
+        baseline: small.creationMs,
+        unit: 'ms',
+        better: 'lower',
+      },
     ];
     console.log('');
-    report('realm', rows, { small: SMALL, big: BIG, registers: { small: smallTurns, big: bigTurns }, creationMs: { small: small.creationMs, big: big.creationMs } });
+    report('realm', rows, {
+      small: SMALL,
+      big: BIG,
+      registers: { small: smallTurns, big: bigTurns },
+      creationMs: { small: small.creationMs, big: big.creationMs },
+    });
   } finally {
     await Promise.all(procs.map(stop));
     await deps.close();

@@ -131,24 +131,54 @@ async function run(serviceEnv: Record<string, string>, credentials: string, serv
   const endpoint = `http://127.0.0.1:${gateway.port}/api/v1/tus`;
   const data = crypto.randomBytes(SIZE);
   const direct = { client: process.pid, s3rver: s3.pid };
-  const throughTeamchat = { client: process.pid, s3rver: s3.pid, gateway: gateway.child.pid!, uploads: uploads.child.pid! };
+  const throughTeamchat = {
+    client: process.pid,
+    s3rver: s3.pid,
+    gateway: gateway.child.pid!,
+    uploads: uploads.child.pid!,
+  };
   const loadBefore = os.loadavg()[0];
 
   const runs = { put: [] as Measured[], multipart: [] as Measured[], tus: [] as Measured[] };
   for (let round = 0; round < ROUNDS; round++) {
     const keys = [`direct/put-${round}.bin`, `direct/multipart-${round}.bin`];
-    runs.put.push(await measure(direct, () => client.send(new PutObjectCommand({ Bucket: bucket, Key: keys[0], Body: data, ContentLength: SIZE }))));
+    runs.put.push(
+      await measure(direct, () =>
+        client.send(new PutObjectCommand({ Bucket: bucket, Key: keys[0], Body: data, ContentLength: SIZE })),
+      ),
+    );
     runs.multipart.push(
-      await measure(direct, () => new S3Upload({ client, params: { Bucket: bucket, Key: keys[1], Body: data }, partSize: 8 * MiB, queueSize: 4 }).done()),
+      await measure(direct, () =>
+        new S3Upload({
+          client,
+          params: { Bucket: bucket, Key: keys[1], Body: data },
+          partSize: 8 * MiB,
+          queueSize: 4,
+        }).done(),
+      ),
     );
     let url = '';
-    runs.tus.push(await measure(throughTeamchat, async () => (url = await tusUpload(endpoint, authorization, data, `bench-${round}.bin`))));
+    runs.tus.push(
+      await measure(
+        throughTeamchat,
+        async () => (url = await tusUpload(endpoint, authorization, data, `bench-${round}.bin`)),
+      ),
+    );
     const pathId = decodeURIComponent(url.slice('/user_uploads/'.length));
     // Keep the S3 server's disk use to one round's worth.
-    await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: [...keys, pathId, `${pathId}.info`].map((Key) => ({ Key })) } }));
+    await client.send(
+      new DeleteObjectsCommand({
+        Bucket: bucket,
+        Delete: { Objects: [...keys, pathId, `${pathId}.info`].map((Key) => ({ Key })) },
+      }),
+    );
     const line = (name: string, m: Measured) =>
-      `${name} ${m.seconds.toFixed(2)} s (CPU s: ${Object.entries(m.cpuBy).map(([process, cpu]) => `${process} ${cpu.toFixed(2)}`).join(', ')})`;
-    console.log(`round ${round + 1}/${ROUNDS}: ${line('PutObject', runs.put[round])}, ${line('multipart', runs.multipart[round])}, ${line('tus', runs.tus[round])}`);
+      `${name} ${m.seconds.toFixed(2)} s (CPU s: ${Object.entries(m.cpuBy)
+        .map(([process, cpu]) => `${process} ${cpu.toFixed(2)}`)
+        .join(', ')})`;
+    console.log(
+      `round ${round + 1}/${ROUNDS}: ${line('PutObject', runs.put[round])}, ${line('multipart', runs.multipart[round])}, ${line('tus', runs.tus[round])}`,
+    );
   }
   client.destroy();
 
@@ -158,14 +188,48 @@ async function run(serviceEnv: Record<string, string>, credentials: string, serv
   report(
     'uploads',
     [
-      { metric: '100 MiB tus upload (gateway, uploads, S3) vs direct PutObject', value: tusRate, baseline: throughput(runs.put), unit: 'MiB/s', better: 'higher', goal: '>= 0.7' },
-      { metric: '100 MiB tus upload (gateway, uploads, S3) vs direct multipart', value: tusRate, baseline: throughput(runs.multipart), unit: 'MiB/s', better: 'higher', goal: '>= 0.7' },
-      { metric: 'CPU seconds, all processes: tus path vs direct multipart', value: cpu(runs.tus), baseline: cpu(runs.multipart), unit: 'CPU s', better: 'lower' },
-      { metric: 'CPU seconds, all processes: tus path vs direct PutObject', value: cpu(runs.tus), baseline: cpu(runs.put), unit: 'CPU s', better: 'lower' },
+      {
+        metric: '100 MiB tus upload (gateway, uploads, S3) vs direct PutObject',
+        value: tusRate,
+        baseline: throughput(runs.put),
+        unit: 'MiB/s',
+        better: 'higher',
+        goal: '>= 0.7',
+      },
+      {
+        metric: '100 MiB tus upload (gateway, uploads, S3) vs direct multipart',
+        value: tusRate,
+        baseline: throughput(runs.multipart),
+        unit: 'MiB/s',
+        better: 'higher',
+        goal: '>= 0.7',
+      },
+      {
+        metric: 'CPU seconds, all processes: tus path vs direct multipart',
+        value: cpu(runs.tus),
+        baseline: cpu(runs.multipart),
+        unit: 'CPU s',
+        better: 'lower',
+      },
+      {
+        metric: 'CPU seconds, all processes: tus path vs direct PutObject',
+        value: cpu(runs.tus),
+        baseline: cpu(runs.put),
+        unit: 'CPU s',
+        better: 'lower',
+      },
     ],
-    { sizeBytes: SIZE, rounds: ROUNDS, cpus: os.cpus().length, loadAverage: { before: loadBefore, after: os.loadavg()[0] }, runs },
+    {
+      sizeBytes: SIZE,
+      rounds: ROUNDS,
+      cpus: os.cpus().length,
+      loadAverage: { before: loadBefore, after: os.loadavg()[0] },
+      runs,
+    },
   );
-  console.log(`machine: ${os.cpus().length} CPUs, load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after`);
+  console.log(
+    `machine: ${os.cpus().length} CPUs, load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after`,
+  );
 }
 
 main().catch((error) => {

@@ -28,7 +28,11 @@ export function ensureInstalled() {
     execFileSync(process.execPath, [path.join(root, 'node_modules/prisma/build/index.js'), 'generate'], {
       cwd: path.join(root, 'packages/db'),
       stdio: 'inherit',
-      env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://unused@127.0.0.1/unused', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      env: {
+        ...process.env,
+        DATABASE_URL: process.env.DATABASE_URL ?? 'postgresql://unused@127.0.0.1/unused',
+        PRISMA_HIDE_UPDATE_MESSAGE: '1',
+      },
     });
   }
 }

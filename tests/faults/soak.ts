@@ -79,7 +79,8 @@ async function main(): Promise<void> {
     sampleEveryMs: number('SOAK_SAMPLE_EVERY_S', 5) * 1000,
     settleMs: 60_000,
     seed: number('SOAK_SEED', 1),
-    log: (message) => console.log(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(5)} s] ${message}`),
+    log: (message) =>
+      console.log(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(5)} s] ${message}`),
   });
   fs.mkdirSync(path.dirname(report), { recursive: true });
   fs.writeFileSync(report, JSON.stringify({ minutes, shortened: minutes < 60, ...result }, null, 2));

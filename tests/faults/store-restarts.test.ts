@@ -19,7 +19,6 @@ import { baseline, createParticipants, finishAndCheck, startClients, Workload } 
 
 jest.setTimeout(120_000);
 
-
 let postgres: OwnPostgres;
 let redis: OwnRedis;
 let cluster: ProcessCluster;

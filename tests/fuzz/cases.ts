@@ -124,14 +124,79 @@ const NASTY_VALUES = [
 ];
 
 const COMMON_NAMES = [
-  'to', 'type', 'content', 'topic', 'subject', 'stream_id', 'stream', 'user_id', 'user_ids', 'anchor', 'num_before',
-  'num_after', 'narrow', 'messages', 'op', 'flag', 'name', 'names', 'description', 'subscriptions', 'principals', 'add',
-  'delete', 'remove', 'data', 'queue_id', 'last_event_id', 'event_types', 'fetch_event_types', 'apply_markdown', 'emoji_name',
-  'status', 'role', 'full_name', 'email', 'password', 'username', 'api_key', 'pattern', 'url_template', 'field_type',
-  'field_data', 'hint', 'order', 'invite_expires_in_minutes', 'invite_as', 'stream_ids', 'group_id', 'fragment',
-  'is_pinned', 'hidden', 'title', 'timestamp', 'drafts', 'draft', 'token', 'appid', 'include_subscribers', 'property',
-  'value', 'visibility_policy', 'new_name', 'is_private', 'folder_id', 'channel_folder_id', 'ping_only', 'dont_block',
-  'client_capabilities', 'slim_presence', 'new_user_group', 'can_manage_group', 'message_id', 'filename',
+  'to',
+  'type',
+  'content',
+  'topic',
+  'subject',
+  'stream_id',
+  'stream',
+  'user_id',
+  'user_ids',
+  'anchor',
+  'num_before',
+  'num_after',
+  'narrow',
+  'messages',
+  'op',
+  'flag',
+  'name',
+  'names',
+  'description',
+  'subscriptions',
+  'principals',
+  'add',
+  'delete',
+  'remove',
+  'data',
+  'queue_id',
+  'last_event_id',
+  'event_types',
+  'fetch_event_types',
+  'apply_markdown',
+  'emoji_name',
+  'status',
+  'role',
+  'full_name',
+  'email',
+  'password',
+  'username',
+  'api_key',
+  'pattern',
+  'url_template',
+  'field_type',
+  'field_data',
+  'hint',
+  'order',
+  'invite_expires_in_minutes',
+  'invite_as',
+  'stream_ids',
+  'group_id',
+  'fragment',
+  'is_pinned',
+  'hidden',
+  'title',
+  'timestamp',
+  'drafts',
+  'draft',
+  'token',
+  'appid',
+  'include_subscribers',
+  'property',
+  'value',
+  'visibility_policy',
+  'new_name',
+  'is_private',
+  'folder_id',
+  'channel_folder_id',
+  'ping_only',
+  'dont_block',
+  'client_capabilities',
+  'slim_presence',
+  'new_user_group',
+  'can_manage_group',
+  'message_id',
+  'filename',
 ];
 
 export function valueArb(fixture: FuzzFixture): fc.Arbitrary<string> {
@@ -142,7 +207,12 @@ export function valueArb(fixture: FuzzFixture): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.integer().map(String) },
     { weight: 1, arbitrary: fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String) },
     { weight: 1, arbitrary: fc.double().map(String) },
-    { weight: 1, arbitrary: fc.array(fc.oneof(fc.integer(), fc.string({ unit: 'binary' }), fc.constant(null)), { maxLength: 5 }).map((v) => JSON.stringify(v)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(fc.oneof(fc.integer(), fc.string({ unit: 'binary' }), fc.constant(null)), { maxLength: 5 })
+        .map((v) => JSON.stringify(v)),
+    },
     { weight: 2, arbitrary: fc.constantFrom(...fixture.validish) },
   );
 }
@@ -152,7 +222,10 @@ function nameArb(endpoint: Endpoint): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...known) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }) },
-    { weight: 1, arbitrary: fc.constantFrom('', '\u0000', 'a[b]', '__proto__', 'constructor', 'hasOwnProperty', 'x'.repeat(5000)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('', '\u0000', 'a[b]', '__proto__', 'constructor', 'hasOwnProperty', 'x'.repeat(5000)),
+    },
   );
 }
 
@@ -185,7 +258,9 @@ function jsonObjectText(pairs: [string, string][]): string {
 }
 
 function multipartBody(pairs: [string, string][], boundary: string): Buffer {
-  const parts = pairs.map(([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n.replace(/["\r\n]/g, '_')}"\r\n\r\n${v}\r\n`);
+  const parts = pairs.map(
+    ([n, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${n.replace(/["\r\n]/g, '_')}"\r\n\r\n${v}\r\n`,
+  );
   return Buffer.from(`${parts.join('')}--${boundary}--\r\n`);
 }
 
@@ -217,19 +292,63 @@ const BROKEN_JSON_BODIES: (string | Buffer)[] = [
 
 function brokenMultipart(boundary: string): { contentType: string; body: Buffer }[] {
   return [
-    { contentType: 'multipart/form-data', body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--${boundary}--\r\n`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--other\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--other--\r\n`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--${boundary}\r\n\r\nno disposition\r\n--${boundary}--\r\n`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n${'X-Pad: y\r\n'.repeat(5000)}\r\n1\r\n--${boundary}--\r\n`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: multipartBody(Array.from({ length: 20_000 }, (_, i) => [`p${i}`, 'v'] as [string, string]), boundary) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from('garbage without any boundary at all') },
-    { contentType: `multipart/form-data; boundary=${'b'.repeat(300)}`, body: Buffer.from(`--${'b'.repeat(300)}--\r\n`) },
+    {
+      contentType: 'multipart/form-data',
+      body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--${boundary}--\r\n`),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(`--other\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--other--\r\n`),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\n1`),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(`--${boundary}\r\n\r\nno disposition\r\n--${boundary}--\r\n`),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`,
+      ),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n${'X-Pad: y\r\n'.repeat(5000)}\r\n1\r\n--${boundary}--\r\n`,
+      ),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: multipartBody(
+        Array.from({ length: 20_000 }, (_, i) => [`p${i}`, 'v'] as [string, string]),
+        boundary,
+      ),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from('garbage without any boundary at all'),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${'b'.repeat(300)}`,
+      body: Buffer.from(`--${'b'.repeat(300)}--\r\n`),
+    },
     { contentType: 'multipart/form-data; boundary=""', body: Buffer.from('--\r\n') },
     { contentType: `multipart/mixed; boundary=${boundary}`, body: multipartBody([['a', '1']], boundary) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="a"\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!\r\n--${boundary}--\r\n`) },
-    { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name*=utf-8''%FF%FE\r\n\r\n1\r\n--${boundary}--\r\n`) },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="a"\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!\r\n--${boundary}--\r\n`,
+      ),
+    },
+    {
+      contentType: `multipart/form-data; boundary=${boundary}`,
+      body: Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name*=utf-8''%FF%FE\r\n\r\n1\r\n--${boundary}--\r\n`,
+      ),
+    },
   ];
 }
 
@@ -244,14 +363,41 @@ const ODD_CONTENT_TYPES: { contentType: string; encoding?: string; body: Buffer 
   { contentType: 'application/json', encoding: 'br', body: Buffer.from('not brotli') },
   { contentType: 'application/json', encoding: 'x-unknown', body: Buffer.from('{}') },
   { contentType: 'application/x-www-form-urlencoded', body: Buffer.from('%ZZ=%ZZ&&=&%&a=%E0%A4%A') },
-  { contentType: 'application/x-www-form-urlencoded', body: Buffer.from(Array.from({ length: 20_000 }, (_, i) => `p${i}=1`).join('&')) },
+  {
+    contentType: 'application/x-www-form-urlencoded',
+    body: Buffer.from(Array.from({ length: 20_000 }, (_, i) => `p${i}=1`).join('&')),
+  },
   { contentType: '', body: Buffer.from('a=1') },
   { contentType: '\u00ff/\u00ff', body: Buffer.from('a=1') },
 ];
 
 const BAD_PATH_SEGMENTS = [
-  '-1', '0', '2147483648', '4294967296', '99999999999999999999', '1e3', '0x10', '1.5', '+1', '%201', 'abc', '%00', '1%00',
-  '%F0%9F%99%82', '%E2%80%AE', '%ZZ', '%', '%C0%80', '%FF', '..', '%2E%2E', '%2F', 'a'.repeat(3000), 'null', '[1]', '%5B1%5D',
+  '-1',
+  '0',
+  '2147483648',
+  '4294967296',
+  '99999999999999999999',
+  '1e3',
+  '0x10',
+  '1.5',
+  '+1',
+  '%201',
+  'abc',
+  '%00',
+  '1%00',
+  '%F0%9F%99%82',
+  '%E2%80%AE',
+  '%ZZ',
+  '%',
+  '%C0%80',
+  '%FF',
+  '..',
+  '%2E%2E',
+  '%2F',
+  'a'.repeat(3000),
+  'null',
+  '[1]',
+  '%5B1%5D',
 ];
 
 function basicHeader(raw: string | Buffer): string {
@@ -259,7 +405,11 @@ function basicHeader(raw: string | Buffer): string {
 }
 
 function brokenAuthHeaders(fixture: FuzzFixture): string[] {
-  const key = Buffer.from(fixture.authorization.slice('Basic '.length), 'base64').toString().split(':').slice(1).join(':');
+  const key = Buffer.from(fixture.authorization.slice('Basic '.length), 'base64')
+    .toString()
+    .split(':')
+    .slice(1)
+    .join(':');
   return [
     'Basic',
     'Basic ',
@@ -300,30 +450,60 @@ function pathArb(endpoint: Endpoint, fixture: FuzzFixture, allowBad: boolean): f
       options.push(fc.constantFrom(...BAD_PATH_SEGMENTS));
       options.push(fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }).map(pct));
       options.push(fc.integer({ min: 1, max: 5000 }).map(String));
-      if (wildcard) options.push(fc.array(fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }).map(pct), { minLength: 1, maxLength: 6 }).map((parts) => parts.join('/')));
+      if (wildcard)
+        options.push(
+          fc
+            .array(fc.string({ unit: 'binary', minLength: 1, maxLength: 10 }).map(pct), { minLength: 1, maxLength: 6 })
+            .map((parts) => parts.join('/')),
+        );
     }
     return fc.oneof(...options);
   };
   const pieces = endpoint.path.split(/([:*]\w+)/);
-  return fc.tuple(
-    ...pieces.map((piece) => (/^[:*]\w+$/.test(piece) ? segmentFor(piece.slice(1), piece.startsWith('*')) : fc.constant(piece))),
-  ).map((parts) => parts.join(''));
+  return fc
+    .tuple(
+      ...pieces.map((piece) =>
+        /^[:*]\w+$/.test(piece) ? segmentFor(piece.slice(1), piece.startsWith('*')) : fc.constant(piece),
+      ),
+    )
+    .map((parts) => parts.join(''));
 }
 
 type Encoding = 'query' | 'form' | 'multipart' | 'json';
 
-function withParams(method: string, path: string, pairs: [string, string][], encoding: Encoding, headers: Record<string, string>): Omit<FuzzRequest, 'kind'> {
+function withParams(
+  method: string,
+  path: string,
+  pairs: [string, string][],
+  encoding: Encoding,
+  headers: Record<string, string>,
+): Omit<FuzzRequest, 'kind'> {
   switch (encoding) {
     case 'query':
       return { method, path: pairs.length ? `${path}?${formEncode(pairs)}` : path, headers };
     case 'form':
-      return { method, path, headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(formEncode(pairs)) };
+      return {
+        method,
+        path,
+        headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+        body: Buffer.from(formEncode(pairs)),
+      };
     case 'multipart': {
       const boundary = 'fuzzboundary7MA4YWxkTrZu0gW';
-      return { method, path, headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` }, body: multipartBody(pairs, boundary) };
+      return {
+        method,
+        path,
+        headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: multipartBody(pairs, boundary),
+      };
     }
     case 'json':
-      return { method, path, headers: { ...headers, 'content-type': 'application/json' }, body: Buffer.from(jsonObjectText(pairs)) };
+      return {
+        method,
+        path,
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: Buffer.from(jsonObjectText(pairs)),
+      };
   }
 }
 
@@ -348,14 +528,20 @@ export function caseArb(endpoint: Endpoint, fixture: FuzzFixture): fc.Arbitrary<
       const duplicated = Boolean(duplicate && pairs.length);
       if (duplicate && duplicated) all.push([pairs[duplicate[0] % pairs.length][0], duplicate[1]]);
       const effective = endpoint.method === 'GET' && encoding !== 'query' ? 'query' : encoding;
-      return { kind: duplicated ? 'duplicated-params' : 'bad-params', ...withParams(endpoint.method, path, all, effective, auth) };
+      return {
+        kind: duplicated ? 'duplicated-params' : 'bad-params',
+        ...withParams(endpoint.method, path, all, effective, auth),
+      };
     });
 
   // Every documented parameter present with a bad value (reaches past "missing argument").
   const allNamed = fc
     .record({
       path: goodPath,
-      values: fc.array(valueArb(fixture), { minLength: endpoint.paramNames.length, maxLength: endpoint.paramNames.length }),
+      values: fc.array(valueArb(fixture), {
+        minLength: endpoint.paramNames.length,
+        maxLength: endpoint.paramNames.length,
+      }),
       encoding: encodingArb,
     })
     .map(({ path, values, encoding }): FuzzRequest => {
@@ -364,30 +550,69 @@ export function caseArb(endpoint: Endpoint, fixture: FuzzFixture): fc.Arbitrary<
       return { kind: 'all-params-bad', ...withParams(endpoint.method, path, pairs, effective, auth) };
     });
 
-  const brokenJson = fc.record({ path: goodPath, body: fc.constantFrom(...BROKEN_JSON_BODIES) }).map(
-    ({ path, body }): FuzzRequest => ({ kind: 'broken-json-body', method: endpoint.method, path, headers: { ...auth, 'content-type': 'application/json' }, body: Buffer.from(body) }),
+  const brokenJson = fc
+    .record({ path: goodPath, body: fc.constantFrom(...BROKEN_JSON_BODIES) })
+    .map(({ path, body }): FuzzRequest => ({
+      kind: 'broken-json-body',
+      method: endpoint.method,
+      path,
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: Buffer.from(body),
+    }));
+
+  const multipart = fc
+    .record({ path: goodPath, variant: fc.constantFrom(...brokenMultipart('fuzzB0undary')) })
+    .map(({ path, variant }): FuzzRequest => ({
+      kind: 'broken-multipart',
+      method: endpoint.method,
+      path,
+      headers: { ...auth, 'content-type': variant.contentType },
+      body: variant.body,
+    }));
+
+  const contentTypes = fc
+    .record({ path: goodPath, variant: fc.constantFrom(...ODD_CONTENT_TYPES) })
+    .map(({ path, variant }): FuzzRequest => {
+      const headers: Record<string, string> = { ...auth, 'content-type': variant.contentType };
+      if (variant.encoding) headers['content-encoding'] = variant.encoding;
+      return { kind: 'odd-content-type', method: endpoint.method, path, headers, body: variant.body };
+    });
+
+  const wrongMethods = OTHER_METHODS.filter(
+    (m) => !endpoint.methods.includes(m) && !(m === 'HEAD' && endpoint.methods.includes('GET')),
   );
-
-  const multipart = fc.record({ path: goodPath, variant: fc.constantFrom(...brokenMultipart('fuzzB0undary')) }).map(
-    ({ path, variant }): FuzzRequest => ({ kind: 'broken-multipart', method: endpoint.method, path, headers: { ...auth, 'content-type': variant.contentType }, body: variant.body }),
-  );
-
-  const contentTypes = fc.record({ path: goodPath, variant: fc.constantFrom(...ODD_CONTENT_TYPES) }).map(({ path, variant }): FuzzRequest => {
-    const headers: Record<string, string> = { ...auth, 'content-type': variant.contentType };
-    if (variant.encoding) headers['content-encoding'] = variant.encoding;
-    return { kind: 'odd-content-type', method: endpoint.method, path, headers, body: variant.body };
-  });
-
-  const wrongMethods = OTHER_METHODS.filter((m) => !endpoint.methods.includes(m) && !(m === 'HEAD' && endpoint.methods.includes('GET')));
   const wrongMethod = fc
     .record({ path: goodPath, method: fc.constantFrom(...wrongMethods), pairs: fc.array(pairArb, { maxLength: 3 }) })
-    .map(({ path, method, pairs }): FuzzRequest => ({ kind: 'wrong-method', ...withParams(method, path, pairs, 'form', auth) }));
+    .map(({ path, method, pairs }): FuzzRequest => ({
+      kind: 'wrong-method',
+      ...withParams(method, path, pairs, 'form', auth),
+    }));
 
   const badAuth = fc
-    .record({ path: goodPath, header: fc.oneof(fc.constantFrom(...brokenAuthHeaders(fixture)), fc.string({ unit: 'binary', maxLength: 60 }).map(basicHeader)) })
-    .map(({ path, header }): FuzzRequest => ({ kind: 'broken-basic-auth', method: endpoint.method, path, headers: { authorization: header, accept: 'application/json' } }));
+    .record({
+      path: goodPath,
+      header: fc.oneof(
+        fc.constantFrom(...brokenAuthHeaders(fixture)),
+        fc.string({ unit: 'binary', maxLength: 60 }).map(basicHeader),
+      ),
+    })
+    .map(({ path, header }): FuzzRequest => ({
+      kind: 'broken-basic-auth',
+      method: endpoint.method,
+      path,
+      headers: { authorization: header, accept: 'application/json' },
+    }));
 
-  const arbs: fc.Arbitrary<FuzzRequest>[] = [params, params, params, allNamed, brokenJson, multipart, contentTypes, badAuth];
+  const arbs: fc.Arbitrary<FuzzRequest>[] = [
+    params,
+    params,
+    params,
+    allNamed,
+    brokenJson,
+    multipart,
+    contentTypes,
+    badAuth,
+  ];
   if (wrongMethods.length) arbs.push(wrongMethod);
   return fc.oneof(...arbs);
 }
@@ -416,7 +641,17 @@ export const TARGETED_VALUES: [string, string][] = [
 
 /** Operands past the id columns and with NUL, for every narrow operator that takes one. */
 const NARROW_OPERATORS = [
-  'channel', 'stream', 'sender', 'dm', 'pm-with', 'dm-including', 'group-pm-with', 'id', 'with', 'topic', 'search',
+  'channel',
+  'stream',
+  'sender',
+  'dm',
+  'pm-with',
+  'dm-including',
+  'group-pm-with',
+  'id',
+  'with',
+  'topic',
+  'search',
 ];
 export const TARGETED_NARROWS: [string, string][] = NARROW_OPERATORS.flatMap((operator): [string, string][] => {
   const wrap = (operand: unknown) => JSON.stringify([{ operator, operand }]);

@@ -67,7 +67,6 @@ export { ROUTES };
 
 // --- zulip.yaml -----------------------------------------------------------------------------
 
-
 type Doc = Record<string, any>;
 let cached: Doc | null | undefined;
 

@@ -13,7 +13,19 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { caseArb, targetedCases, type FuzzRequest } from './cases';
 import { listEndpoints, samplePath, type Endpoint } from './endpoints';
-import { changedTables, checkAnswer, closeSender, fingerprint, fingerprintQuery, installWriteCounter, send, startFuzzStack, writeCount, type FuzzStack, type Fingerprint } from './harness';
+import {
+  changedTables,
+  checkAnswer,
+  closeSender,
+  fingerprint,
+  fingerprintQuery,
+  installWriteCounter,
+  send,
+  startFuzzStack,
+  writeCount,
+  type FuzzStack,
+  type Fingerprint,
+} from './harness';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10);
 const SEED = process.env.FUZZ_SEED === 'random' ? Date.now() % 2 ** 31 : Number(process.env.FUZZ_SEED ?? 2_026_1121);
@@ -40,7 +52,9 @@ const failures: Failure[] = [];
 const recent: string[] = [];
 
 function describeRequest(request: FuzzRequest): string {
-  const body = request.body ? ` body(${request.body.length}B)=${JSON.stringify(request.body.subarray(0, 200).toString('latin1'))}` : '';
+  const body = request.body
+    ? ` body(${request.body.length}B)=${JSON.stringify(request.body.subarray(0, 200).toString('latin1'))}`
+    : '';
   return `${request.method} ${request.path.slice(0, 300)} ${JSON.stringify(request.headers).slice(0, 300)}${body}`;
 }
 
@@ -70,7 +84,10 @@ afterAll(async () => {
   fs.writeFileSync(REPORT, `${JSON.stringify(report, null, 2)}\n`);
   console.log(
     `fuzz: ${report.total} requests over ${counts.size} endpoints (seed ${SEED}, FUZZ_RUNS=${RUNS}), ${failures.length} failures; report ${REPORT}\n` +
-      [...counts.entries()].sort().map(([name, n]) => `  ${String(n).padStart(5)}  ${name}  (${millis.get(name) ?? 0} ms)`).join('\n'),
+      [...counts.entries()]
+        .sort()
+        .map(([name, n]) => `  ${String(n).padStart(5)}  ${name}  (${millis.get(name) ?? 0} ms)`)
+        .join('\n'),
   );
   closeSender();
   await fuzz?.close();
@@ -80,7 +97,8 @@ afterAll(async () => {
 async function attempt(endpoint: Endpoint, request: FuzzRequest): Promise<void> {
   counts.set(key(endpoint), (counts.get(key(endpoint)) ?? 0) + 1);
   kinds.set(request.kind, (kinds.get(request.kind) ?? 0) + 1);
-  const record = (problem: string) => failures.push({ endpoint: key(endpoint), kind: request.kind, request: describeRequest(request), problem });
+  const record = (problem: string) =>
+    failures.push({ endpoint: key(endpoint), kind: request.kind, request: describeRequest(request), problem });
   let refused = true;
   recent.push(describeRequest(request).slice(0, 400));
   if (recent.length > 4) recent.shift();
@@ -111,60 +129,74 @@ function sampleCases(endpoint: Endpoint, index: number): FuzzRequest[] {
 }
 
 it('every endpoint of every service is routed by the gateway to its service', () => {
-  const unrouted = endpoints.filter((e) => e.rule?.service !== e.service).map((e) => `${key(e)} (${samplePath(e.path)})`);
+  const unrouted = endpoints
+    .filter((e) => e.rule?.service !== e.service)
+    .map((e) => `${key(e)} (${samplePath(e.path)})`);
   expect(unrouted).toEqual([]);
   expect(endpoints.length).toBeGreaterThan(50);
 });
 
-describe.each(['users', 'messages', 'channels', 'uploads', 'events'])('the %s service under malformed requests', (service) => {
-  const mine = endpoints.filter((e) => e.service === service && (!ONLY || ONLY.test(key(e))));
+describe.each(['users', 'messages', 'channels', 'uploads', 'events'])(
+  'the %s service under malformed requests',
+  (service) => {
+    const mine = endpoints.filter((e) => e.service === service && (!ONLY || ONLY.test(key(e))));
 
-  it('answers every one with a 4xx Zulip error (or a success) and changes nothing when refusing', async () => {
-    for (const endpoint of mine) {
-      const cases = sampleCases(endpoint, endpoints.indexOf(endpoint));
-      // Oversized: one body past the 10 MiB form limit (and the 1 MiB upload limit here), to
-      // every endpoint that reads its body itself and to one form endpoint per service (the
-      // form limit is the shared parser's); FUZZ_OVERSIZED_ALL=1 sends one to every endpoint.
-      if (endpoint.body === 'raw' || endpoint === mine.find((e) => e.body === 'form' && e.method !== 'GET') || process.env.FUZZ_OVERSIZED_ALL) cases.push({
-        kind: 'oversized-body',
-        method: endpoint.method,
-        path: samplePath(endpoint.path),
-        headers: { authorization: fuzz.fixture.authorization, 'content-type': 'application/x-www-form-urlencoded' },
-        body: OVERSIZED,
-      });
-      const started = Date.now();
-      for (const request of cases) await attempt(endpoint, request);
-      millis.set(key(endpoint), Date.now() - started);
-    }
-    const mineFailures = failures.filter((f) => mine.some((e) => key(e) === f.endpoint));
-    // Distinct problems first (one example each), so a run's output stays readable.
-    const distinct = new Map<string, Failure>();
-    for (const f of mineFailures) {
-      const signature = `${f.endpoint} ${f.problem.replace(/\d+/g, 'N').slice(0, 80)}`;
-      if (!distinct.has(signature)) distinct.set(signature, f);
-    }
-    expect([...distinct.values()]).toEqual([]);
-    await expectServicesReady();
-  }, 300_000);
+    it('answers every one with a 4xx Zulip error (or a success) and changes nothing when refusing', async () => {
+      for (const endpoint of mine) {
+        const cases = sampleCases(endpoint, endpoints.indexOf(endpoint));
+        // Oversized: one body past the 10 MiB form limit (and the 1 MiB upload limit here), to
+        // every endpoint that reads its body itself and to one form endpoint per service (the
+        // form limit is the shared parser's); FUZZ_OVERSIZED_ALL=1 sends one to every endpoint.
+        if (
+          endpoint.body === 'raw' ||
+          endpoint === mine.find((e) => e.body === 'form' && e.method !== 'GET') ||
+          process.env.FUZZ_OVERSIZED_ALL
+        )
+          cases.push({
+            kind: 'oversized-body',
+            method: endpoint.method,
+            path: samplePath(endpoint.path),
+            headers: { authorization: fuzz.fixture.authorization, 'content-type': 'application/x-www-form-urlencoded' },
+            body: OVERSIZED,
+          });
+        const started = Date.now();
+        for (const request of cases) await attempt(endpoint, request);
+        millis.set(key(endpoint), Date.now() - started);
+      }
+      const mineFailures = failures.filter((f) => mine.some((e) => key(e) === f.endpoint));
+      // Distinct problems first (one example each), so a run's output stays readable.
+      const distinct = new Map<string, Failure>();
+      for (const f of mineFailures) {
+        const signature = `${f.endpoint} ${f.problem.replace(/\d+/g, 'N').slice(0, 80)}`;
+        if (!distinct.has(signature)) distinct.set(signature, f);
+      }
+      expect([...distinct.values()]).toEqual([]);
+      await expectServicesReady();
+    }, 300_000);
 
-  // Not random: each documented parameter, one at a time, with ids at 2^31 and 2^53, NUL in
-  // plain and JSON strings, and lists past every bound (see TARGETED_VALUES); FUZZ_TARGETED=0
-  // skips them.
-  const targeted = process.env.FUZZ_TARGETED === '0' ? it.skip : it;
-  targeted('answers targeted values (ids past the id columns, NUL, huge lists) with a 4xx, never a 5xx', async () => {
-    const before = failures.length;
-    for (const endpoint of mine) {
-      const started = Date.now();
-      const requests = targetedCases(endpoint, fuzz.fixture, fixturePath(endpoint.path));
-      for (const request of requests) await attempt(endpoint, request);
-      millis.set(key(endpoint), (millis.get(key(endpoint)) ?? 0) + Date.now() - started);
-    }
-    const distinct = new Map<string, Failure>();
-    for (const f of failures.slice(before)) distinct.set(`${f.endpoint} ${f.kind} ${f.problem.slice(0, 80)}`, f);
-    expect([...distinct.values()]).toEqual([]);
-    await expectServicesReady();
-  }, 600_000);
-});
+    // Not random: each documented parameter, one at a time, with ids at 2^31 and 2^53, NUL in
+    // plain and JSON strings, and lists past every bound (see TARGETED_VALUES); FUZZ_TARGETED=0
+    // skips them.
+    const targeted = process.env.FUZZ_TARGETED === '0' ? it.skip : it;
+    targeted(
+      'answers targeted values (ids past the id columns, NUL, huge lists) with a 4xx, never a 5xx',
+      async () => {
+        const before = failures.length;
+        for (const endpoint of mine) {
+          const started = Date.now();
+          const requests = targetedCases(endpoint, fuzz.fixture, fixturePath(endpoint.path));
+          for (const request of requests) await attempt(endpoint, request);
+          millis.set(key(endpoint), (millis.get(key(endpoint)) ?? 0) + Date.now() - started);
+        }
+        const distinct = new Map<string, Failure>();
+        for (const f of failures.slice(before)) distinct.set(`${f.endpoint} ${f.kind} ${f.problem.slice(0, 80)}`, f);
+        expect([...distinct.values()]).toEqual([]);
+        await expectServicesReady();
+      },
+      600_000,
+    );
+  },
+);
 
 /** Every service still answers its readiness probe, through the gateway's too. */
 async function expectServicesReady(): Promise<void> {

@@ -22,12 +22,24 @@ export function closeSender(): void {
   agent.destroy();
 }
 
-export function send(baseUrl: string, request: { method: string; path: string; headers: Record<string, string>; body?: Buffer }, timeoutMs = 15_000): Promise<RawResponse> {
+export function send(
+  baseUrl: string,
+  request: { method: string; path: string; headers: Record<string, string>; body?: Buffer },
+  timeoutMs = 15_000,
+): Promise<RawResponse> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...request.headers };
     if (request.body) headers['content-length'] = request.body.length;
-    const req = http.request({ hostname: url.hostname, port: url.port, method: request.method, path: request.path, headers, agent, timeout: timeoutMs });
+    const req = http.request({
+      hostname: url.hostname,
+      port: url.port,
+      method: request.method,
+      path: request.path,
+      headers,
+      agent,
+      timeout: timeoutMs,
+    });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -70,7 +82,11 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
     if (!isJson) {
       // tus answers its protocol's refusals with tus' own bodies (as Zulip's tusd does); the
       // invitation page is a web page, its refusals too.
-      if (endpointPath.startsWith('/api/v1/tus') || (endpointPath.startsWith('/join/') && /text\/html/.test(String(response.headers['content-type'])))) return null;
+      if (
+        endpointPath.startsWith('/api/v1/tus') ||
+        (endpointPath.startsWith('/join/') && /text\/html/.test(String(response.headers['content-type'])))
+      )
+        return null;
       return `status ${status}: not a JSON body (${String(response.headers['content-type'])})`;
     }
     if (body?.result !== 'error' || typeof body.msg !== 'string' || typeof body.code !== 'string') {
@@ -79,7 +95,10 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
     return null;
   }
   if (status >= 300) return null; // redirects (file serving)
-  if (isJson) return body?.result === 'success' || isNonJsonEndpoint(endpointPath) ? null : `status ${status}: JSON success without result "success"`;
+  if (isJson)
+    return body?.result === 'success' || isNonJsonEndpoint(endpointPath)
+      ? null
+      : `status ${status}: JSON success without result "success"`;
   return isNonJsonEndpoint(endpointPath) || status === 204 ? null : `status ${status}: not a JSON body`;
 }
 
@@ -94,14 +113,19 @@ const VOLATILE_TABLES = new Set(['event_outbox', 'event_tier_epoch', '_prisma_mi
 export type Fingerprint = Map<string, string>;
 
 async function dataTables(stack: Stack): Promise<string[]> {
-  const tables = await stack.db.$queryRaw<{ tablename: string }[]>`SELECT tablename::text AS tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
+  const tables = await stack.db.$queryRaw<
+    { tablename: string }[]
+  >`SELECT tablename::text AS tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`;
   return tables.map((t) => t.tablename).filter((name) => !VOLATILE_TABLES.has(name) && name !== 'fuzz_write_count');
 }
 
 /** Every table's row count and a hash of its rows, in one query. */
 export async function fingerprintQuery(stack: Stack): Promise<string> {
   return (await dataTables(stack))
-    .map((name) => `SELECT '${name}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS h FROM "${name}" x`)
+    .map(
+      (name) =>
+        `SELECT '${name}' AS t, count(*)::int AS n, md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS h FROM "${name}" x`,
+    )
     .join(' UNION ALL ');
 }
 
@@ -123,7 +147,9 @@ export async function installWriteCounter(stack: Stack): Promise<void> {
       RETURN NULL;
     END $$`);
   for (const name of await dataTables(stack)) {
-    await stack.db.$executeRawUnsafe(`CREATE TRIGGER fuzz_count_write AFTER INSERT OR UPDATE OR DELETE ON "${name}" FOR EACH ROW EXECUTE FUNCTION fuzz_count_write()`);
+    await stack.db.$executeRawUnsafe(
+      `CREATE TRIGGER fuzz_count_write AFTER INSERT OR UPDATE OR DELETE ON "${name}" FOR EACH ROW EXECUTE FUNCTION fuzz_count_write()`,
+    );
   }
 }
 
@@ -155,7 +181,11 @@ export async function startFuzzStack(): Promise<FuzzStack> {
   // The fuzzing user is the only owner: every permission check passes (deeper code is
   // reached) and it cannot deactivate or demote itself.
   const owner = await stack.createUser({ email: 'fuzz-owner@example.com', fullName: 'Fuzz Owner', role: Role.OWNER });
-  const member = await stack.createUser({ email: 'fuzz-member@example.com', fullName: 'Fuzz Member', role: Role.MEMBER });
+  const member = await stack.createUser({
+    email: 'fuzz-member@example.com',
+    fullName: 'Fuzz Member',
+    role: Role.MEMBER,
+  });
   await stack.createUser({ email: 'fuzz-bot@example.com', fullName: 'Fuzz Bot', botType: 1, botOwnerId: owner.id });
   await createObjects(stack, owner, member);
   const fixture = await readFixture(stack, owner);
@@ -174,14 +204,28 @@ export async function startFuzzStack(): Promise<FuzzStack> {
 /** One of each kind of object, made through the API (failures are the other suites' business). */
 async function createObjects(stack: Stack, owner: TestUser, member: TestUser): Promise<void> {
   const c = owner.client;
-  await c.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'fuzz public' }, { name: 'fuzz spare' }], principals: [owner.id, member.id] });
+  await c.post('/api/v1/users/me/subscriptions', {
+    subscriptions: [{ name: 'fuzz public' }, { name: 'fuzz spare' }],
+    principals: [owner.id, member.id],
+  });
   await c.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: 'fuzz private' }], invite_only: true });
   const [stream] = await stack.db.stream.findMany({ where: { name: 'fuzz public' } });
   await c.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'fuzz topic', content: 'hello **fuzz**' });
   await c.post('/api/v1/messages', { type: 'direct', to: [member.id], content: 'a direct message' });
-  await member.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'fuzz topic', content: 'hello back' });
-  await c.post('/api/v1/drafts', { drafts: [{ type: 'stream', to: [stream.id], topic: 'draft topic', content: 'draft', timestamp: 1700000000 }] });
-  await c.post('/api/v1/user_groups/create', { name: 'fuzzers', description: 'fuzz group', members: [owner.id, member.id] });
+  await member.client.post('/api/v1/messages', {
+    type: 'stream',
+    to: stream.id,
+    topic: 'fuzz topic',
+    content: 'hello back',
+  });
+  await c.post('/api/v1/drafts', {
+    drafts: [{ type: 'stream', to: [stream.id], topic: 'draft topic', content: 'draft', timestamp: 1700000000 }],
+  });
+  await c.post('/api/v1/user_groups/create', {
+    name: 'fuzzers',
+    description: 'fuzz group',
+    members: [owner.id, member.id],
+  });
   await c.post('/api/v1/invites/multiuse', { invite_expires_in_minutes: 60, invite_as: 400, stream_ids: [stream.id] });
   await c.post('/api/v1/realm/filters', { pattern: '#(?P<id>[0-9]+)', url_template: 'https://tracker.example/{id}' });
   await c.post('/api/v1/realm/profile_fields', { name: 'Phone', field_type: 1, hint: 'a number' });
@@ -189,14 +233,19 @@ async function createObjects(stack: Stack, owner: TestUser, member: TestUser): P
   await c.post('/api/v1/navigation_views', { fragment: 'narrow/channel/1', is_pinned: true, name: 'fuzz view' });
   await c.post('/api/v1/users/me/apns_device_token', { token: 'c0ffee', appid: 'org.zulip.Zulip' });
   const boundary = 'fixtureBoundary';
-  await c.post('/api/v1/user_uploads', {}, {
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-    body: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="fuzz.txt"\r\nContent-Type: text/plain\r\n\r\nfuzz file\r\n--${boundary}--\r\n`,
-  });
+  await c.post(
+    '/api/v1/user_uploads',
+    {},
+    {
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="fuzz.txt"\r\nContent-Type: text/plain\r\n\r\nfuzz file\r\n--${boundary}--\r\n`,
+    },
+  );
 }
 
 async function readFixture(stack: Stack, owner: TestUser): Promise<FuzzFixture> {
-  const ids = async (sql: string) => (await stack.db.$queryRawUnsafe<{ id: number | string }[]>(sql)).map((row) => row.id);
+  const ids = async (sql: string) =>
+    (await stack.db.$queryRawUnsafe<{ id: number | string }[]>(sql)).map((row) => row.id);
   const users = await ids('SELECT id FROM user_profile ORDER BY id');
   const emails = (await stack.db.userProfile.findMany({ select: { email: true } })).map((u) => u.email);
   const attachments = await stack.db.attachment.findMany({ select: { id: true, path_id: true } });

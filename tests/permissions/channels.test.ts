@@ -33,7 +33,10 @@ let counter = 0;
 const uniqueName = (prefix: string) => `${prefix}-${++counter}`;
 
 /** A channel created through the API by `creator` (who becomes its channel administrator). */
-async function createChannel(creator: TestUser, options: { private?: boolean; subscribers?: TestUser[] } = {}): Promise<{ id: number; name: string }> {
+async function createChannel(
+  creator: TestUser,
+  options: { private?: boolean; subscribers?: TestUser[] } = {},
+): Promise<{ id: number; name: string }> {
   const name = uniqueName(options.private ? 'secret' : 'open');
   const response = await creator.client.post('/api/v1/users/me/subscriptions', {
     subscriptions: [{ name }],
@@ -46,22 +49,32 @@ async function createChannel(creator: TestUser, options: { private?: boolean; su
 }
 
 async function streamSettingGroupId(streamId: number, name: string): Promise<number> {
-  return (await stack.db.groupSetting.findUniqueOrThrow({ where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } } })).group_id;
+  return (
+    await stack.db.groupSetting.findUniqueOrThrow({
+      where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } },
+    })
+  ).group_id;
 }
 
 async function isSubscribed(userId: number, streamId: number): Promise<boolean> {
-  const sub = await stack.db.subscription.findFirst({ where: { user_profile_id: userId, stream_id: streamId, active: true } });
+  const sub = await stack.db.subscription.findFirst({
+    where: { user_profile_id: userId, stream_id: streamId, active: true },
+  });
   return sub !== null;
 }
 
-const everyoneBut = (cast: Cast, role: keyof Cast) => Object.entries(cast).filter(([name]) => name !== role).map(([, user]) => user);
+const everyoneBut = (cast: Cast, role: keyof Cast) =>
+  Object.entries(cast)
+    .filter(([name]) => name !== role)
+    .map(([, user]) => user);
 
 // ------------------------------------------------------------------ creating channels
 
 describe('creating channels (POST /users/me/subscriptions with new names)', () => {
   const create = (extra: Record<string, unknown>) => ({
     setup: async () => uniqueName('new'),
-    act: (actor: TestUser, name: string) => actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], ...extra }),
+    act: (actor: TestUser, name: string) =>
+      actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], ...extra }),
     // A refused creation creates nothing.
     verify: async (name: string, allowed: boolean) =>
       expect(await stack.db.stream.count({ where: { realm_id: stack.realm.id, name } })).toBe(allowed ? 1 : 0),
@@ -87,7 +100,10 @@ describe('creating channels (POST /users/me/subscriptions with new names)', () =
   matrix('channel with can_delete_any_message_group: can_set_delete_message_policy_group (moderators)', theCast, {
     setup: async () => uniqueName('new'),
     act: async (actor, name) =>
-      actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], can_delete_any_message_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
+      actor.client.post('/api/v1/users/me/subscriptions', {
+        subscriptions: [{ name }],
+        can_delete_any_message_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators'),
+      }),
     expect: only(['owner', 'administrator', 'moderator'], INSUFFICIENT, { guest: GUESTS_NOT_ALLOWED }),
   });
 
@@ -122,8 +138,10 @@ describe('creating channels (POST /users/me/subscriptions with new names)', () =
 // ------------------------------------------------------------------ updating channels
 
 describe('PATCH /streams/{stream_id}', () => {
-  const patch = (actor: TestUser, streamId: number, params: Params) => actor.client.patch(`/api/v1/streams/${streamId}`, params);
-  const description = async (streamId: number) => (await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).description;
+  const patch = (actor: TestUser, streamId: number, params: Params) =>
+    actor.client.patch(`/api/v1/streams/${streamId}`, params);
+  const description = async (streamId: number) =>
+    (await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).description;
 
   matrix('description of a public channel the owner created', theCast, {
     setup: () => createChannel(cast.owner),
@@ -158,18 +176,29 @@ describe('PATCH /streams/{stream_id}', () => {
   matrix('new_name, with can_administer_channel_group = role:moderators', theCast, {
     setup: async () => {
       const stream = await createChannel(cast.owner);
-      expect((await patch(cast.owner, stream.id, { can_administer_channel_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } })).status).toBe(200);
+      expect(
+        (
+          await patch(cast.owner, stream.id, {
+            can_administer_channel_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') },
+          })
+        ).status,
+      ).toBe(200);
       return stream;
     },
     act: (actor, stream) => patch(actor, stream.id, { new_name: `${stream.name}-renamed` }),
     verify: async (stream, allowed) =>
-      expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).name).toBe(allowed ? `${stream.name}-renamed` : stream.name),
+      expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).name).toBe(
+        allowed ? `${stream.name}-renamed` : stream.name,
+      ),
     expect: only(['owner', 'administrator', 'moderator'], CANNOT_ADMINISTER, { guest: INVALID_CHANNEL }),
   });
 
   matrix('can_administer_channel_group itself (owner-created public channel)', theCast, {
     setup: () => createChannel(cast.owner),
-    act: async (actor, stream) => patch(actor, stream.id, { can_administer_channel_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') } }),
+    act: async (actor, stream) =>
+      patch(actor, stream.id, {
+        can_administer_channel_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') },
+      }),
     verify: async (stream, allowed) => {
       const holder = await streamSettingGroupId(stream.id, 'can_administer_channel_group');
       if (allowed) expect(holder).toBe(await systemGroupId(stack.db, stack.realm.id, 'role:members'));
@@ -181,31 +210,45 @@ describe('PATCH /streams/{stream_id}', () => {
   // Rule 4: can_add_subscribers_group needs content access as well as administration rights.
   matrix('can_add_subscribers_group of a private channel only the owner is subscribed to', theCast, {
     setup: () => createChannel(cast.owner, { private: true }),
-    act: async (actor, stream) => patch(actor, stream.id, { can_add_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:administrators') } }),
+    act: async (actor, stream) =>
+      patch(actor, stream.id, {
+        can_add_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:administrators') },
+      }),
     expect: only(['owner'], INVALID_CHANNEL, { administrator: refused('Channel content access is required.') }),
   });
 
   // Rule 4: can_remove_subscribers_group needs only metadata access.
   matrix('can_remove_subscribers_group of a private channel only the owner is subscribed to', theCast, {
     setup: () => createChannel(cast.owner, { private: true }),
-    act: async (actor, stream) => patch(actor, stream.id, { can_remove_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } }),
+    act: async (actor, stream) =>
+      patch(actor, stream.id, {
+        can_remove_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') },
+      }),
     verify: async (stream, allowed) => {
       const holder = await streamSettingGroupId(stream.id, 'can_remove_subscribers_group');
-      expect(holder).toBe(await systemGroupId(stack.db, stack.realm.id, allowed ? 'role:moderators' : 'role:administrators'));
+      expect(holder).toBe(
+        await systemGroupId(stack.db, stack.realm.id, allowed ? 'role:moderators' : 'role:administrators'),
+      );
     },
     expect: only(['owner', 'administrator'], INVALID_CHANNEL),
   });
 
   matrix('can_send_message_group of a public channel the member created', theCast, {
     setup: () => createChannel(cast.member),
-    act: async (actor, stream) => patch(actor, stream.id, { can_send_message_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } }),
+    act: async (actor, stream) =>
+      patch(actor, stream.id, {
+        can_send_message_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') },
+      }),
     expect: only(['owner', 'administrator', 'member'], CANNOT_ADMINISTER, { guest: INVALID_CHANNEL }),
   });
 
   // Rule 7: channel delete permissions need can_set_delete_message_policy_group (moderators).
   matrix('can_delete_any_message_group of a channel the member created', theCast, {
     setup: () => createChannel(cast.member),
-    act: async (actor, stream) => patch(actor, stream.id, { can_delete_any_message_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } }),
+    act: async (actor, stream) =>
+      patch(actor, stream.id, {
+        can_delete_any_message_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') },
+      }),
     expect: only(['owner', 'administrator'], CANNOT_ADMINISTER, { member: INSUFFICIENT, guest: INVALID_CHANNEL }),
   });
 
@@ -224,13 +267,18 @@ describe('PATCH /streams/{stream_id}', () => {
   matrix('message_retention_days of a channel the member created: owners only', theCast, {
     setup: () => createChannel(cast.member),
     act: (actor, stream) => patch(actor, stream.id, { message_retention_days: 30 }),
-    expect: only(['owner'], CANNOT_ADMINISTER, { administrator: OWNER_REQUIRED, member: OWNER_REQUIRED, guest: INVALID_CHANNEL }),
+    expect: only(['owner'], CANNOT_ADMINISTER, {
+      administrator: OWNER_REQUIRED,
+      member: OWNER_REQUIRED,
+      guest: INVALID_CHANNEL,
+    }),
   });
 
   matrix('is_private=true on a public channel the member created', theCast, {
     setup: () => createChannel(cast.member),
     act: (actor, stream) => patch(actor, stream.id, { is_private: true }),
-    verify: async (stream, allowed) => expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).invite_only).toBe(allowed),
+    verify: async (stream, allowed) =>
+      expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).invite_only).toBe(allowed),
     expect: only(['owner', 'administrator', 'member'], CANNOT_ADMINISTER, { guest: INVALID_CHANNEL }),
   });
 
@@ -244,14 +292,19 @@ describe('PATCH /streams/{stream_id}', () => {
       expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).is_web_public).toBe(allowed);
       await stack.db.realm.update({ where: { id: stack.realm.id }, data: { enable_spectator_access: false } });
     },
-    expect: only(['owner'], CANNOT_ADMINISTER, { administrator: INSUFFICIENT, member: INSUFFICIENT, guest: INVALID_CHANNEL }),
+    expect: only(['owner'], CANNOT_ADMINISTER, {
+      administrator: INSUFFICIENT,
+      member: INSUFFICIENT,
+      guest: INVALID_CHANNEL,
+    }),
   });
 });
 
 // ------------------------------------------------------------------ archiving
 
 describe('DELETE /streams/{stream_id} (archive)', () => {
-  const archived = async (streamId: number) => (await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).is_archived;
+  const archived = async (streamId: number) =>
+    (await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } })).is_archived;
 
   matrix('a public channel the owner created', theCast, {
     setup: () => createChannel(cast.owner),
@@ -294,7 +347,10 @@ describe('adding subscribers (POST /users/me/subscriptions with principals)', ()
     target = await stack.createUser({ email: 'target@example.com', fullName: 'Target' });
   });
   const addTarget = (actor: TestUser, stream: { name: string }) =>
-    actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: stream.name }], principals: [target.id] });
+    actor.client.post('/api/v1/users/me/subscriptions', {
+      subscriptions: [{ name: stream.name }],
+      principals: [target.id],
+    });
 
   // Realm can_add_subscribers_group defaults to role:members.
   matrix('to a public channel', theCast, {
@@ -322,10 +378,16 @@ describe('adding subscribers (POST /users/me/subscriptions with principals)', ()
       expect: only(['owner', 'administrator', 'member'], INSUFFICIENT, { guest: GUESTS_NOT_ALLOWED }),
     });
 
-    matrix("to a public channel whose can_add_subscribers_group is {moderator}", theCast, {
+    matrix('to a public channel whose can_add_subscribers_group is {moderator}', theCast, {
       setup: async () => {
         const stream = await createChannel(cast.owner);
-        expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_add_subscribers_group: { new: { direct_members: [cast.moderator.id], direct_subgroups: [] } } })).status).toBe(200);
+        expect(
+          (
+            await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, {
+              can_add_subscribers_group: { new: { direct_members: [cast.moderator.id], direct_subgroups: [] } },
+            })
+          ).status,
+        ).toBe(200);
         return stream;
       },
       act: addTarget,
@@ -343,7 +405,8 @@ describe('adding subscribers (POST /users/me/subscriptions with principals)', ()
 });
 
 describe('subscribing oneself (POST /users/me/subscriptions)', () => {
-  const join = (actor: TestUser, stream: { name: string }) => actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: stream.name }] });
+  const join = (actor: TestUser, stream: { name: string }) =>
+    actor.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name: stream.name }] });
 
   matrix('to a public channel', theCast, {
     setup: () => createChannel(cast.owner),
@@ -362,7 +425,13 @@ describe('subscribing oneself (POST /users/me/subscriptions)', () => {
   matrix('to a private channel whose can_subscribe_group is role:members', theCast, {
     setup: async () => {
       const stream = await createChannel(cast.owner, { private: true });
-      expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_subscribe_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') } })).status).toBe(200);
+      expect(
+        (
+          await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, {
+            can_subscribe_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') },
+          })
+        ).status,
+      ).toBe(200);
       return stream;
     },
     act: join,
@@ -402,7 +471,13 @@ describe('removing subscribers (DELETE /users/me/subscriptions with principals)'
   matrix('from a public channel whose can_remove_subscribers_group is role:moderators', theCast, {
     setup: async () => {
       const stream = await withTarget(cast.owner);
-      expect((await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, { can_remove_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') } })).status).toBe(200);
+      expect(
+        (
+          await cast.owner.client.patch(`/api/v1/streams/${stream.id}`, {
+            can_remove_subscribers_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') },
+          })
+        ).status,
+      ).toBe(200);
       return stream;
     },
     act: removeTarget,
@@ -436,7 +511,8 @@ describe('default channels and channel folders', () => {
   matrix('POST /default_streams', theCast, {
     setup: () => createChannel(cast.owner),
     act: (actor, stream) => actor.client.post('/api/v1/default_streams', { stream_id: stream.id }),
-    verify: async (stream, allowed) => expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).is_default).toBe(allowed),
+    verify: async (stream, allowed) =>
+      expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).is_default).toBe(allowed),
     expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
   });
 
@@ -447,18 +523,23 @@ describe('default channels and channel folders', () => {
       return stream;
     },
     act: (actor, stream) => actor.client.delete('/api/v1/default_streams', { stream_id: stream.id }),
-    verify: async (stream, allowed) => expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).is_default).toBe(!allowed),
+    verify: async (stream, allowed) =>
+      expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).is_default).toBe(!allowed),
     expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
   });
 
   matrix('POST /channel_folders/create', theCast, {
-    act: (actor) => actor.client.post('/api/v1/channel_folders/create', { name: uniqueName('folder'), description: '' }),
+    act: (actor) =>
+      actor.client.post('/api/v1/channel_folders/create', { name: uniqueName('folder'), description: '' }),
     expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
   });
 
   matrix('PATCH /channel_folders/{id}', theCast, {
     setup: async () => {
-      const response = await cast.owner.client.post('/api/v1/channel_folders/create', { name: uniqueName('folder'), description: '' });
+      const response = await cast.owner.client.post('/api/v1/channel_folders/create', {
+        name: uniqueName('folder'),
+        description: '',
+      });
       return response.body.channel_folder_id as number;
     },
     act: (actor, folderId) => actor.client.patch(`/api/v1/channel_folders/${folderId}`, { description: 'changed' }),

@@ -36,7 +36,12 @@ export type Outcome = Allowed | Refusal;
 export const OK: Allowed = { kind: 'ok' };
 /** Success for file downloads: 200 with the bytes. */
 export const SERVED: Allowed = { kind: 'ok', raw: true };
-export const refused = (msg: string | RegExp, code = 'BAD_REQUEST', status = 400): Refusal => ({ kind: 'refused', status, code, msg });
+export const refused = (msg: string | RegExp, code = 'BAD_REQUEST', status = 400): Refusal => ({
+  kind: 'refused',
+  status,
+  code,
+  msg,
+});
 
 // Zulip's recurring refusals.
 export const ADMIN_REQUIRED = refused('Must be an organization administrator', 'UNAUTHORIZED_PRINCIPAL');
@@ -53,11 +58,14 @@ export function only(
   overrides: Partial<Record<RoleName, Outcome>> = {},
   success: Allowed = OK,
 ): Record<RoleName, Outcome> {
-  return Object.fromEntries(ROLES.map((role) => [role, overrides[role] ?? (allowed.includes(role) ? success : refusal)])) as Record<RoleName, Outcome>;
+  return Object.fromEntries(
+    ROLES.map((role) => [role, overrides[role] ?? (allowed.includes(role) ? success : refusal)]),
+  ) as Record<RoleName, Outcome>;
 }
 
 /** Every role succeeds (with exceptions). */
-export const everyone = (overrides: Partial<Record<RoleName, Outcome>> = {}) => only([...ROLES], INSUFFICIENT, overrides);
+export const everyone = (overrides: Partial<Record<RoleName, Outcome>> = {}) =>
+  only([...ROLES], INSUFFICIENT, overrides);
 
 let castCounter = 0;
 
@@ -71,7 +79,13 @@ export async function createCast(stack: Stack, realm = stack.realm, domain = 'ex
   const moderator = await make('moderator', Role.MODERATOR);
   const member = await make('member', Role.MEMBER);
   const guest = await make('guest', Role.GUEST);
-  const bot = await stack.createUser({ realm, email: `m${n}-bot@${domain}`, fullName: `Bot ${n}`, botType: 1, botOwnerId: member.id });
+  const bot = await stack.createUser({
+    realm,
+    email: `m${n}-bot@${domain}`,
+    fullName: `Bot ${n}`,
+    botType: 1,
+    botOwnerId: member.id,
+  });
   return { owner, administrator, moderator, member, guest, bot };
 }
 

@@ -32,14 +32,17 @@ async function channel(options: { private?: boolean; subscribers?: TestUser[]; s
   });
   if (options.sendGroup) {
     await stack.db.groupSetting.update({
-      where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_send_message_group' } },
+      where: {
+        owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_send_message_group' },
+      },
       data: { group_id: await systemGroupId(stack.db, stack.realm.id, options.sendGroup) },
     });
   }
   return stream;
 }
 
-const send = (actor: TestUser, streamId: number) => actor.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic: 'matrix', content: `from ${actor.id}` });
+const send = (actor: TestUser, streamId: number) =>
+  actor.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic: 'matrix', content: `from ${actor.id}` });
 const everybody = () => Object.values(cast);
 
 async function sendAs(sender: TestUser, streamId: number): Promise<number> {
@@ -53,7 +56,10 @@ describe('POST /messages to a channel', () => {
   matrix('public channel, only the owner subscribed', theCast, {
     setup: () => channel(),
     act: (actor, stream) => send(actor, stream.id),
-    verify: async (stream, allowed, actor) => expect(await stack.db.message.count({ where: { stream_id: stream.id, sender_id: actor.id } })).toBe(allowed ? 1 : 0),
+    verify: async (stream, allowed, actor) =>
+      expect(await stack.db.message.count({ where: { stream_id: stream.id, sender_id: actor.id } })).toBe(
+        allowed ? 1 : 0,
+      ),
     expect: everyone({ guest: refused(/^Not authorized to send to channel 'open-\d+'$/) }),
   });
 
@@ -67,7 +73,10 @@ describe('POST /messages to a channel', () => {
   matrix('private channel only the owner is subscribed to', theCast, {
     setup: () => channel({ private: true }),
     act: (actor, stream) => send(actor, stream.id),
-    verify: async (stream, allowed, actor) => expect(await stack.db.message.count({ where: { stream_id: stream.id, sender_id: actor.id } })).toBe(allowed ? 1 : 0),
+    verify: async (stream, allowed, actor) =>
+      expect(await stack.db.message.count({ where: { stream_id: stream.id, sender_id: actor.id } })).toBe(
+        allowed ? 1 : 0,
+      ),
     expect: only(['owner'], refused(/^Not authorized to send to channel 'secret-\d+'$/)),
   });
 
@@ -80,7 +89,10 @@ describe('POST /messages to a channel', () => {
   matrix('can_send_message_group = role:moderators, everyone subscribed', theCast, {
     setup: () => channel({ subscribers: everybody(), sendGroup: 'role:moderators' }),
     act: (actor, stream) => send(actor, stream.id),
-    verify: async (stream, allowed, actor) => expect(await stack.db.message.count({ where: { stream_id: stream.id, sender_id: actor.id } })).toBe(allowed ? 1 : 0),
+    verify: async (stream, allowed, actor) =>
+      expect(await stack.db.message.count({ where: { stream_id: stream.id, sender_id: actor.id } })).toBe(
+        allowed ? 1 : 0,
+      ),
     expect: only(['owner', 'administrator', 'moderator'], CANNOT_POST),
   });
 
@@ -126,7 +138,11 @@ describe('GET /messages/{message_id}', () => {
   });
   matrix('a direct message between the owner and the member', theCast, {
     setup: async () => {
-      const response = await cast.owner.client.post('/api/v1/messages', { type: 'direct', to: [cast.member.id], content: 'psst' });
+      const response = await cast.owner.client.post('/api/v1/messages', {
+        type: 'direct',
+        to: [cast.member.id],
+        content: 'psst',
+      });
       return response.body.id as number;
     },
     act: (actor, id) => actor.client.get(`/api/v1/messages/${id}`),
@@ -140,10 +156,16 @@ describe('GET /messages/{message_id}', () => {
 });
 
 describe('POST /messages/flags on messages one may or may not read', () => {
-  const flagRow = (actor: TestUser, id: number) => stack.db.userMessage.findFirst({ where: { user_profile_id: actor.id, message_id: id } });
+  const flagRow = (actor: TestUser, id: number) =>
+    stack.db.userMessage.findFirst({ where: { user_profile_id: actor.id, message_id: id } });
   const STARRED = 2;
 
-  for (const [flag, op] of [['starred', 'add'], ['starred', 'remove'], ['read', 'add'], ['read', 'remove']] as const) {
+  for (const [flag, op] of [
+    ['starred', 'add'],
+    ['starred', 'remove'],
+    ['read', 'add'],
+    ['read', 'remove'],
+  ] as const) {
     // As in Zulip's do_update_message_flags, a message one never received counts as having the
     // historical flags (read): a change that would leave it so ("add read", "remove starred")
     // is a no-op success with no access check, and marking unread skips channels one is not
@@ -182,7 +204,11 @@ describe('POST /messages/flags on messages one may or may not read', () => {
     const secret = await channel({ private: true });
     const readable = await sendAs(cast.owner, open.id);
     const hidden = await sendAs(cast.owner, secret.id);
-    const response = await cast.member.client.post('/api/v1/messages/flags', { messages: [readable, hidden], op: 'add', flag: 'starred' });
+    const response = await cast.member.client.post('/api/v1/messages/flags', {
+      messages: [readable, hidden],
+      op: 'add',
+      flag: 'starred',
+    });
     expect(response.body).toEqual({ result: 'error', msg: 'Invalid message(s)', code: 'BAD_REQUEST' });
     expect(((await flagRow(cast.member, readable))!.flags & STARRED) === 0).toBe(true);
     expect(await flagRow(cast.member, hidden)).toBeNull();

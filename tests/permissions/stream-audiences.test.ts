@@ -95,9 +95,7 @@ const without = (list: number[], user: TestUser) => list.filter((id) => id !== u
 
 /** The one captured event of `type`/`op` (and `property`). */
 function oneEvent(captured: CapturedEvent[], type: string, op: string, property?: string): CapturedEvent {
-  const events = ofType(captured, type, op).filter(
-    (e) => property === undefined || e.event.property === property,
-  );
+  const events = ofType(captured, type, op).filter((e) => property === undefined || e.event.property === property);
   expect(events).toHaveLength(1);
   return events[0];
 }

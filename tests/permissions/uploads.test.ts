@@ -8,7 +8,18 @@ import path from 'node:path';
 import { JOB_QUEUES } from '@teamchat/bus';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { type ApiResponse } from '@teamchat/testing';
-import { createCast, everyone, matrix, only, refused, SERVED, type Cast, type Outcome, type Refusal, type RoleName } from './matrix';
+import {
+  createCast,
+  everyone,
+  matrix,
+  only,
+  refused,
+  SERVED,
+  type Cast,
+  type Outcome,
+  type Refusal,
+  type RoleName,
+} from './matrix';
 
 let stack: Stack;
 let cast: Cast;
@@ -17,7 +28,10 @@ const theCast = () => cast;
 
 beforeAll(async () => {
   uploadsDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-permissions-'));
-  stack = await startStack({ services: ['messages', 'channels', 'uploads'], env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir } });
+  stack = await startStack({
+    services: ['messages', 'channels', 'uploads'],
+    env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir },
+  });
   cast = await createCast(stack);
 });
 afterAll(async () => {
@@ -32,7 +46,8 @@ const NOT_FOUND = refused('This file does not exist or has been deleted.', 'BAD_
 let counter = 0;
 
 /** A row of file downloads: `allowed` roles get the bytes. */
-const served = (allowed: RoleName[], refusal: Refusal, overrides: Partial<Record<RoleName, Outcome>> = {}) => only(allowed, refusal, overrides, SERVED);
+const served = (allowed: RoleName[], refusal: Refusal, overrides: Partial<Record<RoleName, Outcome>> = {}) =>
+  only(allowed, refusal, overrides, SERVED);
 
 /** Uploads a file as `user`; its URL, attachment id and (unique) content. */
 async function upload(user: TestUser): Promise<{ url: string; id: number; content: string }> {
@@ -40,18 +55,30 @@ async function upload(user: TestUser): Promise<{ url: string; id: number; conten
   const form = new FormData();
   form.append('file', new Blob([content]), `file-${counter}.txt`);
   const encoded = new Request('http://multipart.invalid', { method: 'POST', body: form });
-  const response = await user.client.post('/api/v1/user_uploads', {}, {
-    body: Buffer.from(await encoded.arrayBuffer()),
-    headers: { 'content-type': encoded.headers.get('content-type')! },
-  });
+  const response = await user.client.post(
+    '/api/v1/user_uploads',
+    {},
+    {
+      body: Buffer.from(await encoded.arrayBuffer()),
+      headers: { 'content-type': encoded.headers.get('content-type')! },
+    },
+  );
   if (response.status !== 200) throw new Error(`upload failed: ${JSON.stringify(response.body)}`);
-  const attachments = (await user.client.get('/api/v1/attachments')).body.attachments as { id: number; path_id: string }[];
+  const attachments = (await user.client.get('/api/v1/attachments')).body.attachments as {
+    id: number;
+    path_id: string;
+  }[];
   const attachment = attachments.find((entry) => `/user_uploads/${entry.path_id}` === response.body.url)!;
   return { url: response.body.url, id: attachment.id, content };
 }
 
 async function channel(options: { private?: boolean; subscribers: TestUser[] }) {
-  return stack.createStream({ name: `files-${++counter}`, creatorId: cast.owner.id, inviteOnly: options.private ?? false, subscribers: options.subscribers.map((user) => user.id) });
+  return stack.createStream({
+    name: `files-${++counter}`,
+    creatorId: cast.owner.id,
+    inviteOnly: options.private ?? false,
+    subscribers: options.subscribers.map((user) => user.id),
+  });
 }
 
 /** Shares the file in a message sent through the API (the messages service links it). */
@@ -101,7 +128,9 @@ describe('GET /user_uploads/{path}', () => {
   matrix('a file shared in a private channel of the owner and the member', theCast, {
     setup: async () => {
       const file = await upload(cast.member);
-      await share(cast.member, file, { streamId: (await channel({ private: true, subscribers: [cast.owner, cast.member] })).id });
+      await share(cast.member, file, {
+        streamId: (await channel({ private: true, subscribers: [cast.owner, cast.member] })).id,
+      });
       return file;
     },
     act: (actor, file) => fetchFile(actor, file.url),
@@ -135,13 +164,19 @@ describe('GET /user_uploads/{path}', () => {
   // A guessed path — a real file's path with one character changed, another realm id, or
   // traversal — gets exactly the deleted file's answer.
   for (const [name, mangle] of [
-    ['a guessed path (one character of the random part changed)', (url: string) => {
-      const segments = url.split('/');
-      const random = segments[segments.length - 2];
-      segments[segments.length - 2] = (random[0] === 'a' ? 'b' : 'a') + random.slice(1);
-      return segments.join('/');
-    }],
-    ['the path under another realm id', (url: string) => url.replace(/^\/user_uploads\/\d+\//, `/user_uploads/${2_000_000}/`)],
+    [
+      'a guessed path (one character of the random part changed)',
+      (url: string) => {
+        const segments = url.split('/');
+        const random = segments[segments.length - 2];
+        segments[segments.length - 2] = (random[0] === 'a' ? 'b' : 'a') + random.slice(1);
+        return segments.join('/');
+      },
+    ],
+    [
+      'the path under another realm id',
+      (url: string) => url.replace(/^\/user_uploads\/\d+\//, `/user_uploads/${2_000_000}/`),
+    ],
     ['a traversal of the path', (url: string) => url.replace(/\/[^/]+$/, '/..%2F..%2F..%2Fetc%2Fpasswd')],
     ['the path with another file name', (url: string) => url.replace(/\/[^/]+$/, '/other.txt')],
   ] as const) {
@@ -165,7 +200,8 @@ describe('DELETE /attachments/{id}', () => {
   matrix("the member's attachment", theCast, {
     setup: () => upload(cast.member),
     act: (actor, file) => actor.client.delete(`/api/v1/attachments/${file.id}`),
-    verify: async (file, allowed) => expect(await stack.db.attachment.count({ where: { id: file.id } })).toBe(allowed ? 0 : 1),
+    verify: async (file, allowed) =>
+      expect(await stack.db.attachment.count({ where: { id: file.id } })).toBe(allowed ? 0 : 1),
     // Only its owner, whatever their role; to anyone else it does not exist.
     expect: only(['member'], refused('Invalid attachment')),
   });

@@ -26,14 +26,26 @@ let counter = 0;
 const uniqueName = (prefix: string) => `${prefix} ${++counter}`;
 
 /** A group created through the API by `creator` (who holds its can_manage_group by default). */
-async function createGroup(creator: TestUser, extra: Record<string, unknown> = {}, members: number[] = []): Promise<number> {
-  const response = await creator.client.post('/api/v1/user_groups/create', { name: uniqueName('group'), description: 'd', members, ...extra });
+async function createGroup(
+  creator: TestUser,
+  extra: Record<string, unknown> = {},
+  members: number[] = [],
+): Promise<number> {
+  const response = await creator.client.post('/api/v1/user_groups/create', {
+    name: uniqueName('group'),
+    description: 'd',
+    members,
+    ...extra,
+  });
   if (response.status !== 200) throw new Error(`group creation failed: ${JSON.stringify(response.body)}`);
   return response.body.group_id;
 }
 
 async function directMembers(groupId: number): Promise<number[]> {
-  const rows = await stack.db.userGroupMembership.findMany({ where: { user_group_id: groupId }, select: { user_profile_id: true } });
+  const rows = await stack.db.userGroupMembership.findMany({
+    where: { user_group_id: groupId },
+    select: { user_profile_id: true },
+  });
   return rows.map((row) => row.user_profile_id);
 }
 
@@ -54,12 +66,16 @@ describe('reading groups', () => {
 describe('POST /user_groups/create', () => {
   const create = {
     setup: async () => uniqueName('created'),
-    act: (actor: TestUser, name: string) => actor.client.post('/api/v1/user_groups/create', { name, description: 'd', members: [] }),
+    act: (actor: TestUser, name: string) =>
+      actor.client.post('/api/v1/user_groups/create', { name, description: 'd', members: [] }),
     verify: async (name: string, allowed: boolean) =>
       expect(await stack.db.userGroup.count({ where: { realm_id: stack.realm.id, name } })).toBe(allowed ? 1 : 0),
   };
   // can_create_groups defaults to role:members.
-  matrix('with the default can_create_groups (members)', theCast, { ...create, expect: humans(['owner', 'administrator', 'moderator', 'member']) });
+  matrix('with the default can_create_groups (members)', theCast, {
+    ...create,
+    expect: humans(['owner', 'administrator', 'moderator', 'member']),
+  });
 
   describe('with can_create_groups = moderators', () => {
     beforeAll(() => stack.setRealmGroupSetting('can_create_groups', 'role:moderators'));
@@ -71,14 +87,21 @@ describe('POST /user_groups/create', () => {
   matrix('with can_manage_group = role:everyone', theCast, {
     setup: async () => uniqueName('everyone'),
     act: async (actor, name) =>
-      actor.client.post('/api/v1/user_groups/create', { name, description: 'd', members: [], can_manage_group: await systemGroupId(stack.db, stack.realm.id, 'role:everyone') }),
+      actor.client.post('/api/v1/user_groups/create', {
+        name,
+        description: 'd',
+        members: [],
+        can_manage_group: await systemGroupId(stack.db, stack.realm.id, 'role:everyone'),
+      }),
     expect: humans([], refused("'can_manage_group' setting cannot be set to 'role:everyone' group.")),
   });
 });
 
 describe('PATCH /user_groups/{id}', () => {
-  const describeAs = (actor: TestUser, groupId: number) => actor.client.patch(`/api/v1/user_groups/${groupId}`, { description: 'changed' });
-  const description = async (groupId: number) => (await stack.db.userGroup.findUniqueOrThrow({ where: { id: groupId } })).description;
+  const describeAs = (actor: TestUser, groupId: number) =>
+    actor.client.patch(`/api/v1/user_groups/${groupId}`, { description: 'changed' });
+  const description = async (groupId: number) =>
+    (await stack.db.userGroup.findUniqueOrThrow({ where: { id: groupId } })).description;
 
   // can_manage_all_groups defaults to role:owners; the creator holds can_manage_group.
   matrix('description of a group the owner created', theCast, {
@@ -96,7 +119,8 @@ describe('PATCH /user_groups/{id}', () => {
   });
 
   matrix('description of a group whose can_manage_group is role:moderators', theCast, {
-    setup: async () => createGroup(cast.owner, { can_manage_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
+    setup: async () =>
+      createGroup(cast.owner, { can_manage_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
     act: describeAs,
     expect: humans(['owner', 'administrator', 'moderator']),
   });
@@ -127,7 +151,10 @@ describe('PATCH /user_groups/{id}', () => {
 
   matrix('can_join_group of a group the member created', theCast, {
     setup: () => createGroup(cast.member),
-    act: async (actor, groupId) => actor.client.patch(`/api/v1/user_groups/${groupId}`, { can_join_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') } }),
+    act: async (actor, groupId) =>
+      actor.client.patch(`/api/v1/user_groups/${groupId}`, {
+        can_join_group: { new: await systemGroupId(stack.db, stack.realm.id, 'role:members') },
+      }),
     expect: humans(['owner', 'member']),
   });
 });
@@ -147,7 +174,10 @@ describe('POST /user_groups/{id}/members', () => {
   });
 
   matrix('add another user, can_add_members_group = role:moderators', theCast, {
-    setup: async () => createGroup(cast.owner, { can_add_members_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators') }),
+    setup: async () =>
+      createGroup(cast.owner, {
+        can_add_members_group: await systemGroupId(stack.db, stack.realm.id, 'role:moderators'),
+      }),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { add: [target.id] }),
     verify: async (groupId, allowed) => expect((await directMembers(groupId)).includes(target.id)).toBe(allowed),
     expect: humans(['owner', 'administrator', 'moderator']),
@@ -155,7 +185,8 @@ describe('POST /user_groups/{id}/members', () => {
 
   // can_join_group lets one add oneself, and nobody else.
   matrix('join (add oneself), can_join_group = role:members', theCast, {
-    setup: async () => createGroup(cast.owner, { can_join_group: await systemGroupId(stack.db, stack.realm.id, 'role:members') }),
+    setup: async () =>
+      createGroup(cast.owner, { can_join_group: await systemGroupId(stack.db, stack.realm.id, 'role:members') }),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { add: [actor.id] }),
     verify: async (groupId, allowed, actor) => expect((await directMembers(groupId)).includes(actor.id)).toBe(allowed),
     expect: humans(['owner', 'administrator', 'moderator', 'member']),
@@ -169,21 +200,32 @@ describe('POST /user_groups/{id}/members', () => {
   });
 
   matrix('add another user, can_join_group = role:members (joining is not adding)', theCast, {
-    setup: async () => createGroup(cast.owner, { can_join_group: await systemGroupId(stack.db, stack.realm.id, 'role:members') }),
+    setup: async () =>
+      createGroup(cast.owner, { can_join_group: await systemGroupId(stack.db, stack.realm.id, 'role:members') }),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { add: [target.id] }),
     expect: humans(['owner']),
   });
 
   // can_leave_group defaults to role:everyone.
   matrix('leave (remove oneself)', theCast, {
-    setup: () => createGroup(cast.owner, {}, Object.values(cast).map((user) => user.id)),
+    setup: () =>
+      createGroup(
+        cast.owner,
+        {},
+        Object.values(cast).map((user) => user.id),
+      ),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { delete: [actor.id] }),
     verify: async (groupId, allowed, actor) => expect((await directMembers(groupId)).includes(actor.id)).toBe(!allowed),
     expect: humans(['owner', 'administrator', 'moderator', 'member']),
   });
 
   matrix('leave (remove oneself), can_leave_group = role:nobody', theCast, {
-    setup: async () => createGroup(cast.owner, { can_leave_group: await systemGroupId(stack.db, stack.realm.id, 'role:nobody') }, Object.values(cast).map((user) => user.id)),
+    setup: async () =>
+      createGroup(
+        cast.owner,
+        { can_leave_group: await systemGroupId(stack.db, stack.realm.id, 'role:nobody') },
+        Object.values(cast).map((user) => user.id),
+      ),
     act: (actor, groupId) => actor.client.post(`/api/v1/user_groups/${groupId}/members`, { delete: [actor.id] }),
     expect: humans(['owner']),
   });
@@ -201,7 +243,8 @@ describe('POST /user_groups/{id}/members', () => {
 // deactivation alone, where a guest never holds can_manage_group (it does not allow
 // role:everyone) but a bot named in it does.
 describe('POST /user_groups/{id}/deactivate', () => {
-  const deactivated = async (groupId: number) => (await stack.db.userGroup.findUniqueOrThrow({ where: { id: groupId } })).deactivated;
+  const deactivated = async (groupId: number) =>
+    (await stack.db.userGroup.findUniqueOrThrow({ where: { id: groupId } })).deactivated;
 
   matrix('a group the owner created', theCast, {
     setup: () => createGroup(cast.owner),

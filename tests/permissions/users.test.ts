@@ -5,7 +5,19 @@
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { type Params } from '@teamchat/testing';
-import { ADMIN_REQUIRED, createCast, INSUFFICIENT, matrix, OK, only, OWNER_REQUIRED, refused, type Cast, type Outcome, type RoleName } from './matrix';
+import {
+  ADMIN_REQUIRED,
+  createCast,
+  INSUFFICIENT,
+  matrix,
+  OK,
+  only,
+  OWNER_REQUIRED,
+  refused,
+  type Cast,
+  type Outcome,
+  type RoleName,
+} from './matrix';
 
 let stack: Stack;
 let cast: Cast;
@@ -19,8 +31,11 @@ afterAll(() => stack.close());
 
 const GUEST = refused('Not allowed for guest users');
 const BOT = refused('This endpoint does not accept bot requests.');
-const humans = (allowed: RoleName[], otherwise: Outcome = INSUFFICIENT, overrides: Partial<Record<RoleName, Outcome>> = {}) =>
-  only(allowed, otherwise as never, { guest: GUEST, bot: BOT, ...overrides });
+const humans = (
+  allowed: RoleName[],
+  otherwise: Outcome = INSUFFICIENT,
+  overrides: Partial<Record<RoleName, Outcome>> = {},
+) => only(allowed, otherwise as never, { guest: GUEST, bot: BOT, ...overrides });
 
 const invite = (actor: TestUser, params: Params = {}) => actor.client.post('/api/v1/invites/multiuse', params);
 const inviteCount = (actor: TestUser) => stack.db.multiuseInvite.count({ where: { referred_by_id: actor.id } });
@@ -40,8 +55,14 @@ describe('POST /invites/multiuse', () => {
     beforeAll(() => stack.setRealmGroupSetting('create_multiuse_invite_group', 'role:members'));
     afterAll(() => stack.setRealmGroupSetting('create_multiuse_invite_group', 'role:administrators'));
 
-    matrix('invite_as member (default)', theCast, { act: (actor) => invite(actor), expect: humans(['owner', 'administrator', 'moderator', 'member']) });
-    matrix('invite_as guest', theCast, { act: (actor) => invite(actor, { invite_as: Role.GUEST }), expect: humans(['owner', 'administrator', 'moderator', 'member']) });
+    matrix('invite_as member (default)', theCast, {
+      act: (actor) => invite(actor),
+      expect: humans(['owner', 'administrator', 'moderator', 'member']),
+    });
+    matrix('invite_as guest', theCast, {
+      act: (actor) => invite(actor, { invite_as: Role.GUEST }),
+      expect: humans(['owner', 'administrator', 'moderator', 'member']),
+    });
     matrix('invite_as moderator', theCast, {
       setup: (actor) => inviteCount(actor),
       act: (actor) => invite(actor, { invite_as: Role.MODERATOR }),
@@ -75,7 +96,10 @@ describe('POST /invites/multiuse', () => {
       },
       act: (actor, stream) => invite(actor, { stream_ids: [stream.id] }),
       verify: () => stack.setRealmGroupSetting('can_add_subscribers_group', 'role:members'),
-      expect: humans(['owner', 'administrator'], refused('You do not have permission to subscribe other users to channels.')),
+      expect: humans(
+        ['owner', 'administrator'],
+        refused('You do not have permission to subscribe other users to channels.'),
+      ),
     });
     matrix('stream_ids naming a default channel, realm can_add_subscribers_group = administrators', theCast, {
       setup: async () => {
@@ -89,14 +113,19 @@ describe('POST /invites/multiuse', () => {
       expect: humans(['owner', 'administrator', 'moderator', 'member']),
     });
     matrix('stream_ids naming a private channel nobody is subscribed to', theCast, {
-      setup: () => stack.createStream({ name: `invite-secret-${Math.random().toString(36).slice(2, 8)}`, inviteOnly: true }),
+      setup: () =>
+        stack.createStream({ name: `invite-secret-${Math.random().toString(36).slice(2, 8)}`, inviteOnly: true }),
       act: (actor, stream) => invite(actor, { stream_ids: [stream.id] }),
       expect: humans([], refused(/^Invalid channel ID \d+\. No invites were sent\.$/)),
     });
     // group_ids: groups one may add members to (can_add_members_group: the creator by default).
     matrix('group_ids naming a group the member created', theCast, {
       setup: async () => {
-        const response = await cast.member.client.post('/api/v1/user_groups/create', { name: `inv ${Math.random()}`, description: '', members: [] });
+        const response = await cast.member.client.post('/api/v1/user_groups/create', {
+          name: `inv ${Math.random()}`,
+          description: '',
+          members: [],
+        });
         return response.body.group_id as number;
       },
       act: (actor, groupId) => invite(actor, { group_ids: [groupId] }),
@@ -104,13 +133,21 @@ describe('POST /invites/multiuse', () => {
     });
   });
 
-  matrix('GET /invites', theCast, { act: (actor) => actor.client.get('/api/v1/invites'), expect: humans(['owner', 'administrator', 'moderator', 'member'], OK) });
+  matrix('GET /invites', theCast, {
+    act: (actor) => actor.client.get('/api/v1/invites'),
+    expect: humans(['owner', 'administrator', 'moderator', 'member'], OK),
+  });
 
   // Revoking another's invitation: administrators (owners for owner invitations).
   matrix("DELETE /invites/multiuse/{id} of an administrator's invitation", theCast, {
     setup: async () => {
       await invite(cast.administrator);
-      return (await stack.db.multiuseInvite.findFirstOrThrow({ where: { referred_by_id: cast.administrator.id }, orderBy: { id: 'desc' } })).id;
+      return (
+        await stack.db.multiuseInvite.findFirstOrThrow({
+          where: { referred_by_id: cast.administrator.id },
+          orderBy: { id: 'desc' },
+        })
+      ).id;
     },
     act: (actor, id) => actor.client.delete(`/api/v1/invites/multiuse/${id}`),
     expect: humans(['owner', 'administrator'], refused('Must be an organization administrator')),
@@ -118,7 +155,12 @@ describe('POST /invites/multiuse', () => {
   matrix("DELETE /invites/multiuse/{id} of an owner's owner invitation", theCast, {
     setup: async () => {
       await invite(cast.owner, { invite_as: Role.OWNER });
-      return (await stack.db.multiuseInvite.findFirstOrThrow({ where: { referred_by_id: cast.owner.id }, orderBy: { id: 'desc' } })).id;
+      return (
+        await stack.db.multiuseInvite.findFirstOrThrow({
+          where: { referred_by_id: cast.owner.id },
+          orderBy: { id: 'desc' },
+        })
+      ).id;
     },
     act: (actor, id) => actor.client.delete(`/api/v1/invites/multiuse/${id}`),
     expect: humans(['owner'], OWNER_REQUIRED),
@@ -141,14 +183,18 @@ describe('PATCH /users/{user_id}', () => {
   matrix("another user's role (member → moderator)", theCast, {
     setup: () => stack.db.userProfile.update({ where: { id: target.id }, data: { role: Role.MEMBER } }),
     act: (actor) => actor.client.patch(`/api/v1/users/${target.id}`, { role: Role.MODERATOR }),
-    verify: async (_s, allowed) => expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: target.id } })).role).toBe(allowed ? Role.MODERATOR : Role.MEMBER),
+    verify: async (_s, allowed) =>
+      expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: target.id } })).role).toBe(
+        allowed ? Role.MODERATOR : Role.MEMBER,
+      ),
     expect: only(['owner', 'administrator'], INSUFFICIENT),
   });
 
   matrix('making someone an owner', theCast, {
     setup: () => stack.db.userProfile.update({ where: { id: target.id }, data: { role: Role.MEMBER } }),
     act: (actor) => actor.client.patch(`/api/v1/users/${target.id}`, { role: Role.OWNER }),
-    verify: () => stack.db.userProfile.update({ where: { id: target.id }, data: { role: Role.MEMBER } }).then(() => undefined),
+    verify: () =>
+      stack.db.userProfile.update({ where: { id: target.id }, data: { role: Role.MEMBER } }).then(() => undefined),
     expect: only(['owner'], INSUFFICIENT, { administrator: OWNER_REQUIRED }),
   });
 
@@ -160,7 +206,8 @@ describe('PATCH /users/{user_id}', () => {
   matrix("the member's bot's role", theCast, {
     setup: () => stack.db.userProfile.update({ where: { id: cast.bot.id }, data: { role: Role.MEMBER } }),
     act: (actor) => actor.client.patch(`/api/v1/users/${cast.bot.id}`, { role: Role.GUEST }),
-    verify: () => stack.db.userProfile.update({ where: { id: cast.bot.id }, data: { role: Role.MEMBER } }).then(() => undefined),
+    verify: () =>
+      stack.db.userProfile.update({ where: { id: cast.bot.id }, data: { role: Role.MEMBER } }).then(() => undefined),
     expect: only(['owner', 'administrator'], INSUFFICIENT, { member: ADMIN_REQUIRED }),
   });
 });
@@ -170,12 +217,22 @@ describe('PATCH /users/{user_id}', () => {
 describe('realm configuration', () => {
   let counter = 0;
   const addLinkifier = (actor: TestUser) =>
-    actor.client.post('/api/v1/realm/filters', { pattern: `#T${++counter}(?P<id>[0-9]+)`, url_template: 'https://trac.example.com/ticket/{id}' });
+    actor.client.post('/api/v1/realm/filters', {
+      pattern: `#T${++counter}(?P<id>[0-9]+)`,
+      url_template: 'https://trac.example.com/ticket/{id}',
+    });
 
-  matrix('POST /realm/filters', theCast, { act: addLinkifier, expect: only(['owner', 'administrator'], ADMIN_REQUIRED) });
+  matrix('POST /realm/filters', theCast, {
+    act: addLinkifier,
+    expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
+  });
   matrix('PATCH /realm/filters/{id}', theCast, {
     setup: async () => (await addLinkifier(cast.owner)).body.id as number,
-    act: (actor, id) => actor.client.patch(`/api/v1/realm/filters/${id}`, { pattern: `#U${++counter}(?P<id>[0-9]+)`, url_template: 'https://example.com/{id}' }),
+    act: (actor, id) =>
+      actor.client.patch(`/api/v1/realm/filters/${id}`, {
+        pattern: `#U${++counter}(?P<id>[0-9]+)`,
+        url_template: 'https://example.com/{id}',
+      }),
     expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
   });
   matrix('DELETE /realm/filters/{id}', theCast, {
@@ -184,12 +241,18 @@ describe('realm configuration', () => {
     verify: async (id, allowed) => expect(await stack.db.linkifier.count({ where: { id } })).toBe(allowed ? 0 : 1),
     expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
   });
-  matrix('GET /realm/linkifiers', theCast, { act: (actor) => actor.client.get('/api/v1/realm/linkifiers'), expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT) });
+  matrix('GET /realm/linkifiers', theCast, {
+    act: (actor) => actor.client.get('/api/v1/realm/linkifiers'),
+    expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT),
+  });
   matrix('POST /realm/profile_fields', theCast, {
     act: (actor) => actor.client.post('/api/v1/realm/profile_fields', { name: `Field ${++counter}`, field_type: 1 }),
     expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
   });
-  matrix('GET /realm/profile_fields', theCast, { act: (actor) => actor.client.get('/api/v1/realm/profile_fields'), expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT) });
+  matrix('GET /realm/profile_fields', theCast, {
+    act: (actor) => actor.client.get('/api/v1/realm/profile_fields'),
+    expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT),
+  });
 });
 
 // ------------------------------------------------------------------ email visibility
@@ -207,7 +270,11 @@ describe('email visibility', () => {
   const targets = {} as Record<keyof typeof VISIBILITY, TestUser>;
   beforeAll(async () => {
     for (const [name, value] of Object.entries(VISIBILITY)) {
-      targets[name as keyof typeof VISIBILITY] = await stack.createUser({ email: `hidden-${name}@example.com`, fullName: `Visible to ${name}`, emailAddressVisibility: value });
+      targets[name as keyof typeof VISIBILITY] = await stack.createUser({
+        email: `hidden-${name}@example.com`,
+        fullName: `Visible to ${name}`,
+        emailAddressVisibility: value,
+      });
     }
   });
   const placeholder = (user: TestUser) => `user${user.id}@${new URL(stack.gatewayUrl).hostname}`;
@@ -218,7 +285,11 @@ describe('email visibility', () => {
     matrix(`GET /users/{real email}, visibility "${name}"`, theCast, {
       act: (actor) => actor.client.get(`/api/v1/users/${encodeURIComponent(targets[name].deliveryEmail)}`),
       verify: async (_s, allowed, _actor, response) => {
-        if (allowed) expect(response.body.user).toMatchObject({ user_id: targets[name].id, delivery_email: targets[name].deliveryEmail });
+        if (allowed)
+          expect(response.body.user).toMatchObject({
+            user_id: targets[name].id,
+            delivery_email: targets[name].deliveryEmail,
+          });
       },
       expect: only(SEES[name], refused('No such user')),
     });
@@ -227,9 +298,11 @@ describe('email visibility', () => {
     matrix(`GET /users/{placeholder email}, visibility "${name}"`, theCast, {
       act: (actor) => actor.client.get(`/api/v1/users/${encodeURIComponent(placeholder(targets[name]))}`),
       verify: async (_s, _allowed, actor, response) => {
-        const role = (Object.entries(cast).find(([, user]) => user.id === actor.id)![0]) as RoleName;
+        const role = Object.entries(cast).find(([, user]) => user.id === actor.id)![0] as RoleName;
         expect(response.body.user.delivery_email).toBe(SEES[name].includes(role) ? targets[name].deliveryEmail : null);
-        expect(response.body.user.email).toBe(name === 'everyone' ? targets[name].deliveryEmail : placeholder(targets[name]));
+        expect(response.body.user.email).toBe(
+          name === 'everyone' ? targets[name].deliveryEmail : placeholder(targets[name]),
+        );
       },
       expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT),
     });
@@ -237,12 +310,13 @@ describe('email visibility', () => {
     matrix(`GET /users lists the user, visibility "${name}"`, theCast, {
       act: (actor) => actor.client.get('/api/v1/users'),
       verify: async (_s, _allowed, actor, response) => {
-        const role = (Object.entries(cast).find(([, user]) => user.id === actor.id)![0]) as RoleName;
+        const role = Object.entries(cast).find(([, user]) => user.id === actor.id)![0] as RoleName;
         const entry = response.body.members.find((user: { user_id: number }) => user.user_id === targets[name].id);
         expect(entry.delivery_email).toBe(SEES[name].includes(role) ? targets[name].deliveryEmail : null);
         expect(entry.email).toBe(name === 'everyone' ? targets[name].deliveryEmail : placeholder(targets[name]));
         // The real address appears nowhere else in the answer.
-        if (!SEES[name].includes(role)) expect(JSON.stringify(response.body)).not.toContain(targets[name].deliveryEmail);
+        if (!SEES[name].includes(role))
+          expect(JSON.stringify(response.body)).not.toContain(targets[name].deliveryEmail);
       },
       expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT),
     });

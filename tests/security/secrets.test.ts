@@ -38,7 +38,10 @@ const JOINER_PASSWORD = 'joiner-Secret-passw0rd';
 const issuedKeys: string[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['messages', 'channels', 'events'], logs: { level: 'debug', destination: logSink } });
+  stack = await startStack({
+    services: ['messages', 'channels', 'events'],
+    logs: { level: 'debug', destination: logSink },
+  });
   owner = await stack.createUser({ email: 'owner@example.com', role: Role.OWNER });
   member = await stack.createUser({ email: 'member@example.com' });
   await doSetPassword(stack.deps, owner.id, OWNER_PASSWORD);
@@ -49,7 +52,9 @@ afterAll(() => stack?.close());
 /** The secrets of the run: keys, passwords, and the Basic header values built from them. */
 function secrets(): string[] {
   const keys = [owner.apiKey, member.apiKey, ...issuedKeys];
-  const basic = keys.flatMap((key) => [owner.deliveryEmail, member.deliveryEmail].map((email) => Buffer.from(`${email}:${key}`).toString('base64')));
+  const basic = keys.flatMap((key) =>
+    [owner.deliveryEmail, member.deliveryEmail].map((email) => Buffer.from(`${email}:${key}`).toString('base64')),
+  );
   return [...keys, OWNER_PASSWORD, MEMBER_PASSWORD, JOINER_PASSWORD, ...basic];
 }
 
@@ -59,29 +64,86 @@ describe('a session of logins and requests (recorded for the checks below)', () 
   test('logs in, signs up, makes requests right and wrong', async () => {
     const anonymous = stack.anonymous();
     // Logins: right and wrong passwords.
-    const login = keep('fetch_api_key', await anonymous.post('/api/v1/fetch_api_key', { username: owner.deliveryEmail, password: OWNER_PASSWORD }));
+    const login = keep(
+      'fetch_api_key',
+      await anonymous.post('/api/v1/fetch_api_key', { username: owner.deliveryEmail, password: OWNER_PASSWORD }),
+    );
     expect(login.status).toBe(200);
     issuedKeys.push(login.body.api_key);
-    expectError(keep('wrong password', await anonymous.post('/api/v1/fetch_api_key', { username: member.deliveryEmail, password: `${MEMBER_PASSWORD}x` })), 401, 'AUTHENTICATION_FAILED');
+    expectError(
+      keep(
+        'wrong password',
+        await anonymous.post('/api/v1/fetch_api_key', {
+          username: member.deliveryEmail,
+          password: `${MEMBER_PASSWORD}x`,
+        }),
+      ),
+      401,
+      'AUTHENTICATION_FAILED',
+    );
     // The password sent as a query parameter, as a careless client might.
-    keep('password in query', await anonymous.request('POST', `/api/v1/fetch_api_key?username=${encodeURIComponent(member.deliveryEmail)}&password=${MEMBER_PASSWORD}x`));
+    keep(
+      'password in query',
+      await anonymous.request(
+        'POST',
+        `/api/v1/fetch_api_key?username=${encodeURIComponent(member.deliveryEmail)}&password=${MEMBER_PASSWORD}x`,
+      ),
+    );
 
     // Sign-up through an invitation link: a password and a new key.
-    const events = await registerEventQueue(owner.client, { event_types: ['realm_user', 'user_group', 'subscription', 'message'] });
-    const invite = keep('invite', await owner.client.post('/api/v1/invites/multiuse', { invite_expires_in_minutes: 60, invite_as: 400 }));
+    const events = await registerEventQueue(owner.client, {
+      event_types: ['realm_user', 'user_group', 'subscription', 'message'],
+    });
+    const invite = keep(
+      'invite',
+      await owner.client.post('/api/v1/invites/multiuse', { invite_expires_in_minutes: 60, invite_as: 400 }),
+    );
     const key = String(invite.body.invite_link).split('/join/')[1].replace(/\/$/, '');
-    const joined = keep('signup', await anonymous.post('/api/v1/invites/multiuse/accept', { key, email: 'joiner@example.com', full_name: 'Joiner', password: JOINER_PASSWORD }));
+    const joined = keep(
+      'signup',
+      await anonymous.post('/api/v1/invites/multiuse/accept', {
+        key,
+        email: 'joiner@example.com',
+        full_name: 'Joiner',
+        password: JOINER_PASSWORD,
+      }),
+    );
     expect(joined.status).toBe(200);
     issuedKeys.push(joined.body.api_key);
 
     // Requests with the keys, right and wrong (in Basic and in ?api_key=), and failing ones.
     keep('users/me', await owner.client.get('/api/v1/users/me'));
-    keep('bad key', await stack.client({ email: owner.deliveryEmail, apiKey: `${owner.apiKey.slice(0, -1)}X` }).get('/api/v1/users/me'));
-    keep('key of another', await stack.client({ email: member.deliveryEmail, apiKey: owner.apiKey }).get('/api/v1/users/me'));
-    keep('malformed key', await stack.client({ email: owner.deliveryEmail, apiKey: `${owner.apiKey}extra` }).get('/api/v1/users/me'));
-    keep('api_key in query', await stack.anonymous().get(`/user_uploads/1/ab/missing.txt?api_key=${member.apiKey}`, {}, { validate: false }));
-    keep('failing request', await owner.client.post('/api/v1/messages', { type: 'stream', to: 'no such channel', topic: 't', content: member.apiKey }));
-    keep('send a message', await member.client.post('/api/v1/messages', { type: 'direct', to: [owner.id], content: 'hello' }));
+    keep(
+      'bad key',
+      await stack
+        .client({ email: owner.deliveryEmail, apiKey: `${owner.apiKey.slice(0, -1)}X` })
+        .get('/api/v1/users/me'),
+    );
+    keep(
+      'key of another',
+      await stack.client({ email: member.deliveryEmail, apiKey: owner.apiKey }).get('/api/v1/users/me'),
+    );
+    keep(
+      'malformed key',
+      await stack.client({ email: owner.deliveryEmail, apiKey: `${owner.apiKey}extra` }).get('/api/v1/users/me'),
+    );
+    keep(
+      'api_key in query',
+      await stack.anonymous().get(`/user_uploads/1/ab/missing.txt?api_key=${member.apiKey}`, {}, { validate: false }),
+    );
+    keep(
+      'failing request',
+      await owner.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: 'no such channel',
+        topic: 't',
+        content: member.apiKey,
+      }),
+    );
+    keep(
+      'send a message',
+      await member.client.post('/api/v1/messages', { type: 'direct', to: [owner.id], content: 'hello' }),
+    );
     // Every event up to the message (the sign-up's realm_user/subscription events among them).
     const received: ReceivedEvent[] = [];
     while (!received.some((event) => event.type === 'message')) received.push(...(await events.next(1)));
@@ -102,9 +164,15 @@ describe('storage', () => {
     }
     for (const row of keys) expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
 
-    const users = await stack.db.userProfile.findMany({ where: { delivery_email: { in: ['owner@example.com', 'member@example.com', 'joiner@example.com'] } } });
+    const users = await stack.db.userProfile.findMany({
+      where: { delivery_email: { in: ['owner@example.com', 'member@example.com', 'joiner@example.com'] } },
+    });
     expect(users).toHaveLength(3);
-    const passwords: Record<string, string> = { 'owner@example.com': OWNER_PASSWORD, 'member@example.com': MEMBER_PASSWORD, 'joiner@example.com': JOINER_PASSWORD };
+    const passwords: Record<string, string> = {
+      'owner@example.com': OWNER_PASSWORD,
+      'member@example.com': MEMBER_PASSWORD,
+      'joiner@example.com': JOINER_PASSWORD,
+    };
     for (const user of users) {
       expect(user.password_hash).toMatch(/^scrypt\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
       expect(await verifyPassword(passwords[user.delivery_email], user.password_hash)).toBe(true);
@@ -112,11 +180,16 @@ describe('storage', () => {
   });
 
   test('no secret appears in any table (events in the outbox included)', async () => {
-    const tables = await stack.db.$queryRaw<{ tablename: string }[]>`SELECT tablename::text AS tablename FROM pg_tables WHERE schemaname = 'public'`;
+    const tables = await stack.db.$queryRaw<
+      { tablename: string }[]
+    >`SELECT tablename::text AS tablename FROM pg_tables WHERE schemaname = 'public'`;
     const found: string[] = [];
     for (const { tablename } of tables) {
       for (const secret of secrets()) {
-        const rows = await stack.db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM "${tablename}" t WHERE strpos(t::text, $1) > 0`, secret);
+        const rows = await stack.db.$queryRawUnsafe<{ n: number }[]>(
+          `SELECT count(*)::int AS n FROM "${tablename}" t WHERE strpos(t::text, $1) > 0`,
+          secret,
+        );
         if (rows[0].n > 0) found.push(`${tablename}: ${secret.slice(0, 4)}…`);
       }
     }
@@ -139,7 +212,8 @@ describe('storage', () => {
         else if (type === 'set') text += JSON.stringify(await stack.redis.smembers(key));
         else if (type === 'zset') text += JSON.stringify(await stack.redis.zrange(key, 0, -1));
         else if (type === 'stream') text += JSON.stringify(await stack.redis.xrange(key, '-', '+'));
-        for (const secret of secrets()) if (text.includes(secret)) found.push(`${key} (${type}): ${secret.slice(0, 4)}…`);
+        for (const secret of secrets())
+          if (text.includes(secret)) found.push(`${key} (${type}): ${secret.slice(0, 4)}…`);
       }
     } while (cursor !== '0');
     expect(found).toEqual([]);
@@ -163,7 +237,8 @@ describe('what is said about it', () => {
     for (const answer of answers) {
       const allowed = answer.what === 'fetch_api_key' || answer.what === 'signup' ? issuedKeys : [];
       for (const secret of secrets()) {
-        if (!allowed.includes(secret) && answer.text.includes(secret)) found.push(`${answer.what}: ${secret.slice(0, 4)}…`);
+        if (!allowed.includes(secret) && answer.text.includes(secret))
+          found.push(`${answer.what}: ${secret.slice(0, 4)}…`);
       }
       expect(answer.text).not.toMatch(JWT_PATTERN);
     }
@@ -173,14 +248,26 @@ describe('what is said about it', () => {
 
 // --- the internal token ---------------------------------------------------------------------
 
-function callService(service: 'users' | 'messages', method: string, path: string, token: string | undefined, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+function callService(
+  service: 'users' | 'messages',
+  method: string,
+  path: string,
+  token: string | undefined,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const url = new URL(path, stack.serviceUrls[service]);
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers: { ...headers, ...(token ? { [INTERNAL_TOKEN_HEADER]: token } : {}) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }));
-    });
+    const req = http.request(
+      url,
+      { method, headers: { ...headers, ...(token ? { [INTERNAL_TOKEN_HEADER]: token } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -199,15 +286,30 @@ const secret = () => stack.deps.env.INTERNAL_JWT_SECRET;
 
 describe('the internal token', () => {
   test('a service accepts a token the gateway would sign (the baseline)', async () => {
-    const response = await callService('users', 'GET', '/api/v1/users/me', signInternalToken(secret(), claimsFor(owner, 'GET', '/api/v1/users/me')));
+    const response = await callService(
+      'users',
+      'GET',
+      '/api/v1/users/me',
+      signInternalToken(secret(), claimsFor(owner, 'GET', '/api/v1/users/me')),
+    );
     expect(response.status).toBe(200);
     expect(response.body.user_id).toBe(owner.id);
   });
 
   test('no token, or one signed with another secret, is refused', async () => {
-    expectError((await callService('users', 'GET', '/api/v1/users/me', undefined)) as never, 401, 'UNAUTHORIZED', 'Requests must come through the gateway');
+    expectError(
+      (await callService('users', 'GET', '/api/v1/users/me', undefined)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Requests must come through the gateway',
+    );
     const forged = signInternalToken('not-the-secret-'.repeat(3), claimsFor(owner, 'GET', '/api/v1/users/me'));
-    expectError((await callService('users', 'GET', '/api/v1/users/me', forged)) as never, 401, 'UNAUTHORIZED', 'Invalid internal token');
+    expectError(
+      (await callService('users', 'GET', '/api/v1/users/me', forged)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Invalid internal token',
+    );
   });
 
   test('unsigned (alg none), tampered and expired tokens are refused', async () => {
@@ -215,20 +317,55 @@ describe('the internal token', () => {
     const [header, payload, signature] = valid.split('.');
     const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString());
     // Tampered: the member's token made to claim the owner (same signature).
-    const tamperedPayload = Buffer.from(JSON.stringify({ ...decoded, u: [owner.id, decoded.u[1], Role.OWNER, owner.email, false] })).toString('base64url');
-    expectError((await callService('users', 'GET', '/api/v1/users/me', `${header}.${tamperedPayload}.${signature}`)) as never, 401, 'UNAUTHORIZED');
+    const tamperedPayload = Buffer.from(
+      JSON.stringify({ ...decoded, u: [owner.id, decoded.u[1], Role.OWNER, owner.email, false] }),
+    ).toString('base64url');
+    expectError(
+      (await callService('users', 'GET', '/api/v1/users/me', `${header}.${tamperedPayload}.${signature}`)) as never,
+      401,
+      'UNAUTHORIZED',
+    );
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
     expectError((await callService('users', 'GET', '/api/v1/users/me', none)) as never, 401, 'UNAUTHORIZED');
-    const expired = jwt.sign({ ...decoded, exp: Math.floor(Date.now() / 1000) - 10, iat: Math.floor(Date.now() / 1000) - 70 }, secret(), { algorithm: 'HS256' });
-    expectError((await callService('users', 'GET', '/api/v1/users/me', expired)) as never, 401, 'UNAUTHORIZED', 'Invalid internal token');
+    const expired = jwt.sign(
+      { ...decoded, exp: Math.floor(Date.now() / 1000) - 10, iat: Math.floor(Date.now() / 1000) - 70 },
+      secret(),
+      { algorithm: 'HS256' },
+    );
+    expectError(
+      (await callService('users', 'GET', '/api/v1/users/me', expired)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Invalid internal token',
+    );
   });
 
   test('a token is good for its method and path only', async () => {
     const token = signInternalToken(secret(), claimsFor(member, 'GET', '/api/v1/users/me'));
-    expectError((await callService('users', 'DELETE', '/api/v1/users/me', token)) as never, 401, 'UNAUTHORIZED', 'Invalid internal token');
-    expectError((await callService('users', 'GET', '/api/v1/users', token)) as never, 401, 'UNAUTHORIZED', 'Invalid internal token');
-    expectError((await callService('users', 'GET', `/api/v1/users/${owner.id}`, token)) as never, 401, 'UNAUTHORIZED', 'Invalid internal token');
-    expectError((await callService('messages', 'POST', '/api/v1/messages', token)) as never, 401, 'UNAUTHORIZED', 'Invalid internal token');
+    expectError(
+      (await callService('users', 'DELETE', '/api/v1/users/me', token)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Invalid internal token',
+    );
+    expectError(
+      (await callService('users', 'GET', '/api/v1/users', token)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Invalid internal token',
+    );
+    expectError(
+      (await callService('users', 'GET', `/api/v1/users/${owner.id}`, token)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Invalid internal token',
+    );
+    expectError(
+      (await callService('messages', 'POST', '/api/v1/messages', token)) as never,
+      401,
+      'UNAUTHORIZED',
+      'Invalid internal token',
+    );
     // The query string is not part of the binding, but the path is: /users/me?x=1 is the same request.
     expect((await callService('users', 'GET', '/api/v1/users/me?include_subscribers=true', token)).status).toBe(200);
   });
@@ -236,7 +373,11 @@ describe('the internal token', () => {
   test('a client cannot send its own token through the gateway', async () => {
     const token = signInternalToken(secret(), claimsFor(owner, 'GET', '/api/v1/users/me'));
     // Without credentials: the gateway refuses, whatever the token says.
-    expectError(await stack.anonymous().get('/api/v1/users/me', {}, { headers: { [INTERNAL_TOKEN_HEADER]: token } }), 401, 'UNAUTHORIZED');
+    expectError(
+      await stack.anonymous().get('/api/v1/users/me', {}, { headers: { [INTERNAL_TOKEN_HEADER]: token } }),
+      401,
+      'UNAUTHORIZED',
+    );
     // With the member's credentials: the member, not the token's owner.
     const response = await member.client.get('/api/v1/users/me', {}, { headers: { [INTERNAL_TOKEN_HEADER]: token } });
     expect(response.body.user_id).toBe(member.id);
@@ -248,13 +389,19 @@ describe('the internal token', () => {
     beforeAll(async () => {
       const other = await stack.createRealm('other', 'other.example.test');
       otherOwner = await stack.createUser({ realm: other, email: 'boss@other.example.test', role: Role.OWNER });
-      const invite = await otherOwner.client.post('/api/v1/invites/multiuse', { invite_expires_in_minutes: 60, invite_as: 400 });
+      const invite = await otherOwner.client.post('/api/v1/invites/multiuse', {
+        invite_expires_in_minutes: 60,
+        invite_as: 400,
+      });
       otherInviteKey = String(invite.body.invite_link).split('/join/')[1].replace(/\/$/, '');
     });
 
-    test("a token for realm A acts in realm A whatever Host the request names", async () => {
+    test('a token for realm A acts in realm A whatever Host the request names', async () => {
       const token = signInternalToken(secret(), claimsFor(member, 'GET', '/api/v1/users'));
-      const response = await callService('users', 'GET', '/api/v1/users', token, { host: 'other.example.test', 'x-forwarded-host': 'other.example.test' });
+      const response = await callService('users', 'GET', '/api/v1/users', token, {
+        host: 'other.example.test',
+        'x-forwarded-host': 'other.example.test',
+      });
       expect(response.status).toBe(200);
       const emails = (response.body.members as { email: string }[]).map((m) => m.email);
       expect(emails).toContain(member.email);
@@ -262,28 +409,54 @@ describe('the internal token', () => {
     });
 
     test("an anonymous token for realm A cannot use realm B's invitation", async () => {
-      const claims: InternalClaims = { user: null, realmId: stack.realm.id, method: 'POST', path: '/api/v1/invites/multiuse/accept' };
-      const body = new URLSearchParams({ key: otherInviteKey, email: 'intruder@example.com', full_name: 'Intruder', password: 'intruder-password' }).toString();
+      const claims: InternalClaims = {
+        user: null,
+        realmId: stack.realm.id,
+        method: 'POST',
+        path: '/api/v1/invites/multiuse/accept',
+      };
+      const body = new URLSearchParams({
+        key: otherInviteKey,
+        email: 'intruder@example.com',
+        full_name: 'Intruder',
+        password: 'intruder-password',
+      }).toString();
       const response = await new Promise<{ status: number; body: any }>((resolve, reject) => {
         const req = http.request(new URL('/api/v1/invites/multiuse/accept', stack.serviceUrls.users), {
           method: 'POST',
-          headers: { [INTERNAL_TOKEN_HEADER]: signInternalToken(secret(), claims), 'content-type': 'application/x-www-form-urlencoded', host: 'other.example.test' },
+          headers: {
+            [INTERNAL_TOKEN_HEADER]: signInternalToken(secret(), claims),
+            'content-type': 'application/x-www-form-urlencoded',
+            host: 'other.example.test',
+          },
         });
         req.on('response', (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }),
+          );
         });
         req.on('error', reject);
         req.end(body);
       });
-      expectError(response as never, 404, 'BAD_REQUEST', "Whoops. We couldn't find your confirmation link in the system.");
+      expectError(
+        response as never,
+        404,
+        'BAD_REQUEST',
+        "Whoops. We couldn't find your confirmation link in the system.",
+      );
       expect(await stack.db.userProfile.count({ where: { delivery_email: 'intruder@example.com' } })).toBe(0);
     });
 
     test("realm B's user cannot use its key at realm A's host through the gateway", async () => {
       const atRealmA = stack.client({ email: otherOwner.deliveryEmail, apiKey: otherOwner.apiKey });
-      expectError(await atRealmA.get('/api/v1/users/me'), 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
+      expectError(
+        await atRealmA.get('/api/v1/users/me'),
+        401,
+        'UNAUTHORIZED',
+        'Account is not associated with this subdomain',
+      );
     });
   });
 });

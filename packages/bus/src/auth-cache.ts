@@ -24,7 +24,12 @@ export async function readAuthCache(redis: Redis, prefix: string, apiKeyHash: st
   return cached ? (JSON.parse(cached) as CachedAuth) : null;
 }
 
-export async function writeAuthCache(redis: Redis, prefix: string, apiKeyHash: string, auth: CachedAuth): Promise<void> {
+export async function writeAuthCache(
+  redis: Redis,
+  prefix: string,
+  apiKeyHash: string,
+  auth: CachedAuth,
+): Promise<void> {
   await redis.set(new RedisKeys(prefix).auth(apiKeyHash), JSON.stringify(auth), 'EX', AUTH_CACHE_TTL_SECONDS);
 }
 

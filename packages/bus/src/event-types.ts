@@ -29,7 +29,10 @@ export type ZulipEvent =
   // users and the realm
   | WithOp<'realm_user', 'add' | 'update' | 'remove'>
   | WithOp<'realm_bot', 'add' | 'update' | 'remove' | 'delete'>
-  | WithOp<'user_group', 'add' | 'update' | 'add_members' | 'remove_members' | 'add_subgroups' | 'remove_subgroups' | 'remove'>
+  | WithOp<
+      'user_group',
+      'add' | 'update' | 'add_members' | 'remove_members' | 'add_subgroups' | 'remove_subgroups' | 'remove'
+    >
   | WithOp<'user_settings', 'update'>
   | NoOp<'update_global_notifications'>
   | NoOp<'update_display_settings'>

@@ -10,7 +10,15 @@
 import type { Logger } from '@teamchat/core';
 import type { Db, Prisma, Tx } from '@teamchat/db';
 import type { Checked, EventInput, ZulipEvent } from './event-types';
-import { outboxInsertSql, PublishedRowDeleter, type LocalEcho, type OutboxInsert, type OutboxPayload, type OutboxRow, type Recipient } from './outbox';
+import {
+  outboxInsertSql,
+  PublishedRowDeleter,
+  type LocalEcho,
+  type OutboxInsert,
+  type OutboxPayload,
+  type OutboxRow,
+  type Recipient,
+} from './outbox';
 import type { Redis } from './redis';
 import { RedisKeys } from './redis';
 
@@ -42,7 +50,13 @@ return false
 `;
 
 interface PublishOnce {
-  teamchatPublishOnce(stream: string, marker: string, payload: string, outboxId: string, ttl: number): Promise<string | null>;
+  teamchatPublishOnce(
+    stream: string,
+    marker: string,
+    payload: string,
+    outboxId: string,
+    ttl: number,
+  ): Promise<string | null>;
 }
 
 export interface EventBusOptions {
@@ -72,7 +86,8 @@ export class OutboxWrite {
   /** Publishes the committed row (`payload` comes from the statement when SQL computed it). Never rejects. */
   publish(row: OutboxRow): Promise<void> {
     const payload = row.payload ?? this.payload;
-    if (payload === null) throw new Error('outbox row without its payload: the INSERT returns it, pass the row as returned');
+    if (payload === null)
+      throw new Error('outbox row without its payload: the INSERT returns it, pass the row as returned');
     return this.bus.publishCommitted({ outboxId: row.id, xid: row.xid, realmId: this.realmId, ...payload });
   }
 }
@@ -92,7 +107,9 @@ export class EventBus {
   ) {
     this.keys = new RedisKeys(prefix);
     this.dedupWindowSecs = options.dedupWindowSecs ?? DEFAULT_DEDUP_WINDOW_SECS;
-    this.deleter = options.db ? new PublishedRowDeleter(options.db, options.holdMs ?? DEFAULT_OUTBOX_HOLD_MS, options.logger) : null;
+    this.deleter = options.db
+      ? new PublishedRowDeleter(options.db, options.holdMs ?? DEFAULT_OUTBOX_HOLD_MS, options.logger)
+      : null;
     if (!('teamchatPublishOnce' in redis)) {
       redis.defineCommand('teamchatPublishOnce', { numberOfKeys: 2, lua: PUBLISH_ONCE });
     }
@@ -106,7 +123,12 @@ export class EventBus {
    * Sends `event` to `users` once the transaction `tx` commits (Zulip's send_event_on_commit).
    * The event is stored in the outbox inside the transaction, so it is never lost.
    */
-  async sendEventOnCommit<const E extends EventInput>(tx: Tx, realmId: number, event: E & Checked<E>, users: Recipient[]): Promise<void> {
+  async sendEventOnCommit<const E extends EventInput>(
+    tx: Tx,
+    realmId: number,
+    event: E & Checked<E>,
+    users: Recipient[],
+  ): Promise<void> {
     if (users.length === 0) return;
     const write = this.write({ realmId, event, users });
     const [row] = await tx.db.$queryRaw<OutboxRow[]>(write.sql);
@@ -136,7 +158,11 @@ export class EventBus {
   }
 
   /** Sends an event that changes no stored state (typing): no transaction, no outbox. */
-  async sendTransientEvent<const E extends EventInput>(realmId: number, event: E & Checked<E>, users: Recipient[]): Promise<void> {
+  async sendTransientEvent<const E extends EventInput>(
+    realmId: number,
+    event: E & Checked<E>,
+    users: Recipient[],
+  ): Promise<void> {
     if (users.length === 0) return;
     await this.publish({ realmId, event: event as ZulipEvent, users });
   }
@@ -145,7 +171,10 @@ export class EventBus {
   publishCommitted(entry: IntakeEntry): Promise<void> {
     const publishing = this.publish(entry).catch((error) => {
       this.options.onPublishFailure?.();
-      this.options.logger?.warn({ err: error, outbox_id: entry.outboxId }, 'event publish failed; the outbox relay will send it');
+      this.options.logger?.warn(
+        { err: error, outbox_id: entry.outboxId },
+        'event publish failed; the outbox relay will send it',
+      );
     });
     this.inFlight.add(publishing);
     void publishing.finally(() => this.inFlight.delete(publishing));
@@ -203,7 +232,8 @@ export async function relayOutbox(
     for (const row of rows) {
       if (await bus.publishOnce({ outboxId: row.id, xid: row.xid, realmId: row.realm_id, ...row.payload })) published++;
     }
-    if (rows.length) await client.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${rows.map((row) => row.id)}::bigint[])`;
+    if (rows.length)
+      await client.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${rows.map((row) => row.id)}::bigint[])`;
     return { rows: rows.length, published };
   });
 }
@@ -212,7 +242,10 @@ export async function relayOutbox(
  * The relay's view of the outbox, in one cheap query (an index range and an index end):
  * rows past the grace (waiting for the relay) and the oldest row's age in seconds.
  */
-export async function outboxBacklog(db: Db, graceMs: number = DEFAULT_RELAY_GRACE_MS): Promise<{ backlog: number; oldestSeconds: number }> {
+export async function outboxBacklog(
+  db: Db,
+  graceMs: number = DEFAULT_RELAY_GRACE_MS,
+): Promise<{ backlog: number; oldestSeconds: number }> {
   const [row] = await db.$queryRaw<{ backlog: number; oldest_seconds: number }[]>`
     SELECT (SELECT count(*) FROM event_outbox WHERE created_at < now() - make_interval(secs => ${graceMs / 1000}))::int AS backlog,
       COALESCE(extract(epoch FROM now() - (SELECT min(created_at) FROM event_outbox)), 0)::float8 AS oldest_seconds`;

@@ -11,9 +11,22 @@ export {
   type EventBusOptions,
   type IntakeEntry,
 } from './events';
-export { type Checked, type EventInput, type OpsOf, type ZulipEvent, type ZulipEventOf, type ZulipEventType } from './event-types';
+export {
+  type Checked,
+  type EventInput,
+  type OpsOf,
+  type ZulipEvent,
+  type ZulipEventOf,
+  type ZulipEventType,
+} from './event-types';
 export { committedSince, outboxMark } from './inspect';
-export { OUTBOX_DELETE_INTERVAL_MS, type LocalEcho, type OutboxPayload, type OutboxRow, type Recipient } from './outbox';
+export {
+  OUTBOX_DELETE_INTERVAL_MS,
+  type LocalEcho,
+  type OutboxPayload,
+  type OutboxRow,
+  type Recipient,
+} from './outbox';
 export { JobClient, type JobQueue } from './jobs';
 export {
   JOB_QUEUES,
@@ -23,4 +36,10 @@ export {
   type MarkAllReadJobData,
   type UploadsCleanupJobData,
 } from './job-data';
-export { readAuthCache, writeAuthCache, invalidateAuthCache, AUTH_CACHE_TTL_SECONDS, type CachedAuth } from './auth-cache';
+export {
+  readAuthCache,
+  writeAuthCache,
+  invalidateAuthCache,
+  AUTH_CACHE_TTL_SECONDS,
+  type CachedAuth,
+} from './auth-cache';

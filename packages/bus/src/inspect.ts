@@ -9,13 +9,22 @@ import type { Redis } from './redis';
 
 /** The newest outbox id handed out so far: what commits after it has larger ids. */
 export async function outboxMark(db: Db): Promise<bigint> {
-  const [row] = await db.$queryRaw<{ last: bigint }[]>`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM event_outbox_id_seq`;
+  const [row] = await db.$queryRaw<
+    { last: bigint }[]
+  >`SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS last FROM event_outbox_id_seq`;
   return row.last;
 }
 
 /** The events committed after `mark`, by outbox id (oldest first). */
-export async function committedSince(db: Db, redis: Redis, bus: EventBus, mark: bigint): Promise<{ id: bigint; payload: OutboxPayload }[]> {
-  const rows = await db.$queryRaw<{ id: bigint; payload: OutboxPayload }[]>`SELECT id, payload FROM event_outbox WHERE id > ${mark}`;
+export async function committedSince(
+  db: Db,
+  redis: Redis,
+  bus: EventBus,
+  mark: bigint,
+): Promise<{ id: bigint; payload: OutboxPayload }[]> {
+  const rows = await db.$queryRaw<
+    { id: bigint; payload: OutboxPayload }[]
+  >`SELECT id, payload FROM event_outbox WHERE id > ${mark}`;
   const found = new Map(rows.map((row) => [row.id, row.payload]));
   for (let partition = 0; partition < bus.partitions; partition++) {
     for (const [, fields] of await redis.xrange(bus.keys.intakeStream(partition), '-', '+')) {
@@ -25,5 +34,7 @@ export async function committedSince(db: Db, redis: Redis, bus: EventBus, mark: 
       }
     }
   }
-  return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, payload]) => ({ id, payload }));
+  return [...found.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([id, payload]) => ({ id, payload }));
 }

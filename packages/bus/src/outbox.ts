@@ -61,7 +61,9 @@ export function outboxInsertSql(insert: OutboxInsert): { sql: Prisma.Sql; payloa
       payload,
     };
   }
-  const event = computed.length ? Prisma.sql`${JSON.stringify(known)}::jsonb || jsonb_build_object(${Prisma.join(computed)})` : Prisma.sql`${JSON.stringify(known)}::jsonb`;
+  const event = computed.length
+    ? Prisma.sql`${JSON.stringify(known)}::jsonb || jsonb_build_object(${Prisma.join(computed)})`
+    : Prisma.sql`${JSON.stringify(known)}::jsonb`;
   const users = insert.users instanceof Prisma.Sql ? insert.users : Prisma.sql`${JSON.stringify(insert.users)}::jsonb`;
   const rest = insert.echo === undefined ? Prisma.empty : Prisma.sql`, 'echo', ${JSON.stringify(insert.echo)}::jsonb`;
   return {
@@ -102,7 +104,10 @@ export class PublishedRowDeleter {
     this.pending.push({ id: outboxId, due: Date.now() + this.holdMs });
     if (this.pending.length > MAX_PENDING_DELETES) {
       const dropped = this.pending.splice(0, this.pending.length - MAX_PENDING_DELETES);
-      this.logger?.warn({ dropped: dropped.length }, 'too many published outbox rows left to delete; the relay will delete the oldest');
+      this.logger?.warn(
+        { dropped: dropped.length },
+        'too many published outbox rows left to delete; the relay will delete the oldest',
+      );
     }
     this.timer ??= setInterval(() => void this.deleteDue(Date.now()), OUTBOX_DELETE_INTERVAL_MS).unref();
   }
@@ -126,7 +131,10 @@ export class PublishedRowDeleter {
         try {
           await this.db.$executeRaw`DELETE FROM event_outbox WHERE id = ANY(${chunk.map((row) => row.id)}::bigint[])`;
         } catch (error) {
-          this.logger?.warn({ err: error, rows: due.length - start }, 'deleting published outbox rows failed; trying again');
+          this.logger?.warn(
+            { err: error, rows: due.length - start },
+            'deleting published outbox rows failed; trying again',
+          );
           break;
         }
         const deleted = new Set(chunk);

@@ -12,14 +12,21 @@ let worker: Worker;
 beforeAll(async () => {
   const connection = createRedis(redisUrl);
   connections.push(connection);
-  client = new JobClient(connection, () => {
-    const blocking = createRedis(redisUrl, { blocking: true });
-    connections.push(blocking);
-    return blocking;
-  }, prefix);
+  client = new JobClient(
+    connection,
+    () => {
+      const blocking = createRedis(redisUrl, { blocking: true });
+      connections.push(blocking);
+      return blocking;
+    },
+    prefix,
+  );
   const workerConnection = createRedis(redisUrl, { blocking: true });
   connections.push(workerConnection);
-  worker = new Worker(JOB_QUEUES.uploadsCleanup, async () => ({ done: true }), { connection: workerConnection, prefix });
+  worker = new Worker(JOB_QUEUES.uploadsCleanup, async () => ({ done: true }), {
+    connection: workerConnection,
+    prefix,
+  });
   await worker.waitUntilReady();
 });
 
@@ -37,19 +44,26 @@ test('a job that completes before the wait begins counts as done (it was removed
   // finished and removed by the time the wait starts.
   const getState = jest.spyOn(Job.prototype, 'getState').mockImplementation(async function (this: Job) {
     const queue = client.queue(JOB_QUEUES.uploadsCleanup);
-    for (let i = 0; i < 200 && (await queue.getJob(this.id!)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && (await queue.getJob(this.id!)); i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     return 'active';
   });
   try {
-    await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'race-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
+    await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'race-1', { attachmentIds: [] }, 5_000)).resolves.toBe(
+      true,
+    );
   } finally {
     getState.mockRestore();
   }
 });
 
 test('a job that finishes within the budget answers true, and a repeated id runs again once removed', async () => {
-  await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
-  await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(true);
+  await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(
+    true,
+  );
+  await expect(client.runWithBudget(JOB_QUEUES.uploadsCleanup, 'plain-1', { attachmentIds: [] }, 5_000)).resolves.toBe(
+    true,
+  );
 });
 
 test('joining a job that was already running waits for it, then runs a fresh one', async () => {

@@ -19,9 +19,13 @@ function sourceFiles(directory: string): string[] {
 }
 
 test('only the outbox helper writes event_outbox rows', () => {
-  const files = ['packages', 'services', 'tests', 'bench', 'scripts'].flatMap((top) => sourceFiles(path.join(root, top)));
+  const files = ['packages', 'services', 'tests', 'bench', 'scripts'].flatMap((top) =>
+    sourceFiles(path.join(root, top)),
+  );
   expect(files.length).toBeGreaterThan(100);
   expect(files).toContain(path.join(root, HELPER));
-  const writers = files.filter((file) => OUTBOX_INSERT.test(fs.readFileSync(file, 'utf8'))).map((file) => path.relative(root, file));
+  const writers = files
+    .filter((file) => OUTBOX_INSERT.test(fs.readFileSync(file, 'utf8')))
+    .map((file) => path.relative(root, file));
   expect(writers).toEqual([HELPER]);
 });

@@ -5,7 +5,15 @@ import crypto from 'node:crypto';
 import Redis from 'ioredis';
 import { createDb, Prisma, transaction, type Db } from '@teamchat/db';
 import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
-import { createRedis, EventBus, outboxBacklog, relayOutbox, type EventBusOptions, type IntakeEntry, type OutboxPayload } from '../src';
+import {
+  createRedis,
+  EventBus,
+  outboxBacklog,
+  relayOutbox,
+  type EventBusOptions,
+  type IntakeEntry,
+  type OutboxPayload,
+} from '../src';
 import { PublishedRowDeleter } from '../src/outbox';
 
 const REALM = 7;
@@ -49,7 +57,12 @@ function newBus(options: EventBusOptions = {}, connection: Redis = redis): Event
 
 /** A connection whose every command fails at once (Redis unreachable). */
 function unreachableRedis(): Redis {
-  const connection = new Redis('redis://127.0.0.1:9', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const connection = new Redis('redis://127.0.0.1:9', {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   connection.on('error', () => undefined);
   return connection;
 }
@@ -113,7 +126,9 @@ test('when the publish fails the row stays, and the relay publishes it exactly o
   expect(await relayOutbox(db, bus, { graceMs: 0 })).toEqual({ rows: 0, published: 0 });
   expect(await outboxIds()).toEqual([]);
   const entries = await intake(bus);
-  expect(entries).toEqual([expect.objectContaining({ outboxId: id, event: { type: 'alert_words', alert_words: ['relayed'] } })]);
+  expect(entries).toEqual([
+    expect.objectContaining({ outboxId: id, event: { type: 'alert_words', alert_words: ['relayed'] } }),
+  ]);
   dead.disconnect();
 });
 
@@ -137,7 +152,9 @@ test('the dedup marker lives for the window (not a day), set by the same script 
   expect(ttl).toBeLessThanOrEqual(120);
   // The default window is ten minutes.
   const defaults = new EventBus(redis, prefix, PARTITIONS);
-  await transaction(db, (tx) => defaults.sendEventOnCommit(tx, REALM, { type: 'alert_words', alert_words: ['default'] }, [1]));
+  await transaction(db, (tx) =>
+    defaults.sendEventOnCommit(tx, REALM, { type: 'alert_words', alert_words: ['default'] }, [1]),
+  );
   const [, second] = await intake(bus);
   const defaultTtl = await redis.ttl(bus.keys.intakeSent(bus.partitionOf(REALM), second.outboxId!));
   expect(defaultTtl).toBeGreaterThan(590);
@@ -149,7 +166,14 @@ test('a hot-path statement writes its row with fields only it knows, and none wh
   const write = () =>
     bus.outboxWrite({
       realmId: REALM,
-      event: { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: Prisma.sql`jsonb_agg(id ORDER BY id)`, all: false },
+      event: {
+        type: 'update_message_flags',
+        op: 'add',
+        operation: 'add',
+        flag: 'read',
+        messages: Prisma.sql`jsonb_agg(id ORDER BY id)`,
+        all: false,
+      },
       users: [1],
       from: Prisma.sql`changed HAVING count(*) > 0`,
     });
@@ -161,19 +185,35 @@ test('a hot-path statement writes its row with fields only it knows, and none wh
   expect(await statement([], none)).toEqual([]);
   const some = write();
   const [row] = await statement([3, 2], some);
-  expect(row.payload).toEqual({ event: { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: [2, 3], all: false }, users: [1] });
+  expect(row.payload).toEqual({
+    event: { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: [2, 3], all: false },
+    users: [1],
+  });
   await some.publish(row);
-  expect(await intake(bus)).toEqual([expect.objectContaining({ outboxId: row.id, xid: row.xid, event: row.payload.event })]);
+  expect(await intake(bus)).toEqual([
+    expect.objectContaining({ outboxId: row.id, xid: row.xid, event: row.payload.event }),
+  ]);
   await sleep(HOLD_MS + 500);
   expect(await outboxIds()).toEqual([]);
 });
 
 test('local echo travels beside the event, in the row and on the intake', async () => {
   const bus = newBus();
-  const outbox = bus.outboxWrite({ realmId: REALM, event: { type: 'message', message: { id: 1, sender_id: 1 } }, users: [1, 2], echo: { queueId: 'q', localId: '1.5' } });
+  const outbox = bus.outboxWrite({
+    realmId: REALM,
+    event: { type: 'message', message: { id: 1, sender_id: 1 } },
+    users: [1, 2],
+    echo: { queueId: 'q', localId: '1.5' },
+  });
   const [row] = await db.$queryRaw<{ id: string; xid: string }[]>(outbox.sql);
-  const [stored] = await db.$queryRaw<{ payload: Record<string, unknown> }[]>`SELECT payload FROM event_outbox WHERE id = ${BigInt(row.id)}`;
-  expect(stored.payload).toEqual({ event: { type: 'message', message: { id: 1, sender_id: 1 } }, users: [1, 2], echo: { queueId: 'q', localId: '1.5' } });
+  const [stored] = await db.$queryRaw<
+    { payload: Record<string, unknown> }[]
+  >`SELECT payload FROM event_outbox WHERE id = ${BigInt(row.id)}`;
+  expect(stored.payload).toEqual({
+    event: { type: 'message', message: { id: 1, sender_id: 1 } },
+    users: [1, 2],
+    echo: { queueId: 'q', localId: '1.5' },
+  });
   await outbox.publish(row);
   const [entry] = await intake(bus);
   expect(entry.echo).toEqual({ queueId: 'q', localId: '1.5' });
@@ -194,7 +234,12 @@ test('a failed delete is tried again at the next round; close deletes what is le
   const warnings: string[] = [];
   const deleter = new PublishedRowDeleter(flaky, 100, { warn: (_object, message) => warnings.push(message) });
   const bus = newBus();
-  const inserted = async () => (await db.$queryRaw<{ id: string }[]>(bus.outboxWrite({ realmId: REALM, event: { type: 'invites_changed' }, users: [1] }).sql))[0].id;
+  const inserted = async () =>
+    (
+      await db.$queryRaw<{ id: string }[]>(
+        bus.outboxWrite({ realmId: REALM, event: { type: 'invites_changed' }, users: [1] }).sql,
+      )
+    )[0].id;
   const first = await inserted();
   deleter.add(first);
   await sleep(600);

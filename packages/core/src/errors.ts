@@ -169,7 +169,15 @@ const PRISMA_UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P
 // PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01-57P03 (shutting down, crashed,
 // starting up), 53300 (too many connections).
 const POSTGRES_UNAVAILABLE_STATE = /^(08...|57P0[123]|53300)$/;
-const NETWORK_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const NETWORK_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
 const UNAVAILABLE_MESSAGES = [
   /^Connection terminated/, // pg: the server went away mid-query
   /^Connection is closed\.$/, // ioredis: the command could not be sent
@@ -182,10 +190,12 @@ const UNAVAILABLE_MESSAGES = [
  * failing over, a Redis reconnecting. Looks through Prisma's and the drivers' wrappers.
  */
 export function isStoreUnavailable(error: unknown): boolean {
-  let current = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | undefined;
+  let current = error as
+    { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | undefined;
   for (let depth = 0; current && typeof current === 'object' && depth < 6; depth++) {
     const code = typeof current.code === 'string' ? current.code : '';
-    if (PRISMA_UNAVAILABLE_CODES.has(code) || POSTGRES_UNAVAILABLE_STATE.test(code) || NETWORK_ERRNOS.has(code)) return true;
+    if (PRISMA_UNAVAILABLE_CODES.has(code) || POSTGRES_UNAVAILABLE_STATE.test(code) || NETWORK_ERRNOS.has(code))
+      return true;
     const message = typeof current.message === 'string' ? current.message : '';
     if (UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(message))) return true;
     current = (current.meta?.driverAdapterError ?? current.cause) as typeof current;

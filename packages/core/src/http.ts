@@ -7,8 +7,20 @@ import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import multer from 'multer';
 import { activeTraceIds, httpServerMetrics, type Counter, type Gauge, type Histogram } from '@teamchat/telemetry';
-import { asJsonableError, JsonableError, MethodNotAllowedError, ResourceNotFoundError, UnauthorizedError } from './errors';
-import { INTERNAL_TOKEN_HEADER, type InternalClaims, REQUEST_ID_HEADER, type Requester, verifyInternalToken } from './internal-token';
+import {
+  asJsonableError,
+  JsonableError,
+  MethodNotAllowedError,
+  ResourceNotFoundError,
+  UnauthorizedError,
+} from './errors';
+import {
+  INTERNAL_TOKEN_HEADER,
+  type InternalClaims,
+  REQUEST_ID_HEADER,
+  type Requester,
+  verifyInternalToken,
+} from './internal-token';
 import type { Logger } from './logger';
 import { BODY_LIMITS } from './limits';
 import { RequestParams } from './params';
@@ -60,13 +72,21 @@ export interface ServiceAppOptions<D> {
   bodyLimitBytes?: number;
 }
 
-export function jsonSuccess(res: http.ServerResponse, data: Record<string, unknown> = {}, ignored: string[] = []): void {
+export function jsonSuccess(
+  res: http.ServerResponse,
+  data: Record<string, unknown> = {},
+  ignored: string[] = [],
+): void {
   const body: Record<string, unknown> = { result: 'success', msg: '', ...data };
   if (ignored.length) body.ignored_parameters_unsupported = ignored;
   sendJson(res, 200, JSON.stringify(body));
 }
 
-export function sendError(res: http.ServerResponse, error: JsonableError, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendError(
+  res: http.ServerResponse,
+  error: JsonableError,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   sendJson(res, error.status, JSON.stringify(error.toJSON()), { ...error.headers, ...headers });
 }
 
@@ -75,9 +95,18 @@ export function sendError(res: http.ServerResponse, error: JsonableError, header
  * (no ETags, no JSONP), and the gateway and the long-poll path have no express. Nothing when
  * an answer has begun already.
  */
-export function sendJson(res: http.ServerResponse, status: number, body: string, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  body: string,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;
-  res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
   res.end(body);
 }
 
@@ -186,7 +215,10 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const jsonable = toJsonable(error);
     if (jsonable.status >= 500) {
-      logger.error({ err: error, method: req.method, path: req.path, request_id: req.get(REQUEST_ID_HEADER) }, 'request failed');
+      logger.error(
+        { err: error, method: req.method, path: req.path, request_id: req.get(REQUEST_ID_HEADER) },
+        'request failed',
+      );
     }
     if (res.headersSent) {
       res.destroy();
@@ -334,7 +366,8 @@ function countUndeclaredMultipart(req: Request, limit: number): void {
 function multipartError(error: unknown): JsonableError {
   if (error instanceof JsonableError) return error;
   const e = error as { name?: string; code?: string; message?: string };
-  if (e?.name === 'MulterError' && e.code === 'LIMIT_UNEXPECTED_FILE') return new JsonableError('This endpoint does not accept files');
+  if (e?.name === 'MulterError' && e.code === 'LIMIT_UNEXPECTED_FILE')
+    return new JsonableError('This endpoint does not accept files');
   return new JsonableError(`Malformed multipart body: ${e?.message ?? 'bad request'}`);
 }
 

@@ -82,13 +82,23 @@ export function signInternalToken(secret: string, claims: InternalClaims): strin
   const now = Date.now();
   const known = signed.get(key);
   if (known && known.reuseUntilMs > now) return known.token;
-  const token = jwt.sign(payload, secretKey(secret), { algorithm: 'HS256', expiresIn: LIFETIME_SECONDS, issuer: ISSUER, audience: AUDIENCE });
+  const token = jwt.sign(payload, secretKey(secret), {
+    algorithm: 'HS256',
+    expiresIn: LIFETIME_SECONDS,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+  });
   remember(signed, key, { token, reuseUntilMs: now + REUSE_SECONDS * 1000 });
   return token;
 }
 
 /** Verifies the token for this request; throws UnauthorizedError if it is missing, forged, expired or for another method or path. */
-export function verifyInternalToken(secret: string, token: string | undefined, method: string, path: string): InternalClaims {
+export function verifyInternalToken(
+  secret: string,
+  token: string | undefined,
+  method: string,
+  path: string,
+): InternalClaims {
   if (!token) throw new UnauthorizedError('Requests must come through the gateway');
   const payload = verifiedPayload(secret, token);
   if (payload.m !== method || payload.p !== path) throw new UnauthorizedError('Invalid internal token');
@@ -105,7 +115,11 @@ function verifiedPayload(secret: string, token: string): TokenPayload {
   if (known && Math.floor(Date.now() / 1000) < known.exp) return known;
   let payload: TokenPayload;
   try {
-    payload = jwt.verify(token, secretKey(secret), { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE }) as TokenPayload;
+    payload = jwt.verify(token, secretKey(secret), {
+      algorithms: ['HS256'],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+    }) as TokenPayload;
   } catch {
     throw new UnauthorizedError('Invalid internal token');
   }

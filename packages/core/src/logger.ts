@@ -10,7 +10,8 @@ const REDACTED = '[redacted]';
  * (case-insensitive; `-` and `_` are the same): API keys, passwords, tokens, the internal
  * token header, cookies, connection secrets.
  */
-const SECRET_FIELD = /^(api[-_]?key|password|new[-_]password|old[-_]password|passwd|secret|client[-_]secret|token|access[-_]token|refresh[-_]token|id[-_]token|jwt|authorization|proxy[-_]authorization|cookie|set[-_]cookie|x[-_]teamchat[-_]internal[-_]token|internal[-_]jwt[-_]secret|.*[-_](secret|password|token|api[-_]key))$/i;
+const SECRET_FIELD =
+  /^(api[-_]?key|password|new[-_]password|old[-_]password|passwd|secret|client[-_]secret|token|access[-_]token|refresh[-_]token|id[-_]token|jwt|authorization|proxy[-_]authorization|cookie|set[-_]cookie|x[-_]teamchat[-_]internal[-_]token|internal[-_]jwt[-_]secret|.*[-_](secret|password|token|api[-_]key))$/i;
 
 /** user:password@ in URLs (connection strings, proxied URLs). */
 const URL_CREDENTIALS = /([a-z][a-z0-9+.-]*:\/\/)([^/\s:@]*):([^/\s@]*)@/gi;
@@ -20,7 +21,10 @@ const AUTH_SCHEMES = /\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{8,}/g;
 
 /** A string with embedded credentials masked. */
 export function scrubString(value: string): string {
-  return value.replace(URL_CREDENTIALS, `$1$2:${REDACTED}@`).replace(QUERY_SECRETS, `$1${REDACTED}`).replace(AUTH_SCHEMES, `$1 ${REDACTED}`);
+  return value
+    .replace(URL_CREDENTIALS, `$1$2:${REDACTED}@`)
+    .replace(QUERY_SECRETS, `$1${REDACTED}`)
+    .replace(AUTH_SCHEMES, `$1 ${REDACTED}`);
 }
 
 const MAX_DEPTH = 8;
@@ -37,7 +41,10 @@ export function scrubSecrets(value: unknown, depth = 0, ancestors = new Set<obje
     if (Array.isArray(value)) return value.map((item) => scrubSecrets(item, depth + 1, ancestors));
     const out: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(value)) {
-      out[name] = SECRET_FIELD.test(name) && field !== undefined && field !== null && field !== '' ? REDACTED : scrubSecrets(field, depth + 1, ancestors);
+      out[name] =
+        SECRET_FIELD.test(name) && field !== undefined && field !== null && field !== ''
+          ? REDACTED
+          : scrubSecrets(field, depth + 1, ancestors);
     }
     return out;
   } finally {

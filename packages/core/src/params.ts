@@ -123,7 +123,11 @@ export function required<T>(type: ParamType<T>, options: { aliases?: string[] } 
 
 export function optional<T>(type: ParamType<T>): ParamSpec<T | undefined>;
 export function optional<T>(type: ParamType<T>, defaultValue: T, options?: { aliases?: string[] }): ParamSpec<T>;
-export function optional<T>(type: ParamType<T>, defaultValue?: T, options: { aliases?: string[] } = {}): ParamSpec<T | undefined> {
+export function optional<T>(
+  type: ParamType<T>,
+  defaultValue?: T,
+  options: { aliases?: string[] } = {},
+): ParamSpec<T | undefined> {
   return { type, required: false, defaultValue, aliases: options.aliases };
 }
 

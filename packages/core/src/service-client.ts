@@ -18,9 +18,18 @@ export interface ServiceCall {
   requestId?: string;
 }
 
-export async function callService<T = Record<string, unknown>>(baseUrl: string, secret: string, call: ServiceCall): Promise<T> {
+export async function callService<T = Record<string, unknown>>(
+  baseUrl: string,
+  secret: string,
+  call: ServiceCall,
+): Promise<T> {
   const requestId = call.requestId ?? randomUUID();
-  const token = signInternalToken(secret, { user: call.actingAs, realmId: call.actingAs.realmId, method: call.method, path: call.path });
+  const token = signInternalToken(secret, {
+    user: call.actingAs,
+    realmId: call.actingAs.realmId,
+    method: call.method,
+    path: call.path,
+  });
   const form = new URLSearchParams();
   for (const [name, value] of Object.entries(call.params ?? {})) {
     if (value !== undefined) form.set(name, typeof value === 'string' ? value : JSON.stringify(value));
@@ -39,7 +48,11 @@ export async function callService<T = Record<string, unknown>>(baseUrl: string, 
   const body = (await response.json()) as Record<string, unknown>;
   if (body.result !== 'success') {
     const { msg, code, result: _result, ...data } = body;
-    throw new JsonableError(String(msg ?? 'Internal request failed'), { code: code as never, status: response.status, data });
+    throw new JsonableError(String(msg ?? 'Internal request failed'), {
+      code: code as never,
+      status: response.status,
+      data,
+    });
   }
   return body as T;
 }

@@ -79,7 +79,9 @@ export function str(options: StrOptions = {}): Validator<string> {
 }
 
 /** One of a fixed set of values: "Invalid X" otherwise. */
-export function literal<const T extends readonly (string | number | boolean | null)[]>(...allowed: T): Validator<T[number]> {
+export function literal<const T extends readonly (string | number | boolean | null)[]>(
+  ...allowed: T
+): Validator<T[number]> {
   return (value, varName) => (allowed.includes(value as T[number]) ? (value as T[number]) : fail(`Invalid ${varName}`));
 }
 
@@ -121,7 +123,8 @@ export function object<Required extends Shape, Optional extends Shape = Record<n
       out[key] = validate(input[key], `${varName}[${JSON.stringify(key)}]`);
     }
     for (const [key, validate] of Object.entries(optional ?? {})) {
-      if (key in input && input[key] !== undefined) out[key] = validate(input[key], `${varName}[${JSON.stringify(key)}]`);
+      if (key in input && input[key] !== undefined)
+        out[key] = validate(input[key], `${varName}[${JSON.stringify(key)}]`);
     }
     if (!options.allowExtra) {
       for (const key of Object.keys(input)) {

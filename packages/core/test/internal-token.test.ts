@@ -33,20 +33,33 @@ describe('internal tokens', () => {
     expect(verifyInternalToken(SECRET, token, 'POST', '/api/v1/users/me/presence').user?.userId).toBe(7);
     expect(() => verifyInternalToken(SECRET, token, 'POST', '/api/v1/users/me')).toThrow(UnauthorizedError);
     expect(() => verifyInternalToken(SECRET, token, 'GET', '/api/v1/users/me/presence')).toThrow(UnauthorizedError);
-    expect(() => verifyInternalToken(`${SECRET}-other`, token, 'POST', '/api/v1/users/me/presence')).toThrow(UnauthorizedError);
+    expect(() => verifyInternalToken(`${SECRET}-other`, token, 'POST', '/api/v1/users/me/presence')).toThrow(
+      UnauthorizedError,
+    );
 
     jest.advanceTimersByTime(59_000);
     expect(verifyInternalToken(SECRET, token, 'POST', '/api/v1/users/me/presence').user?.userId).toBe(7);
     jest.advanceTimersByTime(1_000);
-    expect(() => verifyInternalToken(SECRET, token, 'POST', '/api/v1/users/me/presence')).toThrow('Invalid internal token');
+    expect(() => verifyInternalToken(SECRET, token, 'POST', '/api/v1/users/me/presence')).toThrow(
+      'Invalid internal token',
+    );
   });
 
   test('a tampered token is refused', () => {
     const token = signInternalToken(SECRET, claims);
     verifyInternalToken(SECRET, token, 'GET', '/api/v1/events');
     const [header, payload, signature] = token.split('.');
-    const forgedPayload = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), u: [1, 2, 400, 'owner@example.com', false] })).toString('base64url');
-    expect(() => verifyInternalToken(SECRET, `${header}.${forgedPayload}.${signature}`, 'GET', '/api/v1/events')).toThrow(UnauthorizedError);
-    expect(() => verifyInternalToken(SECRET, undefined, 'GET', '/api/v1/events')).toThrow('Requests must come through the gateway');
+    const forgedPayload = Buffer.from(
+      JSON.stringify({
+        ...JSON.parse(Buffer.from(payload, 'base64url').toString()),
+        u: [1, 2, 400, 'owner@example.com', false],
+      }),
+    ).toString('base64url');
+    expect(() =>
+      verifyInternalToken(SECRET, `${header}.${forgedPayload}.${signature}`, 'GET', '/api/v1/events'),
+    ).toThrow(UnauthorizedError);
+    expect(() => verifyInternalToken(SECRET, undefined, 'GET', '/api/v1/events')).toThrow(
+      'Requests must come through the gateway',
+    );
   });
 });

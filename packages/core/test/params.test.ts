@@ -41,7 +41,13 @@ for (const method of ['GET', 'PATCH', 'DELETE'] as const) routes.push({ ...route
 let server: http.Server;
 let baseUrl: string;
 beforeAll(async () => {
-  const app = createServiceApp({ name: 'test', routes, deps: {}, internalSecret: SECRET, logger: createLogger('test', 'silent') });
+  const app = createServiceApp({
+    name: 'test',
+    routes,
+    deps: {},
+    internalSecret: SECRET,
+    logger: createLogger('test', 'silent'),
+  });
   server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -55,11 +61,32 @@ function call(method: string, params: Params, options: RequestOptions = {}, path
     method,
     path,
   });
-  return new ApiClient(baseUrl).request(method, path, params, { ...options, validate: false, headers: { 'x-teamchat-internal-token': token } });
+  return new ApiClient(baseUrl).request(method, path, params, {
+    ...options,
+    validate: false,
+    headers: { 'x-teamchat-internal-token': token },
+  });
 }
 
-const full = { op: 'add', count: 3, flag: true, topic: '  hello  ', to: [1, 2], narrow: [{ operator: 'stream', operand: 'design' }] };
-const parsed = { result: 'success', msg: '', thing_id: 7, op: 'add', count: 3, flag: true, topic: 'hello', to: [1, 2], narrow: [{ operator: 'stream', operand: 'design' }] };
+const full = {
+  op: 'add',
+  count: 3,
+  flag: true,
+  topic: '  hello  ',
+  to: [1, 2],
+  narrow: [{ operator: 'stream', operand: 'design' }],
+};
+const parsed = {
+  result: 'success',
+  msg: '',
+  thing_id: 7,
+  op: 'add',
+  count: 3,
+  flag: true,
+  topic: 'hello',
+  to: [1, 2],
+  narrow: [{ operator: 'stream', operand: 'design' }],
+};
 
 describe('each encoding gives the same parameters', () => {
   test.each([
@@ -80,7 +107,16 @@ describe('each encoding gives the same parameters', () => {
 
 test('defaults apply when optional parameters are absent', async () => {
   const response = await call('POST', { op: 'remove' });
-  expect(response.body).toEqual({ result: 'success', msg: '', thing_id: 7, op: 'remove', count: 10, flag: false, topic: '', narrow: [] });
+  expect(response.body).toEqual({
+    result: 'success',
+    msg: '',
+    thing_id: 7,
+    op: 'remove',
+    count: 10,
+    flag: false,
+    topic: '',
+    narrow: [],
+  });
 });
 
 test('an alias names the same parameter (subject for topic)', async () => {
@@ -90,12 +126,22 @@ test('an alias names the same parameter (subject for topic)', async () => {
 test('the body wins over the query string; a repeated parameter keeps its last value', async () => {
   const response = await call('POST', { op: 'add' }, { encoding: 'form' }, '/api/v1/echo/7');
   expect(response.body.op).toBe('add');
-  const token = signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method: 'POST', path: '/api/v1/echo/7' });
-  const repeated = await new ApiClient(baseUrl).request('POST', '/api/v1/echo/7?op=remove&count=1', {}, {
-    validate: false,
-    body: 'op=add&count=2&count=4',
-    headers: { 'x-teamchat-internal-token': token, 'content-type': 'application/x-www-form-urlencoded' },
+  const token = signInternalToken(SECRET, {
+    user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false },
+    realmId: 1,
+    method: 'POST',
+    path: '/api/v1/echo/7',
   });
+  const repeated = await new ApiClient(baseUrl).request(
+    'POST',
+    '/api/v1/echo/7?op=remove&count=1',
+    {},
+    {
+      validate: false,
+      body: 'op=add&count=2&count=4',
+      headers: { 'x-teamchat-internal-token': token, 'content-type': 'application/x-www-form-urlencoded' },
+    },
+  );
   expect(repeated.body).toMatchObject({ op: 'add', count: 4 });
 });
 
@@ -122,7 +168,11 @@ describe("Zulip's error texts", () => {
     [{ op: 'add', to: [1, 'x'] }, 'BAD_REQUEST', 'to[1] is not an integer'],
     [{ op: 'add', narrow: [{ operator: 'is' }] }, 'BAD_REQUEST', "narrow[0] is missing the 'operand' key"],
     [{ op: 'add', narrow: [{ operator: 'is', operand: true }] }, 'BAD_REQUEST', 'narrow[0]["operand"] is not a string'],
-    [{ op: 'add', narrow: [{ operator: 'is', operand: 'x', extra: 1 }] }, 'BAD_REQUEST', 'Argument "extra" at narrow[0] is unexpected'],
+    [
+      { op: 'add', narrow: [{ operator: 'is', operand: 'x', extra: 1 }] },
+      'BAD_REQUEST',
+      'Argument "extra" at narrow[0] is unexpected',
+    ],
   ])('%j → %s %s', async (params, code, msg) => {
     const response = await call('POST', params as Params);
     expectError(response, 400, code, msg);
@@ -133,23 +183,38 @@ describe("Zulip's error texts", () => {
   });
 
   test('a non-numeric path id is a 404', async () => {
-    expectError(await call('POST', { op: 'add' }, {}, '/api/v1/echo/abc'), 404, 'BAD_REQUEST', 'Endpoint does not exist');
+    expectError(
+      await call('POST', { op: 'add' }, {}, '/api/v1/echo/abc'),
+      404,
+      'BAD_REQUEST',
+      'Endpoint does not exist',
+    );
   });
 
   test('malformed bodies are 4xx envelopes, never 500', async () => {
     const token = (method: string) =>
-      signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path: '/api/v1/echo/7' });
+      signInternalToken(SECRET, {
+        user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false },
+        realmId: 1,
+        method,
+        path: '/api/v1/echo/7',
+      });
     const cases: [string, string][] = [
       ['application/json', '{"op": '],
       ['multipart/form-data; boundary=XYZ', '--XYZ\r\nContent-Disposition: form-data; name="op"\r\n\r\nadd'],
       ['multipart/form-data', 'no boundary at all'],
     ];
     for (const [contentType, body] of cases) {
-      const response = await new ApiClient(baseUrl).request('POST', '/api/v1/echo/7', {}, {
-        validate: false,
-        body,
-        headers: { 'content-type': contentType, 'x-teamchat-internal-token': token('POST') },
-      });
+      const response = await new ApiClient(baseUrl).request(
+        'POST',
+        '/api/v1/echo/7',
+        {},
+        {
+          validate: false,
+          body,
+          headers: { 'content-type': contentType, 'x-teamchat-internal-token': token('POST') },
+        },
+      );
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(response.status).toBeLessThan(500);
       expect(response.body).toMatchObject({ result: 'error', code: expect.any(String), msg: expect.any(String) });
@@ -159,12 +224,31 @@ describe("Zulip's error texts", () => {
 
 describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', () => {
   const token = (method: string, path: string) =>
-    signInternalToken(SECRET, { user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false }, realmId: 1, method, path });
+    signInternalToken(SECRET, {
+      user: { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false },
+      realmId: 1,
+      method,
+      path,
+    });
   const raw = (body: string, contentType: string) =>
-    new ApiClient(baseUrl).request('POST', '/api/v1/echo/7', {}, { validate: false, body, headers: { 'x-teamchat-internal-token': token('POST', '/api/v1/echo/7'), 'content-type': contentType } });
+    new ApiClient(baseUrl).request(
+      'POST',
+      '/api/v1/echo/7',
+      {},
+      {
+        validate: false,
+        body,
+        headers: { 'x-teamchat-internal-token': token('POST', '/api/v1/echo/7'), 'content-type': contentType },
+      },
+    );
 
   test('an unpaired surrogate in a string parameter (a JSON body can carry one)', async () => {
-    expectError(await raw('{"op":"add","topic":"a\\udfffb"}', 'application/json'), 400, 'BAD_REQUEST', 'topic is not valid Unicode');
+    expectError(
+      await raw('{"op":"add","topic":"a\\udfffb"}', 'application/json'),
+      400,
+      'BAD_REQUEST',
+      'topic is not valid Unicode',
+    );
   });
 
   test('an unpaired surrogate inside a JSON-valued parameter', async () => {
@@ -174,15 +258,28 @@ describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', ()
   });
 
   test('a JSON-valued form parameter nested thousands deep', async () => {
-    expectError(await call('POST', { op: 'add', narrow: `${'['.repeat(5_000)}${']'.repeat(5_000)}` }), 400, 'BAD_REQUEST', 'narrow is not valid JSON');
+    expectError(
+      await call('POST', { op: 'add', narrow: `${'['.repeat(5_000)}${']'.repeat(5_000)}` }),
+      400,
+      'BAD_REQUEST',
+      'narrow is not valid JSON',
+    );
   });
 
   test('a JSON body nested deeper than it can be re-encoded', async () => {
-    expectError(await raw(`{"op":"add","to":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, 'application/json'), 400, 'BAD_REQUEST', 'to is not valid JSON');
+    expectError(
+      await raw(`{"op":"add","to":${'['.repeat(50_000)}${']'.repeat(50_000)}}`, 'application/json'),
+      400,
+      'BAD_REQUEST',
+      'to is not valid JSON',
+    );
   });
 
   test('a multipart body busboy cannot parse', async () => {
-    const response = await raw('--b\r\nContent-Disposition: form-data; name="op"\r\n' + 'X-Pad: y\r\n'.repeat(5000) + '\r\nadd\r\n--b--\r\n', 'multipart/form-data; boundary=b');
+    const response = await raw(
+      '--b\r\nContent-Disposition: form-data; name="op"\r\n' + 'X-Pad: y\r\n'.repeat(5000) + '\r\nadd\r\n--b--\r\n',
+      'multipart/form-data; boundary=b',
+    );
     expectError(response, 400, 'BAD_REQUEST', /^Malformed multipart body/);
   });
 });
@@ -202,7 +299,10 @@ describe('values PostgreSQL would refuse, and lists past their bound (issue #26)
   });
 
   test('the first bad string of the text is the one reported', async () => {
-    const narrow = [{ operator: 'is', operand: 'a\u0000' }, { operator: 'is', operand: '\ud800' }];
+    const narrow = [
+      { operator: 'is', operand: 'a\u0000' },
+      { operator: 'is', operand: '\ud800' },
+    ];
     refused(await call('POST', { op: 'add', narrow: JSON.stringify(narrow) }), nul('narrow[0]["operand"]'));
   });
 

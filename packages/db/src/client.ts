@@ -40,7 +40,12 @@ export function sqlPool(db: Db): pg.Pool {
  * (see sqlPool), through Prisma inside a transaction (where it must be part of it and see its
  * snapshot). The same text serves both: $1, $2, ... parameters.
  */
-export async function queryRows<T extends pg.QueryResultRow>(db: Pick<Db, '$queryRawUnsafe'>, name: string, text: string, values: unknown[]): Promise<T[]> {
+export async function queryRows<T extends pg.QueryResultRow>(
+  db: Pick<Db, '$queryRawUnsafe'>,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
   const pool = pools.get(db as Db);
   if (pool) return (await pool.query<T>({ name, text, values })).rows;
   return db.$queryRawUnsafe<T[]>(text, ...values);

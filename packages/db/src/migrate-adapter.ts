@@ -57,9 +57,12 @@ export class MigratePgAdapterFactory extends PrismaPg {
     await admin.connect();
     await admin.query(`CREATE DATABASE "${database}"`);
     await admin.end();
-    const shadow = new PrismaPg(new CatalogFriendlyPool({ connectionString: withDatabase(this.connectionString, database) }), {
-      disposeExternalPool: true,
-    });
+    const shadow = new PrismaPg(
+      new CatalogFriendlyPool({ connectionString: withDatabase(this.connectionString, database) }),
+      {
+        disposeExternalPool: true,
+      },
+    );
     const adapter = await shadow.connect();
     const dispose = adapter.dispose.bind(adapter);
     adapter.dispose = async () => {

@@ -9,9 +9,13 @@ const packageRoot = path.dirname(require.resolve('@teamchat/db/package.json'));
 /** Applies every checked-in migration to `databaseUrl` (prisma migrate deploy). */
 export async function applyMigrations(databaseUrl: string): Promise<void> {
   const prismaCli = require.resolve('prisma/build/index.js', { paths: [packageRoot] });
-  await run(process.execPath, [prismaCli, 'migrate', 'deploy', '--config', path.join(packageRoot, 'prisma.config.ts')], {
-    cwd: packageRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  await run(
+    process.execPath,
+    [prismaCli, 'migrate', 'deploy', '--config', path.join(packageRoot, 'prisma.config.ts')],
+    {
+      cwd: packageRoot,
+      env: { ...process.env, DATABASE_URL: databaseUrl, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
 }

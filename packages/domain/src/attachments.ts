@@ -53,7 +53,10 @@ export async function claimAttachments(
     select: { id: true, owner_id: true, realm_id: true },
   });
   if (candidates.length === 0) return false;
-  const sender = await tx.userProfile.findUnique({ where: { id: message.sender_id }, select: { id: true, realm_id: true, role: true } });
+  const sender = await tx.userProfile.findUnique({
+    where: { id: message.sender_id },
+    select: { id: true, realm_id: true, role: true },
+  });
   if (!sender) return false;
   const claimable: number[] = [];
   for (const attachment of candidates) {
@@ -105,7 +108,14 @@ export async function canAccessAttachment(
     JOIN message m ON m.id = am.message_id
     WHERE am.attachment_id = ${attachment.id} AND m.stream_id IS NOT NULL`;
   for (const message of perChannel) {
-    if (await hasMessageAccess(db, viewer, { id: message.id, realm_id: attachment.realm_id, stream_id: message.stream_id })) return true;
+    if (
+      await hasMessageAccess(db, viewer, {
+        id: message.id,
+        realm_id: attachment.realm_id,
+        stream_id: message.stream_id,
+      })
+    )
+      return true;
   }
   return false;
 }
@@ -150,7 +160,9 @@ export async function attachmentDicts(
 
 /** Bytes taken by every upload of the realm (Zulip's currently_used_upload_space_bytes). */
 export async function uploadSpaceUsed(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<number> {
-  const [row] = await db.$queryRaw<{ used: bigint }[]>`SELECT COALESCE(SUM(size), 0)::bigint AS used FROM attachment WHERE realm_id = ${realmId}`;
+  const [row] = await db.$queryRaw<
+    { used: bigint }[]
+  >`SELECT COALESCE(SUM(size), 0)::bigint AS used FROM attachment WHERE realm_id = ${realmId}`;
   return Number(row.used);
 }
 
@@ -159,6 +171,16 @@ export function attachmentEvent(
   op: 'add' | 'update' | 'remove',
   attachment: AttachmentDict | { id: number },
   uploadSpaceUsedBytes: number,
-): { type: 'attachment'; op: 'add' | 'update' | 'remove'; attachment: AttachmentDict | { id: number }; upload_space_used: number } {
-  return { type: 'attachment', op, attachment: op === 'remove' ? { id: attachment.id } : attachment, upload_space_used: uploadSpaceUsedBytes };
+): {
+  type: 'attachment';
+  op: 'add' | 'update' | 'remove';
+  attachment: AttachmentDict | { id: number };
+  upload_space_used: number;
+} {
+  return {
+    type: 'attachment',
+    op,
+    attachment: op === 'remove' ? { id: attachment.id } : attachment,
+    upload_space_used: uploadSpaceUsedBytes,
+  };
 }

@@ -7,10 +7,18 @@
 
 import { appendTo, JsonableError } from '@teamchat/core';
 import { Prisma, type TxClient } from '@teamchat/db';
-import { REALM_SETTINGS_EXCLUDING_GUESTS, SystemGroup, USER_GROUP_PERMISSION_SETTINGS, type SystemGroupName } from './groups';
+import {
+  REALM_SETTINGS_EXCLUDING_GUESTS,
+  SystemGroup,
+  USER_GROUP_PERMISSION_SETTINGS,
+  type SystemGroupName,
+} from './groups';
 import { isGuest } from './roles';
 
-type Reader = Pick<TxClient, '$queryRaw' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'>;
+type Reader = Pick<
+  TxClient,
+  '$queryRaw' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'
+>;
 
 export type OwnerKind = 'realm' | 'stream' | 'user_group';
 
@@ -60,8 +68,14 @@ export function isUserInGroup(db: Reader, userId: number, groupId: number): Prom
  * Every group the user is in, directly or through subgroups (Zulip's recursive membership).
  * `activeOnly`: none for a deactivated user, as isUserInGroup answers for them.
  */
-export async function userRecursiveGroupIds(db: Pick<TxClient, '$queryRaw'>, userId: number, { activeOnly = false } = {}): Promise<Set<number>> {
-  const active = activeOnly ? Prisma.sql`AND EXISTS (SELECT 1 FROM user_profile WHERE id = ${userId} AND is_active)` : Prisma.empty;
+export async function userRecursiveGroupIds(
+  db: Pick<TxClient, '$queryRaw'>,
+  userId: number,
+  { activeOnly = false } = {},
+): Promise<Set<number>> {
+  const active = activeOnly
+    ? Prisma.sql`AND EXISTS (SELECT 1 FROM user_profile WHERE id = ${userId} AND is_active)`
+    : Prisma.empty;
   const rows = await db.$queryRaw<{ id: number }[]>`
     WITH RECURSIVE groups(id) AS (
       SELECT user_group_id FROM user_group_membership WHERE user_profile_id = ${userId} ${active}
@@ -83,8 +97,15 @@ export async function recursiveSubgroupIds(db: Reader, groupId: number): Promise
 }
 
 /** The group id behind each setting of one realm, channel or user group. */
-export async function groupSettingIds(db: Reader, ownerKind: OwnerKind, ownerId: number): Promise<Record<string, number>> {
-  const rows = await db.groupSetting.findMany({ where: { owner_kind: ownerKind, owner_id: ownerId }, select: { name: true, group_id: true } });
+export async function groupSettingIds(
+  db: Reader,
+  ownerKind: OwnerKind,
+  ownerId: number,
+): Promise<Record<string, number>> {
+  const rows = await db.groupSetting.findMany({
+    where: { owner_kind: ownerKind, owner_id: ownerId },
+    select: { name: true, group_id: true },
+  });
   return Object.fromEntries(rows.map((row) => [row.name, row.group_id]));
 }
 
@@ -105,7 +126,10 @@ export async function groupSettingApiValues(db: Reader, groupIds: number[]): Pro
         where: { user_group_id: { in: anonymous }, user: { is_active: true } },
         select: { user_group_id: true, user_profile_id: true },
       }),
-      db.groupGroupMembership.findMany({ where: { supergroup_id: { in: anonymous } }, select: { supergroup_id: true, subgroup_id: true } }),
+      db.groupGroupMembership.findMany({
+        where: { supergroup_id: { in: anonymous } },
+        select: { supergroup_id: true, subgroup_id: true },
+      }),
     ]);
     for (const row of members) appendTo(membersOf, row.user_group_id, row.user_profile_id);
     for (const row of subgroups) appendTo(subgroupsOf, row.supergroup_id, row.subgroup_id);
@@ -116,21 +140,32 @@ export async function groupSettingApiValues(db: Reader, groupIds: number[]): Pro
       group.id,
       group.named
         ? group.id
-        : { direct_members: (membersOf.get(group.id) ?? []).sort(byNumber), direct_subgroups: (subgroupsOf.get(group.id) ?? []).sort(byNumber) },
+        : {
+            direct_members: (membersOf.get(group.id) ?? []).sort(byNumber),
+            direct_subgroups: (subgroupsOf.get(group.id) ?? []).sort(byNumber),
+          },
     );
   }
   return values;
 }
 
 /** Every setting of one owner in its API form, e.g. {can_add_subscribers_group: 12, ...}. */
-export async function groupSettingValues(db: Reader, ownerKind: OwnerKind, ownerId: number): Promise<Record<string, GroupSettingValue>> {
+export async function groupSettingValues(
+  db: Reader,
+  ownerKind: OwnerKind,
+  ownerId: number,
+): Promise<Record<string, GroupSettingValue>> {
   const ids = await groupSettingIds(db, ownerKind, ownerId);
   const values = await groupSettingApiValues(db, Object.values(ids));
   return Object.fromEntries(Object.entries(ids).map(([name, groupId]) => [name, values.get(groupId)!]));
 }
 
 /** The group a realm setting names (its id, and its name when it is a named group); null if unset. */
-export async function realmSettingGroup(db: Pick<TxClient, 'groupSetting'>, realmId: number, settingName: string): Promise<{ id: number; name: string | null } | null> {
+export async function realmSettingGroup(
+  db: Pick<TxClient, 'groupSetting'>,
+  realmId: number,
+  settingName: string,
+): Promise<{ id: number; name: string | null } | null> {
   const setting = await db.groupSetting.findUnique({
     where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: realmId, name: settingName } },
     select: { group: { select: { id: true, name: true } } },
@@ -139,7 +174,13 @@ export async function realmSettingGroup(db: Pick<TxClient, 'groupSetting'>, real
 }
 
 /** Whether the user holds the permission `settingName` of that realm, channel or group. */
-export async function hasGroupPermission(db: Reader, userId: number, ownerKind: OwnerKind, ownerId: number, settingName: string): Promise<boolean> {
+export async function hasGroupPermission(
+  db: Reader,
+  userId: number,
+  ownerKind: OwnerKind,
+  ownerId: number,
+  settingName: string,
+): Promise<boolean> {
   const setting = await db.groupSetting.findUnique({
     where: { owner_kind_owner_id_name: { owner_kind: ownerKind, owner_id: ownerId, name: settingName } },
     select: { group_id: true },
@@ -158,7 +199,10 @@ export interface SettingConstraints {
 }
 
 export async function systemGroupId(db: Reader, realmId: number, name: SystemGroupName): Promise<number> {
-  const group = await db.userGroup.findFirstOrThrow({ where: { realm_id: realmId, name, is_system_group: true }, select: { id: true } });
+  const group = await db.userGroup.findFirstOrThrow({
+    where: { realm_id: realmId, name, is_system_group: true },
+    select: { id: true },
+  });
   return group.id;
 }
 
@@ -174,7 +218,8 @@ export async function groupForSettingValue(
   value: GroupSettingValue,
   constraints: SettingConstraints = {},
 ): Promise<number> {
-  const refuse = (groupName: string) => new JsonableError(`'${settingName}' setting cannot be set to '${groupName}' group.`);
+  const refuse = (groupName: string) =>
+    new JsonableError(`'${settingName}' setting cannot be set to '${groupName}' group.`);
   const checkNamed = async (groupId: number, asSubgroup: boolean) => {
     const group = await tx.userGroup.findFirst({ where: { id: groupId, realm_id: realmId, named: true } });
     if (!group) throw new JsonableError(asSubgroup ? `Invalid user group ID: ${groupId}` : 'Invalid user group');
@@ -201,7 +246,10 @@ export async function groupForSettingValue(
   const memberIds = [...new Set(value.direct_members)];
   const subgroupIds = [...new Set(value.direct_subgroups)];
   for (const subgroupId of subgroupIds) await checkNamed(subgroupId, true);
-  const users = await tx.userProfile.findMany({ where: { id: { in: memberIds }, realm_id: realmId }, select: { id: true, is_active: true } });
+  const users = await tx.userProfile.findMany({
+    where: { id: { in: memberIds }, realm_id: realmId },
+    select: { id: true, is_active: true },
+  });
   for (const id of memberIds) {
     if (!users.some((user) => user.id === id)) throw new JsonableError(`Invalid user ID: ${id}`);
   }
@@ -209,12 +257,21 @@ export async function groupForSettingValue(
   await tx.userGroupMembership.createMany({
     data: users.filter((user) => user.is_active).map((user) => ({ user_group_id: group.id, user_profile_id: user.id })),
   });
-  await tx.groupGroupMembership.createMany({ data: subgroupIds.map((subgroupId) => ({ supergroup_id: group.id, subgroup_id: subgroupId })) });
+  await tx.groupGroupMembership.createMany({
+    data: subgroupIds.map((subgroupId) => ({ supergroup_id: group.id, subgroup_id: subgroupId })),
+  });
   return group.id;
 }
 
 /** Stores that `groupId` now holds the setting. */
-export async function setGroupSetting(tx: TxClient, realmId: number, ownerKind: OwnerKind, ownerId: number, name: string, groupId: number): Promise<void> {
+export async function setGroupSetting(
+  tx: TxClient,
+  realmId: number,
+  ownerKind: OwnerKind,
+  ownerId: number,
+  name: string,
+  groupId: number,
+): Promise<void> {
   await tx.groupSetting.upsert({
     where: { owner_kind_owner_id_name: { owner_kind: ownerKind, owner_id: ownerId, name } },
     create: { realm_id: realmId, owner_kind: ownerKind, owner_id: ownerId, name, group_id: groupId },
@@ -227,7 +284,10 @@ export function sameGroupSettingValue(a: GroupSettingValue, b: GroupSettingValue
   const normalise = (value: GroupSettingValue): AnonymousGroup =>
     typeof value === 'number'
       ? { direct_members: [], direct_subgroups: [value] }
-      : { direct_members: [...new Set(value.direct_members)].sort((x, y) => x - y), direct_subgroups: [...new Set(value.direct_subgroups)].sort((x, y) => x - y) };
+      : {
+          direct_members: [...new Set(value.direct_members)].sort((x, y) => x - y),
+          direct_subgroups: [...new Set(value.direct_subgroups)].sort((x, y) => x - y),
+        };
   return JSON.stringify(normalise(a)) === JSON.stringify(normalise(b));
 }
 
@@ -248,7 +308,11 @@ export async function hasPermissionForGroupSetting(
 }
 
 /** Whether the user holds the realm permission `settingName` (e.g. "create_multiuse_invite_group"). */
-export async function hasRealmPermission(db: Reader, user: { id: number; role: number; realm_id: number }, settingName: string): Promise<boolean> {
+export async function hasRealmPermission(
+  db: Reader,
+  user: { id: number; role: number; realm_id: number },
+  settingName: string,
+): Promise<boolean> {
   return (await realmPermissions(db, user, [settingName]))[settingName];
 }
 
@@ -264,19 +328,31 @@ export async function realmPermissions<Name extends string>(
   settingNames: readonly Name[],
 ): Promise<Record<Name, boolean>> {
   const [settings, userGroupIds] = await Promise.all([
-    db.groupSetting.findMany({ where: { owner_kind: 'realm', owner_id: user.realm_id, name: { in: [...settingNames] } }, select: { name: true, group_id: true } }),
+    db.groupSetting.findMany({
+      where: { owner_kind: 'realm', owner_id: user.realm_id, name: { in: [...settingNames] } },
+      select: { name: true, group_id: true },
+    }),
     userRecursiveGroupIds(db, user.id, { activeOnly: true }),
   ]);
   const groupOf = new Map(settings.map((setting) => [setting.name, setting.group_id]));
   const held = (name: Name) => {
     const groupId = groupOf.get(name);
-    return groupId !== undefined && guestRuleAllows(user.role, !REALM_SETTINGS_EXCLUDING_GUESTS.has(name)) && userGroupIds.has(groupId);
+    return (
+      groupId !== undefined &&
+      guestRuleAllows(user.role, !REALM_SETTINGS_EXCLUDING_GUESTS.has(name)) &&
+      userGroupIds.has(groupId)
+    );
   };
   return Object.fromEntries(settingNames.map((name) => [name, held(name)])) as Record<Name, boolean>;
 }
 
 /** Whether the user holds a permission setting of a user group (guest rule included). */
-export async function hasUserGroupPermission(db: Reader, user: { id: number; role: number }, userGroupId: number, settingName: string): Promise<boolean> {
+export async function hasUserGroupPermission(
+  db: Reader,
+  user: { id: number; role: number },
+  userGroupId: number,
+  settingName: string,
+): Promise<boolean> {
   const setting = await db.groupSetting.findUnique({
     where: { owner_kind_owner_id_name: { owner_kind: 'user_group', owner_id: userGroupId, name: settingName } },
     select: { group_id: true },
@@ -333,17 +409,30 @@ export async function userGroupDicts(
         FROM user_group_membership m JOIN user_profile u ON u.id = m.user_profile_id
        WHERE m.user_group_id = ANY(${ids}::int[]) AND u.is_active
        GROUP BY m.user_group_id`,
-    db.groupGroupMembership.findMany({ where: { supergroup_id: { in: ids } }, select: { supergroup_id: true, subgroup_id: true } }),
-    db.groupSetting.findMany({ where: { owner_kind: 'user_group', owner_id: { in: ids } }, select: { owner_id: true, name: true, group_id: true } }),
-    db.userGroup.findFirst({ where: { realm_id: realmId, name: SystemGroup.NOBODY, is_system_group: true }, select: { id: true } }),
+    db.groupGroupMembership.findMany({
+      where: { supergroup_id: { in: ids } },
+      select: { supergroup_id: true, subgroup_id: true },
+    }),
+    db.groupSetting.findMany({
+      where: { owner_kind: 'user_group', owner_id: { in: ids } },
+      select: { owner_id: true, name: true, group_id: true },
+    }),
+    db.userGroup.findFirst({
+      where: { realm_id: realmId, name: SystemGroup.NOBODY, is_system_group: true },
+      select: { id: true },
+    }),
   ]);
-  const values = await groupSettingApiValues(db, settings.map((setting) => setting.group_id));
+  const values = await groupSettingApiValues(
+    db,
+    settings.map((setting) => setting.group_id),
+  );
   const membersOf = new Map(members.map((row) => [row.group_id, row.members]));
   const subgroupsOf = new Map<number, number[]>();
   for (const row of subgroups) appendTo(subgroupsOf, row.supergroup_id, row.subgroup_id);
   const settingOf = new Map<string, GroupSettingValue>();
   for (const row of settings) settingOf.set(`${row.owner_id}:${row.name}`, values.get(row.group_id)!);
-  const value = (groupId: number, name: string): GroupSettingValue => settingOf.get(`${groupId}:${name}`) ?? nobody?.id ?? 0;
+  const value = (groupId: number, name: string): GroupSettingValue =>
+    settingOf.get(`${groupId}:${name}`) ?? nobody?.id ?? 0;
   const byNumber = (a: number, b: number) => a - b;
   return groups.map((group) => ({
     id: group.id,

@@ -17,11 +17,31 @@ export type SystemGroupName = (typeof SystemGroup)[keyof typeof SystemGroup];
 /** Each system group, its description, and the system group directly below it. */
 export const SYSTEM_GROUPS: { name: SystemGroupName; description: string; subgroup: SystemGroupName | null }[] = [
   { name: SystemGroup.OWNERS, description: 'Owners of this organization', subgroup: null },
-  { name: SystemGroup.ADMINISTRATORS, description: 'Administrators of this organization, including owners', subgroup: SystemGroup.OWNERS },
-  { name: SystemGroup.MODERATORS, description: 'Moderators of this organization, including administrators', subgroup: SystemGroup.ADMINISTRATORS },
-  { name: SystemGroup.FULL_MEMBERS, description: 'Members of this organization, not including new accounts and guests', subgroup: SystemGroup.MODERATORS },
-  { name: SystemGroup.MEMBERS, description: 'Members of this organization, not including guests', subgroup: SystemGroup.FULL_MEMBERS },
-  { name: SystemGroup.EVERYONE, description: 'Everyone in this organization, including guests', subgroup: SystemGroup.MEMBERS },
+  {
+    name: SystemGroup.ADMINISTRATORS,
+    description: 'Administrators of this organization, including owners',
+    subgroup: SystemGroup.OWNERS,
+  },
+  {
+    name: SystemGroup.MODERATORS,
+    description: 'Moderators of this organization, including administrators',
+    subgroup: SystemGroup.ADMINISTRATORS,
+  },
+  {
+    name: SystemGroup.FULL_MEMBERS,
+    description: 'Members of this organization, not including new accounts and guests',
+    subgroup: SystemGroup.MODERATORS,
+  },
+  {
+    name: SystemGroup.MEMBERS,
+    description: 'Members of this organization, not including guests',
+    subgroup: SystemGroup.FULL_MEMBERS,
+  },
+  {
+    name: SystemGroup.EVERYONE,
+    description: 'Everyone in this organization, including guests',
+    subgroup: SystemGroup.MEMBERS,
+  },
   { name: SystemGroup.INTERNET, description: 'Everyone on the Internet', subgroup: SystemGroup.EVERYONE },
   { name: SystemGroup.NOBODY, description: 'Nobody', subgroup: null },
 ];
@@ -108,7 +128,10 @@ export const USER_GROUP_INVALID_NAME_PREFIXES = ['@', 'role:', 'user:', 'stream:
  * The permission settings of a user group and which system groups each may hold (Zulip's
  * NamedUserGroup.GROUP_PERMISSION_SETTINGS; role:owners for can_mention_group as the spec says).
  */
-export const USER_GROUP_PERMISSION_SETTINGS: Record<string, { allowEveryone: boolean; allowNobody: boolean; allowOwners?: boolean }> = {
+export const USER_GROUP_PERMISSION_SETTINGS: Record<
+  string,
+  { allowEveryone: boolean; allowNobody: boolean; allowOwners?: boolean }
+> = {
   can_add_members_group: { allowEveryone: false, allowNobody: true },
   can_join_group: { allowEveryone: false, allowNobody: true },
   can_leave_group: { allowEveryone: true, allowNobody: true },

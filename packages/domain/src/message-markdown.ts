@@ -88,13 +88,27 @@ export function possibleMentions(content: string) {
 
 type MarkdownReader = Pick<
   TxClient,
-  'userProfile' | 'userGroup' | 'stream' | 'linkifier' | '$queryRaw' | 'subscription' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userMessage'
+  | 'userProfile'
+  | 'userGroup'
+  | 'stream'
+  | 'linkifier'
+  | '$queryRaw'
+  | 'subscription'
+  | 'groupSetting'
+  | 'userGroupMembership'
+  | 'groupGroupMembership'
+  | 'userMessage'
 >;
 
 /** The realm's linkifiers, compiled, in their order. */
 export async function loadLinkifiers(db: Pick<TxClient, 'linkifier'>, realmId: number): Promise<CompiledLinkifier[]> {
-  const rows = await db.linkifier.findMany({ where: { realm_id: realmId }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
-  return rows.map((row) => compileLinkifier(row.pattern, row.url_template)).filter((linkifier): linkifier is CompiledLinkifier => linkifier !== null);
+  const rows = await db.linkifier.findMany({
+    where: { realm_id: realmId },
+    orderBy: [{ order: 'asc' }, { id: 'asc' }],
+  });
+  return rows
+    .map((row) => compileLinkifier(row.pattern, row.url_template))
+    .filter((linkifier): linkifier is CompiledLinkifier => linkifier !== null);
 }
 
 /**
@@ -121,21 +135,33 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
       : [],
     groupNames.size
       ? db.userGroup.findMany({
-          where: { realm_id: realmId, named: true, deactivated: false, OR: [...groupNames].map((name) => ({ name: { equals: name, mode: 'insensitive' as const } })) },
+          where: {
+            realm_id: realmId,
+            named: true,
+            deactivated: false,
+            OR: [...groupNames].map((name) => ({ name: { equals: name, mode: 'insensitive' as const } })),
+          },
           select: { id: true, name: true },
         })
       : [],
     channelNames.size
-      ? db.stream.findMany({ where: { realm_id: realmId, OR: [...channelNames].map((name) => ({ name: { equals: name, mode: 'insensitive' as const } })) } })
+      ? db.stream.findMany({
+          where: {
+            realm_id: realmId,
+            OR: [...channelNames].map((name) => ({ name: { equals: name, mode: 'insensitive' as const } })),
+          },
+        })
       : [],
     loadLinkifiers(db, realmId),
   ]);
   const visibleChannels: LinkableChannel[] = [];
   for (const channel of channels) {
-    if ((await streamAccess(db, sender, channel)).metadata) visibleChannels.push({ id: channel.id, name: channel.name });
+    if ((await streamAccess(db, sender, channel)).metadata)
+      visibleChannels.push({ id: channel.id, name: channel.name });
   }
   const usersByName = new Map<string, MentionableUser>();
-  for (const user of users) if (!usersByName.has(user.full_name.toLowerCase())) usersByName.set(user.full_name.toLowerCase(), user);
+  for (const user of users)
+    if (!usersByName.has(user.full_name.toLowerCase())) usersByName.set(user.full_name.toLowerCase(), user);
   return {
     usersByName,
     usersById: new Map(users.map((user) => [user.id, user])),
@@ -153,11 +179,15 @@ interface RenderEnv {
   linkifierBudget: LinkifierBudget;
 }
 
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Zulip's hash_util_encode for narrow URLs. */
 function hashEncode(text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E').replace(/%/g, '.');
+  return encodeURIComponent(text)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/\./g, '%2E')
+    .replace(/%/g, '.');
 }
 
 export function channelNarrowUrl(channel: LinkableChannel): string {
@@ -213,7 +243,10 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
     const group = env.data.groupsByName.get(groupMatch[2].toLowerCase());
     if (!group) return false;
     if (!silent) {
-      pushHtml(state, `<span class="user-group-mention${isSilent ? ' silent' : ''}" data-user-group-id="${group.id}">${isSilent ? '' : '@'}${escapeHtml(group.name)}</span>`);
+      pushHtml(
+        state,
+        `<span class="user-group-mention${isSilent ? ' silent' : ''}" data-user-group-id="${group.id}">${isSilent ? '' : '@'}${escapeHtml(group.name)}</span>`,
+      );
       if (!isSilent) env.result.mentionedGroupIds.add(group.id);
     }
     state.pos += groupMatch[0].length;
@@ -240,7 +273,10 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
         `<a class="stream-topic" data-stream-id="${channel.id}" href="${url}/topic/${hashEncode(topic)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`,
       );
     } else {
-      pushHtml(state, `<a class="stream" data-stream-id="${channel.id}" href="${url}">#${escapeHtml(channel.name)}</a>`);
+      pushHtml(
+        state,
+        `<a class="stream" data-stream-id="${channel.id}" href="${url}">#${escapeHtml(channel.name)}</a>`,
+      );
     }
   }
   state.pos += match[0].length;
@@ -314,14 +350,48 @@ function linkFacts(state: StateCore): void {
 }
 
 const PRETTY_LANGUAGES: Record<string, string> = {
-  py: 'Python', python: 'Python', python3: 'Python', js: 'JavaScript', javascript: 'JavaScript', ts: 'TypeScript', typescript: 'TypeScript',
-  java: 'Java', c: 'C', cpp: 'C++', 'c++': 'C++', cs: 'C#', csharp: 'C#', go: 'Go', golang: 'Go', rust: 'Rust', rs: 'Rust', rb: 'Ruby', ruby: 'Ruby',
-  sh: 'Bash', bash: 'Bash', shell: 'Bash', console: 'Bash Session', sql: 'SQL', json: 'JSON', yaml: 'YAML', yml: 'YAML', html: 'HTML', css: 'CSS',
-  xml: 'XML', md: 'Markdown', markdown: 'Markdown', text: 'Text only', kotlin: 'Kotlin', swift: 'Swift', php: 'PHP', haskell: 'Haskell', scala: 'Scala',
+  py: 'Python',
+  python: 'Python',
+  python3: 'Python',
+  js: 'JavaScript',
+  javascript: 'JavaScript',
+  ts: 'TypeScript',
+  typescript: 'TypeScript',
+  java: 'Java',
+  c: 'C',
+  cpp: 'C++',
+  'c++': 'C++',
+  cs: 'C#',
+  csharp: 'C#',
+  go: 'Go',
+  golang: 'Go',
+  rust: 'Rust',
+  rs: 'Rust',
+  rb: 'Ruby',
+  ruby: 'Ruby',
+  sh: 'Bash',
+  bash: 'Bash',
+  shell: 'Bash',
+  console: 'Bash Session',
+  sql: 'SQL',
+  json: 'JSON',
+  yaml: 'YAML',
+  yml: 'YAML',
+  html: 'HTML',
+  css: 'CSS',
+  xml: 'XML',
+  md: 'Markdown',
+  markdown: 'Markdown',
+  text: 'Text only',
+  kotlin: 'Kotlin',
+  swift: 'Swift',
+  php: 'PHP',
+  haskell: 'Haskell',
+  scala: 'Scala',
 };
 
 function codeBlock(content: string, language: string): string {
-  const pretty = language ? PRETTY_LANGUAGES[language.toLowerCase()] ?? language : '';
+  const pretty = language ? (PRETTY_LANGUAGES[language.toLowerCase()] ?? language) : '';
   const attribute = pretty ? ` data-code-language="${escapeHtml(pretty)}"` : '';
   return `<div class="codehilite"${attribute}><pre><span></span><code>${escapeHtml(content)}</code></pre></div>\n`;
 }

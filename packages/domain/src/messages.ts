@@ -55,7 +55,10 @@ export const NON_EDITABLE_FLAGS: ReadonlySet<string> = new Set([
 
 /** Any kind of mention of the user (is:mentioned). */
 export const MENTION_FLAGS_MASK =
-  MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned | MessageFlag.group_mentioned;
+  MessageFlag.mentioned |
+  MessageFlag.stream_wildcard_mentioned |
+  MessageFlag.topic_wildcard_mentioned |
+  MessageFlag.group_mentioned;
 
 /** What a reader of a message they have no user_message row for sees: read, historical. */
 export const HISTORICAL_FLAGS = MessageFlag.read | MessageFlag.historical;
@@ -66,7 +69,10 @@ export const HISTORICAL_FLAGS = MessageFlag.read | MessageFlag.historical;
  */
 export function flagsList(bits: number, options: { legacyWildcard?: boolean } = { legacyWildcard: true }): string[] {
   const names = MESSAGE_FLAG_NAMES.filter((name) => (bits & MessageFlag[name]) !== 0 && !NON_API_FLAGS.has(name));
-  if (options.legacyWildcard && (bits & (MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned)) !== 0) {
+  if (
+    options.legacyWildcard &&
+    (bits & (MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned)) !== 0
+  ) {
     names.push('wildcard_mentioned' as MessageFlagName);
   }
   return names;
@@ -188,7 +194,11 @@ export type TopicLinker = (topic: string) => { text: string; url: string }[];
  * Wide dicts of many messages in few queries (senders, participants, channels, reactions).
  * Returned in the order of `rows`.
  */
-export async function buildWideMessageDicts(db: DictReader, rows: MessageDictRow[], topicLinks: TopicLinker = () => []): Promise<WideMessageDict[]> {
+export async function buildWideMessageDicts(
+  db: DictReader,
+  rows: MessageDictRow[],
+  topicLinks: TopicLinker = () => [],
+): Promise<WideMessageDict[]> {
   if (rows.length === 0) return [];
   const userIds = new Set<number>();
   const streamIds = new Set<number>();
@@ -201,7 +211,16 @@ export async function buildWideMessageDicts(db: DictReader, rows: MessageDictRow
   const [users, streams, reactions, realms] = await Promise.all([
     db.userProfile.findMany({
       where: { id: { in: [...userIds] } },
-      select: { id: true, email: true, delivery_email: true, full_name: true, avatar_source: true, avatar_version: true, realm_id: true, email_address_visibility: true },
+      select: {
+        id: true,
+        email: true,
+        delivery_email: true,
+        full_name: true,
+        avatar_source: true,
+        avatar_version: true,
+        realm_id: true,
+        email_address_visibility: true,
+      },
     }),
     db.stream.findMany({ where: { id: { in: [...streamIds] } }, select: { id: true, name: true } }),
     db.reaction.findMany({ where: { message_id: { in: rows.map((row) => row.id) } }, orderBy: { id: 'asc' } }),
@@ -213,7 +232,12 @@ export async function buildWideMessageDicts(db: DictReader, rows: MessageDictRow
   const reactionsOf = new Map<number, ReactionDict[]>();
   for (const reaction of reactions) {
     const list = reactionsOf.get(reaction.message_id) ?? [];
-    list.push({ emoji_name: reaction.emoji_name, emoji_code: reaction.emoji_code, reaction_type: reaction.reaction_type, user_id: reaction.user_profile_id });
+    list.push({
+      emoji_name: reaction.emoji_name,
+      emoji_code: reaction.emoji_code,
+      reaction_type: reaction.reaction_type,
+      user_id: reaction.user_profile_id,
+    });
     reactionsOf.set(reaction.message_id, list);
   }
   const displayUser = (id: number): DisplayRecipientUser => {
@@ -226,7 +250,7 @@ export async function buildWideMessageDicts(db: DictReader, rows: MessageDictRow
     return wideMessageDict(row, {
       sender: userById.get(row.sender_id)!,
       realmStringId: realmString.get(row.realm_id) ?? '',
-      streamName: row.stream_id !== null ? streamName.get(row.stream_id) ?? '' : null,
+      streamName: row.stream_id !== null ? (streamName.get(row.stream_id) ?? '') : null,
       participants,
       reactions: reactionsOf.get(row.id) ?? [],
       topicLinks: row.stream_id !== null ? topicLinks(row.topic) : [],
@@ -267,7 +291,9 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     const participants = [...parts.participants];
     // Zulip lists a 1:1 conversation by email and a group conversation by user id.
     displayRecipient =
-      participants.length === 2 ? participants.sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0)) : participants.sort((a, b) => a.id - b.id);
+      participants.length === 2
+        ? participants.sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0))
+        : participants.sort((a, b) => a.id - b.id);
   }
   const dict: WideMessageDict = {
     id: row.id,
@@ -296,7 +322,11 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     dict.edit_history = history;
     // Newest first: the last content edit, and the last move that was not just (un)resolving.
     const contentEdit = history.find((entry) => 'prev_content' in entry);
-    const move = history.find((entry) => 'prev_stream' in entry || ('prev_topic' in entry && resolveChange(String(entry.prev_topic), String(entry.topic)) === null));
+    const move = history.find(
+      (entry) =>
+        'prev_stream' in entry ||
+        ('prev_topic' in entry && resolveChange(String(entry.prev_topic), String(entry.topic)) === null),
+    );
     if (contentEdit) dict.last_edit_timestamp = Number(contentEdit.timestamp);
     if (move) dict.last_moved_timestamp = Number(move.timestamp);
   } else if (row.last_edit_time) {

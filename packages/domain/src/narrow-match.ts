@@ -71,7 +71,8 @@ function narrowTerm(value: unknown, varName: string): EventNarrowTerm {
 /** Refuses narrows the event system cannot apply (Zulip's check_narrow_for_events). */
 export function checkNarrowForEvents(narrow: EventNarrowTerm[]): void {
   for (const term of narrow) {
-    if (!SUPPORTED_OPERATORS.includes(term.operator)) throw new JsonableError(`Operator ${term.operator} not supported.`);
+    if (!SUPPORTED_OPERATORS.includes(term.operator))
+      throw new JsonableError(`Operator ${term.operator} not supported.`);
     if (term.operator === 'is' && UNSUPPORTED_IS_OPERANDS.includes(String(term.operand))) {
       throw new JsonableError(`Operand ${term.operand} not supported.`);
     }
@@ -98,7 +99,9 @@ function satisfies(term: EventNarrowTerm, message: NarrowableMessage, flags: rea
   if (CHANNEL_OPERATORS.includes(operator)) {
     if (message.type !== 'stream') return false;
     if (typeof operand === 'number') return message.stream_id === operand;
-    return typeof message.display_recipient === 'string' && operand.toLowerCase() === message.display_recipient.toLowerCase();
+    return (
+      typeof message.display_recipient === 'string' && operand.toLowerCase() === message.display_recipient.toLowerCase()
+    );
   }
   if (operator === 'topic') {
     if (message.type !== 'stream') return false;
@@ -133,6 +136,10 @@ function satisfies(term: EventNarrowTerm, message: NarrowableMessage, flags: rea
 }
 
 /** Whether a message event (its message dict and the recipient's flags) belongs to the narrow. */
-export function narrowMatchesMessage(narrow: readonly EventNarrowTerm[], message: NarrowableMessage, flags: readonly string[]): boolean {
+export function narrowMatchesMessage(
+  narrow: readonly EventNarrowTerm[],
+  message: NarrowableMessage,
+  flags: readonly string[],
+): boolean {
   return narrow.every((term) => satisfies(term, message, flags) !== (term.negated === true));
 }

@@ -9,7 +9,14 @@
 
 import { JsonableError, LIST_LIMITS, v } from '@teamchat/core';
 import { Prisma, type Stream, type TxClient } from '@teamchat/db';
-import { MENTION_FLAGS_MASK, MessageFlag, dmKey, dmParticipants, normalizeTopicInput, HISTORICAL_FLAGS } from './messages';
+import {
+  MENTION_FLAGS_MASK,
+  MessageFlag,
+  dmKey,
+  dmParticipants,
+  normalizeTopicInput,
+  HISTORICAL_FLAGS,
+} from './messages';
 import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
 import { isGuest } from './roles';
 import { hasMessageAccess, streamAccess, type Viewer } from './streams';
@@ -60,7 +67,9 @@ function checkOperand(operator: string, operand: unknown): string | number | num
   if (OPERATORS_WITH_IDS.includes(operator)) {
     if (typeof operand === 'string') return operand;
     if (!Array.isArray(operand)) return invalid('operand is not a string or an integer list');
-    return operand.map((id, index) => (typeof id === 'number' && Number.isInteger(id) ? id : invalid(`operand[${index}] is not an integer`)));
+    return operand.map((id, index) =>
+      typeof id === 'number' && Number.isInteger(id) ? id : invalid(`operand[${index}] is not an integer`),
+    );
   }
   if (typeof operand !== 'string') return invalid('operand is not a string');
   if (operator === 'search' && operand.trim() === '') return invalid('operand cannot be blank');
@@ -81,7 +90,8 @@ export function parseNarrow(value: unknown, varName = 'narrow'): NarrowTerm[] | 
     const where = `${varName}[${index}]`;
     if (Array.isArray(element)) {
       // The legacy [operator, operand] pair.
-      if (element.length !== 2 || element.some((part) => typeof part !== 'string')) return invalid(`Invalid ${where}: element is not a string pair`);
+      if (element.length !== 2 || element.some((part) => typeof part !== 'string'))
+        return invalid(`Invalid ${where}: element is not a string pair`);
       return { operator: element[0], operand: checkOperand(element[0], element[1]), negated: false };
     }
     if (typeof element !== 'object' || element === null) return invalid(`Invalid ${where}: dict or list required`);
@@ -89,11 +99,17 @@ export function parseNarrow(value: unknown, varName = 'narrow'): NarrowTerm[] | 
     if (term.operand === undefined || term.operand === null) return invalid(`Invalid ${where}: operand is missing`);
     if (term.operator === undefined || term.operator === null) return invalid(`Invalid ${where}: operator is missing`);
     for (const key of Object.keys(term)) {
-      if (!['operator', 'operand', 'negated'].includes(key)) return invalid(`Argument "${key}" at ${where} is unexpected`);
+      if (!['operator', 'operand', 'negated'].includes(key))
+        return invalid(`Argument "${key}" at ${where} is unexpected`);
     }
     const operator = typeof term.operator === 'string' ? term.operator : invalid('operator is not a string');
     const operand = checkOperand(operator, term.operand);
-    const negated = term.negated === undefined ? false : typeof term.negated === 'boolean' ? term.negated : invalid('negated is not a boolean');
+    const negated =
+      term.negated === undefined
+        ? false
+        : typeof term.negated === 'boolean'
+          ? term.negated
+          : invalid('negated is not a boolean');
     return { operator, operand, negated };
   });
   return terms.length === 0 ? null : terms;
@@ -101,14 +117,29 @@ export function parseNarrow(value: unknown, varName = 'narrow'): NarrowTerm[] | 
 
 /** The realm's empty-topic display names in topic terms mean the empty topic. */
 export function normalizeNarrowTopics(narrow: NarrowTerm[] | null): NarrowTerm[] | null {
-  return narrow?.map((term) => (term.operator === 'topic' && typeof term.operand === 'string' ? { ...term, operand: normalizeTopicInput(term.operand) } : term)) ?? null;
+  return (
+    narrow?.map((term) =>
+      term.operator === 'topic' && typeof term.operand === 'string'
+        ? { ...term, operand: normalizeTopicInput(term.operand) }
+        : term,
+    ) ?? null
+  );
 }
 
 // ---------------------------------------------------------------- compiling
 
 type NarrowReader = Pick<
   TxClient,
-  '$queryRaw' | 'message' | 'stream' | 'userProfile' | 'subscription' | 'groupSetting' | 'userMessage' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership'
+  | '$queryRaw'
+  | 'message'
+  | 'stream'
+  | 'userProfile'
+  | 'subscription'
+  | 'groupSetting'
+  | 'userMessage'
+  | 'userGroup'
+  | 'userGroupMembership'
+  | 'groupGroupMembership'
 >;
 
 export interface NarrowViewer extends Viewer {
@@ -150,7 +181,10 @@ async function findUser(db: NarrowReader, realmId: number, operand: string | num
     if (!v.isDatabaseId(operand)) return null;
     return db.userProfile.findFirst({ where: { id: operand, realm_id: realmId }, select: { id: true } });
   }
-  return db.userProfile.findFirst({ where: { realm_id: realmId, email: { equals: operand.trim(), mode: 'insensitive' } }, select: { id: true } });
+  return db.userProfile.findFirst({
+    where: { realm_id: realmId, email: { equals: operand.trim(), mode: 'insensitive' } },
+    select: { id: true },
+  });
 }
 
 /** Each of `ids` if it is a user of the realm, else null: one query, whatever the count. */
@@ -189,14 +223,24 @@ async function canAccessChannelHistory(db: NarrowReader, viewer: NarrowViewer, s
 }
 
 /** Zulip's ok_to_include_history; `channels` holds the channel each channel term named. */
-async function includesHistory(db: NarrowReader, viewer: NarrowViewer, narrow: NarrowTerm[] | null, channels: Map<NarrowTerm, Stream>): Promise<boolean> {
+async function includesHistory(
+  db: NarrowReader,
+  viewer: NarrowViewer,
+  narrow: NarrowTerm[] | null,
+  channels: Map<NarrowTerm, Stream>,
+): Promise<boolean> {
   if (!narrow) return false;
   let include = false;
   for (const term of narrow) {
     if (CHANNEL_OPERATORS.includes(term.operator) && !term.negated) {
       const stream = channels.get(term);
       include = stream !== undefined && (await canAccessChannelHistory(db, viewer, stream));
-    } else if (CHANNELS_OPERATORS.includes(term.operator) && term.operand === 'public' && !term.negated && !isGuest(viewer.role)) {
+    } else if (
+      CHANNELS_OPERATORS.includes(term.operator) &&
+      term.operand === 'public' &&
+      !term.negated &&
+      !isGuest(viewer.role)
+    ) {
       include = true;
     }
   }
@@ -237,14 +281,21 @@ function definesConversation(narrow: NarrowTerm[]): boolean {
  * its direct-message participants. A message the viewer cannot read leaves the other terms,
  * if they name a conversation on their own.
  */
-async function resolveWithOperator(db: NarrowReader, viewer: NarrowViewer, narrow: NarrowTerm[] | null): Promise<NarrowTerm[] | null> {
+async function resolveWithOperator(
+  db: NarrowReader,
+  viewer: NarrowViewer,
+  narrow: NarrowTerm[] | null,
+): Promise<NarrowTerm[] | null> {
   const withTerms = narrow?.filter((term) => term.operator === 'with') ?? [];
   if (!narrow || withTerms.length === 0) return narrow;
   if (withTerms.length > 1) throw new InvalidOperatorCombinationError("Duplicate 'with' operators.");
   const others = narrow.filter((term) => term !== withTerms[0]);
   const operand = String(withTerms[0].operand);
   if (!/^[0-9]+$/.test(operand) || Number(operand) > 2 ** 31 - 1) throw new BadNarrowError("Invalid 'with' operator");
-  const message = await db.message.findFirst({ where: { id: Number(operand), realm_id: viewer.realm_id }, select: { id: true, realm_id: true, stream_id: true, topic: true, dm_key: true } });
+  const message = await db.message.findFirst({
+    where: { id: Number(operand), realm_id: viewer.realm_id },
+    select: { id: true, realm_id: true, stream_id: true, topic: true, dm_key: true },
+  });
   if (!message || !(await hasMessageAccess(db, viewer, message))) {
     if (definesConversation(others)) return others;
     throw new BadNarrowError("Invalid 'with' operator");
@@ -264,7 +315,11 @@ async function resolveWithOperator(db: NarrowReader, viewer: NarrowViewer, narro
  * Compiles a validated narrow for `viewer`. Unknown operators and operands give Zulip's
  * BAD_NARROW errors, in the order of the terms.
  */
-export async function compileNarrow(db: NarrowReader, viewer: NarrowViewer, narrowInput: NarrowTerm[] | null): Promise<CompiledNarrow> {
+export async function compileNarrow(
+  db: NarrowReader,
+  viewer: NarrowViewer,
+  narrowInput: NarrowTerm[] | null,
+): Promise<CompiledNarrow> {
   const narrow = await resolveWithOperator(db, viewer, normalizeNarrowTopics(narrowInput));
   const realmId = viewer.realm_id;
   const conditions: Prisma.Sql[] = [];
@@ -277,7 +332,8 @@ export async function compileNarrow(db: NarrowReader, viewer: NarrowViewer, narr
   const kind = (dm: boolean) => {
     if (dm) isDmNarrow = true;
     else isChannelNarrow = true;
-    if (isDmNarrow && isChannelNarrow) throw new BadNarrowError('No message can be both a channel message and direct message');
+    if (isDmNarrow && isChannelNarrow)
+      throw new BadNarrowError('No message can be both a channel message and direct message');
   };
 
   for (const term of narrow ?? []) {
@@ -331,7 +387,8 @@ export async function compileNarrow(db: NarrowReader, viewer: NarrowViewer, narr
           typeof operand === 'string'
             ? await findUsersByEmail(db, realmId, operand.split(','))
             : await findUsersById(db, realmId, operand as number[]);
-        if (ids.length === 0 || ids.some((id) => id === null)) throw new BadNarrowError(`unknown user in ${pyRepr(operand)}`);
+        if (ids.length === 0 || ids.some((id) => id === null))
+          throw new BadNarrowError(`unknown user in ${pyRepr(operand)}`);
         condition = Prisma.sql`m.dm_key = ${dmKey([...(ids as number[]), viewer.id])}`;
         break;
       }
@@ -432,7 +489,15 @@ export async function compileNarrow(db: NarrowReader, viewer: NarrowViewer, narr
   }
 
   const includeHistory = await includesHistory(db, viewer, narrow, channels);
-  return { viewerId: viewer.id, realmId, includeHistory, needsMessage: needsMessage || includeHistory, conditions, search, channelId };
+  return {
+    viewerId: viewer.id,
+    realmId,
+    includeHistory,
+    needsMessage: needsMessage || includeHistory,
+    conditions,
+    search,
+    channelId,
+  };
 }
 
 // ---------------------------------------------------------------- ranges
@@ -480,7 +545,12 @@ export interface MessageRange {
 
 type RangeReader = Pick<TxClient, '$queryRaw'>;
 
-function fromClause(narrow: CompiledNarrow): { from: Prisma.Sql; idColumn: Prisma.Sql; flagsColumn: Prisma.Sql; receivedColumn?: Prisma.Sql } {
+function fromClause(narrow: CompiledNarrow): {
+  from: Prisma.Sql;
+  idColumn: Prisma.Sql;
+  flagsColumn: Prisma.Sql;
+  receivedColumn?: Prisma.Sql;
+} {
   if (narrow.includeHistory) {
     return {
       from: Prisma.sql`message m LEFT JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = ${narrow.viewerId}
@@ -497,7 +567,11 @@ function fromClause(narrow: CompiledNarrow): { from: Prisma.Sql; idColumn: Prism
       flagsColumn: Prisma.sql`um.flags`,
     };
   }
-  return { from: Prisma.sql`user_message um WHERE um.user_profile_id = ${narrow.viewerId}`, idColumn: Prisma.sql`um.message_id`, flagsColumn: Prisma.sql`um.flags` };
+  return {
+    from: Prisma.sql`user_message um WHERE um.user_profile_id = ${narrow.viewerId}`,
+    idColumn: Prisma.sql`um.message_id`,
+    flagsColumn: Prisma.sql`um.flags`,
+  };
 }
 
 function whereOf(conditions: Prisma.Sql[]): Prisma.Sql {
@@ -508,8 +582,14 @@ function whereOf(conditions: Prisma.Sql[]): Prisma.Sql {
 async function firstUnreadAnchor(db: RangeReader, narrow: CompiledNarrow): Promise<number> {
   const base = { ...narrow, includeHistory: false, needsMessage: true };
   const { from, idColumn } = fromClause(base);
-  const conditions = [...narrow.conditions, Prisma.sql`(um.flags & ${MessageFlag.read}) = 0`, ...mutingConditions(narrow.viewerId, narrow.channelId)];
-  const rows = await db.$queryRaw<{ id: number }[]>`SELECT ${idColumn} AS id FROM ${from}${whereOf(conditions)} ORDER BY ${idColumn} ASC LIMIT 1`;
+  const conditions = [
+    ...narrow.conditions,
+    Prisma.sql`(um.flags & ${MessageFlag.read}) = 0`,
+    ...mutingConditions(narrow.viewerId, narrow.channelId),
+  ];
+  const rows = await db.$queryRaw<
+    { id: number }[]
+  >`SELECT ${idColumn} AS id FROM ${from}${whereOf(conditions)} ORDER BY ${idColumn} ASC LIMIT 1`;
   return rows[0]?.id ?? LARGER_THAN_MAX_MESSAGE_ID;
 }
 
@@ -529,7 +609,11 @@ export interface RangeQuery {
  * if it matches (and includeAnchor), up to numAfter after it. The before/after queries fetch a
  * row of headroom in some cases, and the outer query trims it as post_process_limited_query does.
  */
-export async function messageRangeQuery(db: RangeReader, narrow: CompiledNarrow, request: RangeRequest): Promise<RangeQuery> {
+export async function messageRangeQuery(
+  db: RangeReader,
+  narrow: CompiledNarrow,
+  request: RangeRequest,
+): Promise<RangeQuery> {
   const anchor = request.anchor ?? (await firstUnreadAnchor(db, narrow));
   const anchoredToLeft = anchor === 0;
   const anchoredToRight = anchor >= LARGER_THAN_MAX_MESSAGE_ID;
@@ -580,7 +664,11 @@ export async function messageRangeQuery(db: RangeReader, narrow: CompiledNarrow,
 }
 
 /** found_oldest / found_newest from how many rows of the range lie on each side of the anchor. */
-export function rangeEnds(range: RangeQuery, beforeCount: number, afterCount: number): { foundOldest: boolean; foundNewest: boolean } {
+export function rangeEnds(
+  range: RangeQuery,
+  beforeCount: number,
+  afterCount: number,
+): { foundOldest: boolean; foundNewest: boolean } {
   return {
     foundOldest: range.anchoredToLeft || beforeCount < range.numBefore,
     foundNewest: range.anchoredToRight || afterCount < range.numAfter,
@@ -588,9 +676,15 @@ export function rangeEnds(range: RangeQuery, beforeCount: number, afterCount: nu
 }
 
 /** Reads a range of the narrow (GET /messages). */
-export async function fetchMessageRange(db: RangeReader, narrow: CompiledNarrow, request: RangeRequest): Promise<MessageRange> {
+export async function fetchMessageRange(
+  db: RangeReader,
+  narrow: CompiledNarrow,
+  request: RangeRequest,
+): Promise<MessageRange> {
   const range = await messageRangeQuery(db, narrow, request);
-  const fetched = await db.$queryRaw<{ id: number; flags: number; received: boolean; side: string }[]>`SELECT * FROM (${range.sql}) AS range ORDER BY id`;
+  const fetched = await db.$queryRaw<
+    { id: number; flags: number; received: boolean; side: string }[]
+  >`SELECT * FROM (${range.sql}) AS range ORDER BY id`;
   const count = (side: string) => fetched.filter((row) => row.side === side).length;
   return {
     rows: fetched.map((row) => ({ id: row.id, flags: Number(row.flags), received: row.received })),

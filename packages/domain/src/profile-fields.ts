@@ -15,7 +15,14 @@ export const PROFILE_FIELD_TYPES: { id: number; keyword: string; name: string }[
 
 type ProfileFieldColumns = Pick<
   CustomProfileField,
-  'id' | 'field_type' | 'order' | 'name' | 'hint' | 'field_data' | 'required' | 'editable_by_user'
+  | 'id'
+  | 'field_type'
+  | 'order'
+  | 'name'
+  | 'hint'
+  | 'field_data'
+  | 'required'
+  | 'editable_by_user'
   | 'display_in_profile_summary'
 >;
 

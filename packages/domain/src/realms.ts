@@ -93,6 +93,11 @@ export type RealmSettings = { -readonly [K in keyof typeof REALM_SETTING_DEFAULT
 
 /** Every setting of REALM_SETTING_DEFAULTS: the stored value, or the default. */
 export function realmSettings(realm: Pick<Realm, 'settings'>): RealmSettings {
-  const stored = realm.settings && typeof realm.settings === 'object' && !Array.isArray(realm.settings) ? (realm.settings as Record<string, unknown>) : {};
-  return Object.fromEntries(Object.entries(REALM_SETTING_DEFAULTS).map(([key, value]) => [key, key in stored ? stored[key] : value])) as RealmSettings;
+  const stored =
+    realm.settings && typeof realm.settings === 'object' && !Array.isArray(realm.settings)
+      ? (realm.settings as Record<string, unknown>)
+      : {};
+  return Object.fromEntries(
+    Object.entries(REALM_SETTING_DEFAULTS).map(([key, value]) => [key, key in stored ? stored[key] : value]),
+  ) as RealmSettings;
 }

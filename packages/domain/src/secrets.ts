@@ -5,7 +5,12 @@
 import { createHash, randomBytes, randomInt, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
-const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const scrypt = promisify(scryptCallback) as (
+  password: string,
+  salt: Buffer,
+  keylen: number,
+  options: object,
+) => Promise<Buffer>;
 
 const API_KEY_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 export const API_KEY_LENGTH = 32;
@@ -41,7 +46,10 @@ export async function verifyPassword(password: string, stored: string | null): P
   const [scheme, n, saltText, hashText] = stored.split('$');
   if (scheme !== 'scrypt' || !saltText || !hashText) return false;
   const expected = Buffer.from(hashText, 'base64');
-  const actual = await scrypt(password, Buffer.from(saltText, 'base64'), expected.length, { ...SCRYPT_PARAMS, N: Number(n) });
+  const actual = await scrypt(password, Buffer.from(saltText, 'base64'), expected.length, {
+    ...SCRYPT_PARAMS,
+    N: Number(n),
+  });
   return timingSafeEqual(actual, expected);
 }
 

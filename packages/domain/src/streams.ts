@@ -14,7 +14,18 @@ import { groupSettingApiValues, isUserInGroup, userRecursiveGroupIds, type Group
 import { SystemGroup } from './groups';
 import { isAdministrator, isGuest } from './roles';
 
-type Reader = Pick<TxClient, '$queryRaw' | 'subscription' | 'stream' | 'groupSetting' | 'userMessage' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'>;
+type Reader = Pick<
+  TxClient,
+  | '$queryRaw'
+  | 'subscription'
+  | 'stream'
+  | 'groupSetting'
+  | 'userMessage'
+  | 'userGroup'
+  | 'userGroupMembership'
+  | 'groupGroupMembership'
+  | 'userProfile'
+>;
 
 export interface Viewer {
   id: number;
@@ -33,9 +44,18 @@ export const INVALID_CHANNEL_ID = 'Invalid channel ID';
 /** The channel group settings that open a private channel's content to their members. */
 export const CONTENT_ACCESS_SETTINGS = ['can_add_subscribers_group', 'can_subscribe_group'] as const;
 /** The channel group settings whose members can see a private channel exists. */
-export const METADATA_ACCESS_SETTINGS = ['can_add_subscribers_group', 'can_administer_channel_group', 'can_subscribe_group'] as const;
+export const METADATA_ACCESS_SETTINGS = [
+  'can_add_subscribers_group',
+  'can_administer_channel_group',
+  'can_subscribe_group',
+] as const;
 
-async function inStreamGroup(db: Reader, viewer: Viewer, streamId: number, settings: readonly string[]): Promise<boolean> {
+async function inStreamGroup(
+  db: Reader,
+  viewer: Viewer,
+  streamId: number,
+  settings: readonly string[],
+): Promise<boolean> {
   if (isGuest(viewer.role)) return false;
   const rows = await db.groupSetting.findMany({
     where: { owner_kind: 'stream', owner_id: streamId, name: { in: [...settings] } },
@@ -55,7 +75,11 @@ export async function isSubscribed(db: Reader, userId: number, streamId: number)
   return sub?.active ?? false;
 }
 
-export async function streamAccess(db: Reader, viewer: Viewer, stream: Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>): Promise<StreamAccess> {
+export async function streamAccess(
+  db: Reader,
+  viewer: Viewer,
+  stream: Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>,
+): Promise<StreamAccess> {
   const none = { subscribed: false, metadata: false, content: false };
   if (stream.realm_id !== viewer.realm_id) return none;
   const subscribed = await isSubscribed(db, viewer.id, stream.id);
@@ -87,7 +111,8 @@ export async function accessStreamById(
   if (!stream) throw new JsonableError(INVALID_CHANNEL_ID);
   if (options.requireActiveChannel && stream.is_archived) throw new JsonableError(INVALID_CHANNEL_ID);
   const access = await streamAccess(db, viewer, stream);
-  if (!(options.requireContentAccess ?? true ? access.content : access.metadata)) throw new JsonableError(INVALID_CHANNEL_ID);
+  if (!((options.requireContentAccess ?? true) ? access.content : access.metadata))
+    throw new JsonableError(INVALID_CHANNEL_ID);
   return { stream, access };
 }
 
@@ -114,12 +139,13 @@ export async function hasMessageAccess(
   if (message.realm_id !== viewer.realm_id) return false;
   const received = async () =>
     known.received ??
-    ((await db.userMessage.findUnique({
+    (await db.userMessage.findUnique({
       where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: message.id } },
       select: { id: true },
-    })) !== null);
+    })) !== null;
   if (message.stream_id === null) return received();
-  const stream = known.stream !== undefined ? known.stream : await db.stream.findUnique({ where: { id: message.stream_id } });
+  const stream =
+    known.stream !== undefined ? known.stream : await db.stream.findUnique({ where: { id: message.stream_id } });
   if (!stream) return false;
   const access = await streamAccess(db, viewer, stream);
   if (stream.invite_only && !stream.history_public_to_subscribers) return access.subscribed && (await received());
@@ -131,7 +157,10 @@ export async function hasMessageAccess(
 /** Group ids that hold each setting of each channel: streamId → {setting name → group id}. */
 export type StreamSettingGroups = Map<number, Record<string, number>>;
 
-export async function streamSettingGroups(db: Pick<TxClient, 'groupSetting'>, streamIds: number[]): Promise<StreamSettingGroups> {
+export async function streamSettingGroups(
+  db: Pick<TxClient, 'groupSetting'>,
+  streamIds: number[],
+): Promise<StreamSettingGroups> {
   const result: StreamSettingGroups = new Map(streamIds.map((id) => [id, {}]));
   if (streamIds.length === 0) return result;
   const rows = await db.groupSetting.findMany({
@@ -152,26 +181,40 @@ export interface ViewerContext {
 export async function loadViewerContext(db: Pick<TxClient, '$queryRaw'>, viewer: Viewer): Promise<ViewerContext> {
   const [groupIds, subs] = await Promise.all([
     userRecursiveGroupIds(db, viewer.id),
-    db.$queryRaw<{ stream_id: number }[]>`SELECT stream_id FROM subscription WHERE user_profile_id = ${viewer.id} AND active`,
+    db.$queryRaw<
+      { stream_id: number }[]
+    >`SELECT stream_id FROM subscription WHERE user_profile_id = ${viewer.id} AND active`,
   ]);
   return { viewer, groupIds, subscribedStreamIds: new Set(subs.map((row) => row.stream_id)) };
 }
 
 type AccessStream = Pick<Stream, 'id' | 'invite_only' | 'is_web_public'>;
 
-function inAnySetting(ctx: ViewerContext, settings: Record<string, number> | undefined, names: readonly string[]): boolean {
+function inAnySetting(
+  ctx: ViewerContext,
+  settings: Record<string, number> | undefined,
+  names: readonly string[],
+): boolean {
   if (isGuest(ctx.viewer.role) || !settings) return false;
   return names.some((name) => settings[name] !== undefined && ctx.groupIds.has(settings[name]));
 }
 
-export function hasContentAccess(ctx: ViewerContext, stream: AccessStream, settings: Record<string, number> | undefined): boolean {
+export function hasContentAccess(
+  ctx: ViewerContext,
+  stream: AccessStream,
+  settings: Record<string, number> | undefined,
+): boolean {
   if (stream.is_web_public || ctx.subscribedStreamIds.has(stream.id)) return true;
   if (isGuest(ctx.viewer.role)) return false;
   if (!stream.invite_only) return true;
   return inAnySetting(ctx, settings, CONTENT_ACCESS_SETTINGS);
 }
 
-export function hasMetadataAccess(ctx: ViewerContext, stream: AccessStream, settings: Record<string, number> | undefined): boolean {
+export function hasMetadataAccess(
+  ctx: ViewerContext,
+  stream: AccessStream,
+  settings: Record<string, number> | undefined,
+): boolean {
   if (hasContentAccess(ctx, stream, settings)) return true;
   if (isGuest(ctx.viewer.role)) return false;
   return isAdministrator(ctx.viewer.role) || inAnySetting(ctx, settings, METADATA_ACCESS_SETTINGS);
@@ -183,28 +226,45 @@ export function canAdministerChannel(ctx: ViewerContext, settings: Record<string
 }
 
 /** Whether the viewer holds one of the channel's group settings (not through the admin role). */
-export function inChannelSetting(ctx: ViewerContext, settings: Record<string, number> | undefined, name: string): boolean {
+export function inChannelSetting(
+  ctx: ViewerContext,
+  settings: Record<string, number> | undefined,
+  name: string,
+): boolean {
   return inAnySetting(ctx, settings, [name]);
 }
 
 // ---------------------------------------------------------------- who hears about a channel
 
 /** Active users of the realm; without guests when `nonGuestsOnly`. */
-export async function activeRealmUserIds(db: Pick<TxClient, '$queryRaw'>, realmId: number, options: { nonGuestsOnly?: boolean } = {}): Promise<number[]> {
+export async function activeRealmUserIds(
+  db: Pick<TxClient, '$queryRaw'>,
+  realmId: number,
+  options: { nonGuestsOnly?: boolean } = {},
+): Promise<number[]> {
   const rows = options.nonGuestsOnly
-    ? await db.$queryRaw<{ id: number }[]>`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <> 600 ORDER BY id`
-    : await db.$queryRaw<{ id: number }[]>`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active ORDER BY id`;
+    ? await db.$queryRaw<
+        { id: number }[]
+      >`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <> 600 ORDER BY id`
+    : await db.$queryRaw<
+        { id: number }[]
+      >`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active ORDER BY id`;
   return rows.map((row) => row.id);
 }
 
 /** Active administrators (and owners) of the realm, bots included. */
 export async function realmAdministratorIds(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<number[]> {
-  const rows = await db.$queryRaw<{ id: number }[]>`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <= 200 ORDER BY id`;
+  const rows = await db.$queryRaw<
+    { id: number }[]
+  >`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <= 200 ORDER BY id`;
   return rows.map((row) => row.id);
 }
 
 /** Active subscribers of each channel. */
-export async function activeSubscriberIds(db: Pick<TxClient, '$queryRaw'>, streamIds: number[]): Promise<Map<number, number[]>> {
+export async function activeSubscriberIds(
+  db: Pick<TxClient, '$queryRaw'>,
+  streamIds: number[],
+): Promise<Map<number, number[]>> {
   const result = new Map<number, number[]>(streamIds.map((id) => [id, []]));
   if (streamIds.length === 0) return result;
   const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`
@@ -217,8 +277,13 @@ export async function activeSubscriberIds(db: Pick<TxClient, '$queryRaw'>, strea
 }
 
 /** Active non-guest members (recursively) of the groups holding a channel's metadata-granting settings. */
-export async function metadataGroupMemberIds(db: Pick<TxClient, '$queryRaw'>, settings: Record<string, number>): Promise<number[]> {
-  const groupIds = METADATA_ACCESS_SETTINGS.map((name) => settings[name]).filter((id): id is number => id !== undefined);
+export async function metadataGroupMemberIds(
+  db: Pick<TxClient, '$queryRaw'>,
+  settings: Record<string, number>,
+): Promise<number[]> {
+  const groupIds = METADATA_ACCESS_SETTINGS.map((name) => settings[name]).filter(
+    (id): id is number => id !== undefined,
+  );
   if (groupIds.length === 0) return [];
   const rows = await db.$queryRaw<{ id: number }[]>`
     WITH RECURSIVE groups(id) AS (
@@ -350,16 +415,23 @@ export type ApiStream = Record<string, unknown> & { stream_id: number; name: str
 export async function streamApiDicts(db: Reader, streams: Stream[]): Promise<Map<number, ApiStream>> {
   const result = new Map<number, ApiStream>();
   if (streams.length === 0) return result; // e.g. register for a user without subscriptions: no reads
-  const settings = await streamSettingGroups(db, streams.map((stream) => stream.id));
+  const settings = await streamSettingGroups(
+    db,
+    streams.map((stream) => stream.id),
+  );
   const groupIds = [...settings.values()].flatMap((byName) => Object.values(byName));
   const [values, named] = await Promise.all([
     groupSettingApiValues(db, groupIds),
-    db.userGroup.findMany({ where: { id: { in: [...new Set(groupIds)] }, is_system_group: true }, select: { id: true, name: true } }),
+    db.userGroup.findMany({
+      where: { id: { in: [...new Set(groupIds)] }, is_system_group: true },
+      select: { id: true, name: true },
+    }),
   ]);
   const systemGroupName = new Map(named.map((group) => [group.id, group.name ?? '']));
   for (const stream of streams) {
     const byName = settings.get(stream.id)!;
-    const valueOf = (name: string): GroupSettingValue | null => (byName[name] === undefined ? null : (values.get(byName[name]) ?? null));
+    const valueOf = (name: string): GroupSettingValue | null =>
+      byName[name] === undefined ? null : (values.get(byName[name]) ?? null);
     const sendGroup = byName.can_send_message_group;
     const postPolicy = STREAM_POST_POLICY_BY_GROUP[systemGroupName.get(sendGroup) ?? ''] ?? 1;
     const dict: ApiStream = {
@@ -427,7 +499,8 @@ export async function subscriberFields(
   const result = new Map<number, { subscribers: number[] } | { partial_subscribers: number[] }>();
   if (!mode || streamIds.length === 0) return result;
   const all = await activeSubscriberIds(db, streamIds);
-  const large = mode === 'partial' ? streamIds.filter((id) => all.get(id)!.length >= PARTIAL_SUBSCRIBERS_THRESHOLD) : [];
+  const large =
+    mode === 'partial' ? streamIds.filter((id) => all.get(id)!.length >= PARTIAL_SUBSCRIBERS_THRESHOLD) : [];
   let partial = new Map<number, number[]>();
   if (large.length) {
     const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`

@@ -10,7 +10,10 @@ import { gravatarUrl, placeholderEmailDomain } from './realms';
 import { Role, isAdministrator, isGuest } from './roles';
 
 /** What reading users and their access needs of a client (a transaction's or the pool's). */
-export type UserReader = Pick<TxClient, '$queryRaw' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'>;
+export type UserReader = Pick<
+  TxClient,
+  '$queryRaw' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile'
+>;
 
 /** Email visibility values (Zulip's UserProfile.EMAIL_ADDRESS_VISIBILITY_*). */
 export const EmailVisibility = {
@@ -24,7 +27,12 @@ export const EmailVisibility = {
 /** Which email_address_visibility values let a user of each role see the real email. */
 export const ACCESSIBLE_EMAIL_VISIBILITIES: Record<number, readonly number[]> = {
   [Role.OWNER]: [EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.ADMINS, EmailVisibility.MODERATORS],
-  [Role.ADMINISTRATOR]: [EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.ADMINS, EmailVisibility.MODERATORS],
+  [Role.ADMINISTRATOR]: [
+    EmailVisibility.EVERYONE,
+    EmailVisibility.MEMBERS,
+    EmailVisibility.ADMINS,
+    EmailVisibility.MODERATORS,
+  ],
   [Role.MODERATOR]: [EmailVisibility.EVERYONE, EmailVisibility.MEMBERS, EmailVisibility.MODERATORS],
   [Role.MEMBER]: [EmailVisibility.EVERYONE, EmailVisibility.MEMBERS],
   [Role.GUEST]: [EmailVisibility.EVERYONE],
@@ -37,7 +45,10 @@ export interface UserViewer {
 }
 
 /** Zulip's can_access_delivery_email: oneself always; others by their visibility setting. */
-export function canAccessDeliveryEmail(viewer: UserViewer, target: Pick<UserProfile, 'id' | 'email_address_visibility'>): boolean {
+export function canAccessDeliveryEmail(
+  viewer: UserViewer,
+  target: Pick<UserProfile, 'id' | 'email_address_visibility'>,
+): boolean {
   if (viewer.id === target.id) return true;
   return (ACCESSIBLE_EMAIL_VISIBILITIES[viewer.role] ?? []).includes(target.email_address_visibility);
 }
@@ -47,7 +58,9 @@ export function externalAvatarUrl(email: string, version: number): string {
   return `${gravatarUrl(email)}&version=${version}`;
 }
 
-export function avatarUrl(user: Pick<UserProfile, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>): string {
+export function avatarUrl(
+  user: Pick<UserProfile, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>,
+): string {
   if (user.avatar_source === 'U') return `/user_avatars/${user.realm_id}/${user.id}.png?version=${user.avatar_version}`;
   return externalAvatarUrl(user.delivery_email, user.avatar_version);
 }
@@ -68,7 +81,18 @@ export type ProfileData = Record<string, { value: string; rendered_value?: strin
 /** The columns GET /users/me answers with. */
 export type OwnUserRow = Pick<
   UserProfile,
-  'id' | 'realm_id' | 'email' | 'delivery_email' | 'full_name' | 'role' | 'is_bot' | 'is_active' | 'timezone' | 'date_joined' | 'avatar_source' | 'avatar_version'
+  | 'id'
+  | 'realm_id'
+  | 'email'
+  | 'delivery_email'
+  | 'full_name'
+  | 'role'
+  | 'is_bot'
+  | 'is_active'
+  | 'timezone'
+  | 'date_joined'
+  | 'avatar_source'
+  | 'avatar_version'
 >;
 
 export function ownUserDict(user: OwnUserRow, maxMessageId: number, profileData: ProfileData) {
@@ -155,7 +179,9 @@ export async function realmUsersForApi(db: Pick<TxClient, '$queryRaw'>, realmId:
  */
 export function apiUserDict(user: ApiUserSource, viewer: UserViewer, options: ApiUserOptions = {}): ApiUser {
   const clientComputesAvatar =
-    (options.clientGravatar ?? false) && user.avatar_source === 'G' && user.email_address_visibility === EmailVisibility.EVERYONE;
+    (options.clientGravatar ?? false) &&
+    user.avatar_source === 'G' &&
+    user.email_address_visibility === EmailVisibility.EVERYONE;
   const dict: ApiUser = {
     email: user.email,
     user_id: user.id,
@@ -201,7 +227,8 @@ export function inaccessibleUserDict(userId: number, realm: { host: string }): A
 
 // ---------------------------------------------------------------- can_access_all_users_group
 
-const realmAccessGroup = (db: UserReader, realmId: number) => realmSettingGroup(db, realmId, 'can_access_all_users_group');
+const realmAccessGroup = (db: UserReader, realmId: number) =>
+  realmSettingGroup(db, realmId, 'can_access_all_users_group');
 
 /** Whether everyone in the realm may see every user (the setting is role:everyone). */
 export async function allUsersAccessibleInRealm(db: UserReader, realmId: number): Promise<boolean> {
@@ -246,8 +273,15 @@ function dmPartnersQuery(userId: number, realmId: number): Prisma.Sql {
  * messages with, and (unless `throughChannels` is false) everyone sharing an active channel
  * subscription with them.
  */
-async function sharedConversationUserIds(db: UserReader, viewerId: number, realmId: number, throughChannels = true): Promise<Set<number>> {
-  const query = throughChannels ? Prisma.sql`${channelPeersQuery(viewerId)} UNION ${dmPartnersQuery(viewerId, realmId)}` : dmPartnersQuery(viewerId, realmId);
+async function sharedConversationUserIds(
+  db: UserReader,
+  viewerId: number,
+  realmId: number,
+  throughChannels = true,
+): Promise<Set<number>> {
+  const query = throughChannels
+    ? Prisma.sql`${channelPeersQuery(viewerId)} UNION ${dmPartnersQuery(viewerId, realmId)}`
+    : dmPartnersQuery(viewerId, realmId);
   const rows = await db.$queryRaw<{ id: number }[]>(query);
   const ids = new Set(rows.map((row) => row.id));
   ids.add(viewerId);
@@ -255,7 +289,10 @@ async function sharedConversationUserIds(db: UserReader, viewerId: number, realm
 }
 
 /** The users `viewer` may see besides bots (Zulip's restricted user access), or null: everyone. */
-export async function accessibleUserIds(db: UserReader, viewer: UserViewer & { realm_id: number }): Promise<Set<number> | null> {
+export async function accessibleUserIds(
+  db: UserReader,
+  viewer: UserViewer & { realm_id: number },
+): Promise<Set<number> | null> {
   if (await canAccessAllUsers(db, viewer)) return null;
   return sharedConversationUserIds(db, viewer.id, viewer.realm_id);
 }
@@ -301,7 +338,10 @@ export async function usersWhoCanAccessUser(
   target: Pick<UserProfile, 'id' | 'realm_id' | 'is_bot'>,
   { throughChannels = true }: { throughChannels?: boolean } = {},
 ): Promise<{ id: number; role: number }[]> {
-  const active = await db.userProfile.findMany({ where: { realm_id: target.realm_id, is_active: true }, select: { id: true, role: true } });
+  const active = await db.userProfile.findMany({
+    where: { realm_id: target.realm_id, is_active: true },
+    select: { id: true, role: true },
+  });
   const group = await realmAccessGroup(db, target.realm_id);
   if (target.is_bot || !group || group.name === SystemGroup.EVERYONE) return active;
   const [sharing, groupMembers] = await Promise.all([

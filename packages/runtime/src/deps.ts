@@ -18,9 +18,18 @@ import { eventTierMetrics } from '@teamchat/telemetry';
 
 /** The event outbox's timings (docs/operations.md, Redis sizing): producers and the relay must agree on them. */
 const eventOutboxEnvSpec = {
-  EVENT_OUTBOX_HOLD_MS: env.int('how long a producer keeps an outbox row it published before deleting it (until Redis has fsynced the entry)', DEFAULT_OUTBOX_HOLD_MS),
-  EVENT_RELAY_GRACE_MS: env.int('age past which the outbox relay publishes a row itself (its after-commit publish failed)', DEFAULT_RELAY_GRACE_MS),
-  EVENT_DEDUP_WINDOW_SECS: env.int('how long the intake remembers a published outbox row, so that it is not published twice', DEFAULT_DEDUP_WINDOW_SECS),
+  EVENT_OUTBOX_HOLD_MS: env.int(
+    'how long a producer keeps an outbox row it published before deleting it (until Redis has fsynced the entry)',
+    DEFAULT_OUTBOX_HOLD_MS,
+  ),
+  EVENT_RELAY_GRACE_MS: env.int(
+    'age past which the outbox relay publishes a row itself (its after-commit publish failed)',
+    DEFAULT_RELAY_GRACE_MS,
+  ),
+  EVENT_DEDUP_WINDOW_SECS: env.int(
+    'how long the intake remembers a published outbox row, so that it is not published twice',
+    DEFAULT_DEDUP_WINDOW_SECS,
+  ),
 };
 
 export const baseEnvSpec = {
@@ -35,7 +44,8 @@ export const baseEnvSpec = {
 export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
 
 /** The common settings, as tests and tools may also write them by hand: the outbox timings and the metrics port may be left to their defaults. */
-export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | 'METRICS_PORT'> & Partial<EventOutboxEnv> & { METRICS_PORT?: number };
+export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | 'METRICS_PORT'> &
+  Partial<EventOutboxEnv> & { METRICS_PORT?: number };
 
 /**
  * The relay must only see rows whose publish failed: a published row is deleted after the hold
@@ -43,7 +53,9 @@ export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | 'ME
  */
 function checkOutboxTimings(config: EventOutboxEnv): void {
   if (config.EVENT_RELAY_GRACE_MS <= config.EVENT_OUTBOX_HOLD_MS + 2 * OUTBOX_DELETE_INTERVAL_MS) {
-    throw new EnvError(`EVENT_RELAY_GRACE_MS must exceed EVENT_OUTBOX_HOLD_MS + ${2 * OUTBOX_DELETE_INTERVAL_MS} ms (the delete batching)`);
+    throw new EnvError(
+      `EVENT_RELAY_GRACE_MS must exceed EVENT_OUTBOX_HOLD_MS + ${2 * OUTBOX_DELETE_INTERVAL_MS} ms (the delete batching)`,
+    );
   }
   if (config.EVENT_DEDUP_WINDOW_SECS * 1000 <= config.EVENT_RELAY_GRACE_MS) {
     throw new EnvError('EVENT_DEDUP_WINDOW_SECS must exceed EVENT_RELAY_GRACE_MS');
@@ -105,7 +117,9 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
       await jobs.close();
       // Before the connections go: the bus finishes its publishes and deletes their outbox rows.
       await bus.close();
-      await Promise.all([redis, ...blocking].map((connection) => connection.quit().catch(() => connection.disconnect())));
+      await Promise.all(
+        [redis, ...blocking].map((connection) => connection.quit().catch(() => connection.disconnect())),
+      );
       await db.$disconnect();
     },
   };

@@ -60,8 +60,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: import('node:st
   }
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
-  const body = JSON.stringify(new JsonableError(tooLarge ? 'Request header fields too large' : 'Malformed HTTP request').toJSON());
-  socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const body = JSON.stringify(
+    new JsonableError(tooLarge ? 'Request header fields too large' : 'Malformed HTTP request').toJSON(),
+  );
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function serverUrl(server: http.Server): string {
@@ -153,10 +157,13 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
     state.stopping = true;
     const started = Date.now();
     options.logger.info({ signal }, `${options.name} shutting down`);
-    const deadline = setTimeout(() => {
-      options.logger.error({ signal, ms: Date.now() - started }, `${options.name} shutdown deadline passed; exiting`);
-      process.exit(1);
-    }, options.shutdownDeadlineMs ?? (options.shutdownTimeoutMs ?? 10_000) + 10_000);
+    const deadline = setTimeout(
+      () => {
+        options.logger.error({ signal, ms: Date.now() - started }, `${options.name} shutdown deadline passed; exiting`);
+        process.exit(1);
+      },
+      options.shutdownDeadlineMs ?? (options.shutdownTimeoutMs ?? 10_000) + 10_000,
+    );
     deadline.unref();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     // Keep-alive connections close as soon as their current response is done.

@@ -7,7 +7,14 @@
 import crypto from 'node:crypto';
 import type http from 'node:http';
 import type { Realm, UserProfile } from '@teamchat/db';
-import { groupForSettingValue, Role, setGroupSetting, STREAM_GROUP_SETTING_DEFAULTS, systemGroupId, type SystemGroupName } from '@teamchat/domain';
+import {
+  groupForSettingValue,
+  Role,
+  setGroupSetting,
+  STREAM_GROUP_SETTING_DEFAULTS,
+  systemGroupId,
+  type SystemGroupName,
+} from '@teamchat/domain';
 import { transaction, type Stream } from '@teamchat/db';
 import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type RunningService } from '@teamchat/runtime';
 import { createLogger } from '@teamchat/core';
@@ -104,7 +111,9 @@ export class Stack {
       servers.push(server);
       serviceUrls[name] = serverUrl(server);
     }
-    const urlVars = Object.fromEntries(Object.entries(serviceUrls).map(([name, url]) => [`${name.toUpperCase()}_URL`, url]));
+    const urlVars = Object.fromEntries(
+      Object.entries(serviceUrls).map(([name, url]) => [`${name.toUpperCase()}_URL`, url]),
+    );
     const serviceEnv: NodeJS.ProcessEnv = { ...process.env, ...stringValues(env), ...urlVars, ...options.env };
     const services: RunningService[] = [];
     for (const name of names) {
@@ -114,7 +123,13 @@ export class Stack {
     }
     const unreachable = 'http://127.0.0.1:9';
     const gateway = createGateway({
-      env: { INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET, REDIS_PREFIX: prefix, UPSTREAM_TIMEOUT_MS: 60_000, ...GENEROUS_RATE_LIMITS, ...options.rateLimits },
+      env: {
+        INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET,
+        REDIS_PREFIX: prefix,
+        UPSTREAM_TIMEOUT_MS: 60_000,
+        ...GENEROUS_RATE_LIMITS,
+        ...options.rateLimits,
+      },
       db: deps.db,
       redis: deps.redis,
       logger,
@@ -207,13 +222,18 @@ export class Stack {
         const groupId =
           holder === 'creator'
             ? input.creatorId
-              ? await groupForSettingValue(db, realm.id, name, { direct_members: [input.creatorId], direct_subgroups: [] })
+              ? await groupForSettingValue(db, realm.id, name, {
+                  direct_members: [input.creatorId],
+                  direct_subgroups: [],
+                })
               : await systemGroupId(db, realm.id, 'role:nobody')
             : await systemGroupId(db, realm.id, holder);
         await setGroupSetting(db, realm.id, 'stream', stream.id, name, groupId);
       }
       if (input.subscribers?.length) {
-        await db.subscription.createMany({ data: input.subscribers.map((userId) => ({ user_profile_id: userId, stream_id: stream.id })) });
+        await db.subscription.createMany({
+          data: input.subscribers.map((userId) => ({ user_profile_id: userId, stream_id: stream.id })),
+        });
       }
       return stream;
     });
@@ -221,12 +241,22 @@ export class Stack {
 
   /** Subscribes users to a channel straight in the database (a fixture, like createStream). */
   async subscribe(streamId: number, userIds: number[]): Promise<void> {
-    await this.db.subscription.createMany({ data: userIds.map((userId) => ({ user_profile_id: userId, stream_id: streamId })), skipDuplicates: true });
+    await this.db.subscription.createMany({
+      data: userIds.map((userId) => ({ user_profile_id: userId, stream_id: streamId })),
+      skipDuplicates: true,
+    });
   }
 
   /** Points a realm group-setting permission at a system group ("role:members"...), a fixture (no event). */
   async setRealmGroupSetting(name: string, systemGroup: SystemGroupName): Promise<void> {
-    await setGroupSetting(this.db, this.realm.id, 'realm', this.realm.id, name, await systemGroupId(this.db, this.realm.id, systemGroup));
+    await setGroupSetting(
+      this.db,
+      this.realm.id,
+      'realm',
+      this.realm.id,
+      name,
+      await systemGroupId(this.db, this.realm.id, systemGroup),
+    );
   }
 
   /**
@@ -237,16 +267,29 @@ export class Stack {
   async startGatewayReplica(env: Partial<GatewayRateLimitEnv> = {}): Promise<GatewayReplica> {
     const unreachable = 'http://127.0.0.1:9';
     const replica = createGateway({
-      env: { INTERNAL_JWT_SECRET: this.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: this.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS, ...env },
+      env: {
+        INTERNAL_JWT_SECRET: this.deps.env.INTERNAL_JWT_SECRET,
+        REDIS_PREFIX: this.deps.env.REDIS_PREFIX,
+        UPSTREAM_TIMEOUT_MS: 10_000,
+        ...GENEROUS_RATE_LIMITS,
+        ...env,
+      },
       db: this.db,
       redis: this.redis,
       logger: createLogger('replica', 'silent'),
-      serviceUrls: { users: this.serviceUrls.users!, messages: unreachable, channels: unreachable, uploads: unreachable, events: unreachable },
+      serviceUrls: {
+        users: this.serviceUrls.users!,
+        messages: unreachable,
+        channels: unreachable,
+        uploads: unreachable,
+        events: unreachable,
+      },
     });
     const server = await listen(replica.handler, 0, '127.0.0.1');
     const host = new URL(this.gatewayUrl).host;
     return {
-      client: (user) => new ApiClient(serverUrl(server), { email: user.deliveryEmail, apiKey: user.apiKey }).withHost(host),
+      client: (user) =>
+        new ApiClient(serverUrl(server), { email: user.deliveryEmail, apiKey: user.apiKey }).withHost(host),
       close: async () => {
         server.closeAllConnections();
         await new Promise((resolve) => server.close(resolve));

@@ -58,7 +58,9 @@ export interface StateSection {
 /** The sections to fetch for `fetchEventTypes` (null: all of them, Zulip's default). */
 export function sectionsFor(sections: StateSection[], fetchEventTypes: string[] | null): StateSection[] {
   if (fetchEventTypes === null) return sections;
-  return sections.filter((section) => [section.eventType, ...(section.alsoRequires ?? [])].every((type) => fetchEventTypes.includes(type)));
+  return sections.filter((section) =>
+    [section.eventType, ...(section.alsoRequires ?? [])].every((type) => fetchEventTypes.includes(type)),
+  );
 }
 
 /** Runs the sections in order and merges their keys. */

@@ -9,7 +9,10 @@ import { S3Storage, type S3StorageConfig } from './s3';
 import type { ObjectStorage } from './storage';
 
 export const storageEnvSpec = {
-  UPLOADS_STORAGE: env.string("where uploaded files are kept: 'local' (a directory) or 's3' (an S3-compatible bucket)", 'local'),
+  UPLOADS_STORAGE: env.string(
+    "where uploaded files are kept: 'local' (a directory) or 's3' (an S3-compatible bucket)",
+    'local',
+  ),
   UPLOADS_LOCAL_DIR: env.string('directory of uploaded files when UPLOADS_STORAGE=local', 'var/uploads'),
   UPLOADS_S3_BUCKET: env.string('bucket of uploaded files when UPLOADS_STORAGE=s3', ''),
   UPLOADS_S3_ENDPOINT: env.string("S3 endpoint URL (empty: AWS's endpoint for the region)", ''),
@@ -25,14 +28,19 @@ export function loadStorageConfig(source: NodeJS.ProcessEnv = process.env): Stor
   const values: EnvOf<typeof storageEnvSpec> = loadEnv(storageEnvSpec, source);
   if (values.UPLOADS_STORAGE === 'local') return { kind: 'local', directory: path.resolve(values.UPLOADS_LOCAL_DIR) };
   if (values.UPLOADS_STORAGE !== 's3') {
-    throw new EnvError(`Bad configuration:\n  - UPLOADS_STORAGE=${JSON.stringify(values.UPLOADS_STORAGE)} is invalid: not 'local' or 's3'`);
+    throw new EnvError(
+      `Bad configuration:\n  - UPLOADS_STORAGE=${JSON.stringify(values.UPLOADS_STORAGE)} is invalid: not 'local' or 's3'`,
+    );
   }
-  if (!values.UPLOADS_S3_BUCKET) throw new EnvError('Bad configuration:\n  - UPLOADS_S3_BUCKET is missing (needed when UPLOADS_STORAGE=s3)');
+  if (!values.UPLOADS_S3_BUCKET)
+    throw new EnvError('Bad configuration:\n  - UPLOADS_S3_BUCKET is missing (needed when UPLOADS_STORAGE=s3)');
   if (values.UPLOADS_S3_ENDPOINT) {
     try {
       new URL(values.UPLOADS_S3_ENDPOINT);
     } catch {
-      throw new EnvError(`Bad configuration:\n  - UPLOADS_S3_ENDPOINT=${JSON.stringify(values.UPLOADS_S3_ENDPOINT)} is not a URL`);
+      throw new EnvError(
+        `Bad configuration:\n  - UPLOADS_S3_ENDPOINT=${JSON.stringify(values.UPLOADS_S3_ENDPOINT)} is not a URL`,
+      );
     }
   }
   return {

@@ -29,7 +29,11 @@ export class LocalDiskStorage implements ObjectStorage {
     const temporary = path.join(path.dirname(target), `.${crypto.randomBytes(8).toString('hex')}.partial`);
     const counter = new ByteCounter(options.maxBytes);
     try {
-      await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, counter, fs.createWriteStream(temporary, { flags: 'wx' }));
+      await pipeline(
+        Buffer.isBuffer(body) ? Readable.from([body]) : body,
+        counter,
+        fs.createWriteStream(temporary, { flags: 'wx' }),
+      );
       await fs.promises.rename(temporary, target);
     } catch (error) {
       await fs.promises.rm(temporary, { force: true });

@@ -12,7 +12,14 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
-import { assertValidKey, ByteCounter, ObjectTooLargeError, type ByteRange, type ObjectStorage, type PutOptions } from './storage';
+import {
+  assertValidKey,
+  ByteCounter,
+  ObjectTooLargeError,
+  type ByteRange,
+  type ObjectStorage,
+  type PutOptions,
+} from './storage';
 
 export interface S3StorageConfig {
   bucket: string;
@@ -43,7 +50,9 @@ export function s3ClientConfig(config: S3StorageConfig): S3ClientConfig {
     endpoint: config.endpoint || undefined,
     forcePathStyle: config.forcePathStyle,
     credentials:
-      config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined,
+      config.accessKeyId && config.secretAccessKey
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   };
@@ -61,9 +70,15 @@ export class S3Storage implements ObjectStorage {
 
   async put(key: string, body: Readable | Buffer, options: PutOptions = {}): Promise<{ size: number }> {
     assertValidKey(key);
-    const params = { Bucket: this.bucket, Key: key, ContentType: options.contentType, ContentDisposition: options.contentDisposition };
+    const params = {
+      Bucket: this.bucket,
+      Key: key,
+      ContentType: options.contentType,
+      ContentDisposition: options.contentDisposition,
+    };
     if (Buffer.isBuffer(body)) {
-      if (options.maxBytes !== undefined && body.length > options.maxBytes) throw new ObjectTooLargeError(options.maxBytes);
+      if (options.maxBytes !== undefined && body.length > options.maxBytes)
+        throw new ObjectTooLargeError(options.maxBytes);
       await this.client.send(new PutObjectCommand({ ...params, Body: body, ContentLength: body.length }));
       return { size: body.length };
     }
@@ -84,7 +99,11 @@ export class S3Storage implements ObjectStorage {
     assertValidKey(key);
     try {
       const result = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end}` : undefined,
+        }),
       );
       return result.Body as Readable;
     } catch (error) {
@@ -109,11 +128,16 @@ export class S3Storage implements ObjectStorage {
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       const batch = keys.slice(start, start + DELETE_BATCH);
       const result = await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
       );
       const failures = (result.Errors ?? []).filter((error) => error.Code !== 'NoSuchKey');
       if (failures.length) {
-        throw new Error(`S3 could not delete ${failures.map((failure) => `${failure.Key} (${failure.Code})`).join(', ')}`);
+        throw new Error(
+          `S3 could not delete ${failures.map((failure) => `${failure.Key} (${failure.Code})`).join(', ')}`,
+        );
       }
     }
   }

@@ -47,7 +47,12 @@ export class InvalidStorageKeyError extends Error {
 /** Keys are relative slash-separated paths without empty, "." or ".." segments. */
 export function assertValidKey(key: string): void {
   const segments = key.split('/');
-  if (!key || key.includes('\0') || key.includes('\\') || segments.some((segment) => segment === '' || segment === '.' || segment === '..')) {
+  if (
+    !key ||
+    key.includes('\0') ||
+    key.includes('\\') ||
+    segments.some((segment) => segment === '' || segment === '.' || segment === '..')
+  ) {
     throw new InvalidStorageKeyError(key);
   }
 }

@@ -26,7 +26,13 @@ const SECRET_ACCESS_KEY = 'S3RVER';
 export async function startS3TestServer(options: { bucket?: string } = {}): Promise<S3TestServer> {
   const bucket = options.bucket ?? 'teamchat-uploads';
   const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-s3-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }],
+  });
   server.middleware.unshift(multipartCompletion(directory));
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
@@ -63,7 +69,8 @@ export async function startS3TestServer(options: { bucket?: string } = {}): Prom
 function multipartCompletion(root: string): S3rver['middleware'][number] {
   return async (ctx, next) => {
     const uploadId = typeof ctx.query.uploadId === 'string' ? ctx.query.uploadId : undefined;
-    const isPartsRequest = (ctx.method === 'GET' || ctx.method === 'DELETE') && uploadId !== undefined && !('partNumber' in ctx.query);
+    const isPartsRequest =
+      (ctx.method === 'GET' || ctx.method === 'DELETE') && uploadId !== undefined && !('partNumber' in ctx.query);
     const [bucket, ...keySegments] = ctx.path.split('/').slice(1).map(decodeURIComponent);
     if (!isPartsRequest || !bucket || keySegments.length === 0 || !/^[0-9a-f]+$/.test(uploadId)) return next();
     const key = keySegments.join('/');
@@ -118,5 +125,8 @@ function xml(root: string, inner: string): string {
 }
 
 function escapeXml(text: string): string {
-  return text.replace(/[<>&'"]/g, (ch) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[ch]!);
+  return text.replace(
+    /[<>&'"]/g,
+    (ch) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[ch]!,
+  );
 }

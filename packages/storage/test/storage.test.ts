@@ -3,7 +3,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { AbortMultipartUploadCommand, CreateMultipartUploadCommand, ListPartsCommand, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  ListPartsCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import {
   createStorage,
   InvalidStorageKeyError,
@@ -32,7 +37,10 @@ function randomStream(size: number): { stream: Readable; sha256: string } {
 
 function filesUnder(directory: string): string[] {
   if (!fs.existsSync(directory)) return [];
-  return fs.readdirSync(directory, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
+  return fs
+    .readdirSync(directory, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => entry.name);
 }
 
 interface StoreUnderTest {
@@ -108,16 +116,22 @@ describe.each(stores)('%s storage', (_name, start) => {
 
   test('refuses a body above maxBytes and stores nothing of it', async () => {
     const { stream } = randomStream(12 * 1024 * 1024);
-    await expect(storage.put('7/too/large.bin', stream, { maxBytes: 10 * 1024 * 1024 })).rejects.toBeInstanceOf(ObjectTooLargeError);
+    await expect(storage.put('7/too/large.bin', stream, { maxBytes: 10 * 1024 * 1024 })).rejects.toBeInstanceOf(
+      ObjectTooLargeError,
+    );
     expect(await storage.head('7/too/large.bin')).toBeNull();
     expect(await storage.get('7/too/large.bin')).toBeNull();
     expect(store.leftovers()).toEqual([]);
-    await expect(storage.put('7/too/small.bin', Buffer.alloc(11), { maxBytes: 10 })).rejects.toBeInstanceOf(ObjectTooLargeError);
+    await expect(storage.put('7/too/small.bin', Buffer.alloc(11), { maxBytes: 10 })).rejects.toBeInstanceOf(
+      ObjectTooLargeError,
+    );
     expect(await storage.head('7/too/small.bin')).toBeNull();
   });
 
   test('a body of exactly maxBytes is accepted', async () => {
-    expect(await storage.put('7/exact/ten.bin', Readable.from([Buffer.alloc(10, 1)]), { maxBytes: 10 })).toEqual({ size: 10 });
+    expect(await storage.put('7/exact/ten.bin', Readable.from([Buffer.alloc(10, 1)]), { maxBytes: 10 })).toEqual({
+      size: 10,
+    });
   });
 
   test('missing objects read as null; deleting is idempotent', async () => {
@@ -167,19 +181,34 @@ describe('the S3 test server', () => {
     const Key = '9/parts/object.bin';
     const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key }));
     const part = crypto.randomBytes(5 * 1024 * 1024);
-    await client.send(new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: 1, Body: part, ContentLength: part.length }));
-    await client.send(new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: 2, Body: Buffer.from('tail'), ContentLength: 4 }));
+    await client.send(
+      new UploadPartCommand({ Bucket: bucket, Key, UploadId, PartNumber: 1, Body: part, ContentLength: part.length }),
+    );
+    await client.send(
+      new UploadPartCommand({
+        Bucket: bucket,
+        Key,
+        UploadId,
+        PartNumber: 2,
+        Body: Buffer.from('tail'),
+        ContentLength: 4,
+      }),
+    );
     const listed = await client.send(new ListPartsCommand({ Bucket: bucket, Key, UploadId }));
     expect(listed.Parts?.map((p) => [p.PartNumber, p.Size, p.ETag])).toEqual([
       [1, part.length, `"${crypto.createHash('md5').update(part).digest('hex')}"`],
       [2, 4, `"${crypto.createHash('md5').update('tail').digest('hex')}"`],
     ]);
     expect(listed.IsTruncated).toBe(false);
-    const afterFirst = await client.send(new ListPartsCommand({ Bucket: bucket, Key, UploadId, PartNumberMarker: '1' }));
+    const afterFirst = await client.send(
+      new ListPartsCommand({ Bucket: bucket, Key, UploadId, PartNumberMarker: '1' }),
+    );
     expect(afterFirst.Parts?.map((p) => p.PartNumber)).toEqual([2]);
 
     await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key, UploadId }));
-    await expect(client.send(new ListPartsCommand({ Bucket: bucket, Key, UploadId }))).rejects.toMatchObject({ name: 'NoSuchUpload' });
+    await expect(client.send(new ListPartsCommand({ Bucket: bucket, Key, UploadId }))).rejects.toMatchObject({
+      name: 'NoSuchUpload',
+    });
     expect(await storage.head(Key)).toBeNull();
   });
 });
@@ -216,7 +245,9 @@ describe('storage configuration', () => {
   test('says what is wrong with a bad configuration', () => {
     expect(() => loadStorageConfig({ UPLOADS_STORAGE: 'ftp' })).toThrow(/UPLOADS_STORAGE="ftp" is invalid/);
     expect(() => loadStorageConfig({ UPLOADS_STORAGE: 's3' })).toThrow(/UPLOADS_S3_BUCKET is missing/);
-    expect(() => loadStorageConfig({ UPLOADS_STORAGE: 's3', UPLOADS_S3_BUCKET: 'b', UPLOADS_S3_ENDPOINT: 'not a url' })).toThrow(/not a URL/);
+    expect(() =>
+      loadStorageConfig({ UPLOADS_STORAGE: 's3', UPLOADS_S3_BUCKET: 'b', UPLOADS_S3_ENDPOINT: 'not a url' }),
+    ).toThrow(/not a URL/);
     expect(() => loadStorageConfig({ UPLOADS_S3_FORCE_PATH_STYLE: 'maybe' })).toThrow(/UPLOADS_S3_FORCE_PATH_STYLE/);
   });
 });

@@ -13,7 +13,11 @@
 // and OpenTelemetry's _wrap replaces an existing wrapper instead of stacking on it. Inside
 // callProcessJob the consumer span is active, so the job's log line carries its trace id.
 
-import { InstrumentationBase, InstrumentationNodeModuleDefinition, type InstrumentationConfig } from '@opentelemetry/instrumentation';
+import {
+  InstrumentationBase,
+  InstrumentationNodeModuleDefinition,
+  type InstrumentationConfig,
+} from '@opentelemetry/instrumentation';
 import { onScrape } from './metrics';
 import { processLogger } from './process-hooks';
 import { jobMetrics } from './standard-metrics';
@@ -91,7 +95,14 @@ export class JobMetricsInstrumentation extends InstrumentationBase<Instrumentati
         metrics.processed.inc({ queue: job.queueName, outcome });
         metrics.duration.observe({ queue: job.queueName, outcome }, seconds);
         processLogger()?.info(
-          { queue: job.queueName, job_id: job.id, job_name: job.name, attempt: job.attemptsMade + 1, outcome, ms: Math.round(seconds * 1e4) / 10 },
+          {
+            queue: job.queueName,
+            job_id: job.id,
+            job_name: job.name,
+            attempt: job.attemptsMade + 1,
+            outcome,
+            ms: Math.round(seconds * 1e4) / 10,
+          },
           'job',
         );
       }
@@ -103,31 +114,37 @@ export class JobMetricsInstrumentation extends InstrumentationBase<Instrumentati
     const instrumentation = this;
     const metrics = jobMetrics();
 
-    this._wrap(bullmq.Worker.prototype, 'run', (original) =>
-      async function run(this: BullWorker, ...args: unknown[]) {
-        if (this.processFn && !instrumentation.measuredProcessors.has(this.processFn)) {
-          this.processFn = instrumentation.measure(this.processFn);
-          instrumentation.measuredProcessors.add(this.processFn);
-        }
-        instrumentation.runningWorkers.add(this);
-        try {
-          return await original.apply(this, args);
-        } finally {
-          instrumentation.runningWorkers.delete(this);
-        }
-      },
+    this._wrap(
+      bullmq.Worker.prototype,
+      'run',
+      (original) =>
+        async function run(this: BullWorker, ...args: unknown[]) {
+          if (this.processFn && !instrumentation.measuredProcessors.has(this.processFn)) {
+            this.processFn = instrumentation.measure(this.processFn);
+            instrumentation.measuredProcessors.add(this.processFn);
+          }
+          instrumentation.runningWorkers.add(this);
+          try {
+            return await original.apply(this, args);
+          } finally {
+            instrumentation.runningWorkers.delete(this);
+          }
+        },
     );
 
-    this._wrap(bullmq.Job.prototype, 'updateProgress', (original) =>
-      async function updateProgress(this: BullJob, progress: unknown) {
-        const batchStarted = instrumentation.batchStarted.get(this);
-        const now = performance.now();
-        if (batchStarted !== undefined) {
-          metrics.batchDuration.observe({ queue: this.queueName }, (now - batchStarted) / 1000);
-          instrumentation.batchStarted.set(this, now);
-        }
-        return original.call(this, progress);
-      },
+    this._wrap(
+      bullmq.Job.prototype,
+      'updateProgress',
+      (original) =>
+        async function updateProgress(this: BullJob, progress: unknown) {
+          const batchStarted = instrumentation.batchStarted.get(this);
+          const now = performance.now();
+          if (batchStarted !== undefined) {
+            metrics.batchDuration.observe({ queue: this.queueName }, (now - batchStarted) / 1000);
+            instrumentation.batchStarted.set(this, now);
+          }
+          return original.call(this, progress);
+        },
     );
 
     this.removeScrapeHook?.();

@@ -50,13 +50,22 @@ interface MetricOptions<L extends string> {
  * Get-or-create by name, so a module that defines a metric can be loaded (or an app built)
  * more than once in a process. A second definition with other labels or another type is a bug.
  */
-function getOrCreate<M extends client.Metric<string>>(name: string, type: string, labelNames: readonly string[], create: () => M): M {
-  const existing = state().registry.getSingleMetric(name) as (client.Metric<string> & { labelNames?: string[] }) | undefined;
+function getOrCreate<M extends client.Metric<string>>(
+  name: string,
+  type: string,
+  labelNames: readonly string[],
+  create: () => M,
+): M {
+  const existing = state().registry.getSingleMetric(name) as
+    (client.Metric<string> & { labelNames?: string[] }) | undefined;
   if (existing) {
     const existingType = (existing as unknown as { type?: string }).type ?? existing.constructor.name.toLowerCase();
-    const sameLabels = JSON.stringify([...(existing.labelNames ?? [])].sort()) === JSON.stringify([...labelNames].sort());
+    const sameLabels =
+      JSON.stringify([...(existing.labelNames ?? [])].sort()) === JSON.stringify([...labelNames].sort());
     if (existingType !== type || !sameLabels) {
-      throw new Error(`metric ${name} is already defined as a ${existingType} with labels [${existing.labelNames?.join(', ')}]`);
+      throw new Error(
+        `metric ${name} is already defined as a ${existingType} with labels [${existing.labelNames?.join(', ')}]`,
+      );
     }
     return existing as M;
   }
@@ -65,17 +74,32 @@ function getOrCreate<M extends client.Metric<string>>(name: string, type: string
 
 export function counter<L extends string>(options: MetricOptions<L>): Counter<L> {
   const labelNames = options.labelNames ?? [];
-  return getOrCreate(options.name, 'counter', labelNames, () => new client.Counter<L>({ ...options, labelNames, registers: [state().registry] }));
+  return getOrCreate(
+    options.name,
+    'counter',
+    labelNames,
+    () => new client.Counter<L>({ ...options, labelNames, registers: [state().registry] }),
+  );
 }
 
 export function gauge<L extends string>(options: MetricOptions<L>): Gauge<L> {
   const labelNames = options.labelNames ?? [];
-  return getOrCreate(options.name, 'gauge', labelNames, () => new client.Gauge<L>({ ...options, labelNames, registers: [state().registry] }));
+  return getOrCreate(
+    options.name,
+    'gauge',
+    labelNames,
+    () => new client.Gauge<L>({ ...options, labelNames, registers: [state().registry] }),
+  );
 }
 
 export function histogram<L extends string>(options: MetricOptions<L> & { buckets?: number[] }): Histogram<L> {
   const labelNames = options.labelNames ?? [];
-  return getOrCreate(options.name, 'histogram', labelNames, () => new client.Histogram<L>({ ...options, labelNames, registers: [state().registry] }));
+  return getOrCreate(
+    options.name,
+    'histogram',
+    labelNames,
+    () => new client.Histogram<L>({ ...options, labelNames, registers: [state().registry] }),
+  );
 }
 
 /** Registers a hook that runs before every scrape; returns a function that removes it. */
@@ -85,7 +109,10 @@ export function onScrape(hook: ScrapeHook): () => void {
 }
 
 const scrapeFailures = () =>
-  counter({ name: 'teamchat_metrics_scrape_hook_failures_total', help: 'Scrape hooks that failed or timed out (their gauges keep their previous value)' });
+  counter({
+    name: 'teamchat_metrics_scrape_hook_failures_total',
+    help: 'Scrape hooks that failed or timed out (their gauges keep their previous value)',
+  });
 
 async function runScrapeHooks(): Promise<void> {
   await Promise.all(

@@ -10,15 +10,28 @@ import { startTelemetry } from './sdk';
 // Replaced by scripts/build.mjs with the service's name; absent when run from source.
 declare const TEAMCHAT_SERVICE: string | undefined;
 
-const serviceName = typeof TEAMCHAT_SERVICE === 'string' ? TEAMCHAT_SERVICE : path.basename(path.resolve(__dirname, '..'));
+const serviceName =
+  typeof TEAMCHAT_SERVICE === 'string' ? TEAMCHAT_SERVICE : path.basename(path.resolve(__dirname, '..'));
 
 /** OpenTelemetry's own warnings (an unreachable collector, a dropped span) as JSON lines on stderr. */
 function jsonDiagLogger(): DiagLogger {
-  const write = (level: string) => (message: string, ...args: unknown[]) => {
-    const detail = args.map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : JSON.stringify(arg))).join(' ');
-    process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), service: serviceName, msg: `opentelemetry: ${message}${detail ? ` ${detail}` : ''}` })}\n`);
+  const write =
+    (level: string) =>
+    (message: string, ...args: unknown[]) => {
+      const detail = args
+        .map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : JSON.stringify(arg)))
+        .join(' ');
+      process.stderr.write(
+        `${JSON.stringify({ level, time: new Date().toISOString(), service: serviceName, msg: `opentelemetry: ${message}${detail ? ` ${detail}` : ''}` })}\n`,
+      );
+    };
+  return {
+    error: write('error'),
+    warn: write('warn'),
+    info: write('info'),
+    debug: write('debug'),
+    verbose: write('trace'),
   };
-  return { error: write('error'), warn: write('warn'), info: write('info'), debug: write('debug'), verbose: write('trace') };
 }
 
 if (!process.env.OTEL_LOG_LEVEL) diag.setLogger(jsonDiagLogger(), DiagLogLevel.WARN);
@@ -26,5 +39,7 @@ if (!process.env.OTEL_LOG_LEVEL) diag.setLogger(jsonDiagLogger(), DiagLogLevel.W
 try {
   startTelemetry({ serviceName });
 } catch (error) {
-  process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), service: serviceName, msg: `telemetry disabled: ${(error as Error).message}` })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), service: serviceName, msg: `telemetry disabled: ${(error as Error).message}` })}\n`,
+  );
 }

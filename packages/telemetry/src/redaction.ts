@@ -52,8 +52,11 @@ export function redisStatement(command: string, args: ReadonlyArray<unknown>): s
   const name = command.toUpperCase();
   if (args.length === 0 || name === 'AUTH' || name === 'HELLO' || name === 'CLIENT') return name;
   // EVAL script numkeys key... / EVALSHA sha numkeys key...: the first key names the structure.
-  const keyIndex = name === 'EVAL' || name === 'EVALSHA' || name === 'EVAL_RO' || name === 'EVALSHA_RO' || name === 'FCALL' ? 2 : 0;
+  const keyIndex =
+    name === 'EVAL' || name === 'EVALSHA' || name === 'EVAL_RO' || name === 'EVALSHA_RO' || name === 'FCALL' ? 2 : 0;
   const key = args[keyIndex];
   const rest = args.length - (key === undefined ? 0 : 1);
-  return [name, key === undefined ? '' : maskKey(key), rest > 0 ? `[${rest} other arguments]` : ''].filter(Boolean).join(' ');
+  return [name, key === undefined ? '' : maskKey(key), rest > 0 ? `[${rest} other arguments]` : '']
+    .filter(Boolean)
+    .join(' ');
 }

@@ -48,7 +48,9 @@ function pathOf(url: string | undefined): string {
 export function exportConfigured(env: NodeJS.ProcessEnv): boolean {
   const exporters = env.OTEL_TRACES_EXPORTER?.trim();
   if (exporters === 'none') return false;
-  return Boolean(exporters || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
+  return Boolean(
+    exporters || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim(),
+  );
 }
 
 export function instrumentations(): Instrumentation[] {

@@ -33,7 +33,12 @@ afterAll(() => {
 function runFixture(env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--require', bundle.preload, bundle.main], {
-      env: { PATH: process.env.PATH, REDIS_URL: testRedisUrl(), REDIS_PREFIX: `t:${crypto.randomBytes(6).toString('hex')}:`, ...env },
+      env: {
+        PATH: process.env.PATH,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: `t:${crypto.randomBytes(6).toString('hex')}:`,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -53,7 +58,11 @@ function runFixture(env: NodeJS.ProcessEnv): Promise<Run> {
 test('a job continues the trace of the request that enqueued it, with a log line and metrics per attempt', async () => {
   const receiver = await OtlpReceiver.start();
   try {
-    const run = await runFixture({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' });
+    const run = await runFixture({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     const result = run.lines.find((line) => line.msg === 'result')!;
     const { completes, fails } = result.traceIds as Record<string, string>;
@@ -72,12 +81,24 @@ test('a job continues the trace of the request that enqueued it, with a log line
       expect(consumer).toMatchObject({ serviceName: 'fixture-worker', parentSpanId: producer.spanId });
       expect(consumer.attributes['messaging.destination.name']).toBe('roundtrip');
       // Redis commands the job made are part of the trace (progress reports).
-      expect(spans.some((span) => (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'redis' && span.parentSpanId === consumer.spanId)).toBe(true);
+      expect(
+        spans.some(
+          (span) =>
+            (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'redis' &&
+            span.parentSpanId === consumer.spanId,
+        ),
+      ).toBe(true);
 
       const processing = run.lines.find((line) => line.msg === 'processing' && line.trace_id === traceId);
       expect(processing).toMatchObject({ span_id: consumer.spanId });
       const jobLine = run.lines.find((line) => line.msg === 'job' && line.trace_id === traceId);
-      expect(jobLine).toMatchObject({ service: 'fixture', queue: 'roundtrip', outcome, attempt: 1, ms: expect.any(Number) });
+      expect(jobLine).toMatchObject({
+        service: 'fixture',
+        queue: 'roundtrip',
+        outcome,
+        attempt: 1,
+        ms: expect.any(Number),
+      });
     }
 
     // Job data (Lua script arguments) never reaches a span; the log line masked it by name.
@@ -87,7 +108,9 @@ test('a job continues the trace of the request that enqueued it, with a log line
     const metrics = parseExposition(result.metrics);
     expect(sampleValue(metrics, 'teamchat_jobs_processed_total', { queue: 'roundtrip', outcome: 'completed' })).toBe(1);
     expect(sampleValue(metrics, 'teamchat_jobs_processed_total', { queue: 'roundtrip', outcome: 'failed' })).toBe(1);
-    expect(sampleValue(metrics, 'teamchat_job_duration_seconds_count', { queue: 'roundtrip', outcome: 'completed' })).toBe(1);
+    expect(
+      sampleValue(metrics, 'teamchat_job_duration_seconds_count', { queue: 'roundtrip', outcome: 'completed' }),
+    ).toBe(1);
     // Two progress reports per attempt: two batches each.
     expect(sampleValue(metrics, 'teamchat_job_batch_duration_seconds_count', { queue: 'roundtrip' })).toBe(4);
     expect(sampleValue(metrics, 'teamchat_jobs', { queue: 'roundtrip', state: 'completed' })).toBe(1);

@@ -36,15 +36,37 @@ describe('secrets never reach a log line', () => {
         queue: 'mark-all-read',
         key: 'tc:{intake:3}:stream',
         request: {
-          headers: { authorization: `Basic ${Buffer.from(`ada@example.com:${API_KEY}`).toString('base64')}`, 'x-teamchat-internal-token': 'eyJhbGciOi.x.y', cookie: 'sessionid=abc', 'user-agent': 'ZulipMobile' },
+          headers: {
+            authorization: `Basic ${Buffer.from(`ada@example.com:${API_KEY}`).toString('base64')}`,
+            'x-teamchat-internal-token': 'eyJhbGciOi.x.y',
+            cookie: 'sessionid=abc',
+            'user-agent': 'ZulipMobile',
+          },
           body: { new_password: PASSWORD, old_password: PASSWORD, content: 'hello' },
         },
         clients: [{ apiKey: API_KEY }, { 'api-key': API_KEY }, { token: 'push-token-123456' }],
-        config: { INTERNAL_JWT_SECRET: 'jwt-secret-value', aws_secret: 'aws-secret-value', refresh_token: 'refresh-token-value' },
+        config: {
+          INTERNAL_JWT_SECRET: 'jwt-secret-value',
+          aws_secret: 'aws-secret-value',
+          refresh_token: 'refresh-token-value',
+        },
       },
       'a record full of secrets',
     );
-    expect(raw.join('\n')).not.toMatch(new RegExp([API_KEY, PASSWORD, 'eyJhbGciOi', 'sessionid=abc', 'push-token-123456', 'jwt-secret-value', 'aws-secret-value', 'refresh-token-value'].join('|')));
+    expect(raw.join('\n')).not.toMatch(
+      new RegExp(
+        [
+          API_KEY,
+          PASSWORD,
+          'eyJhbGciOi',
+          'sessionid=abc',
+          'push-token-123456',
+          'jwt-secret-value',
+          'aws-secret-value',
+          'refresh-token-value',
+        ].join('|'),
+      ),
+    );
     const [line] = lines;
     expect(line).toMatchObject({
       level: 'info',
@@ -56,7 +78,12 @@ describe('secrets never reach a log line', () => {
       queue: 'mark-all-read',
       key: 'tc:{intake:3}:stream',
       request: {
-        headers: { authorization: '[redacted]', 'x-teamchat-internal-token': '[redacted]', cookie: '[redacted]', 'user-agent': 'ZulipMobile' },
+        headers: {
+          authorization: '[redacted]',
+          'x-teamchat-internal-token': '[redacted]',
+          cookie: '[redacted]',
+          'user-agent': 'ZulipMobile',
+        },
         body: { new_password: '[redacted]', old_password: '[redacted]', content: 'hello' },
       },
       clients: [{ apiKey: '[redacted]' }, { 'api-key': '[redacted]' }, { token: '[redacted]' }],
@@ -66,7 +93,13 @@ describe('secrets never reach a log line', () => {
 
   test('credentials inside strings are masked: URLs, query strings, Authorization values, messages', () => {
     const { logger, lines, raw } = capture();
-    logger.warn({ url: `http://gateway/user_uploads/2/ab/f.png?api_key=${API_KEY}&size=small`, database: 'postgresql://teamchat:db-password-1@postgres:5432/teamchat' }, `retrying with Bearer ${API_KEY}`);
+    logger.warn(
+      {
+        url: `http://gateway/user_uploads/2/ab/f.png?api_key=${API_KEY}&size=small`,
+        database: 'postgresql://teamchat:db-password-1@postgres:5432/teamchat',
+      },
+      `retrying with Bearer ${API_KEY}`,
+    );
     logger.info(`connecting to redis://:redis-password-2@redis:6379/0 and https://x?token=${API_KEY}`);
     expect(raw.join('\n')).not.toMatch(new RegExp([API_KEY, 'db-password-1', 'redis-password-2'].join('|')));
     expect(lines[0]).toMatchObject({
@@ -79,10 +112,13 @@ describe('secrets never reach a log line', () => {
 
   test('errors are serialized with their secrets masked', () => {
     const { logger, lines, raw } = capture();
-    const error = Object.assign(new Error('connect ECONNREFUSED postgresql://teamchat:db-password-3@10.0.0.5:5432/teamchat'), {
-      config: { headers: { Authorization: `Basic ${API_KEY}` } },
-      code: 'ECONNREFUSED',
-    });
+    const error = Object.assign(
+      new Error('connect ECONNREFUSED postgresql://teamchat:db-password-3@10.0.0.5:5432/teamchat'),
+      {
+        config: { headers: { Authorization: `Basic ${API_KEY}` } },
+        code: 'ECONNREFUSED',
+      },
+    );
     logger.error({ err: error }, 'query failed');
     expect(raw.join('\n')).not.toMatch(new RegExp([API_KEY, 'db-password-3'].join('|')));
     expect(lines[0].err).toMatchObject({

@@ -8,12 +8,33 @@ import path from 'node:path';
 import Ajv from 'ajv';
 import YAML from 'yaml';
 import { metricsPortFor } from '@teamchat/runtime';
-import { eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics, onScrape, renderMetrics } from '@teamchat/telemetry';
+import {
+  eventTierMetrics,
+  gatewayMetrics,
+  httpServerMetrics,
+  jobMetrics,
+  onScrape,
+  renderMetrics,
+} from '@teamchat/telemetry';
 import { parseExposition } from './support/prometheus';
-import { containersOf, podTemplate, readYamlDocuments, renderKustomization, resourceId, strategicMerge, type Resource } from './support/kustomize';
+import {
+  containersOf,
+  podTemplate,
+  readYamlDocuments,
+  renderKustomization,
+  resourceId,
+  strategicMerge,
+  type Resource,
+} from './support/kustomize';
 import { schemaErrors, unknownFieldErrors } from './support/kubernetes-schema';
 import { repoRoot, stackServices } from './support/processes';
-import { defaultPort, isPlatformVariable, REQUIRED_VARIABLES, serviceFolders, variablesReadBy } from './support/service-config';
+import {
+  defaultPort,
+  isPlatformVariable,
+  REQUIRED_VARIABLES,
+  serviceFolders,
+  variablesReadBy,
+} from './support/service-config';
 
 jest.setTimeout(60_000);
 
@@ -25,8 +46,11 @@ const LONG_POLL_SECONDS = 90;
 
 const read = (file: string) => fs.readFileSync(path.join(repoRoot, file), 'utf8');
 /** The admin port serving /metrics: the gateway's METRICS_PORT default (its env.ts), PORT + 1000 for the others. */
-const GATEWAY_METRICS_PORT = Number(/METRICS_PORT:\s*env\.int\(.*,\s*([\d_]+)\),?$/m.exec(read('services/gateway/src/env.ts'))![1].replaceAll('_', ''));
-const metricsPortOf = ({ name, port }: { name: string; port: number }) => (name === 'gateway' ? GATEWAY_METRICS_PORT : metricsPortFor(port));
+const GATEWAY_METRICS_PORT = Number(
+  /METRICS_PORT:\s*env\.int\(.*,\s*([\d_]+)\),?$/m.exec(read('services/gateway/src/env.ts'))![1].replaceAll('_', ''),
+);
+const metricsPortOf = ({ name, port }: { name: string; port: number }) =>
+  name === 'gateway' ? GATEWAY_METRICS_PORT : metricsPortFor(port);
 /** The name a metric is exported under (prom-client keeps it on the metric). */
 const metricName = (metric: object) => (metric as { name: string }).name;
 
@@ -51,7 +75,10 @@ describe('docker-compose.yml', () => {
   test('every process is a service built from infra/Dockerfile, with a pinned image, its port, probes and dependencies', () => {
     for (const { name, port } of PROCESSES) {
       const service = compose.services[name];
-      expect([name, service?.build]).toEqual([name, { context: '.', dockerfile: 'infra/Dockerfile', target: 'runtime', args: { SERVICE: name } }]);
+      expect([name, service?.build]).toEqual([
+        name,
+        { context: '.', dockerfile: 'infra/Dockerfile', target: 'runtime', args: { SERVICE: name } },
+      ]);
       expect(service.image).toBe(`teamchat/${name}:0.1.0`);
       expect([name, service.environment.PORT]).toEqual([name, String(port)]);
       expect(service.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${port}/health/ready`);
@@ -63,26 +90,37 @@ describe('docker-compose.yml', () => {
       expect(service.read_only).toBe(true);
     }
     // Only the gateway is published, and only its API port: never an admin (/metrics) port.
-    const published = Object.entries(compose.services).filter(([, service]: [string, any]) => service.ports).map(([name]) => name);
+    const published = Object.entries(compose.services)
+      .filter(([, service]: [string, any]) => service.ports)
+      .map(([name]) => name);
     expect(published.filter((name) => PROCESSES.some((process) => process.name === name))).toEqual(['gateway']);
     expect(compose.services.gateway.ports).toEqual(['${TEAMCHAT_PORT:-9991}:9991']);
     expect(GATEWAY_METRICS_PORT).toBe(9990);
-    for (const { name } of HTTP_BACKENDS) expect(compose.services.gateway.depends_on[name]).toEqual({ condition: 'service_healthy' });
+    for (const { name } of HTTP_BACKENDS)
+      expect(compose.services.gateway.depends_on[name]).toEqual({ condition: 'service_healthy' });
   });
 
   test('every variable a service is given is one it reads, the required ones are set, and service URLs point at the services', () => {
     for (const { name } of PROCESSES) {
       const environment = compose.services[name].environment as Record<string, string>;
       const known = variablesReadBy(name);
-      const unknown = Object.keys(environment).filter((variable) => !known.has(variable) && !isPlatformVariable(variable));
+      const unknown = Object.keys(environment).filter(
+        (variable) => !known.has(variable) && !isPlatformVariable(variable),
+      );
       expect([name, unknown]).toEqual([name, []]);
-      for (const variable of REQUIRED_VARIABLES) expect([name, variable, Boolean(environment[variable])]).toEqual([name, variable, true]);
+      for (const variable of REQUIRED_VARIABLES)
+        expect([name, variable, Boolean(environment[variable])]).toEqual([name, variable, true]);
       expect(environment.HOST).toBe('0.0.0.0');
-      for (const backend of HTTP_BACKENDS) expect(environment[backend.urlVar!]).toBe(`http://${backend.name}:${backend.port}`);
+      for (const backend of HTTP_BACKENDS)
+        expect(environment[backend.urlVar!]).toBe(`http://${backend.name}:${backend.port}`);
       // Traces are exported only when the operator sets an endpoint.
       expect(environment.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
     }
-    expect(compose.services.uploads.environment).toMatchObject({ UPLOADS_STORAGE: 's3', UPLOADS_S3_ENDPOINT: 'http://minio:9000', UPLOADS_S3_FORCE_PATH_STYLE: 'true' });
+    expect(compose.services.uploads.environment).toMatchObject({
+      UPLOADS_STORAGE: 's3',
+      UPLOADS_S3_ENDPOINT: 'http://minio:9000',
+      UPLOADS_S3_FORCE_PATH_STYLE: 'true',
+    });
     expect(compose.services.uploads.depends_on['minio-setup']).toEqual({ condition: 'service_completed_successfully' });
   });
 
@@ -91,9 +129,19 @@ describe('docker-compose.yml', () => {
     const redisConf = read('infra/redis/redis.conf');
     expect(redisConf).toMatch(/^maxmemory-policy noeviction$/m);
     expect(redisConf).toMatch(/^appendonly yes$/m);
-    expect(compose.services.postgres.command).toEqual(['postgres', '-c', 'config_file=/etc/postgresql/postgresql.conf']);
-    expect(compose.services.postgres.volumes).toContain('./infra/postgres/postgresql.conf:/etc/postgresql/postgresql.conf:ro');
-    expect(compose.services.migrate).toMatchObject({ build: { target: 'migrate' }, restart: 'no', depends_on: { postgres: { condition: 'service_healthy' } } });
+    expect(compose.services.postgres.command).toEqual([
+      'postgres',
+      '-c',
+      'config_file=/etc/postgresql/postgresql.conf',
+    ]);
+    expect(compose.services.postgres.volumes).toContain(
+      './infra/postgres/postgresql.conf:/etc/postgresql/postgresql.conf:ro',
+    );
+    expect(compose.services.migrate).toMatchObject({
+      build: { target: 'migrate' },
+      restart: 'no',
+      depends_on: { postgres: { condition: 'service_healthy' } },
+    });
     expect(compose.services.minio.image).toMatch(/^minio\/minio:RELEASE\./);
     for (const [name, service] of Object.entries(compose.services) as [string, any][]) {
       expect([name, service.image]).not.toEqual([name, expect.stringMatching(/:latest$|^[^:]+$/)]);
@@ -104,12 +152,15 @@ describe('docker-compose.yml', () => {
     const seconds = (value: string) => Number(/^(\d+)s$/.exec(value)![1]);
     expect(seconds(compose.services.events.stop_grace_period)).toBeGreaterThan(LONG_POLL_SECONDS);
     expect(seconds(compose.services.gateway.stop_grace_period)).toBeGreaterThan(LONG_POLL_SECONDS);
-    for (const name of ['otel-collector', 'jaeger', 'prometheus']) expect([name, compose.services[name].profiles]).toEqual([name, ['observability']]);
+    for (const name of ['otel-collector', 'jaeger', 'prometheus'])
+      expect([name, compose.services[name].profiles]).toEqual([name, ['observability']]);
     const collector = YAML.parse(read('infra/otel-collector/config.yaml'));
     expect(collector.receivers.otlp.protocols.http.endpoint).toBe('0.0.0.0:4318');
     expect(collector.service.pipelines.traces.exporters).toEqual(['otlp/jaeger']);
     const prometheus = YAML.parse(read('infra/prometheus/prometheus.yml'));
-    const targets = prometheus.scrape_configs[0].static_configs.map((config: { targets: string[] }) => config.targets[0]);
+    const targets = prometheus.scrape_configs[0].static_configs.map(
+      (config: { targets: string[] }) => config.targets[0],
+    );
     // Each process's admin port, where /metrics is served.
     expect(targets.sort()).toEqual(PROCESSES.map((process) => `${process.name}:${metricsPortOf(process)}`).sort());
   });
@@ -129,11 +180,16 @@ describe('infra/Dockerfile', () => {
     expect(instructions).toContain('ARG SERVICE');
     expect(instructions).toContain('RUN node scripts/build.mjs "$SERVICE"');
     // The base image is pinned to an exact Node.js release the project supports.
-    const nodeImage = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)\.(\d+)-bookworm-slim$/.exec(instructions.find((line) => line.startsWith('ARG NODE_IMAGE='))!);
+    const nodeImage = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)\.(\d+)-bookworm-slim$/.exec(
+      instructions.find((line) => line.startsWith('ARG NODE_IMAGE='))!,
+    );
     expect(nodeImage).not.toBeNull();
     expect([Number(nodeImage![1]), Number(nodeImage![2])]).toEqual([20, expect.any(Number)]);
     expect(Number(nodeImage![2])).toBeGreaterThanOrEqual(19);
-    const migrate = instructions.slice(instructions.indexOf('FROM ${NODE_IMAGE} AS migrate'), instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'));
+    const migrate = instructions.slice(
+      instructions.indexOf('FROM ${NODE_IMAGE} AS migrate'),
+      instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'),
+    );
     expect(migrate.find((line) => line.startsWith('CMD '))).toContain('"migrate", "deploy"');
   });
 
@@ -145,8 +201,12 @@ describe('infra/Dockerfile', () => {
       'COPY --from=build /app/services/${SERVICE}/dist ./services/${SERVICE}/dist',
     ]);
     expect(runtime.find((line) => line.startsWith('ENV '))).toContain('HOST=0.0.0.0');
-    expect(runtime.at(-1)).toBe('CMD ["node", "--enable-source-maps", "--require", "./dist/telemetry.js", "./dist/main.js"]');
-    expect(instructions).toContain('RUN rm -rf node_modules && npm install --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false');
+    expect(runtime.at(-1)).toBe(
+      'CMD ["node", "--enable-source-maps", "--require", "./dist/telemetry.js", "./dist/main.js"]',
+    );
+    expect(instructions).toContain(
+      'RUN rm -rf node_modules && npm install --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false',
+    );
     const ignored = read('infra/Dockerfile.dockerignore').split('\n');
     for (const pattern of ['**/node_modules', '**/dist', '.git', 'var']) expect(ignored).toContain(pattern);
   });
@@ -154,16 +214,22 @@ describe('infra/Dockerfile', () => {
 
 describe('Kubernetes manifests (k8s/)', () => {
   const overlays = ['dev', 'prod'] as const;
-  const rendered = Object.fromEntries(overlays.map((overlay) => [overlay, renderKustomization(path.join(repoRoot, 'k8s/overlays', overlay))])) as Record<(typeof overlays)[number], Resource[]>;
-  const find = (resources: Resource[], kind: string, name: string) => resources.find((resource) => resource.kind === kind && resource.metadata.name === name);
+  const rendered = Object.fromEntries(
+    overlays.map((overlay) => [overlay, renderKustomization(path.join(repoRoot, 'k8s/overlays', overlay))]),
+  ) as Record<(typeof overlays)[number], Resource[]>;
+  const find = (resources: Resource[], kind: string, name: string) =>
+    resources.find((resource) => resource.kind === kind && resource.metadata.name === name);
   const configMaps = (resources: Resource[]) => resources.filter((resource) => resource.kind === 'ConfigMap');
 
-  test.each(overlays)('the %s overlay renders, and every resource is valid against the Kubernetes API schemas', (overlay) => {
-    const resources = rendered[overlay];
-    expect(resources.length).toBeGreaterThan(30);
-    expect(schemaErrors(resources)).toEqual([]);
-    expect(unknownFieldErrors(resources)).toEqual([]);
-  });
+  test.each(overlays)(
+    'the %s overlay renders, and every resource is valid against the Kubernetes API schemas',
+    (overlay) => {
+      const resources = rendered[overlay];
+      expect(resources.length).toBeGreaterThan(30);
+      expect(schemaErrors(resources)).toEqual([]);
+      expect(unknownFieldErrors(resources)).toEqual([]);
+    },
+  );
 
   test('the schema checks catch wrong types and misspelt fields', () => {
     const deployment = structuredClone(find(rendered.prod, 'Deployment', 'users')!);
@@ -174,113 +240,166 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(unknownFieldErrors([deployment]).join('\n')).toMatch(/readinesProbe/);
   });
 
-  test.each(overlays)('%s: every process has a Deployment and a Service whose names and ports agree with the services', (overlay) => {
-    const resources = rendered[overlay];
-    for (const { name, port } of PROCESSES) {
-      const deployment = find(resources, 'Deployment', name);
-      const service = find(resources, 'Service', name);
-      expect([name, Boolean(deployment), Boolean(service)]).toEqual([name, true, true]);
-      const pod = podTemplate(deployment!)!;
-      const container = pod.spec.containers.find((candidate: { name: string }) => candidate.name === name);
-      const metricsPort = metricsPortOf({ name, port });
-      expect(container.ports).toEqual([
-        { name: 'http', containerPort: port, protocol: 'TCP' },
-        { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
-      ]);
-      expect(container.env).toContainEqual({ name: 'PORT', value: String(port) });
-      expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: String(metricsPort) });
-      // The Service (hence the Ingress) offers only the API port; Prometheus scrapes the pods.
-      expect(service!.spec.ports).toEqual([{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }]);
-      // The Service, the Deployment's selector and the pods agree.
-      expect(deployment!.spec.selector.matchLabels).toEqual(service!.spec.selector);
-      expect(pod.metadata.labels).toMatchObject(service!.spec.selector);
-      expect(pod.metadata.annotations).toMatchObject({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(metricsPort), 'prometheus.io/path': '/metrics' });
-    }
-    // Services find each other through the Services (the config's *_URL variables).
-    const config = find(resources, 'ConfigMap', 'teamchat-config')!;
-    for (const backend of HTTP_BACKENDS) expect(config.data[backend.urlVar!]).toBe(`http://${backend.name}:${backend.port}`);
-  });
+  test.each(overlays)(
+    '%s: every process has a Deployment and a Service whose names and ports agree with the services',
+    (overlay) => {
+      const resources = rendered[overlay];
+      for (const { name, port } of PROCESSES) {
+        const deployment = find(resources, 'Deployment', name);
+        const service = find(resources, 'Service', name);
+        expect([name, Boolean(deployment), Boolean(service)]).toEqual([name, true, true]);
+        const pod = podTemplate(deployment!)!;
+        const container = pod.spec.containers.find((candidate: { name: string }) => candidate.name === name);
+        const metricsPort = metricsPortOf({ name, port });
+        expect(container.ports).toEqual([
+          { name: 'http', containerPort: port, protocol: 'TCP' },
+          { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+        ]);
+        expect(container.env).toContainEqual({ name: 'PORT', value: String(port) });
+        expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: String(metricsPort) });
+        // The Service (hence the Ingress) offers only the API port; Prometheus scrapes the pods.
+        expect(service!.spec.ports).toEqual([{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }]);
+        // The Service, the Deployment's selector and the pods agree.
+        expect(deployment!.spec.selector.matchLabels).toEqual(service!.spec.selector);
+        expect(pod.metadata.labels).toMatchObject(service!.spec.selector);
+        expect(pod.metadata.annotations).toMatchObject({
+          'prometheus.io/scrape': 'true',
+          'prometheus.io/port': String(metricsPort),
+          'prometheus.io/path': '/metrics',
+        });
+      }
+      // Services find each other through the Services (the config's *_URL variables).
+      const config = find(resources, 'ConfigMap', 'teamchat-config')!;
+      for (const backend of HTTP_BACKENDS)
+        expect(config.data[backend.urlVar!]).toBe(`http://${backend.name}:${backend.port}`);
+    },
+  );
 
-  test.each(overlays)('%s: every container has probes, resources, a pinned image and a locked-down security context', (overlay) => {
-    const resources = rendered[overlay];
-    for (const { name } of PROCESSES) {
-      const deployment = find(resources, 'Deployment', name)!;
-      const pod = podTemplate(deployment)!;
-      const container = pod.spec.containers[0];
-      expect([name, container.readinessProbe?.httpGet]).toEqual([name, { path: '/health/ready', port: 'http' }]);
-      expect([name, container.livenessProbe?.httpGet]).toEqual([name, { path: '/health/live', port: 'http' }]);
-      expect([name, container.startupProbe?.httpGet]).toEqual([name, { path: '/health/live', port: 'http' }]);
-      expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
-      expect(pod.spec.automountServiceAccountToken).toBe(false);
-      for (const each of containersOf(deployment)) {
-        expect([name, each.name, Object.keys(each.resources?.requests ?? {}).sort(), Object.keys(each.resources?.limits ?? {}).sort()]).toEqual([name, each.name, ['cpu', 'memory'], ['cpu', 'memory']]);
-        expect(each.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+  test.each(overlays)(
+    '%s: every container has probes, resources, a pinned image and a locked-down security context',
+    (overlay) => {
+      const resources = rendered[overlay];
+      for (const { name } of PROCESSES) {
+        const deployment = find(resources, 'Deployment', name)!;
+        const pod = podTemplate(deployment)!;
+        const container = pod.spec.containers[0];
+        expect([name, container.readinessProbe?.httpGet]).toEqual([name, { path: '/health/ready', port: 'http' }]);
+        expect([name, container.livenessProbe?.httpGet]).toEqual([name, { path: '/health/live', port: 'http' }]);
+        expect([name, container.startupProbe?.httpGet]).toEqual([name, { path: '/health/live', port: 'http' }]);
+        expect(pod.spec.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+        expect(pod.spec.automountServiceAccountToken).toBe(false);
+        for (const each of containersOf(deployment)) {
+          expect([
+            name,
+            each.name,
+            Object.keys(each.resources?.requests ?? {}).sort(),
+            Object.keys(each.resources?.limits ?? {}).sort(),
+          ]).toEqual([name, each.name, ['cpu', 'memory'], ['cpu', 'memory']]);
+          expect(each.securityContext).toMatchObject({
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          });
+        }
       }
-    }
-    for (const resource of resources) {
-      for (const container of containersOf(resource)) {
-        expect([resourceId(resource), container.image]).toEqual([resourceId(resource), expect.stringMatching(/^[^@]+:(?!latest$)[\w.-]+$|@sha256:[0-9a-f]{64}$/)]);
+      for (const resource of resources) {
+        for (const container of containersOf(resource)) {
+          expect([resourceId(resource), container.image]).toEqual([
+            resourceId(resource),
+            expect.stringMatching(/^[^@]+:(?!latest$)[\w.-]+$|@sha256:[0-9a-f]{64}$/),
+          ]);
+        }
       }
-    }
-  });
+    },
+  );
 
   test('production images come from the registry at one pinned release', () => {
     const images = new Set(rendered.prod.flatMap(containersOf).map((container) => container.image));
-    expect([...images].sort()).toEqual([...PROCESSES.map(({ name }) => name), 'migrate'].map((name) => `registry.example.com/teamchat/${name}:0.1.0`).sort());
+    expect([...images].sort()).toEqual(
+      [...PROCESSES.map(({ name }) => name), 'migrate']
+        .map((name) => `registry.example.com/teamchat/${name}:0.1.0`)
+        .sort(),
+    );
   });
 
-  test.each(overlays)('%s: every variable a container is given is one its service reads; config and secrets it needs exist', (overlay) => {
-    const resources = rendered[overlay];
-    const present = new Set(resources.map((resource) => `${resource.kind}/${resource.metadata.name}`));
-    // Production's Secrets are created out of band; docs/operations.md says how.
-    const external = overlay === 'prod' ? new Set(['Secret/teamchat-secrets', 'Secret/teamchat-storage-secrets', 'Secret/teamchat-tls']) : new Set<string>();
-    const operations = read('docs/operations.md');
-    for (const secret of external) expect(operations).toContain(secret.split('/')[1]);
-    // The keys of each Secret, as the dev overlay's throw-away copies have them.
-    const secretKeys = (name: string) => Object.keys(find(rendered.dev, 'Secret', name)!.stringData);
+  test.each(overlays)(
+    '%s: every variable a container is given is one its service reads; config and secrets it needs exist',
+    (overlay) => {
+      const resources = rendered[overlay];
+      const present = new Set(resources.map((resource) => `${resource.kind}/${resource.metadata.name}`));
+      // Production's Secrets are created out of band; docs/operations.md says how.
+      const external =
+        overlay === 'prod'
+          ? new Set(['Secret/teamchat-secrets', 'Secret/teamchat-storage-secrets', 'Secret/teamchat-tls'])
+          : new Set<string>();
+      const operations = read('docs/operations.md');
+      for (const secret of external) expect(operations).toContain(secret.split('/')[1]);
+      // The keys of each Secret, as the dev overlay's throw-away copies have them.
+      const secretKeys = (name: string) => Object.keys(find(rendered.dev, 'Secret', name)!.stringData);
 
-    for (const { name } of PROCESSES) {
-      const deployment = find(resources, 'Deployment', name)!;
-      const container = podTemplate(deployment)!.spec.containers[0];
-      const given = new Set<string>(container.env.map((variable: { name: string }) => variable.name));
-      for (const source of container.envFrom) {
-        const reference = source.configMapRef ? `ConfigMap/${source.configMapRef.name}` : `Secret/${source.secretRef.name}`;
-        expect([name, reference, present.has(reference) || external.has(reference)]).toEqual([name, reference, true]);
-        if (source.configMapRef) for (const key of Object.keys(find(resources, 'ConfigMap', source.configMapRef.name)!.data)) given.add(key);
-        else for (const key of secretKeys(source.secretRef.name)) given.add(key);
+      for (const { name } of PROCESSES) {
+        const deployment = find(resources, 'Deployment', name)!;
+        const container = podTemplate(deployment)!.spec.containers[0];
+        const given = new Set<string>(container.env.map((variable: { name: string }) => variable.name));
+        for (const source of container.envFrom) {
+          const reference = source.configMapRef
+            ? `ConfigMap/${source.configMapRef.name}`
+            : `Secret/${source.secretRef.name}`;
+          expect([name, reference, present.has(reference) || external.has(reference)]).toEqual([name, reference, true]);
+          if (source.configMapRef)
+            for (const key of Object.keys(find(resources, 'ConfigMap', source.configMapRef.name)!.data)) given.add(key);
+          else for (const key of secretKeys(source.secretRef.name)) given.add(key);
+        }
+        const known = variablesReadBy(name);
+        const unknown = [...given].filter((variable) => !known.has(variable) && !isPlatformVariable(variable));
+        expect([name, unknown]).toEqual([name, []]);
+        for (const variable of [...REQUIRED_VARIABLES, 'REDIS_URL', 'HOST'])
+          expect([name, variable, given.has(variable)]).toEqual([name, variable, true]);
       }
-      const known = variablesReadBy(name);
-      const unknown = [...given].filter((variable) => !known.has(variable) && !isPlatformVariable(variable));
-      expect([name, unknown]).toEqual([name, []]);
-      for (const variable of [...REQUIRED_VARIABLES, 'REDIS_URL', 'HOST']) expect([name, variable, given.has(variable)]).toEqual([name, variable, true]);
-    }
-    expect(find(resources, 'ConfigMap', 'teamchat-config')!.data.HOST).toBe('0.0.0.0');
-    // Uploaded files: the two readers of the storage settings get them, nobody else.
-    const storageReaders = PROCESSES.filter(({ name }) =>
-      podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some((source: any) => source.configMapRef?.name === 'teamchat-storage'),
-    ).map(({ name }) => name);
-    expect(storageReaders.sort()).toEqual(['uploads', 'worker']);
-    const storageSecretReaders = PROCESSES.filter(({ name }) =>
-      podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some((source: any) => source.secretRef?.name === 'teamchat-storage-secrets'),
-    ).map(({ name }) => name);
-    expect(storageSecretReaders.sort()).toEqual(['uploads', 'worker']);
-    expect(configMaps(resources).map((map) => map.metadata.name).sort()).toEqual(['teamchat-config', 'teamchat-storage']);
-  });
+      expect(find(resources, 'ConfigMap', 'teamchat-config')!.data.HOST).toBe('0.0.0.0');
+      // Uploaded files: the two readers of the storage settings get them, nobody else.
+      const storageReaders = PROCESSES.filter(({ name }) =>
+        podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some(
+          (source: any) => source.configMapRef?.name === 'teamchat-storage',
+        ),
+      ).map(({ name }) => name);
+      expect(storageReaders.sort()).toEqual(['uploads', 'worker']);
+      const storageSecretReaders = PROCESSES.filter(({ name }) =>
+        podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some(
+          (source: any) => source.secretRef?.name === 'teamchat-storage-secrets',
+        ),
+      ).map(({ name }) => name);
+      expect(storageSecretReaders.sort()).toEqual(['uploads', 'worker']);
+      expect(
+        configMaps(resources)
+          .map((map) => map.metadata.name)
+          .sort(),
+      ).toEqual(['teamchat-config', 'teamchat-storage']);
+    },
+  );
 
-  test.each(overlays)('%s: the event tier scales on its own signal, survives disruptions and outlives its long-polls', (overlay) => {
-    const resources = rendered[overlay];
-    const hpa = find(resources, 'HorizontalPodAutoscaler', 'events')!;
-    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'events' });
-    const signals = hpa.spec.metrics.map((metric: any) => metric.pods?.metric.name ?? metric.resource?.name);
-    expect(signals).toEqual([metricName(eventTierMetrics().parkedPolls), 'cpu']);
-    const pdb = find(resources, 'PodDisruptionBudget', 'events')!;
-    expect(pdb.spec.selector.matchLabels).toEqual(find(resources, 'Deployment', 'events')!.spec.selector.matchLabels);
-    const pod = podTemplate(find(resources, 'Deployment', 'events')!)!;
-    expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(LONG_POLL_SECONDS);
-    expect(podTemplate(find(resources, 'Deployment', 'gateway')!)!.spec.terminationGracePeriodSeconds).toBeGreaterThan(LONG_POLL_SECONDS);
-    // Each replica is its own intake consumer: its name comes from the pod.
-    expect(pod.spec.containers[0].env).toContainEqual({ name: 'EVENTS_REPLICA_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
-  });
+  test.each(overlays)(
+    '%s: the event tier scales on its own signal, survives disruptions and outlives its long-polls',
+    (overlay) => {
+      const resources = rendered[overlay];
+      const hpa = find(resources, 'HorizontalPodAutoscaler', 'events')!;
+      expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'events' });
+      const signals = hpa.spec.metrics.map((metric: any) => metric.pods?.metric.name ?? metric.resource?.name);
+      expect(signals).toEqual([metricName(eventTierMetrics().parkedPolls), 'cpu']);
+      const pdb = find(resources, 'PodDisruptionBudget', 'events')!;
+      expect(pdb.spec.selector.matchLabels).toEqual(find(resources, 'Deployment', 'events')!.spec.selector.matchLabels);
+      const pod = podTemplate(find(resources, 'Deployment', 'events')!)!;
+      expect(pod.spec.terminationGracePeriodSeconds).toBeGreaterThan(LONG_POLL_SECONDS);
+      expect(
+        podTemplate(find(resources, 'Deployment', 'gateway')!)!.spec.terminationGracePeriodSeconds,
+      ).toBeGreaterThan(LONG_POLL_SECONDS);
+      // Each replica is its own intake consumer: its name comes from the pod.
+      expect(pod.spec.containers[0].env).toContainEqual({
+        name: 'EVENTS_REPLICA_ID',
+        valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
+      });
+    },
+  );
 
   test.each(overlays)('%s: every tier has its autoscaler: HTTP services on CPU, workers on queue depth', (overlay) => {
     const resources = rendered[overlay];
@@ -290,66 +409,102 @@ describe('Kubernetes manifests (k8s/)', () => {
       expect(hpa!.spec.minReplicas).toBeLessThanOrEqual(hpa!.spec.maxReplicas);
       expect(find(resources, 'PodDisruptionBudget', name)).toBeDefined();
     }
-    for (const { name } of HTTP_BACKENDS.filter((backend) => backend.name !== 'events').concat([{ name: 'gateway', port: gatewayPort }])) {
+    for (const { name } of HTTP_BACKENDS.filter((backend) => backend.name !== 'events').concat([
+      { name: 'gateway', port: gatewayPort },
+    ])) {
       expect([name, find(resources, 'HorizontalPodAutoscaler', name)!.spec.metrics]).toEqual([
         name,
         [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }],
       ]);
     }
     const worker = find(resources, 'HorizontalPodAutoscaler', 'worker')!;
-    expect(worker.spec.metrics).toEqual([{ type: 'External', external: { metric: { name: 'teamchat_jobs_waiting' }, target: { type: 'AverageValue', averageValue: '100' } } }]);
+    expect(worker.spec.metrics).toEqual([
+      {
+        type: 'External',
+        external: { metric: { name: 'teamchat_jobs_waiting' }, target: { type: 'AverageValue', averageValue: '100' } },
+      },
+    ]);
     // The adapter rules turn the metrics the processes export into the HPAs' signals.
     const adapter = YAML.parse(read('infra/prometheus/adapter-rules.yaml'));
-    expect(adapter.rules[0]).toMatchObject({ name: { as: 'teamchat_event_parked_polls' }, seriesQuery: expect.stringContaining('teamchat_event_parked_polls{') });
-    expect(adapter.externalRules[0]).toMatchObject({ name: { as: 'teamchat_jobs_waiting' }, seriesQuery: expect.stringContaining(`${metricName(jobMetrics().jobs)}{`) });
+    expect(adapter.rules[0]).toMatchObject({
+      name: { as: 'teamchat_event_parked_polls' },
+      seriesQuery: expect.stringContaining('teamchat_event_parked_polls{'),
+    });
+    expect(adapter.externalRules[0]).toMatchObject({
+      name: { as: 'teamchat_jobs_waiting' },
+      seriesQuery: expect.stringContaining(`${metricName(jobMetrics().jobs)}{`),
+    });
   });
 
-  test.each(overlays)('%s: the Ingress routes only to the gateway, with long-poll timeouts for /api/v1/events', (overlay) => {
-    const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
-    const routes = ingresses.flatMap((ingress) =>
-      ingress.spec.rules.flatMap((rule: any) => rule.http.paths.map((route: any) => ({ ingress: ingress.metadata.name, host: rule.host, ...route }))),
-    );
-    expect(new Set(routes.map((route) => route.backend.service.name))).toEqual(new Set(['gateway']));
-    expect(new Set(routes.map((route) => route.backend.service.port.name))).toEqual(new Set(['http']));
-    expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual([
-      'Exact /api/v1/events',
-      'Exact /static/generated/emoji/emoji_api.json',
-      'Prefix /api/',
-      'Prefix /join/',
-      'Prefix /user_uploads/',
-    ]);
-    const events = ingresses.find((ingress) => ingress.spec.rules.some((rule: any) => rule.http.paths.some((route: any) => route.path === '/api/v1/events')))!;
-    expect(Number(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(LONG_POLL_SECONDS);
-    expect(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
-    const main = ingresses.find((ingress) => ingress !== events)!;
-    expect(Number(main.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeLessThanOrEqual(LONG_POLL_SECONDS);
-    // /metrics and /health are not public.
-    expect(routes.some((route) => route.path === '/' || route.path.startsWith('/metrics') || route.path.startsWith('/health'))).toBe(false);
-    // Behind the Ingress, the gateway takes each client's address from the X-Forwarded-For entry
-    // ingress-nginx writes (issue #26, finding 7: otherwise every anonymous client shares one bucket).
-    const gateway = podTemplate(find(rendered[overlay], 'Deployment', 'gateway')!)!.spec.containers[0];
-    expect(gateway.env).toContainEqual({ name: 'RATE_LIMIT_TRUST_FORWARDED_FOR', value: 'true' });
-    const annotations = ingresses.flatMap((ingress) => Object.keys(ingress.metadata.annotations ?? {}));
-    // No annotation that would let clients' own X-Forwarded-For through (those are controller settings, documented).
-    expect(annotations.filter((name) => /forwarded|real-ip|snippet/.test(name))).toEqual([]);
-    const host = overlay === 'prod' ? 'chat.example.com' : 'teamchat.localtest.me';
-    expect(new Set(routes.map((route) => route.host))).toEqual(new Set([host]));
-    if (overlay === 'prod') for (const ingress of ingresses) expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'teamchat-tls' }]);
-  });
+  test.each(overlays)(
+    '%s: the Ingress routes only to the gateway, with long-poll timeouts for /api/v1/events',
+    (overlay) => {
+      const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
+      const routes = ingresses.flatMap((ingress) =>
+        ingress.spec.rules.flatMap((rule: any) =>
+          rule.http.paths.map((route: any) => ({ ingress: ingress.metadata.name, host: rule.host, ...route })),
+        ),
+      );
+      expect(new Set(routes.map((route) => route.backend.service.name))).toEqual(new Set(['gateway']));
+      expect(new Set(routes.map((route) => route.backend.service.port.name))).toEqual(new Set(['http']));
+      expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual([
+        'Exact /api/v1/events',
+        'Exact /static/generated/emoji/emoji_api.json',
+        'Prefix /api/',
+        'Prefix /join/',
+        'Prefix /user_uploads/',
+      ]);
+      const events = ingresses.find((ingress) =>
+        ingress.spec.rules.some((rule: any) => rule.http.paths.some((route: any) => route.path === '/api/v1/events')),
+      )!;
+      expect(Number(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeGreaterThan(
+        LONG_POLL_SECONDS,
+      );
+      expect(events.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-buffering']).toBe('off');
+      const main = ingresses.find((ingress) => ingress !== events)!;
+      expect(Number(main.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeLessThanOrEqual(
+        LONG_POLL_SECONDS,
+      );
+      // /metrics and /health are not public.
+      expect(
+        routes.some(
+          (route) => route.path === '/' || route.path.startsWith('/metrics') || route.path.startsWith('/health'),
+        ),
+      ).toBe(false);
+      // Behind the Ingress, the gateway takes each client's address from the X-Forwarded-For entry
+      // ingress-nginx writes (issue #26, finding 7: otherwise every anonymous client shares one bucket).
+      const gateway = podTemplate(find(rendered[overlay], 'Deployment', 'gateway')!)!.spec.containers[0];
+      expect(gateway.env).toContainEqual({ name: 'RATE_LIMIT_TRUST_FORWARDED_FOR', value: 'true' });
+      const annotations = ingresses.flatMap((ingress) => Object.keys(ingress.metadata.annotations ?? {}));
+      // No annotation that would let clients' own X-Forwarded-For through (those are controller settings, documented).
+      expect(annotations.filter((name) => /forwarded|real-ip|snippet/.test(name))).toEqual([]);
+      const host = overlay === 'prod' ? 'chat.example.com' : 'teamchat.localtest.me';
+      expect(new Set(routes.map((route) => route.host))).toEqual(new Set([host]));
+      if (overlay === 'prod')
+        for (const ingress of ingresses)
+          expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'teamchat-tls' }]);
+    },
+  );
 
-  test.each(overlays)('%s: a Job applies the migrations, and services start only once the schema is current', (overlay) => {
-    const resources = rendered[overlay];
-    const job = find(resources, 'Job', 'migrate')!;
-    const [container] = podTemplate(job)!.spec.containers;
-    expect(container.command.slice(-4)).toEqual(['migrate', 'deploy', '--config', 'prisma.config.ts']);
-    expect(container.command.slice(0, 2)).toEqual(['node', '/app/node_modules/prisma/build/index.js']);
-    expect(container.env).toContainEqual({ name: 'DATABASE_URL', valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_URL' } } });
-    expect(podTemplate(job)!.spec.restartPolicy).toBe('Never');
-    for (const { name } of PROCESSES) {
-      const [init] = podTemplate(find(resources, 'Deployment', name)!)!.spec.initContainers;
-      expect([name, init.image, init.command.slice(2, 4)]).toEqual([name, container.image, ['migrate', 'status']]);
-    }
-  });
+  test.each(overlays)(
+    '%s: a Job applies the migrations, and services start only once the schema is current',
+    (overlay) => {
+      const resources = rendered[overlay];
+      const job = find(resources, 'Job', 'migrate')!;
+      const [container] = podTemplate(job)!.spec.containers;
+      expect(container.command.slice(-4)).toEqual(['migrate', 'deploy', '--config', 'prisma.config.ts']);
+      expect(container.command.slice(0, 2)).toEqual(['node', '/app/node_modules/prisma/build/index.js']);
+      expect(container.env).toContainEqual({
+        name: 'DATABASE_URL',
+        valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_URL' } },
+      });
+      expect(podTemplate(job)!.spec.restartPolicy).toBe('Never');
+      for (const { name } of PROCESSES) {
+        const [init] = podTemplate(find(resources, 'Deployment', name)!)!.spec.initContainers;
+        expect([name, init.image, init.command.slice(2, 4)]).toEqual([name, container.image, ['migrate', 'status']]);
+      }
+    },
+  );
 
   test('each resource is in the overlay namespace; dev brings its data stores and a throw-away Secret, production neither', () => {
     for (const [overlay, namespace] of [
@@ -371,9 +526,26 @@ describe('Kubernetes manifests (k8s/)', () => {
 
 describe('the kustomize renderer', () => {
   test('strategic merge: maps merge, keyed lists merge by name, other lists are replaced, null deletes', () => {
-    const base = { spec: { replicas: 2, containers: [{ name: 'a', image: 'x:1', args: ['--one'] }, { name: 'b', image: 'y:1' }], paused: true } };
+    const base = {
+      spec: {
+        replicas: 2,
+        containers: [
+          { name: 'a', image: 'x:1', args: ['--one'] },
+          { name: 'b', image: 'y:1' },
+        ],
+        paused: true,
+      },
+    };
     const patch = { spec: { replicas: 3, containers: [{ name: 'b', image: 'y:2' }], paused: null } };
-    expect(strategicMerge(base, patch)).toEqual({ spec: { replicas: 3, containers: [{ name: 'a', image: 'x:1', args: ['--one'] }, { name: 'b', image: 'y:2' }] } });
+    expect(strategicMerge(base, patch)).toEqual({
+      spec: {
+        replicas: 3,
+        containers: [
+          { name: 'a', image: 'x:1', args: ['--one'] },
+          { name: 'b', image: 'y:2' },
+        ],
+      },
+    });
     expect(strategicMerge({ args: ['a', 'b'] }, { args: ['c'] })).toEqual({ args: ['c'] });
   });
 
@@ -381,8 +553,14 @@ describe('the kustomize renderer', () => {
     fs.mkdirSync(path.join(repoRoot, 'var'), { recursive: true });
     const dir = fs.mkdtempSync(path.join(repoRoot, 'var', 'kustomize-test-'));
     try {
-      fs.writeFileSync(path.join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  A: "1"\n');
-      fs.writeFileSync(path.join(dir, 'patch.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  A: "2"\n');
+      fs.writeFileSync(
+        path.join(dir, 'cm.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\ndata:\n  A: "1"\n',
+      );
+      fs.writeFileSync(
+        path.join(dir, 'patch.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\ndata:\n  A: "2"\n',
+      );
       fs.writeFileSync(path.join(dir, 'kustomization.yaml'), 'resources: [cm.yaml]\npatches:\n  - path: patch.yaml\n');
       expect(() => renderKustomization(dir)).toThrow(/no resource matches the patch for ConfigMap\/two/);
       fs.writeFileSync(path.join(dir, 'kustomization.yaml'), 'resources: [cm.yaml]\nnamePrefix: x-\n');
@@ -402,9 +580,12 @@ describe('infra/prometheus/alerts.yml', () => {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
   }
-  const rules: AlertRule[] = YAML.parse(read('infra/prometheus/alerts.yml')).groups.flatMap((group: { rules: AlertRule[] }) => group.rules);
+  const rules: AlertRule[] = YAML.parse(read('infra/prometheus/alerts.yml')).groups.flatMap(
+    (group: { rules: AlertRule[] }) => group.rules,
+  );
   /** Metric names of our processes an expression refers to (ours, and node's process/runtime metrics). */
-  const metricsIn = (expr: string) => [...expr.matchAll(/\b(?:teamchat|nodejs|process)_[a-z0-9_]+/g)].map(([name]) => name);
+  const metricsIn = (expr: string) =>
+    [...expr.matchAll(/\b(?:teamchat|nodejs|process)_[a-z0-9_]+/g)].map(([name]) => name);
 
   /** Every series name a process exports: the standard metrics (code, autoscalers and alerts share them), the registry's own, node's. */
   async function exportedNames(): Promise<Set<string>> {
@@ -418,19 +599,46 @@ describe('infra/prometheus/alerts.yml', () => {
     });
     const { types } = parseExposition((await renderMetrics()).body);
     remove();
-    const suffixes: Record<string, string[]> = { histogram: ['_bucket', '_sum', '_count'], summary: ['_sum', '_count'] };
-    return new Set(Object.entries(types).flatMap(([name, type]) => [name, ...(suffixes[type] ?? []).map((suffix) => name + suffix)]));
+    const suffixes: Record<string, string[]> = {
+      histogram: ['_bucket', '_sum', '_count'],
+      summary: ['_sum', '_count'],
+    };
+    return new Set(
+      Object.entries(types).flatMap(([name, type]) => [name, ...(suffixes[type] ?? []).map((suffix) => name + suffix)]),
+    );
   }
 
   test('every alert refers only to metrics the processes export (and the check catches a misspelt one)', async () => {
     const exported = await exportedNames();
-    const unknown = rules.flatMap((rule) => metricsIn(rule.expr).filter((name) => !exported.has(name)).map((name) => `${rule.alert}: ${name}`));
+    const unknown = rules.flatMap((rule) =>
+      metricsIn(rule.expr)
+        .filter((name) => !exported.has(name))
+        .map((name) => `${rule.alert}: ${name}`),
+    );
     expect(unknown).toEqual([]);
-    expect(metricsIn('max(teamchat_event_outbox_backlogs) > 0').filter((name) => !exported.has(name))).toEqual(['teamchat_event_outbox_backlogs']);
+    expect(metricsIn('max(teamchat_event_outbox_backlogs) > 0').filter((name) => !exported.has(name))).toEqual([
+      'teamchat_event_outbox_backlogs',
+    ]);
     // The event tier's delivery-path metrics are all alerted on.
     const alerted = new Set(rules.flatMap((rule) => metricsIn(rule.expr)));
-    const { leaseHandovers, appendsFenced, readsFenced, outboxBacklog, relayPublished, redisMemoryUsedBytes, redisMemoryMaxBytes } = eventTierMetrics();
-    for (const metric of [leaseHandovers, appendsFenced, readsFenced, outboxBacklog, relayPublished, redisMemoryUsedBytes, redisMemoryMaxBytes]) {
+    const {
+      leaseHandovers,
+      appendsFenced,
+      readsFenced,
+      outboxBacklog,
+      relayPublished,
+      redisMemoryUsedBytes,
+      redisMemoryMaxBytes,
+    } = eventTierMetrics();
+    for (const metric of [
+      leaseHandovers,
+      appendsFenced,
+      readsFenced,
+      outboxBacklog,
+      relayPublished,
+      redisMemoryUsedBytes,
+      redisMemoryMaxBytes,
+    ]) {
       expect([metricName(metric), alerted.has(metricName(metric))]).toEqual([metricName(metric), true]);
     }
   });

@@ -22,8 +22,12 @@ describe('the metrics registry', () => {
     expect(again).toBe(first);
     first.inc({ colour: 'blue' }, 2);
     expect(sampleValue(await exposition(), 'teamchat_test_widgets_total', { colour: 'blue' })).toBe(2);
-    expect(() => gauge({ name: 'teamchat_test_widgets_total', help: 'widgets', labelNames: ['colour'] })).toThrow(/already defined as a counter/);
-    expect(() => counter({ name: 'teamchat_test_widgets_total', help: 'widgets', labelNames: ['shape'] })).toThrow(/labels \[colour\]/);
+    expect(() => gauge({ name: 'teamchat_test_widgets_total', help: 'widgets', labelNames: ['colour'] })).toThrow(
+      /already defined as a counter/,
+    );
+    expect(() => counter({ name: 'teamchat_test_widgets_total', help: 'widgets', labelNames: ['shape'] })).toThrow(
+      /labels \[colour\]/,
+    );
   });
 
   test('scrape hooks refresh gauges before every scrape; a failing hook is counted and the scrape still answers', async () => {
@@ -88,7 +92,11 @@ describe('a service app (createServiceApp)', () => {
   let metrics: { server: http.Server; url: string };
 
   const routes: Route<object>[] = [
-    { method: 'GET', path: '/api/v1/widgets/:widget_id', view: (ctx) => ({ widget: Number(ctx.req.params.widget_id) }) },
+    {
+      method: 'GET',
+      path: '/api/v1/widgets/:widget_id',
+      view: (ctx) => ({ widget: Number(ctx.req.params.widget_id) }),
+    },
     {
       method: 'POST',
       path: '/api/v1/widgets',
@@ -105,7 +113,13 @@ describe('a service app (createServiceApp)', () => {
         done();
       },
     });
-    const app = createServiceApp({ name: 'widgets', routes, deps: {}, internalSecret: SECRET, logger: createLogger('widgets', 'info', destination) });
+    const app = createServiceApp({
+      name: 'widgets',
+      routes,
+      deps: {},
+      internalSecret: SECRET,
+      logger: createLogger('widgets', 'info', destination),
+    });
     server = await listen(app, 0, '127.0.0.1');
     url = serverUrl(server);
     metrics = await startMetricsListener();
@@ -123,7 +137,10 @@ describe('a service app (createServiceApp)', () => {
       method,
       path,
     });
-    return fetch(`${url}${path}`, { method, headers: { 'x-teamchat-internal-token': token, 'x-request-id': requestId } });
+    return fetch(`${url}${path}`, {
+      method,
+      headers: { 'x-teamchat-internal-token': token, 'x-request-id': requestId },
+    });
   }
 
   test('every request is counted and timed by route template and status, and logged once with its request id', async () => {
@@ -133,20 +150,54 @@ describe('a service app (createServiceApp)', () => {
     expect((await call('GET', '/api/v1/nothing-here', 'req-widget-4')).status).toBe(404);
 
     const scraped = parseExposition(await (await fetch(`${metrics.url}/metrics`)).text());
-    expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', method: 'GET', route: '/api/v1/widgets/:widget_id', status: '200' })).toBe(2);
-    expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', method: 'POST', route: '/api/v1/widgets', status: '400' })).toBe(1);
-    expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
-    expect(sampleValue(scraped, 'teamchat_http_request_duration_seconds_count', { service: 'widgets', method: 'GET', route: '/api/v1/widgets/:widget_id' })).toBe(2);
+    expect(
+      sampleValue(scraped, 'teamchat_http_requests_total', {
+        service: 'widgets',
+        method: 'GET',
+        route: '/api/v1/widgets/:widget_id',
+        status: '200',
+      }),
+    ).toBe(2);
+    expect(
+      sampleValue(scraped, 'teamchat_http_requests_total', {
+        service: 'widgets',
+        method: 'POST',
+        route: '/api/v1/widgets',
+        status: '400',
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(scraped, 'teamchat_http_requests_total', {
+        service: 'widgets',
+        method: 'GET',
+        route: 'unmatched',
+        status: '404',
+      }),
+    ).toBe(1);
+    expect(
+      sampleValue(scraped, 'teamchat_http_request_duration_seconds_count', {
+        service: 'widgets',
+        method: 'GET',
+        route: '/api/v1/widgets/:widget_id',
+      }),
+    ).toBe(2);
     expect(sampleValue(scraped, 'teamchat_http_requests_in_flight', { service: 'widgets' })).toBe(0);
 
     const requestLines = logLines.filter((line) => line.msg === 'request');
-    expect(requestLines.map((line) => [line.request_id, line.route, line.status, line.user_id, line.realm_id])).toEqual([
-      ['req-widget-1', '/api/v1/widgets/:widget_id', 200, 11, 2],
-      ['req-widget-2', '/api/v1/widgets/:widget_id', 200, 11, 2],
-      ['req-widget-3', '/api/v1/widgets', 400, 11, 2],
-      ['req-widget-4', 'unmatched', 404, undefined, undefined],
-    ]);
-    expect(requestLines[0]).toMatchObject({ service: 'widgets', method: 'GET', path: '/api/v1/widgets/42', ms: expect.any(Number) });
+    expect(requestLines.map((line) => [line.request_id, line.route, line.status, line.user_id, line.realm_id])).toEqual(
+      [
+        ['req-widget-1', '/api/v1/widgets/:widget_id', 200, 11, 2],
+        ['req-widget-2', '/api/v1/widgets/:widget_id', 200, 11, 2],
+        ['req-widget-3', '/api/v1/widgets', 400, 11, 2],
+        ['req-widget-4', 'unmatched', 404, undefined, undefined],
+      ],
+    );
+    expect(requestLines[0]).toMatchObject({
+      service: 'widgets',
+      method: 'GET',
+      path: '/api/v1/widgets/42',
+      ms: expect.any(Number),
+    });
   });
 
   test('probes and scrapes are neither counted nor logged; the service port does not serve /metrics', async () => {
@@ -157,7 +208,11 @@ describe('a service app (createServiceApp)', () => {
     const response = await fetch(`${metrics.url}/metrics`);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const scraped = parseExposition(await response.text());
-    expect(scraped.samples.some((sample) => sample.name === 'teamchat_http_requests_total' && /health|metrics/.test(sample.labels.route))).toBe(false);
+    expect(
+      scraped.samples.some(
+        (sample) => sample.name === 'teamchat_http_requests_total' && /health|metrics/.test(sample.labels.route),
+      ),
+    ).toBe(false);
     expect(logLines.length).toBe(before);
   });
 
@@ -175,16 +230,37 @@ describe('a service app (createServiceApp)', () => {
       port,
       method: 'POST',
       path: '/api/v1/widgets',
-      headers: { 'content-length': '100', 'content-type': 'application/x-www-form-urlencoded', 'x-request-id': 'req-abandoned', 'x-teamchat-internal-token': token },
+      headers: {
+        'content-length': '100',
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-request-id': 'req-abandoned',
+        'x-teamchat-internal-token': token,
+      },
     });
     abandoned.on('error', () => undefined);
     abandoned.write('name=');
-    await waitFor(async () => sampleValue(parseExposition(await (await fetch(`${metrics.url}/metrics`)).text()), 'teamchat_http_requests_in_flight', { service: 'widgets' }) === 1);
+    await waitFor(
+      async () =>
+        sampleValue(
+          parseExposition(await (await fetch(`${metrics.url}/metrics`)).text()),
+          'teamchat_http_requests_in_flight',
+          { service: 'widgets' },
+        ) === 1,
+    );
     abandoned.destroy();
     await waitFor(() => logLines.some((line) => line.request_id === 'req-abandoned'));
-    expect(logLines.find((line) => line.request_id === 'req-abandoned')).toMatchObject({ status: 499, route: '/api/v1/widgets' });
+    expect(logLines.find((line) => line.request_id === 'req-abandoned')).toMatchObject({
+      status: 499,
+      route: '/api/v1/widgets',
+    });
     const scraped = parseExposition(await (await fetch(`${metrics.url}/metrics`)).text());
-    expect(sampleValue(scraped, 'teamchat_http_requests_total', { service: 'widgets', route: '/api/v1/widgets', status: '499' })).toBe(1);
+    expect(
+      sampleValue(scraped, 'teamchat_http_requests_total', {
+        service: 'widgets',
+        route: '/api/v1/widgets',
+        status: '499',
+      }),
+    ).toBe(1);
     expect(sampleValue(scraped, 'teamchat_http_requests_in_flight', { service: 'widgets' })).toBe(0);
   });
 });
@@ -219,7 +295,11 @@ describe('the process endpoints (serve)', () => {
 
       state.stopping = true;
       const ready = await fetch(`${url}/health/ready`);
-      expect([ready.status, await ready.json(), ready.headers.get('connection')]).toEqual([503, { status: 'stopping' }, 'close']);
+      expect([ready.status, await ready.json(), ready.headers.get('connection')]).toEqual([
+        503,
+        { status: 'stopping' },
+        'close',
+      ]);
       const other = await fetch(`${url}/api/v1/anything`);
       expect([other.status, other.headers.get('connection')]).toEqual([200, 'close']);
       expect((await fetch(`${metrics.url}/metrics`)).status).toBe(200);

@@ -17,7 +17,14 @@ import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { ApiClient, createTestDatabase, testRedisUrl } from '@teamchat/testing';
 import { OtlpReceiver, SpanKind, type ReceivedSpan } from './support/otlp-receiver';
-import { builtServices, freePort, type LogLine, type ServiceProcess, stackServices, startServiceProcess } from './support/processes';
+import {
+  builtServices,
+  freePort,
+  type LogLine,
+  type ServiceProcess,
+  stackServices,
+  startServiceProcess,
+} from './support/processes';
 import { sampleValue, scrape } from './support/prometheus';
 import { pendingGet, type SlowRequest, slowRequest } from './support/slow-request';
 
@@ -31,7 +38,9 @@ const BACKENDS = STACK.filter((service) => BUILT.has(service.name));
 const PASSWORD = 'production-shape-password';
 
 /** Requests that enqueue a job, and the queue it lands in: how a trace reaches the worker. */
-const JOB_REQUESTS = [{ service: 'messages', queue: 'mark-all-read', method: 'POST', path: '/api/v1/mark_all_as_read' }];
+const JOB_REQUESTS = [
+  { service: 'messages', queue: 'mark-all-read', method: 'POST', path: '/api/v1/mark_all_as_read' },
+];
 
 interface Context {
   email: string;
@@ -47,7 +56,12 @@ interface Context {
  */
 const IN_FLIGHT: Record<
   string,
-  { count: number; prepare?(context: Context): Promise<void>; open(gatewayUrl: string, context: Context, n: number): SlowRequest; check(body: any): void }
+  {
+    count: number;
+    prepare?(context: Context): Promise<void>;
+    open(gatewayUrl: string, context: Context, n: number): SlowRequest;
+    check(body: any): void;
+  }
 > = {
   users: {
     count: 3,
@@ -70,7 +84,11 @@ const IN_FLIGHT: Record<
         method: 'POST',
         path: '/api/v1/messages',
         headers: { authorization: context.authorization },
-        body: new URLSearchParams({ type: 'direct', to: JSON.stringify([context.userId]), content: `in flight across a restart ${n}` }).toString(),
+        body: new URLSearchParams({
+          type: 'direct',
+          to: JSON.stringify([context.userId]),
+          content: `in flight across a restart ${n}`,
+        }).toString(),
       }),
     check: (body) => expect(body).toMatchObject({ result: 'success', id: expect.any(Number) }),
   },
@@ -105,7 +123,12 @@ let context: Context;
 let apiKey: string;
 let uploadsDir: string;
 
-async function eventually<T>(description: string, probe: () => Promise<T | undefined> | T | undefined, detail?: () => string, timeoutMs = 30_000): Promise<T> {
+async function eventually<T>(
+  description: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  detail?: () => string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -144,7 +167,10 @@ beforeAll(async () => {
   }
   // Services that are not built point at the discard port, never at a fixed port of this machine.
   const urlVars = Object.fromEntries(
-    STACK.filter((service) => service.urlVar).map((service) => [service.urlVar!, ports.has(service.name) ? `http://127.0.0.1:${ports.get(service.name)}` : 'http://127.0.0.1:9']),
+    STACK.filter((service) => service.urlVar).map((service) => [
+      service.urlVar!,
+      ports.has(service.name) ? `http://127.0.0.1:${ports.get(service.name)}` : 'http://127.0.0.1:9',
+    ]),
   );
   uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-production-stack-'));
   const env: NodeJS.ProcessEnv = {
@@ -163,9 +189,21 @@ beforeAll(async () => {
     OTEL_BSP_SCHEDULE_DELAY: '100',
     ...urlVars,
   };
-  const started = await Promise.all(BACKENDS.map((service) => startServiceProcess(service.name, { ...env, PORT: String(ports.get(service.name)), METRICS_PORT: String(metricsPorts.get(service.name)) })));
+  const started = await Promise.all(
+    BACKENDS.map((service) =>
+      startServiceProcess(service.name, {
+        ...env,
+        PORT: String(ports.get(service.name)),
+        METRICS_PORT: String(metricsPorts.get(service.name)),
+      }),
+    ),
+  );
   for (const service of started) processes.set(service.name, service);
-  gateway = await startServiceProcess('gateway', { ...env, PORT: String(ports.get('gateway')), METRICS_PORT: String(metricsPorts.get('gateway')) });
+  gateway = await startServiceProcess('gateway', {
+    ...env,
+    PORT: String(ports.get('gateway')),
+    METRICS_PORT: String(metricsPorts.get('gateway')),
+  });
   processes.set('gateway', gateway);
   gatewayUrl = gateway.url;
 
@@ -182,7 +220,12 @@ beforeAll(async () => {
   });
   const host = new URL(gatewayUrl).host;
   const realm = await doCreateRealm(deps.db, { stringId: '', name: 'Production shape', host });
-  const created = await doCreateUser(deps, realm, { email: 'operator@example.com', fullName: 'Operator', role: Role.OWNER, password: PASSWORD });
+  const created = await doCreateUser(deps, realm, {
+    email: 'operator@example.com',
+    fullName: 'Operator',
+    role: Role.OWNER,
+    password: PASSWORD,
+  });
   apiKey = created.apiKey;
   client = new ApiClient(gatewayUrl, { email: created.user.delivery_email, apiKey });
   context = {
@@ -209,8 +252,21 @@ test('one request is followed by its trace id through the gateway, the service, 
 
   const gatewayLine = await requestLine(gateway, requestId);
   const usersLine = await requestLine(users, requestId);
-  expect(gatewayLine).toMatchObject({ service: 'gateway', method: 'GET', path: '/api/v1/users/me', upstream: 'users', status: 200, user_id: context.userId });
-  expect(usersLine).toMatchObject({ service: 'users', method: 'GET', route: '/api/v1/users/me', status: 200, user_id: context.userId });
+  expect(gatewayLine).toMatchObject({
+    service: 'gateway',
+    method: 'GET',
+    path: '/api/v1/users/me',
+    upstream: 'users',
+    status: 200,
+    user_id: context.userId,
+  });
+  expect(usersLine).toMatchObject({
+    service: 'users',
+    method: 'GET',
+    route: '/api/v1/users/me',
+    status: 200,
+    user_id: context.userId,
+  });
   const traceId = String(gatewayLine.trace_id);
   expect(traceId).toMatch(/^[0-9a-f]{32}$/);
   expect(usersLine.trace_id).toBe(traceId);
@@ -218,21 +274,46 @@ test('one request is followed by its trace id through the gateway, the service, 
   const spans = await eventually('the request spans of gateway and users', () => {
     const trace = receiver.trace(traceId);
     const gatewayServer = trace.find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER);
-    const gatewayClient = trace.find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.CLIENT && span.attributes['http.request.method'] !== undefined);
+    const gatewayClient = trace.find(
+      (span) =>
+        span.serviceName === 'gateway' &&
+        span.kind === SpanKind.CLIENT &&
+        span.attributes['http.request.method'] !== undefined,
+    );
     const usersServer = trace.find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER);
-    const usersQuery = trace.find((span) => span.serviceName === 'users' && (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'postgresql');
-    const gatewayRedis = trace.find((span) => span.serviceName === 'gateway' && (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'redis');
-    return gatewayServer && gatewayClient && usersServer && usersQuery && gatewayRedis ? { gatewayServer, gatewayClient, usersServer, usersQuery, gatewayRedis } : undefined;
+    const usersQuery = trace.find(
+      (span) =>
+        span.serviceName === 'users' &&
+        (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'postgresql',
+    );
+    const gatewayRedis = trace.find(
+      (span) =>
+        span.serviceName === 'gateway' &&
+        (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'redis',
+    );
+    return gatewayServer && gatewayClient && usersServer && usersQuery && gatewayRedis
+      ? { gatewayServer, gatewayClient, usersServer, usersQuery, gatewayRedis }
+      : undefined;
   });
   // One tree: client request → gateway → its call to users → users' handling → its queries.
   expect(spans.gatewayServer.parentSpanId).toBeUndefined();
   expect(spans.gatewayClient.parentSpanId).toBe(spans.gatewayServer.spanId);
   expect(spans.usersServer.parentSpanId).toBe(spans.gatewayClient.spanId);
-  const usersSpanIds = new Set(receiver.trace(traceId).filter((span) => span.serviceName === 'users').map((span) => span.spanId));
+  const usersSpanIds = new Set(
+    receiver
+      .trace(traceId)
+      .filter((span) => span.serviceName === 'users')
+      .map((span) => span.spanId),
+  );
   expect(usersSpanIds.has(spans.usersQuery.parentSpanId!)).toBe(true);
-  expect(spans.usersServer.attributes).toMatchObject({ 'http.route': '/api/v1/users/me', 'http.response.status_code': 200 });
+  expect(spans.usersServer.attributes).toMatchObject({
+    'http.route': '/api/v1/users/me',
+    'http.response.status_code': 200,
+  });
   // The Redis command is named, its values are not.
-  expect(String(spans.gatewayRedis.attributes['db.statement'] ?? spans.gatewayRedis.attributes['db.query.text'])).not.toMatch(/[0-9a-f]{64}/);
+  expect(
+    String(spans.gatewayRedis.attributes['db.statement'] ?? spans.gatewayRedis.attributes['db.query.text']),
+  ).not.toMatch(/[0-9a-f]{64}/);
   // Each request line names its process's server span.
   expect(gatewayLine.span_id).toBe(spans.gatewayServer.spanId);
   expect(usersLine.span_id).toBe(spans.usersServer.spanId);
@@ -244,16 +325,28 @@ test('no credential reaches a log line or a span', async () => {
   const downloadLine = await requestLine(gateway, String(download.headers['x-request-id']));
   // The query string is in the gateway's span, with the key's value replaced.
   const downloadSpan = await eventually('the file request span', () =>
-    receiver.trace(String(downloadLine.trace_id)).find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER),
+    receiver
+      .trace(String(downloadLine.trace_id))
+      .find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER),
   );
   expect(downloadSpan.attributes['url.query']).toBe('api_key=REDACTED');
-  const login = await new ApiClient(gatewayUrl).post('/api/v1/fetch_api_key', { username: context.email, password: PASSWORD });
+  const login = await new ApiClient(gatewayUrl).post('/api/v1/fetch_api_key', {
+    username: context.email,
+    password: PASSWORD,
+  });
   expect(login.status).toBe(200);
   const issuedKey = login.body.api_key as string;
   const loginLine = await requestLine(processes.get('users')!, String(login.headers['x-request-id']));
-  await eventually('the login span', () => receiver.trace(String(loginLine.trace_id)).find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER));
+  await eventually('the login span', () =>
+    receiver
+      .trace(String(loginLine.trace_id))
+      .find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER),
+  );
 
-  const everything = JSON.stringify([...[...processes.values()].flatMap((service) => [service.logs, service.otherOutput]), receiver.spans]);
+  const everything = JSON.stringify([
+    ...[...processes.values()].flatMap((service) => [service.logs, service.otherOutput]),
+    receiver.spans,
+  ]);
   for (const secret of [apiKey, issuedKey, PASSWORD, context.authorization.slice('Basic '.length)]) {
     expect(everything).not.toContain(secret);
   }
@@ -266,7 +359,9 @@ test('a request that enqueues a job continues its trace in the worker', async ()
   expect(ready.status).toBe(200);
   // The worker reports the queues it consumes; the flows below run for those whose producer is up.
   const { exposition } = await scrape(metricsUrlOf(worker!));
-  const consumed = new Set(exposition.samples.filter((sample) => sample.name === 'teamchat_jobs').map((sample) => sample.labels.queue));
+  const consumed = new Set(
+    exposition.samples.filter((sample) => sample.name === 'teamchat_jobs').map((sample) => sample.labels.queue),
+  );
   const flows = JOB_REQUESTS.filter((flow) => processes.has(flow.service) && consumed.has(flow.queue));
   for (const flow of flows) {
     const response = await client.request(flow.method, flow.path);
@@ -274,14 +369,23 @@ test('a request that enqueues a job continues its trace in the worker', async ()
     const line = await requestLine(gateway, String(response.headers['x-request-id']));
     const traceId = String(line.trace_id);
     // Spans of two processes arrive in their own batches: wait for both ends of the hop.
-    const { producer, consumer } = await eventually(`the ${flow.queue} job spans of ${flow.service} and the worker`, () => {
-      const spans = receiver.trace(traceId);
-      const producer = spans.find((span: ReceivedSpan) => span.serviceName === flow.service && span.kind === SpanKind.PRODUCER);
-      const consumer = spans.find((span: ReceivedSpan) => span.serviceName === 'worker' && span.kind === SpanKind.CONSUMER);
-      return producer && consumer ? { producer, consumer } : undefined;
-    });
+    const { producer, consumer } = await eventually(
+      `the ${flow.queue} job spans of ${flow.service} and the worker`,
+      () => {
+        const spans = receiver.trace(traceId);
+        const producer = spans.find(
+          (span: ReceivedSpan) => span.serviceName === flow.service && span.kind === SpanKind.PRODUCER,
+        );
+        const consumer = spans.find(
+          (span: ReceivedSpan) => span.serviceName === 'worker' && span.kind === SpanKind.CONSUMER,
+        );
+        return producer && consumer ? { producer, consumer } : undefined;
+      },
+    );
     expect(consumer.parentSpanId).toBe(producer.spanId);
-    const jobLine = await worker!.waitForLog((log) => log.msg === 'job' && log.queue === flow.queue && log.trace_id === traceId);
+    const jobLine = await worker!.waitForLog(
+      (log) => log.msg === 'job' && log.queue === flow.queue && log.trace_id === traceId,
+    );
     expect(jobLine).toMatchObject({ outcome: 'completed' });
   }
 });
@@ -298,14 +402,49 @@ test('every process serves its health and Prometheus metrics', async () => {
   const gatewayMetrics = (await scrape(metricsUrlOf(gateway))).exposition;
   // Not on the public port (issue #26, finding 9).
   expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
-  expect(sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', { upstream: 'users', route: '/api/v1/users(/.*)?', method: 'GET', status: '200' })).toBeGreaterThanOrEqual(1);
-  expect(sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', { upstream: 'none', route: 'unmatched', status: '404' })).toBeUndefined();
-  expect(sampleValue(gatewayMetrics, 'teamchat_gateway_request_duration_seconds_count', { upstream: 'users', method: 'GET' })).toBeGreaterThanOrEqual(1);
+  expect(
+    sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', {
+      upstream: 'users',
+      route: '/api/v1/users(/.*)?',
+      method: 'GET',
+      status: '200',
+    }),
+  ).toBeGreaterThanOrEqual(1);
+  expect(
+    sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', {
+      upstream: 'none',
+      route: 'unmatched',
+      status: '404',
+    }),
+  ).toBeUndefined();
+  expect(
+    sampleValue(gatewayMetrics, 'teamchat_gateway_request_duration_seconds_count', {
+      upstream: 'users',
+      method: 'GET',
+    }),
+  ).toBeGreaterThanOrEqual(1);
   const usersMetrics = (await scrape(metricsUrlOf(processes.get('users')!))).exposition;
-  expect(sampleValue(usersMetrics, 'teamchat_http_requests_total', { service: 'users', method: 'GET', route: '/api/v1/users/me', status: '200' })).toBeGreaterThanOrEqual(1);
-  expect(sampleValue(usersMetrics, 'teamchat_http_request_duration_seconds_bucket', { service: 'users', route: '/api/v1/users/me', le: '+Inf' })).toBeGreaterThanOrEqual(1);
+  expect(
+    sampleValue(usersMetrics, 'teamchat_http_requests_total', {
+      service: 'users',
+      method: 'GET',
+      route: '/api/v1/users/me',
+      status: '200',
+    }),
+  ).toBeGreaterThanOrEqual(1);
+  expect(
+    sampleValue(usersMetrics, 'teamchat_http_request_duration_seconds_bucket', {
+      service: 'users',
+      route: '/api/v1/users/me',
+      le: '+Inf',
+    }),
+  ).toBeGreaterThanOrEqual(1);
   // Probes and scrapes are neither counted nor traced.
-  expect(usersMetrics.samples.some((sample) => sample.name === 'teamchat_http_requests_total' && sample.labels.route === '/metrics')).toBe(false);
+  expect(
+    usersMetrics.samples.some(
+      (sample) => sample.name === 'teamchat_http_requests_total' && sample.labels.route === '/metrics',
+    ),
+  ).toBe(false);
   expect(receiver.spans.some((span) => String(span.attributes['url.path']).startsWith('/health/'))).toBe(false);
 });
 
@@ -328,19 +467,24 @@ test('SIGTERM while requests are in flight: every request is answered, nothing i
         () => `${name} log:\n${service.tail()}\ngateway log:\n${gateway.tail(10)}`,
       );
       // The event tier's autoscaling signal counts the same parked polls.
-      if (name === 'events') expect(await inFlight(service, 'teamchat_event_parked_polls', {})).toBeGreaterThanOrEqual(recipe.count);
+      if (name === 'events')
+        expect(await inFlight(service, 'teamchat_event_parked_polls', {})).toBeGreaterThanOrEqual(recipe.count);
     }
     if (names.includes('gateway')) {
       const expected = pending.length;
       await eventually(`${expected} requests in flight at the gateway`, async () => {
         const { exposition } = await scrape(metricsUrlOf(gateway));
-        const total = exposition.samples.filter((sample) => sample.name === 'teamchat_gateway_requests_in_flight').reduce((sum, sample) => sum + sample.value, 0);
+        const total = exposition.samples
+          .filter((sample) => sample.name === 'teamchat_gateway_requests_in_flight')
+          .reduce((sum, sample) => sum + sample.value, 0);
         return total >= expected;
       });
     }
     const stopping = names.map((name) => processes.get(name)!);
     const exits = stopping.map((service) => service.stop('SIGTERM'));
-    await Promise.all(stopping.map((service) => service.waitForLog((line) => line.msg === `${service.name} shutting down`)));
+    await Promise.all(
+      stopping.map((service) => service.waitForLog((line) => line.msg === `${service.name} shutting down`)),
+    );
     for (const { request } of pending) request.finish();
     for (const { name, request } of pending) {
       const answer = await request.response;
@@ -368,6 +512,13 @@ test('SIGTERM while requests are in flight: every request is answered, nothing i
   expect(await deps.db.apiKey.count()).toBe(apiKeysBefore + IN_FLIGHT.users.count);
   if (processes.has('messages')) expect(await deps.db.message.count()).toBe(messagesBefore + IN_FLIGHT.messages.count);
   // And the spans of the last requests were flushed before each process exited.
-  const lastLogin = processes.get('users')!.logs.filter((line) => line.msg === 'request' && line.route === '/api/v1/fetch_api_key').at(-1)!;
-  expect(receiver.trace(String(lastLogin.trace_id)).some((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER)).toBe(true);
+  const lastLogin = processes
+    .get('users')!
+    .logs.filter((line) => line.msg === 'request' && line.route === '/api/v1/fetch_api_key')
+    .at(-1)!;
+  expect(
+    receiver
+      .trace(String(lastLogin.trace_id))
+      .some((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER),
+  ).toBe(true);
 });

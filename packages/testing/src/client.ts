@@ -66,7 +66,12 @@ export class ApiClient {
     return this.request<T>('DELETE', path, params, options);
   }
 
-  async request<T = any>(method: string, path: string, params: Params = {}, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    path: string,
+    params: Params = {},
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<T>> {
     const encoding = options.encoding ?? (method === 'GET' ? 'query' : 'form');
     const url = new URL(path, this.baseUrl);
     const headers: Record<string, string> = { ...this.defaultHeaders, ...options.headers };
@@ -96,7 +101,9 @@ export class ApiClient {
 
     const response = await send(method, url, headers, body);
     const contentType = String(response.headers['content-type'] ?? '');
-    const parsed = contentType.includes('application/json') ? JSON.parse(response.raw.toString('utf8') || 'null') : response.raw.toString('utf8');
+    const parsed = contentType.includes('application/json')
+      ? JSON.parse(response.raw.toString('utf8') || 'null')
+      : response.raw.toString('utf8');
     if ((options.validate ?? true) && response.status === 200 && parsed?.result === 'success') {
       validateSuccessResponse(method, url.pathname, response.status, parsed);
     }

@@ -83,7 +83,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: databaseUrl(name),
-    drop: () => withAdmin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
+    drop: () =>
+      withAdmin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
   };
 }
 
@@ -91,7 +92,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 export async function dropStaleTestDatabases(): Promise<void> {
   const cutoff = Math.floor(Date.now() / 1000) - 2 * 3600;
   await withAdmin(async (client) => {
-    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'teamchat_t\\_%'");
+    const { rows } = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'teamchat_t\\_%'",
+    );
     for (const { datname } of rows) {
       const created = Number(datname.split('_')[2]);
       if (created && created < cutoff) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);

@@ -26,7 +26,8 @@ export class EventQueue {
   /** POST /register with `params` (JSON-encoded like a real client would); throws unless it succeeds. */
   static async register(client: ApiClient, params: Params = {}): Promise<EventQueue> {
     const response = await client.post('/api/v1/register', params);
-    if (response.status !== 200) throw new Error(`register failed: ${response.status} ${JSON.stringify(response.body)}`);
+    if (response.status !== 200)
+      throw new Error(`register failed: ${response.status} ${JSON.stringify(response.body)}`);
     return new EventQueue(client, response.body.queue_id, response.body.last_event_id, response.body);
   }
 
@@ -37,7 +38,8 @@ export class EventQueue {
       last_event_id: this.lastEventId,
       dont_block: options.dontBlock ?? false,
     });
-    if (response.status !== 200) throw new Error(`GET /events failed: ${response.status} ${JSON.stringify(response.body)}`);
+    if (response.status !== 200)
+      throw new Error(`GET /events failed: ${response.status} ${JSON.stringify(response.body)}`);
     const events = response.body.events as ReceivedEvent[];
     for (const event of events) this.lastEventId = Math.max(this.lastEventId, event.id);
     return events;
@@ -58,14 +60,18 @@ export class EventQueue {
 
   /** Everything queued right now (a non-blocking poll), heartbeats aside. */
   async drain(): Promise<ReceivedEvent[]> {
-    const events = [...this.buffered, ...(await this.poll({ dontBlock: true })).filter((event) => event.type !== 'heartbeat')];
+    const events = [
+      ...this.buffered,
+      ...(await this.poll({ dontBlock: true })).filter((event) => event.type !== 'heartbeat'),
+    ];
     this.buffered = [];
     return events;
   }
 
   async delete(): Promise<void> {
     const response = await this.client.delete('/api/v1/events', { queue_id: this.queueId });
-    if (response.status !== 200) throw new Error(`DELETE /events failed: ${response.status} ${JSON.stringify(response.body)}`);
+    if (response.status !== 200)
+      throw new Error(`DELETE /events failed: ${response.status} ${JSON.stringify(response.body)}`);
   }
 }
 
@@ -76,7 +82,10 @@ export const registerEventQueue = (client: ApiClient, params: Params = {}) => Ev
  * partition read up to its newest entry, nothing pending). Then a non-blocking poll shows
  * exactly what a queue got.
  */
-export async function settleEvents(stack: { deps: Pick<BaseDeps, 'redis' | 'bus'> }, timeoutMs = 15_000): Promise<void> {
+export async function settleEvents(
+  stack: { deps: Pick<BaseDeps, 'redis' | 'bus'> },
+  timeoutMs = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const { redis, bus } = stack.deps;
   for (;;) {
@@ -86,7 +95,9 @@ export async function settleEvents(stack: { deps: Pick<BaseDeps, 'redis' | 'bus'
       if ((await redis.exists(stream)) === 0) continue;
       const info = pairs((await redis.xinfo('STREAM', stream)) as unknown[]);
       if (Number(info.length) === 0 && info['last-generated-id'] === '0-0') continue;
-      const group = ((await redis.xinfo('GROUPS', stream)) as unknown[][]).map(pairs).find((g) => g.name === INTAKE_GROUP);
+      const group = ((await redis.xinfo('GROUPS', stream)) as unknown[][])
+        .map(pairs)
+        .find((g) => g.name === INTAKE_GROUP);
       settled = !!group && group['last-delivered-id'] === info['last-generated-id'] && Number(group.pending) === 0;
     }
     if (settled) return;

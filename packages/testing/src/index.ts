@@ -9,7 +9,15 @@ export {
   type TestDatabase,
 } from './database';
 export { testRedisUrl } from './redis';
-export { zulipOpenApiPath, validateSuccessResponse, declareNewerFields, declareNewerOperation, declareNewerEventType, findOperation, SchemaMismatchError } from './openapi';
+export {
+  zulipOpenApiPath,
+  validateSuccessResponse,
+  declareNewerFields,
+  declareNewerOperation,
+  declareNewerEventType,
+  findOperation,
+  SchemaMismatchError,
+} from './openapi';
 export { expectError } from './expect';
 export { EventQueue, registerEventQueue, settleEvents, type ReceivedEvent } from './events';
 export { captureEvents, ofType, type CapturedEvent, type EventSource } from './committed-events';

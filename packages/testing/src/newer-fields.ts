@@ -11,7 +11,9 @@ void declareNewerOperation;
 /** Checks a success body has exactly `keys` besides result/msg/ignored_parameters_unsupported. */
 function exactKeys(body: Record<string, unknown>, keys: string[]): string | null {
   if (body.result !== 'success' || body.msg !== '') return 'not a success envelope';
-  const extra = Object.keys(body).filter((key) => !['result', 'msg', 'ignored_parameters_unsupported', ...keys].includes(key));
+  const extra = Object.keys(body).filter(
+    (key) => !['result', 'msg', 'ignored_parameters_unsupported', ...keys].includes(key),
+  );
   if (extra.length) return `unexpected keys ${extra.join(', ')}`;
   const missing = keys.filter((key) => !(key in body));
   return missing.length ? `missing keys ${missing.join(', ')}` : null;
@@ -20,9 +22,12 @@ function exactKeys(body: Record<string, unknown>, keys: string[]): string | null
 function navigationViewProblem(view: unknown): string | null {
   const v = view as Record<string, unknown>;
   if (typeof v !== 'object' || v === null) return 'navigation view is not an object';
-  if (typeof v.fragment !== 'string' || typeof v.is_pinned !== 'boolean') return 'navigation view needs fragment and is_pinned';
+  if (typeof v.fragment !== 'string' || typeof v.is_pinned !== 'boolean')
+    return 'navigation view needs fragment and is_pinned';
   if (!(v.name === null || typeof v.name === 'string')) return 'navigation view name must be a string or null';
-  return Object.keys(v).every((key) => ['fragment', 'is_pinned', 'name'].includes(key)) ? null : 'navigation view has unexpected keys';
+  return Object.keys(v).every((key) => ['fragment', 'is_pinned', 'name'].includes(key))
+    ? null
+    : 'navigation view has unexpected keys';
 }
 
 // Navigation views: spec "Navigation view" / "Add a navigation view", feature level 390.
@@ -33,7 +38,9 @@ declareNewerOperation('GET', /^\/navigation_views$/, (body) => {
   return body.navigation_views.map(navigationViewProblem).find((p) => p !== null) ?? null;
 });
 for (const method of ['POST', 'PATCH', 'DELETE']) {
-  declareNewerOperation(method, method === 'POST' ? /^\/navigation_views$/ : /^\/navigation_views\/.+$/, (body) => exactKeys(body, []));
+  declareNewerOperation(method, method === 'POST' ? /^\/navigation_views$/ : /^\/navigation_views\/.+$/, (body) =>
+    exactKeys(body, []),
+  );
 }
 // Spec "Remove a push registration token": the neutral path (Zulip's android_gcm_reg_id).
 declareNewerOperation('DELETE', /^\/users\/me\/mobile_push_reg_id$/, (body) => exactKeys(body, []));
@@ -41,7 +48,9 @@ declareNewerOperation('POST', /^\/users\/me\/mobile_push_reg_id$/, (body) => exa
 // Spec "Create a reusable invitation link": the link must work, so accepting it is an operation.
 const acceptedInvite = (body: Record<string, unknown>) =>
   exactKeys(body, ['user_id', 'email', 'api_key']) ??
-  (typeof body.user_id === 'number' && typeof body.email === 'string' && typeof body.api_key === 'string' ? null : 'user_id, email, api_key have the wrong types');
+  (typeof body.user_id === 'number' && typeof body.email === 'string' && typeof body.api_key === 'string'
+    ? null
+    : 'user_id, email, api_key have the wrong types');
 declareNewerOperation('POST', /^\/invites\/multiuse\/accept$/, acceptedInvite);
 declareNewerOperation('POST', /^\/join\/[^/]+\/?$/, acceptedInvite);
 // The issue's GET /realm/filters: Zulip's legacy list, [pattern, url_template, id] per linkifier.
@@ -49,18 +58,35 @@ declareNewerOperation('GET', /^\/realm\/filters$/, (body) => {
   const problem = exactKeys(body, ['filters']);
   if (problem) return problem;
   const filters = body.filters as unknown[];
-  const wellFormed = Array.isArray(filters) && filters.every((f) => Array.isArray(f) && f.length === 3 && typeof f[0] === 'string' && typeof f[1] === 'string' && typeof f[2] === 'number');
+  const wellFormed =
+    Array.isArray(filters) &&
+    filters.every(
+      (f) =>
+        Array.isArray(f) &&
+        f.length === 3 &&
+        typeof f[0] === 'string' &&
+        typeof f[1] === 'string' &&
+        typeof f[2] === 'number',
+    );
   return wellFormed ? null : 'filters must be [pattern, url_template, id] triples';
 });
 
 // ---- channels (spec: Update a channel; Events → subscription; Versioning)
 // folder_id (feature level 389), topics_policy (392), channel-level delete permissions (407)
 // on every channel object; partial_subscribers (412) where include_subscribers="partial".
-const NEWER_CHANNEL_FIELDS = ['folder_id', 'topics_policy', 'can_delete_any_message_group', 'can_delete_own_message_group'];
+const NEWER_CHANNEL_FIELDS = [
+  'folder_id',
+  'topics_policy',
+  'can_delete_any_message_group',
+  'can_delete_own_message_group',
+];
 const channelFields = (prefix: string) => NEWER_CHANNEL_FIELDS.map((field) => `${prefix}.${field}`);
 declareNewerFields('GET /streams', channelFields('streams.*'));
 declareNewerFields('GET /streams/{stream_id}', channelFields('stream'));
-declareNewerFields('GET /users/me/subscriptions', [...channelFields('subscriptions.*'), 'subscriptions.*.partial_subscribers']);
+declareNewerFields('GET /users/me/subscriptions', [
+  ...channelFields('subscriptions.*'),
+  'subscriptions.*.partial_subscribers',
+]);
 declareNewerFields('POST /register', [
   ...channelFields('subscriptions.*'),
   ...channelFields('unsubscribed.*'),
@@ -72,7 +98,10 @@ declareNewerFields('POST /register', [
   // channel folders (feature level 389)
   'channel_folders',
 ]);
-declareNewerFields('GET /events', [...channelFields('events.*.streams.*'), ...channelFields('events.*.subscriptions.*')]);
+declareNewerFields('GET /events', [
+  ...channelFields('events.*.streams.*'),
+  ...channelFields('events.*.subscriptions.*'),
+]);
 // Local echo (spec "Send a message": queue_id, local_id): the message event reaching the sender's
 // queue carries local_message_id. Zulip has always sent it; zulip.yaml's message event omits it.
 declareNewerFields('GET /events', ['events.*.local_message_id']);
@@ -96,15 +125,28 @@ declareNewerOperation('POST', /^\/channel_folders(\/create)?$/, (body) =>
   successEnvelope(body) && typeof body.channel_folder_id === 'number' ? null : 'expected {channel_folder_id: integer}',
 );
 declareNewerOperation('GET', /^\/channel_folders$/, (body) =>
-  successEnvelope(body) && Array.isArray(body.channel_folders) && body.channel_folders.every(isChannelFolder) ? null : 'expected {channel_folders: [channel folder]}',
+  successEnvelope(body) && Array.isArray(body.channel_folders) && body.channel_folders.every(isChannelFolder)
+    ? null
+    : 'expected {channel_folders: [channel folder]}',
 );
-declareNewerOperation('PATCH', /^\/channel_folders\/\d+$/, (body) => (successEnvelope(body) ? null : 'expected the success envelope'));
+declareNewerOperation('PATCH', /^\/channel_folders\/\d+$/, (body) =>
+  successEnvelope(body) ? null : 'expected the success envelope',
+);
 // The channel_folder event (feature level 389; spec "Events"): add {channel_folder}, update {channel_folder_id, data}.
 declareNewerEventType('channel_folder', (event) => {
-  const keys = Object.keys(event).filter((key) => !['id', 'type', 'op'].includes(key)).sort().join(',');
-  if (event.op === 'add') return keys === 'channel_folder' && isChannelFolder(event.channel_folder) ? null : `add carries ${keys}`;
+  const keys = Object.keys(event)
+    .filter((key) => !['id', 'type', 'op'].includes(key))
+    .sort()
+    .join(',');
+  if (event.op === 'add')
+    return keys === 'channel_folder' && isChannelFolder(event.channel_folder) ? null : `add carries ${keys}`;
   if (event.op === 'update') {
-    return keys === 'channel_folder_id,data' && typeof event.channel_folder_id === 'number' && typeof event.data === 'object' && event.data !== null ? null : `update carries ${keys}`;
+    return keys === 'channel_folder_id,data' &&
+      typeof event.channel_folder_id === 'number' &&
+      typeof event.data === 'object' &&
+      event.data !== null
+      ? null
+      : `update carries ${keys}`;
   }
   return `unknown op ${String(event.op)}`;
 });
@@ -118,12 +160,22 @@ declareNewerOperation('PATCH', /^\/users\/me\/profile_data$/, (body) => exactKey
 declareNewerOperation('DELETE', /^\/users\/me\/profile_data$/, (body) => exactKeys(body, []));
 // Register keys of the users domain newer than 10.2: navigation_views (feature level 390) and
 // the realm permissions governing topics_policy (392) and channel delete policies (407).
-declareNewerFields('POST /register', ['navigation_views', 'realm_can_set_topics_policy_group', 'realm_can_set_delete_message_policy_group']);
+declareNewerFields('POST /register', [
+  'navigation_views',
+  'realm_can_set_topics_policy_group',
+  'realm_can_set_delete_message_policy_group',
+]);
 // The navigation_view event (feature level 390): add {navigation_view}, update {fragment, data}, remove {fragment}.
 declareNewerEventType('navigation_view', (event) => {
-  const keys = Object.keys(event).filter((key) => !['id', 'type', 'op'].includes(key)).sort().join(',');
-  if (event.op === 'add') return keys === 'navigation_view' ? navigationViewProblem(event.navigation_view) : `add carries ${keys}`;
-  if (event.op === 'update') return keys === 'data,fragment' && typeof event.fragment === 'string' ? null : `update carries ${keys}`;
-  if (event.op === 'remove') return keys === 'fragment' && typeof event.fragment === 'string' ? null : `remove carries ${keys}`;
+  const keys = Object.keys(event)
+    .filter((key) => !['id', 'type', 'op'].includes(key))
+    .sort()
+    .join(',');
+  if (event.op === 'add')
+    return keys === 'navigation_view' ? navigationViewProblem(event.navigation_view) : `add carries ${keys}`;
+  if (event.op === 'update')
+    return keys === 'data,fragment' && typeof event.fragment === 'string' ? null : `update carries ${keys}`;
+  if (event.op === 'remove')
+    return keys === 'fragment' && typeof event.fragment === 'string' ? null : `remove carries ${keys}`;
   return `unknown op ${String(event.op)}`;
 });

@@ -12,8 +12,7 @@ import YAML from 'yaml';
 /** The Zulip release whose published schema responses are checked against. */
 export const ZULIP_OPENAPI_RELEASE = '10.2';
 /** zerver/openapi/zulip.yaml at Zulip's 10.2 tag (API feature level 372). */
-export const ZULIP_OPENAPI_URL =
-  `https://raw.githubusercontent.com/zulip/zulip/${ZULIP_OPENAPI_RELEASE}/zerver/openapi/zulip.yaml`;
+export const ZULIP_OPENAPI_URL = `https://raw.githubusercontent.com/zulip/zulip/${ZULIP_OPENAPI_RELEASE}/zerver/openapi/zulip.yaml`;
 export const ZULIP_OPENAPI_SHA256 = '35bf1502c46fa36fbeceb887dd956cdfbd95878180e876c46c325a5f6e2896e6';
 
 /** The checkout this file belongs to (packages/testing/src → the repository root). */
@@ -75,14 +74,17 @@ function download(sources: ZulipOpenApiSources, target: string): void {
     encoding: 'utf8',
     timeout: 90_000,
   });
-  const howToFix = `Copy zerver/openapi/zulip.yaml of Zulip ${ZULIP_OPENAPI_RELEASE} to ${target}, `
-    + 'or set ZULIP_OPENAPI_PATH to a copy.';
+  const howToFix =
+    `Copy zerver/openapi/zulip.yaml of Zulip ${ZULIP_OPENAPI_RELEASE} to ${target}, ` +
+    'or set ZULIP_OPENAPI_PATH to a copy.';
   if (result.status !== 0) {
     fs.rmSync(partial, { force: true });
     const reason = (result.stderr || result.error?.message || 'no answer').trim();
-    throw new Error(`zulip.yaml (Zulip ${ZULIP_OPENAPI_RELEASE}'s API schema, which tests validate responses against) `
-      + `was not found (ZULIP_OPENAPI_PATH unset, no shared/zulip-openapi/zulip.yaml beside the checkout, no copy `
-      + `in ${path.dirname(target)}) and could not be downloaded from ${sources.url}: ${reason}. ${howToFix}`);
+    throw new Error(
+      `zulip.yaml (Zulip ${ZULIP_OPENAPI_RELEASE}'s API schema, which tests validate responses against) ` +
+        `was not found (ZULIP_OPENAPI_PATH unset, no shared/zulip-openapi/zulip.yaml beside the checkout, no copy ` +
+        `in ${path.dirname(target)}) and could not be downloaded from ${sources.url}: ${reason}. ${howToFix}`,
+    );
   }
   const actual = sha256Of(partial);
   if (actual !== sources.sha256) {
@@ -122,7 +124,11 @@ export function declareNewerFields(operation: string, fields: string[]): void {
   NEWER_FIELDS[operation] = [...new Set([...(NEWER_FIELDS[operation] ?? []), ...fields])];
 }
 
-export function declareNewerOperation(method: string, path: RegExp, check: (body: Record<string, unknown>) => string | null): void {
+export function declareNewerOperation(
+  method: string,
+  path: RegExp,
+  check: (body: Record<string, unknown>) => string | null,
+): void {
   NEWER_OPERATIONS.push({ method, path, check });
 }
 
@@ -140,9 +146,15 @@ function checkNewerEvents(operation: string, body: unknown): unknown {
   for (const event of events as Record<string, unknown>[]) {
     const check = NEWER_EVENT_TYPES.get(String(event?.type));
     const problem = check?.(event);
-    if (problem) throw new SchemaMismatchError(`GET /events: ${String(event.type)} event: ${problem}\n${JSON.stringify(event).slice(0, 1000)}`);
+    if (problem)
+      throw new SchemaMismatchError(
+        `GET /events: ${String(event.type)} event: ${problem}\n${JSON.stringify(event).slice(0, 1000)}`,
+      );
   }
-  return { ...(body as object), events: (events as Record<string, unknown>[]).filter((event) => !NEWER_EVENT_TYPES.has(String(event?.type))) };
+  return {
+    ...(body as object),
+    events: (events as Record<string, unknown>[]).filter((event) => !NEWER_EVENT_TYPES.has(String(event?.type))),
+  };
 }
 
 interface Operation {
@@ -198,7 +210,15 @@ export function findOperation(method: string, apiPath: string): string | undefin
   const candidates = operations!.filter((op) => op.method === method && op.regex.test(relative));
   if (candidates.length === 0) return undefined;
   // Between /users/{email} and /users/{user_id}: a number is an id.
-  const numeric = candidates.find((op) => op.params === candidates[0].params && /_id\}/.test(op.template) && op.regex.exec(relative)!.slice(1).every((s) => /^\d+$/.test(s)));
+  const numeric = candidates.find(
+    (op) =>
+      op.params === candidates[0].params &&
+      /_id\}/.test(op.template) &&
+      op.regex
+        .exec(relative)!
+        .slice(1)
+        .every((s) => /^\d+$/.test(s)),
+  );
   const chosen = numeric ?? candidates[0];
   return `${chosen.method} ${chosen.template}`;
 }
@@ -263,8 +283,13 @@ export function validateSuccessResponse(method: string, apiPath: string, status:
   if (!validate(copy)) {
     const errors = (validate.errors ?? [])
       .slice(0, 8)
-      .map((e) => `${e.instancePath || '(body)'} ${e.message}${e.params && 'additionalProperty' in e.params ? `: ${e.params.additionalProperty}` : ''}`)
+      .map(
+        (e) =>
+          `${e.instancePath || '(body)'} ${e.message}${e.params && 'additionalProperty' in e.params ? `: ${e.params.additionalProperty}` : ''}`,
+      )
       .join('; ');
-    throw new SchemaMismatchError(`${operation} response does not match zulip.yaml: ${errors}\n${JSON.stringify(body).slice(0, 2000)}`);
+    throw new SchemaMismatchError(
+      `${operation} response does not match zulip.yaml: ${errors}\n${JSON.stringify(body).slice(0, 2000)}`,
+    );
   }
 }

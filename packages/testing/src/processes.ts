@@ -27,7 +27,9 @@ export function stackServices(): { gatewayPort: number; services: ServiceDefinit
 
 /** Services with a built bundle and its telemetry preload (node scripts/build.mjs). */
 export function builtServices(): string[] {
-  return fs.readdirSync(path.join(repoRoot, 'services')).filter((name) => fs.existsSync(path.join(repoRoot, 'services', name, 'dist/main.js')));
+  return fs
+    .readdirSync(path.join(repoRoot, 'services'))
+    .filter((name) => fs.existsSync(path.join(repoRoot, 'services', name, 'dist/main.js')));
 }
 
 const builtThisProcess = new Set<string>();
@@ -106,7 +108,8 @@ export class ServiceProcess {
       return;
     }
     this.logs.push(line);
-    if ((line.level === 'warn' || line.level === 'error' || line.level === 'fatal') && this.problems.length < 500) this.problems.push(line);
+    if ((line.level === 'warn' || line.level === 'error' || line.level === 'fatal') && this.problems.length < 500)
+      this.problems.push(line);
     if (this.logs.length > this.maxLogLines) this.logs.splice(0, this.logs.length - this.maxLogLines);
     this.waiters = this.waiters.filter((waiter) => {
       if (!waiter.predicate(line)) return true;
@@ -120,7 +123,10 @@ export class ServiceProcess {
     const seen = this.logs.find(predicate);
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name}: no matching log line within ${timeoutMs} ms; output:\n${this.tail()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${this.name}: no matching log line within ${timeoutMs} ms; output:\n${this.tail()}`)),
+        timeoutMs,
+      );
       this.waiters.push({
         predicate,
         resolve: (line) => {
@@ -159,11 +165,20 @@ export interface StartServiceOptions {
 }
 
 /** Starts a built service (with its telemetry preload) and waits until it listens. */
-export async function startServiceProcess(name: string, env: NodeJS.ProcessEnv, options: StartServiceOptions = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  name: string,
+  env: NodeJS.ProcessEnv,
+  options: StartServiceOptions = {},
+): Promise<ServiceProcess> {
   const dist = path.join(repoRoot, 'services', name, 'dist');
   const preload = options.preload ?? true;
-  if (preload && !fs.existsSync(path.join(dist, 'telemetry.js'))) throw new Error(`services/${name}/dist/telemetry.js is missing: run node scripts/build.mjs`);
-  const args = ['--enable-source-maps', ...(preload ? ['--require', path.join(dist, 'telemetry.js')] : []), path.join(dist, 'main.js')];
+  if (preload && !fs.existsSync(path.join(dist, 'telemetry.js')))
+    throw new Error(`services/${name}/dist/telemetry.js is missing: run node scripts/build.mjs`);
+  const args = [
+    '--enable-source-maps',
+    ...(preload ? ['--require', path.join(dist, 'telemetry.js')] : []),
+    path.join(dist, 'main.js'),
+  ];
   // The admin port (/metrics) defaults to a fixed port (the gateway's 9990) or PORT + 1000, either
   // of which another process of the machine may hold: a free one unless the caller chose one.
   if (!env.METRICS_PORT) env = { ...env, METRICS_PORT: String(await freePort()) };
@@ -244,7 +259,14 @@ export class Balancer {
     };
     if (!target) return fail();
     const upstream = http.request(
-      { host: '127.0.0.1', port: target.port, method: req.method, path: req.url, headers: req.headers, agent: this.agent },
+      {
+        host: '127.0.0.1',
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent: this.agent,
+      },
       (response) => {
         res.writeHead(response.statusCode ?? 502, response.headers);
         response.pipe(res);

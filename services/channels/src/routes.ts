@@ -2,7 +2,17 @@
 import type { Route } from '@teamchat/core';
 import type { ChannelsDeps } from './deps';
 import { createChannelFolder, listChannelFolders, updateChannelFolder } from './views/channel-folders';
-import { addDefaultStream, archiveStream, getStream, getStreamEmailAddress, getStreamId, getStreamMembers, listStreams, removeDefaultStream, updateStream } from './views/streams';
+import {
+  addDefaultStream,
+  archiveStream,
+  getStream,
+  getStreamEmailAddress,
+  getStreamId,
+  getStreamMembers,
+  listStreams,
+  removeDefaultStream,
+  updateStream,
+} from './views/streams';
 import {
   getSubscriptionStatus,
   listSubscriptions,

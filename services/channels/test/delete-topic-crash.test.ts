@@ -46,9 +46,18 @@ test('killed mid-job, resumed by another worker: every message deleted once, eve
   const admin: TestUser = await stack.createUser({ role: Role.ADMINISTRATOR });
   const member: TestUser = await stack.createUser({ role: Role.MEMBER });
   const name = uniqueName('crash');
-  await admin.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], principals: [admin.id, member.id] });
+  await admin.client.post('/api/v1/users/me/subscriptions', {
+    subscriptions: [{ name }],
+    principals: [admin.id, member.id],
+  });
   const streamId = (await stack.db.stream.findFirstOrThrow({ where: { name } })).id;
-  const ids = await insertMessages(stack, { streamId, senderId: admin.id, topic: 'huge', count: TOTAL, recipients: [admin.id, member.id] });
+  const ids = await insertMessages(stack, {
+    streamId,
+    senderId: admin.id,
+    topic: 'huge',
+    count: TOTAL,
+    recipients: [admin.id, member.id],
+  });
   const remaining = async () => stack.db.message.count({ where: { stream_id: streamId } });
   const captured = await captureEvents(stack, async () => {
     // No worker yet: the job waits.
@@ -58,7 +67,8 @@ test('killed mid-job, resumed by another worker: every message deleted once, eve
     child = startWorkerProcess();
     const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
     // Kill it as soon as its first batches are committed.
-    for (let i = 0; i < 6000 && (await remaining()) === TOTAL && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 6000 && (await remaining()) === TOTAL && child.exitCode === null; i++)
+      await new Promise((r) => setTimeout(r, 5));
     child.kill('SIGKILL');
     await exited;
     const left = await remaining();
@@ -76,7 +86,9 @@ test('killed mid-job, resumed by another worker: every message deleted once, eve
     // The dead worker's lock would expire after its lockDuration; expire it now.
     await stack.redis.del(`${stack.deps.bus.keys.bullmq()}:delete-topic:${job.id}:lock`);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { createService } = require('@teamchat/service-worker') as { createService: (deps: unknown) => Promise<RunningService> };
+    const { createService } = require('@teamchat/service-worker') as {
+      createService: (deps: unknown) => Promise<RunningService>;
+    };
     worker = await createService(stack.deps);
     let complete = false;
     for (let attempt = 0; attempt < 150 && !complete; attempt++) complete = (await request()).body.complete;

@@ -11,7 +11,15 @@ export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
  */
 export async function insertMessages(
   stack: Stack,
-  input: { streamId: number; senderId: number; topic: string; count: number; recipients: number[]; realmId?: number; content?: string },
+  input: {
+    streamId: number;
+    senderId: number;
+    topic: string;
+    count: number;
+    recipients: number[];
+    realmId?: number;
+    content?: string;
+  },
 ): Promise<number[]> {
   const realmId = input.realmId ?? stack.realm.id;
   const rows = await stack.db.$queryRaw<{ id: number }[]>`
@@ -32,13 +40,17 @@ export async function insertMessages(
 }
 
 /** Points a realm permission at a system group (the users service owns realm settings; a fixture here). */
-export const setRealmSetting = (stack: Stack, name: string, systemGroup: SystemGroupName) => stack.setRealmGroupSetting(name, systemGroup);
+export const setRealmSetting = (stack: Stack, name: string, systemGroup: SystemGroupName) =>
+  stack.setRealmGroupSetting(name, systemGroup);
 
-export const systemGroupId = (stack: Stack, name: SystemGroupName) => realmSystemGroupId(stack.db, stack.realm.id, name);
+export const systemGroupId = (stack: Stack, name: SystemGroupName) =>
+  realmSystemGroupId(stack.db, stack.realm.id, name);
 
 /** The group id holding a channel setting. */
 export async function streamSettingGroupId(stack: Stack, streamId: number, name: string): Promise<number> {
-  const row = await stack.db.groupSetting.findUniqueOrThrow({ where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } } });
+  const row = await stack.db.groupSetting.findUniqueOrThrow({
+    where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: streamId, name } },
+  });
   return row.group_id;
 }
 

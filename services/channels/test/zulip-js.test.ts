@@ -36,29 +36,56 @@ test('channels, subscriptions, updates, topics and topic visibility through zuli
   const client = await clientFor(owner);
   const name = uniqueName('zulip-js');
 
-  const created = await client.users.me.subscriptions.add({ subscriptions: [{ name, description: 'Made by **zulip-js**' }], principals: [owner.id, member.id] });
+  const created = await client.users.me.subscriptions.add({
+    subscriptions: [{ name, description: 'Made by **zulip-js**' }],
+    principals: [owner.id, member.id],
+  });
   expect(created).toMatchObject({ result: 'success', subscribed: { [owner.id]: [name], [member.id]: [name] } });
 
   const { stream_id: streamId } = await client.streams.getStreamId(name);
   expect(typeof streamId).toBe('number');
   const subs = await client.streams.subscriptions.retrieve({ include_subscribers: true });
-  expect(subs.subscriptions.find((s: { name: string }) => s.name === name)).toMatchObject({ rendered_description: '<p>Made by <strong>zulip-js</strong></p>' });
+  expect(subs.subscriptions.find((s: { name: string }) => s.name === name)).toMatchObject({
+    rendered_description: '<p>Made by <strong>zulip-js</strong></p>',
+  });
 
   // zulip-js sends PATCH parameters in the query string.
-  const updated = await client.callEndpoint(`/streams/${streamId}`, 'PATCH', { description: 'Renamed by zulip-js', new_name: `${name}-renamed`, is_private: true });
+  const updated = await client.callEndpoint(`/streams/${streamId}`, 'PATCH', {
+    description: 'Renamed by zulip-js',
+    new_name: `${name}-renamed`,
+    is_private: true,
+  });
   expect(updated).toMatchObject({ result: 'success' });
   const streams = await client.streams.retrieve({ include_all: true });
-  expect(streams.streams.find((s: { stream_id: number }) => s.stream_id === streamId)).toMatchObject({ name: `${name}-renamed`, invite_only: true, description: 'Renamed by zulip-js' });
+  expect(streams.streams.find((s: { stream_id: number }) => s.stream_id === streamId)).toMatchObject({
+    name: `${name}-renamed`,
+    invite_only: true,
+    description: 'Renamed by zulip-js',
+  });
 
-  await insertMessages(stack, { streamId, senderId: owner.id, topic: 'from zulip-js', count: 3, recipients: [owner.id, member.id] });
+  await insertMessages(stack, {
+    streamId,
+    senderId: owner.id,
+    topic: 'from zulip-js',
+    count: 3,
+    recipients: [owner.id, member.id],
+  });
   const topics = await client.streams.topics.retrieve({ stream_id: streamId });
   expect(topics).toMatchObject({ result: 'success', topics: [{ name: 'from zulip-js' }] });
 
-  const muted = await client.callEndpoint('/user_topics', 'POST', { stream_id: streamId, topic: 'from zulip-js', visibility_policy: 1 });
+  const muted = await client.callEndpoint('/user_topics', 'POST', {
+    stream_id: streamId,
+    topic: 'from zulip-js',
+    visibility_policy: 1,
+  });
   expect(muted).toMatchObject({ result: 'success' });
-  expect(await stack.db.userTopic.findFirstOrThrow({ where: { user_profile_id: owner.id, stream_id: streamId } })).toMatchObject({ visibility_policy: 1 });
+  expect(
+    await stack.db.userTopic.findFirstOrThrow({ where: { user_profile_id: owner.id, stream_id: streamId } }),
+  ).toMatchObject({ visibility_policy: 1 });
 
-  const deleted = await client.callEndpoint(`/streams/${streamId}/delete_topic`, 'POST', { topic_name: 'from zulip-js' });
+  const deleted = await client.callEndpoint(`/streams/${streamId}/delete_topic`, 'POST', {
+    topic_name: 'from zulip-js',
+  });
   expect(deleted).toEqual({ result: 'success', msg: '', complete: true });
   expect((await client.streams.topics.retrieve({ stream_id: streamId })).topics).toEqual([]);
 

@@ -60,23 +60,34 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     parkAllowanceMs: config.EVENTS_HEARTBEAT_MIN_MS + config.EVENTS_HEARTBEAT_JITTER_MS + 5000,
     indexMarginMs: config.EVENTS_INDEX_MARGIN_MS,
   });
-  const polls = new PollHub(store, subscriber, {
-    heartbeatMinMs: config.EVENTS_HEARTBEAT_MIN_MS,
-    heartbeatJitterMs: config.EVENTS_HEARTBEAT_JITTER_MS,
-    subscriptionLingerMs: config.EVENTS_SUBSCRIPTION_LINGER_MS,
-  }, logger);
+  const polls = new PollHub(
+    store,
+    subscriber,
+    {
+      heartbeatMinMs: config.EVENTS_HEARTBEAT_MIN_MS,
+      heartbeatJitterMs: config.EVENTS_HEARTBEAT_JITTER_MS,
+      subscriptionLingerMs: config.EVENTS_SUBSCRIPTION_LINGER_MS,
+    },
+    logger,
+  );
   polls.start();
 
   const fanout = new Fanout(store, base.db, logger);
-  const intake = new IntakeConsumers(commands, (role) => connect(role, { failFast: true }), fanout, {
-    replicaId: config.EVENTS_REPLICA_ID,
-    partitions: base.env.EVENT_PARTITIONS,
-    leaseMs: config.EVENTS_LEASE_MS,
-    batchSize: config.EVENTS_FANOUT_BATCH,
-    trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
-    reclaimIntervalMs: config.EVENTS_RECLAIM_INTERVAL_MS,
-    keys: base.bus.keys,
-  }, logger);
+  const intake = new IntakeConsumers(
+    commands,
+    (role) => connect(role, { failFast: true }),
+    fanout,
+    {
+      replicaId: config.EVENTS_REPLICA_ID,
+      partitions: base.env.EVENT_PARTITIONS,
+      leaseMs: config.EVENTS_LEASE_MS,
+      batchSize: config.EVENTS_FANOUT_BATCH,
+      trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
+      reclaimIntervalMs: config.EVENTS_RECLAIM_INTERVAL_MS,
+      keys: base.bus.keys,
+    },
+    logger,
+  );
   intake.start();
 
   // Outbox rows whose after-commit publish failed are published by the relay (safe in every replica).

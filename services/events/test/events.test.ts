@@ -7,7 +7,11 @@ let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
     services: ['events'],
-    env: { EVENTS_HEARTBEAT_MIN_MS: '1500', EVENTS_HEARTBEAT_JITTER_MS: '300', EVENTS_QUEUE_MAX_EVENTS: String(QUEUE_CAP) },
+    env: {
+      EVENTS_HEARTBEAT_MIN_MS: '1500',
+      EVENTS_HEARTBEAT_JITTER_MS: '300',
+      EVENTS_QUEUE_MAX_EVENTS: String(QUEUE_CAP),
+    },
   });
 });
 afterAll(() => stack.close());
@@ -18,7 +22,8 @@ function metaKey(queueId: string): string {
 
 /** Resolves once a poll of the queue is parked (the queue records the parked poll). */
 async function parked(queueId: string): Promise<void> {
-  while ((await stack.redis.hexists(metaKey(queueId), 'k')) === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  while ((await stack.redis.hexists(metaKey(queueId), 'k')) === 0)
+    await new Promise((resolve) => setTimeout(resolve, 10));
 }
 
 async function queueFor(user: TestUser, params = {}): Promise<EventQueue> {
@@ -38,7 +43,11 @@ describe('GET /events', () => {
       { id: 2, type: 'alert_words', alert_words: ['three'] },
     ]);
     // Not acknowledged yet: asking again from -1 gives them again.
-    const again = await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true });
+    const again = await user.client.get('/api/v1/events', {
+      queue_id: queue.queueId,
+      last_event_id: -1,
+      dont_block: true,
+    });
     expect(again.body).toEqual({ result: 'success', msg: '', events, queue_id: queue.queueId });
 
     await commitEvent(stack, alertWords(['four']), [user.id]);
@@ -60,7 +69,11 @@ describe('GET /events', () => {
       'BAD_EVENT_QUEUE_ID',
       `Bad event queue ID: ${queue.queueId}`,
     );
-    expectError(await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: 2, dont_block: true }), 400, 'BAD_EVENT_QUEUE_ID');
+    expectError(
+      await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: 2, dont_block: true }),
+      400,
+      'BAD_EVENT_QUEUE_ID',
+    );
     expect(await stack.redis.exists(`${stack.deps.env.REDIS_PREFIX}{q:${queue.queueId}}:m`)).toBe(0);
   });
 
@@ -85,7 +98,11 @@ describe('GET /events', () => {
   test('dont_block answers at once', async () => {
     const user = await stack.createUser();
     const queue = await queueFor(user);
-    const { status, body } = await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true });
+    const { status, body } = await user.client.get('/api/v1/events', {
+      queue_id: queue.queueId,
+      last_event_id: -1,
+      dont_block: true,
+    });
     expect(status).toBe(200);
     expect(body).toEqual({ result: 'success', msg: '', events: [], queue_id: queue.queueId });
   });
@@ -108,7 +125,11 @@ describe('GET /events', () => {
     await commitEvent(stack, alertWords(['hello']), [user.id]);
     await sendTransient(stack, directTyping(user, [user]), [user.id]);
     await settleEvents(stack);
-    const next = await user.client.get('/api/v1/events', { queue_id: body.queue_id, last_event_id: -1, dont_block: true });
+    const next = await user.client.get('/api/v1/events', {
+      queue_id: body.queue_id,
+      last_event_id: -1,
+      dont_block: true,
+    });
     expect(next.body.events).toEqual([{ id: 0, type: 'alert_words', alert_words: ['hello'] }]);
   });
 
@@ -116,7 +137,12 @@ describe('GET /events', () => {
     const user = await stack.createUser();
     expectError(await user.client.get('/api/v1/events'), 400, 'BAD_REQUEST', "Missing 'queue_id' argument");
     const queue = await queueFor(user);
-    expectError(await user.client.get('/api/v1/events', { queue_id: queue.queueId }), 400, 'BAD_REQUEST', "Missing 'last_event_id' argument");
+    expectError(
+      await user.client.get('/api/v1/events', { queue_id: queue.queueId }),
+      400,
+      'BAD_REQUEST',
+      "Missing 'last_event_id' argument",
+    );
   });
 
   test('an unknown queue, or another user’s, is BAD_EVENT_QUEUE_ID', async () => {
@@ -126,7 +152,11 @@ describe('GET /events', () => {
     expectError(response, 400, 'BAD_EVENT_QUEUE_ID', 'Bad event queue ID: no-such-queue');
     expect(response.body.queue_id).toBe('no-such-queue');
     const othersQueue = await queueFor(other);
-    const foreign = await user.client.get('/api/v1/events', { queue_id: othersQueue.queueId, last_event_id: -1, dont_block: true });
+    const foreign = await user.client.get('/api/v1/events', {
+      queue_id: othersQueue.queueId,
+      last_event_id: -1,
+      dont_block: true,
+    });
     expectError(foreign, 400, 'BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${othersQueue.queueId}`);
     expect(foreign.body.queue_id).toBe(othersQueue.queueId);
   });
@@ -134,7 +164,13 @@ describe('GET /events', () => {
   test('register parameters sent with a queue_id are not reported as ignored; unknown ones are', async () => {
     const user = await stack.createUser();
     const queue = await queueFor(user);
-    const { body } = await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true, apply_markdown: true, colour: 'red' });
+    const { body } = await user.client.get('/api/v1/events', {
+      queue_id: queue.queueId,
+      last_event_id: -1,
+      dont_block: true,
+      apply_markdown: true,
+      colour: 'red',
+    });
     expect(body.ignored_parameters_unsupported).toEqual(['colour']);
   });
 });
@@ -149,8 +185,17 @@ describe('DELETE /events', () => {
     expect(status).toBe(200);
     expect(body).toEqual({ result: 'success', msg: '' });
     expectError(await polling, 400, 'BAD_EVENT_QUEUE_ID');
-    expectError(await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1 }), 400, 'BAD_EVENT_QUEUE_ID');
-    expectError(await user.client.delete('/api/v1/events', { queue_id: queue.queueId }), 400, 'BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queue.queueId}`);
+    expectError(
+      await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1 }),
+      400,
+      'BAD_EVENT_QUEUE_ID',
+    );
+    expectError(
+      await user.client.delete('/api/v1/events', { queue_id: queue.queueId }),
+      400,
+      'BAD_EVENT_QUEUE_ID',
+      `Bad event queue ID: ${queue.queueId}`,
+    );
     expect(await stack.redis.sismember(`${stack.deps.env.REDIS_PREFIX}events:user:${user.id}`, queue.queueId)).toBe(0);
   });
 
@@ -158,13 +203,23 @@ describe('DELETE /events', () => {
     const user = await stack.createUser();
     const other = await stack.createUser();
     const queue = await queueFor(other);
-    expectError(await user.client.delete('/api/v1/events', { queue_id: queue.queueId }), 400, 'BAD_REQUEST', 'You are not authorized to access this queue');
+    expectError(
+      await user.client.delete('/api/v1/events', { queue_id: queue.queueId }),
+      400,
+      'BAD_REQUEST',
+      'You are not authorized to access this queue',
+    );
     expect(await queue.drain()).toEqual([]);
   });
 
   test('needs queue_id', async () => {
     const user = await stack.createUser();
-    expectError(await user.client.delete('/api/v1/events'), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'queue_id' argument");
+    expectError(
+      await user.client.delete('/api/v1/events'),
+      400,
+      'REQUEST_VARIABLE_MISSING',
+      "Missing 'queue_id' argument",
+    );
   });
 });
 
@@ -175,7 +230,11 @@ describe('bounded queues', () => {
     // Never polled: the lifespan plus the park allowance (heartbeat 1500 + jitter 300 + 5000 ms
     // here, the time register itself may take) after register.
     await new Promise((resolve) => setTimeout(resolve, 1000 + 1500 + 300 + 5000 + 300));
-    expectError(await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true }), 400, 'BAD_EVENT_QUEUE_ID');
+    expectError(
+      await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true }),
+      400,
+      'BAD_EVENT_QUEUE_ID',
+    );
   });
 
   test('a queue holding more unacknowledged events than the cap is dropped', async () => {
@@ -196,7 +255,9 @@ describe('bounded queues', () => {
       400,
       'BAD_EVENT_QUEUE_ID',
     );
-    expect(await stack.redis.sismember(`${stack.deps.env.REDIS_PREFIX}events:user:${user.id}`, overflowing.queueId)).toBe(0);
+    expect(
+      await stack.redis.sismember(`${stack.deps.env.REDIS_PREFIX}events:user:${user.id}`, overflowing.queueId),
+    ).toBe(0);
     // The queue that kept acknowledging got everything.
     expect(keptReceived).toBe(QUEUE_CAP + 1);
   });

@@ -34,7 +34,12 @@ function streamKeys() {
 }
 
 async function add(stream: string, word: string): Promise<string> {
-  return (await redis.xadd(stream, '*', 'e', JSON.stringify({ realmId: 1, event: alertWords([word]), users: [] }))) as string;
+  return (await redis.xadd(
+    stream,
+    '*',
+    'e',
+    JSON.stringify({ realmId: 1, event: alertWords([word]), users: [] }),
+  )) as string;
 }
 
 test("a former owner's read, claim and acknowledgement are refused once the lease changed hands", async () => {
@@ -57,7 +62,12 @@ test("a former owner's read, claim and acknowledgement are refused once the leas
   expect((await readsFenced()) - fencedBefore).toBe(3);
 
   // Nothing changed in the group: entry one is still pending (under a), entry two never delivered.
-  const [pendingCount, , , consumers] = (await redis.xpending(keys.stream, INTAKE_GROUP)) as [number, string, string, [string, string][]];
+  const [pendingCount, , , consumers] = (await redis.xpending(keys.stream, INTAKE_GROUP)) as [
+    number,
+    string,
+    string,
+    [string, string][],
+  ];
   expect(pendingCount).toBe(1);
   expect(consumers).toEqual([['a', '1']]);
 
@@ -75,24 +85,39 @@ test("a former owner's read, claim and acknowledgement are refused once the leas
 test('a queue refuses appends from an older lease generation than one that already wrote to it', async () => {
   const user = await stack.createUser();
   const queue = await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] });
-  const store = new QueueStore(stack.redis, stack.deps.env.REDIS_PREFIX, { maxEvents: 1000, parkAllowanceMs: 10_000, indexMarginMs: 60_000 });
+  const store = new QueueStore(stack.redis, stack.deps.env.REDIS_PREFIX, {
+    maxEvents: 1000,
+    parkAllowanceMs: 10_000,
+    indexMarginMs: 60_000,
+  });
   const fanout = new Fanout(store, stack.db, silent);
-  const entry = (id: string, word: string): StreamEntry => ({ id, entry: { realmId: stack.realm.id, event: alertWords([word]), users: [user.id] } });
+  const entry = (id: string, word: string): StreamEntry => ({
+    id,
+    entry: { realmId: stack.realm.id, event: alertWords([word]), users: [user.id] },
+  });
   const partition = stack.realm.id % stack.deps.bus.partitions;
 
   await fanout.apply([entry('100-0', 'from-generation-5')], { partition, generation: 5 });
   const appendsFenced = async () => (await eventTierMetrics().appendsFenced.get()).values[0]?.value ?? 0;
   const fencedBefore = await appendsFenced();
   // Generation 4 (the previous owner, acting late) is refused, even for a newer entry.
-  await expect(fanout.apply([entry('101-0', 'from-generation-4')], { partition, generation: 4 })).rejects.toBeInstanceOf(FencedError);
+  await expect(
+    fanout.apply([entry('101-0', 'from-generation-4')], { partition, generation: 4 }),
+  ).rejects.toBeInstanceOf(FencedError);
   expect((await appendsFenced()) - fencedBefore).toBe(1);
   // The current owner and its successors still append.
   await fanout.apply([entry('102-0', 'from-generation-5-again')], { partition, generation: 5 });
   await fanout.apply([entry('103-0', 'from-generation-6')], { partition, generation: 6 });
-  await expect(fanout.apply([entry('104-0', 'from-generation-5-late')], { partition, generation: 5 })).rejects.toBeInstanceOf(FencedError);
+  await expect(
+    fanout.apply([entry('104-0', 'from-generation-5-late')], { partition, generation: 5 }),
+  ).rejects.toBeInstanceOf(FencedError);
 
   const events = await queue.poll({ dontBlock: true });
-  expect(events.map((event) => (event.alert_words as string[])[0])).toEqual(['from-generation-5', 'from-generation-5-again', 'from-generation-6']);
+  expect(events.map((event) => (event.alert_words as string[])[0])).toEqual([
+    'from-generation-5',
+    'from-generation-5-again',
+    'from-generation-6',
+  ]);
 });
 
 test('stopping the intake never waits on a Redis that does not answer', async () => {
@@ -114,15 +139,21 @@ test('stopping the intake never waits on a Redis that does not answer', async ()
   const leaseMs = 600;
   const commands = connect({});
   const store = new QueueStore(commands, 'blackhole:', { maxEvents: 10, parkAllowanceMs: 1000, indexMarginMs: 1000 });
-  const intake = new IntakeConsumers(commands, () => connect({ failFast: true }), new Fanout(store, stack.db, silent), {
-    replicaId: 'stuck',
-    partitions: 2,
-    leaseMs,
-    batchSize: 10,
-    trimIntervalMs: 100,
-    reclaimIntervalMs: 1000,
-    keys: new RedisKeys('blackhole:'),
-  }, silent);
+  const intake = new IntakeConsumers(
+    commands,
+    () => connect({ failFast: true }),
+    new Fanout(store, stack.db, silent),
+    {
+      replicaId: 'stuck',
+      partitions: 2,
+      leaseMs,
+      batchSize: 10,
+      trimIntervalMs: 100,
+      reclaimIntervalMs: 1000,
+      keys: new RedisKeys('blackhole:'),
+    },
+    silent,
+  );
   intake.start();
   await new Promise((resolve) => setTimeout(resolve, 300));
   const started = Date.now();
@@ -141,30 +172,45 @@ test('an owner periodically applies entries stranded pending under another consu
   const queue = await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] });
   const keys = new RedisKeys(`reclaim-${crypto.randomBytes(4).toString('hex')}:`);
   const stream = keys.intakeStream(0);
-  const store = new QueueStore(stack.redis, stack.deps.env.REDIS_PREFIX, { maxEvents: 1000, parkAllowanceMs: 10_000, indexMarginMs: 60_000 });
+  const store = new QueueStore(stack.redis, stack.deps.env.REDIS_PREFIX, {
+    maxEvents: 1000,
+    parkAllowanceMs: 10_000,
+    indexMarginMs: 60_000,
+  });
   const connections: Redis[] = [];
-  const intake = new IntakeConsumers(stack.redis, () => {
-    const connection = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { failFast: true });
-    connections.push(connection);
-    return connection;
-  }, new Fanout(store, stack.db, silent), {
-    replicaId: 'owner',
-    partitions: 1,
-    leaseMs: 1000,
-    batchSize: 10,
-    trimIntervalMs: 60_000,
-    reclaimIntervalMs: 1500,
-    keys,
-  }, silent);
+  const intake = new IntakeConsumers(
+    stack.redis,
+    () => {
+      const connection = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { failFast: true });
+      connections.push(connection);
+      return connection;
+    },
+    new Fanout(store, stack.db, silent),
+    {
+      replicaId: 'owner',
+      partitions: 1,
+      leaseMs: 1000,
+      batchSize: 10,
+      trimIntervalMs: 60_000,
+      reclaimIntervalMs: 1500,
+      keys,
+    },
+    silent,
+  );
   intake.start();
   try {
-    const entry = (word: string) => JSON.stringify({ realmId: stack.realm.id, event: alertWords([word]), users: [user.id] });
+    const entry = (word: string) =>
+      JSON.stringify({ realmId: stack.realm.id, event: alertWords([word]), users: [user.id] });
     // The owner is reading: a normal entry arrives.
     await redis.xadd(stream, '*', 'e', entry('read-normally'));
     expect((await queue.next(1)).map((event) => (event.alert_words as string[])[0])).toEqual(['read-normally']);
 
     // A ghost consumer takes the next entry atomically with its append: the owner never reads it as new.
-    await redis.multi().xadd(stream, '*', 'e', entry('stranded')).xreadgroup('GROUP', INTAKE_GROUP, 'ghost', 'COUNT', 1, 'STREAMS', stream, '>').exec();
+    await redis
+      .multi()
+      .xadd(stream, '*', 'e', entry('stranded'))
+      .xreadgroup('GROUP', INTAKE_GROUP, 'ghost', 'COUNT', 1, 'STREAMS', stream, '>')
+      .exec();
     expect(((await redis.xpending(stream, INTAKE_GROUP)) as [number])[0]).toBe(1);
     // Within a few reclaim periods the owner has claimed and applied it (without the reclaim: never).
     expect((await queue.next(1, 8000)).map((event) => (event.alert_words as string[])[0])).toEqual(['stranded']);

@@ -36,8 +36,17 @@ test('a client that registers once and keeps polling gets every event, long past
   const sender = await stack.createUser();
   // A public channel the watcher is not subscribed to: only its realm-wide queue (all_public_streams) sees it.
   const stream = await stack.createStream({ name: 'horizons', subscribers: [sender.id] });
-  const directQueue = await registerEventQueue(direct.client, { event_types: ['alert_words'], fetch_event_types: [], queue_lifespan_secs: LIFESPAN_SECS });
-  const watcherQueue = await registerEventQueue(watcher.client, { event_types: ['message'], fetch_event_types: [], all_public_streams: true, queue_lifespan_secs: LIFESPAN_SECS });
+  const directQueue = await registerEventQueue(direct.client, {
+    event_types: ['alert_words'],
+    fetch_event_types: [],
+    queue_lifespan_secs: LIFESPAN_SECS,
+  });
+  const watcherQueue = await registerEventQueue(watcher.client, {
+    event_types: ['message'],
+    fetch_event_types: [],
+    all_public_streams: true,
+    queue_lifespan_secs: LIFESPAN_SECS,
+  });
   const clients = [
     new PollingClient(direct.client, directQueue.queueId, directQueue.lastEventId).start(),
     new PollingClient(watcher.client, watcherQueue.queueId, watcherQueue.lastEventId).start(),
@@ -68,7 +77,8 @@ test('a client that registers once and keeps polling gets every event, long past
     }
     await eventually(
       () => clients[0].received.length >= words.length && clients[1].received.length >= messageIds.length,
-      () => `received ${clients[0].received.length}/${words.length} words, ${clients[1].received.length}/${messageIds.length} messages; ${clients.flatMap((c) => c.failures).join('; ')}`,
+      () =>
+        `received ${clients[0].received.length}/${words.length} words, ${clients[1].received.length}/${messageIds.length} messages; ${clients.flatMap((c) => c.failures).join('; ')}`,
       20_000,
     );
     expect(clients[0].received.map((event) => event.alert_words[0])).toEqual(words);

@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const messageQueue = (client: Parameters<typeof registerEventQueue>[0]) => registerEventQueue(client, { event_types: ['message'], fetch_event_types: [] });
+const messageQueue = (client: Parameters<typeof registerEventQueue>[0]) =>
+  registerEventQueue(client, { event_types: ['message'], fetch_event_types: [] });
 
 test("the sender's queue named by queue_id gets local_message_id; the sender's other queue and the recipient's do not", async () => {
   const alice = await stack.createUser();
@@ -18,11 +19,21 @@ test("the sender's queue named by queue_id gets local_message_id; the sender's o
   const otherTab = await messageQueue(alice.client);
   const bobs = await messageQueue(bob.client);
 
-  const sent = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'echo me', queue_id: echoing.queueId, local_id: '100.01' });
+  const sent = await alice.client.post('/api/v1/messages', {
+    type: 'direct',
+    to: JSON.stringify([bob.id]),
+    content: 'echo me',
+    queue_id: echoing.queueId,
+    local_id: '100.01',
+  });
   expect(sent.status).toBe(200);
 
   const [own] = await echoing.next(1);
-  expect(own).toMatchObject({ type: 'message', local_message_id: '100.01', message: { id: sent.body.id, content: 'echo me' } });
+  expect(own).toMatchObject({
+    type: 'message',
+    local_message_id: '100.01',
+    message: { id: sent.body.id, content: 'echo me' },
+  });
   const [other] = await otherTab.next(1);
   expect(other.message.id).toBe(sent.body.id);
   expect(other).not.toHaveProperty('local_message_id');
@@ -45,13 +56,26 @@ test("local_id comes back only to the sender's own queue, and only when both que
   const bobs = await messageQueue(bob.client);
 
   // queue_id names another user's queue: nobody gets the local id.
-  const foreign = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'one', queue_id: bobs.queueId, local_id: '7.01' });
+  const foreign = await alice.client.post('/api/v1/messages', {
+    type: 'direct',
+    to: JSON.stringify([bob.id]),
+    content: 'one',
+    queue_id: bobs.queueId,
+    local_id: '7.01',
+  });
   // queue_id without local_id: nothing to give back.
-  const withoutLocalId = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'two', queue_id: alices.queueId });
+  const withoutLocalId = await alice.client.post('/api/v1/messages', {
+    type: 'direct',
+    to: JSON.stringify([bob.id]),
+    content: 'two',
+    queue_id: alices.queueId,
+  });
   expect([foreign.status, withoutLocalId.status]).toEqual([200, 200]);
   await settleEvents(stack);
 
   const events = [...(await alices.drain()), ...(await bobs.drain())];
-  expect(events.map((event) => event.message.id).sort()).toEqual([foreign.body.id, foreign.body.id, withoutLocalId.body.id, withoutLocalId.body.id].sort());
+  expect(events.map((event) => event.message.id).sort()).toEqual(
+    [foreign.body.id, foreign.body.id, withoutLocalId.body.id, withoutLocalId.body.id].sort(),
+  );
   for (const event of events) expect(event).not.toHaveProperty('local_message_id');
 });

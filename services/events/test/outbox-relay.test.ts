@@ -16,8 +16,10 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const value = async (metric: { get(): Promise<{ values: { value: number }[] }> }) => (await metric.get()).values[0]?.value ?? 0;
-const outboxRows = async () => Number((await stack.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM event_outbox`)[0].n);
+const value = async (metric: { get(): Promise<{ values: { value: number }[] }> }) =>
+  (await metric.get()).values[0]?.value ?? 0;
+const outboxRows = async () =>
+  Number((await stack.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM event_outbox`)[0].n);
 
 async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -35,7 +37,11 @@ test('in a healthy run every event is published once by its producer, which dele
   const queue = await registerEventQueue(bob.client, { event_types: ['message'] });
   const sent: number[] = [];
   for (let i = 0; i < 20; i++) {
-    const response = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: `healthy ${i}` });
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'direct',
+      to: JSON.stringify([bob.id]),
+      content: `healthy ${i}`,
+    });
     sent.push(response.body.id);
   }
   const received = await queue.next(sent.length);
@@ -56,12 +62,22 @@ test('a row whose publish failed stays, shows as backlog past the grace, and is 
   const relayedBefore = await value(metrics.relayPublished);
   const user = await stack.createUser();
   const queue = await registerEventQueue(user.client, { event_types: ['alert_words'] });
-  const unreachable = new Redis('redis://127.0.0.1:9', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const unreachable = new Redis('redis://127.0.0.1:9', {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   unreachable.on('error', () => undefined);
   let failures = 0;
-  const deadBus = new EventBus(unreachable, stack.deps.env.REDIS_PREFIX, stack.deps.env.EVENT_PARTITIONS, { db: stack.db, onPublishFailure: () => failures++ });
+  const deadBus = new EventBus(unreachable, stack.deps.env.REDIS_PREFIX, stack.deps.env.EVENT_PARTITIONS, {
+    db: stack.db,
+    onPublishFailure: () => failures++,
+  });
   const committed = Date.now();
-  await transaction(stack.db, (tx) => deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [user.id]));
+  await transaction(stack.db, (tx) =>
+    deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [user.id]),
+  );
   expect(failures).toBe(1);
 
   // The gauges the relay sets each round, watched until the event arrives.

@@ -22,14 +22,18 @@ afterAll(() => stack.close());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function register(user: TestUser): Promise<string> {
-  const response = await user.client.post('/api/v1/register', { event_types: JSON.stringify(['message']), fetch_event_types: JSON.stringify([]) });
+  const response = await user.client.post('/api/v1/register', {
+    event_types: JSON.stringify(['message']),
+    fetch_event_types: JSON.stringify([]),
+  });
   expect(response.status).toBe(200);
   // Distinct times for every queue's last activity.
   await sleep(20);
   return response.body.queue_id;
 }
 
-const poll = (user: TestUser, queueId: string) => user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: true });
+const poll = (user: TestUser, queueId: string) =>
+  user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: true });
 
 async function liveQueues(user: TestUser, queueIds: string[]): Promise<string[]> {
   const live: string[] = [];
@@ -78,7 +82,9 @@ test('a queue with a parked poll is collected after the idle ones; its poll is a
   const fourth = await register(user);
   expectError(await poll(user, idle[0]), 400, 'BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${idle[0]}`);
   // Every other queue gets a parked poll too: the one parked longest ago goes, and its client hears it.
-  const others = [idle[1], fourth].map((queueId) => user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1 }).catch(() => undefined));
+  const others = [idle[1], fourth].map((queueId) =>
+    user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1 }).catch(() => undefined),
+  );
   await sleep(300);
   await register(user);
   expectError(await parked, 400, 'BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${oldest}`);

@@ -35,7 +35,9 @@ function get(url: string): Promise<{ status: number; body: any }> {
       .get(url, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString() || 'null') }),
+        );
       })
       .on('error', reject);
   });
@@ -63,19 +65,38 @@ beforeAll(async () => {
   // Nothing listens on that port: every PostgreSQL connection is refused.
   const database = new URL(stack.database.url);
   database.port = String(await freePort());
-  base = createBaseDeps('events-readiness', { ...stack.deps.env, DATABASE_URL: database.toString(), REDIS_URL: redis.toString() }, { logger: createLogger('events-readiness', 'silent') });
+  base = createBaseDeps(
+    'events-readiness',
+    { ...stack.deps.env, DATABASE_URL: database.toString(), REDIS_URL: redis.toString() },
+    { logger: createLogger('events-readiness', 'silent') },
+  );
   replica = await createService(base, { EVENTS_REPLICA_ID: 'readiness-replica' });
   replicaServer = await listen(replica.handler, 0, '127.0.0.1');
   replicaUrl = serverUrl(replicaServer);
   gateway = createGateway({
-    env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS },
+    env: {
+      INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET,
+      REDIS_PREFIX: stack.deps.env.REDIS_PREFIX,
+      UPSTREAM_TIMEOUT_MS: 10_000,
+      ...GENEROUS_RATE_LIMITS,
+    },
     db: stack.db,
     redis: stack.redis,
     logger: createLogger('readiness-gateway', 'silent'),
-    serviceUrls: { users: stack.serviceUrls.users!, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: replicaUrl },
+    serviceUrls: {
+      users: stack.serviceUrls.users!,
+      messages: 'http://127.0.0.1:9',
+      channels: 'http://127.0.0.1:9',
+      uploads: 'http://127.0.0.1:9',
+      events: replicaUrl,
+    },
   });
   gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');
-  client = new ApiClient(serverUrl(gatewayServer), { email: user.deliveryEmail, apiKey: user.apiKey }, { host: stack.realm.host });
+  client = new ApiClient(
+    serverUrl(gatewayServer),
+    { email: user.deliveryEmail, apiKey: user.apiKey },
+    { host: stack.realm.host },
+  );
   // Connected to Redis (through the proxy) before the tests look.
   await waitFor('the replica is ready', async () => (await get(`${replicaUrl}/health/ready`)).status === 200);
 });
@@ -104,7 +125,9 @@ describe('an event replica whose PostgreSQL is unreachable', () => {
     await commitEvent(stack, alertWords(['failover']), [user.id]);
     const response = await poll;
     expect(response.status).toBe(200);
-    expect(response.body.events).toEqual([{ id: queue.lastEventId + 1, type: 'alert_words', alert_words: ['failover'] }]);
+    expect(response.body.events).toEqual([
+      { id: queue.lastEventId + 1, type: 'alert_words', alert_words: ['failover'] },
+    ]);
   });
 
   test('refuses what needs PostgreSQL (register) with a 503, never a 500', async () => {
@@ -126,7 +149,8 @@ test('an event replica whose Redis is unreachable is not ready, and ready again 
 
 describe('the Redis memory headroom sampler', () => {
   test('reads used_memory and maxmemory from INFO memory', () => {
-    const info = '# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:4294967296\r\nmaxmemory_human:4.00G\r\nmaxmemory_policy:noeviction\r\n';
+    const info =
+      '# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:4294967296\r\nmaxmemory_human:4.00G\r\nmaxmemory_policy:noeviction\r\n';
     expect(parseRedisMemory(info)).toEqual({ usedBytes: 1048576, maxBytes: 4294967296 });
     expect(parseRedisMemory('# Memory\r\nused_memory_human:1.00M\r\n')).toBeUndefined();
   });

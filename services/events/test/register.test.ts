@@ -8,7 +8,10 @@ import { alertWords, commitEvent, directTyping, sendTransient } from './support/
 let stack: Stack;
 beforeAll(async () => {
   // No relay here: the tests decide themselves when a committed outbox row gets published.
-  stack = await startStack({ services: ['events'], env: { EVENTS_RELAY_INTERVAL_MS: '0', EVENTS_HEARTBEAT_MIN_MS: '2000', EVENTS_HEARTBEAT_JITTER_MS: '100' } });
+  stack = await startStack({
+    services: ['events'],
+    env: { EVENTS_RELAY_INTERVAL_MS: '0', EVENTS_HEARTBEAT_MIN_MS: '2000', EVENTS_HEARTBEAT_JITTER_MS: '100' },
+  });
 });
 afterAll(() => stack.close());
 
@@ -51,12 +54,22 @@ describe('POST /register', () => {
     expect(realm.body).toHaveProperty('max_topic_length', 60);
 
     const none = await user.client.post('/api/v1/register', { fetch_event_types: [] });
-    expect(Object.keys(none.body).sort()).toEqual(['last_event_id', 'msg', 'queue_id', 'result', 'zulip_feature_level', 'zulip_merge_base', 'zulip_version']);
+    expect(Object.keys(none.body).sort()).toEqual([
+      'last_event_id',
+      'msg',
+      'queue_id',
+      'result',
+      'zulip_feature_level',
+      'zulip_merge_base',
+      'zulip_version',
+    ]);
   });
 
   test('features without data on this server still answer their (empty) state', async () => {
     const user = await stack.createUser();
-    const { body } = await user.client.post('/api/v1/register', { fetch_event_types: ['realm_emoji', 'realm_domains', 'scheduled_messages', 'saved_snippets'] });
+    const { body } = await user.client.post('/api/v1/register', {
+      fetch_event_types: ['realm_emoji', 'realm_domains', 'scheduled_messages', 'saved_snippets'],
+    });
     expect(body).toMatchObject({ realm_emoji: {}, realm_domains: [], scheduled_messages: [], saved_snippets: [] });
   });
 
@@ -68,7 +81,12 @@ describe('POST /register', () => {
       slim_presence: true,
       include_subscribers: 'partial',
       all_public_streams: false,
-      client_capabilities: { notification_settings_null: true, stream_typing_notifications: true, user_settings_object: true, empty_topic_name: true },
+      client_capabilities: {
+        notification_settings_null: true,
+        stream_typing_notifications: true,
+        user_settings_object: true,
+        empty_topic_name: true,
+      },
       event_types: ['message'],
       fetch_event_types: [],
       narrow: [['channel', 'Denmark']],
@@ -80,7 +98,10 @@ describe('POST /register', () => {
 
   test('a requested lifespan is capped at 7 days', async () => {
     const user = await stack.createUser();
-    const { body } = await user.client.post('/api/v1/register', { fetch_event_types: [], queue_lifespan_secs: 30 * 24 * 3600 });
+    const { body } = await user.client.post('/api/v1/register', {
+      fetch_event_types: [],
+      queue_lifespan_secs: 30 * 24 * 3600,
+    });
     const ttl = await stack.redis.pttl(`${stack.deps.env.REDIS_PREFIX}{q:${body.queue_id}}:m`);
     // The lifespan counts from register's answer: the keys get the park allowance on top
     // (heartbeat 2000 + jitter 100 + 5000 ms here), the time register itself may take.
@@ -106,7 +127,12 @@ describe('POST /register', () => {
 
   test('all_public_streams is refused to guests', async () => {
     const guest = await stack.createUser({ role: Role.GUEST });
-    expectError(await guest.client.post('/api/v1/register', { all_public_streams: true }), 400, 'BAD_REQUEST', 'User not authorized for this query');
+    expectError(
+      await guest.client.post('/api/v1/register', { all_public_streams: true }),
+      400,
+      'BAD_REQUEST',
+      'User not authorized for this query',
+    );
   });
 
   test('needs authentication', async () => {
@@ -154,7 +180,9 @@ describe('POST /register', () => {
 
     // Only administrators may invite, and only they create private channels (reached through
     // the owners subgroup of role:administrators for an owner).
-    const administrators = await stack.db.userGroup.findFirstOrThrow({ where: { realm_id: realm.id, name: 'role:administrators', is_system_group: true } });
+    const administrators = await stack.db.userGroup.findFirstOrThrow({
+      where: { realm_id: realm.id, name: 'role:administrators', is_system_group: true },
+    });
     for (const name of ['can_invite_users_group', 'can_create_private_channel_group']) {
       await stack.db.groupSetting.update({
         where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: realm.id, name } },
@@ -162,7 +190,11 @@ describe('POST /register', () => {
       });
     }
     const owner = await stack.createUser({ realm, role: Role.OWNER });
-    expect(await permissions(member)).toEqual({ ...membersDefaults, can_create_private_streams: false, can_invite_others_to_realm: false });
+    expect(await permissions(member)).toEqual({
+      ...membersDefaults,
+      can_create_private_streams: false,
+      can_invite_others_to_realm: false,
+    });
     expect(await permissions(admin)).toEqual(membersDefaults);
     expect(await permissions(owner)).toEqual(membersDefaults);
   });
@@ -184,14 +216,30 @@ describe("register's race-free order: the queue gets exactly the events its stat
 
   /** Commits an outbox row without publishing it (as if the publisher died after COMMIT). */
   async function commitUnpublished(words: string[], userId: number) {
-    await transaction(stack.db, (tx) => stack.deps.bus.sendEventOnCommit({ db: tx.db, onCommit: () => undefined }, stack.realm.id, alertWords(words), [userId]));
-    const [row] = await stack.db.$queryRaw<{ id: string; xid: string }[]>`SELECT id::text AS id, xid::text AS xid FROM event_outbox ORDER BY id DESC LIMIT 1`;
-    return () => stack.deps.bus.publish({ outboxId: row.id, xid: row.xid, realmId: stack.realm.id, event: alertWords(words), users: [userId] });
+    await transaction(stack.db, (tx) =>
+      stack.deps.bus.sendEventOnCommit({ db: tx.db, onCommit: () => undefined }, stack.realm.id, alertWords(words), [
+        userId,
+      ]),
+    );
+    const [row] = await stack.db.$queryRaw<
+      { id: string; xid: string }[]
+    >`SELECT id::text AS id, xid::text AS xid FROM event_outbox ORDER BY id DESC LIMIT 1`;
+    return () =>
+      stack.deps.bus.publish({
+        outboxId: row.id,
+        xid: row.xid,
+        realmId: stack.realm.id,
+        event: alertWords(words),
+        users: [userId],
+      });
   }
 
   test('committed before: dropped (arriving during or after register); in progress or after: delivered', async () => {
     const user = await stack.createUser();
-    const publishBeforeDuring = await commitUnpublished(['committed before, published while the state is read'], user.id);
+    const publishBeforeDuring = await commitUnpublished(
+      ['committed before, published while the state is read'],
+      user.id,
+    );
     const publishBeforeAfter = await commitUnpublished(['committed before, published after register'], user.id);
 
     // A transaction still open when register takes its snapshot.
@@ -199,14 +247,19 @@ describe("register's race-free order: the queue gets exactly the events its stat
     let inFlight!: Promise<void>;
     await new Promise<void>((opened) => {
       inFlight = transaction(stack.db, async (tx) => {
-        await stack.deps.bus.sendEventOnCommit(tx, stack.realm.id, alertWords(['in progress at the snapshot']), [user.id]);
+        await stack.deps.bus.sendEventOnCommit(tx, stack.realm.id, alertWords(['in progress at the snapshot']), [
+          user.id,
+        ]);
         opened();
         await new Promise<void>((resolve) => (commitInFlight = resolve));
       });
     });
 
     const stateReached = new Promise<void>((resolve) => (reachedState = resolve));
-    const registering = registerEventQueue(user.client, { event_types: ['alert_words', 'typing'], fetch_event_types: ['test_pause'] });
+    const registering = registerEventQueue(user.client, {
+      event_types: ['alert_words', 'typing'],
+      fetch_event_types: ['test_pause'],
+    });
     await stateReached;
     // While register reads its state (its snapshot is taken):
     await publishBeforeDuring();
@@ -222,7 +275,11 @@ describe("register's race-free order: the queue gets exactly the events its stat
     await publishBeforeAfter();
     await settleEvents(stack);
     const received = await queue.drain();
-    expect(received.map((event) => event.alert_words?.[0] ?? event.type).sort()).toEqual(['committed after the snapshot', 'in progress at the snapshot', 'typing']);
+    expect(received.map((event) => event.alert_words?.[0] ?? event.type).sort()).toEqual([
+      'committed after the snapshot',
+      'in progress at the snapshot',
+      'typing',
+    ]);
     // Ids keep increasing, with gaps where events were dropped.
     const ids = received.map((event) => event.id);
     expect(ids).toEqual([...ids].sort((a, b) => a - b));

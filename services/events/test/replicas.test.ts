@@ -42,9 +42,13 @@ async function subscribers(count: number): Promise<Subscriber[]> {
     const user = await stack.createUser();
     const queues: PollingClient[] = [];
     for (let q = 0; q < 2; q++) {
-      const registered = await cluster!.client(user, q % cluster!.replicas.length).post('/api/v1/register', { event_types: ['alert_words'], fetch_event_types: [] });
+      const registered = await cluster!
+        .client(user, q % cluster!.replicas.length)
+        .post('/api/v1/register', { event_types: ['alert_words'], fetch_event_types: [] });
       expect(registered.status).toBe(200);
-      queues.push(new PollingClient(cluster!.client(user), registered.body.queue_id, registered.body.last_event_id).start());
+      queues.push(
+        new PollingClient(cluster!.client(user), registered.body.queue_id, registered.body.last_event_id).start(),
+      );
     }
     clients.push(...queues);
     out.push({ user, queues });
@@ -56,14 +60,28 @@ async function subscribers(count: number): Promise<Subscriber[]> {
  * Sends `count` events, each to a varying subset of the users, alternating committed
  * (outbox) and transient ones; returns what each user must receive, in order.
  */
-async function produce(users: TestUser[], count: number, options: { from?: number; pauseMs?: number; during?: (sent: number) => Promise<void> } = {}) {
+async function produce(
+  users: TestUser[],
+  count: number,
+  options: { from?: number; pauseMs?: number; during?: (sent: number) => Promise<void> } = {},
+) {
   const expected = new Map<number, string[]>(users.map((user) => [user.id, []]));
   const from = options.from ?? 0;
   for (let n = from; n < from + count; n++) {
     const recipients = users.filter((_, i) => (n + i) % 3 !== 0);
     const word = `event-${n}`;
-    if (n % 2 === 0) await commitEvent(stack, alertWords([word]), recipients.map((user) => user.id));
-    else await sendTransient(stack, alertWords([word]), recipients.map((user) => user.id));
+    if (n % 2 === 0)
+      await commitEvent(
+        stack,
+        alertWords([word]),
+        recipients.map((user) => user.id),
+      );
+    else
+      await sendTransient(
+        stack,
+        alertWords([word]),
+        recipients.map((user) => user.id),
+      );
     for (const user of recipients) expected.get(user.id)!.push(word);
     await options.during?.(n - from + 1);
     if (options.pauseMs) await sleep(options.pauseMs);
@@ -74,8 +92,15 @@ async function produce(users: TestUser[], count: number, options: { from?: numbe
 async function expectExactlyOnceInOrder(subs: Subscriber[], expected: Map<number, string[]>): Promise<void> {
   const words = (client: PollingClient) => client.received.map((event) => event.alert_words[0] as string);
   await eventually(
-    () => subs.every(({ user, queues }) => queues.every((queue) => queue.received.length >= expected.get(user.id)!.length)),
-    () => subs.map(({ user, queues }) => `${user.id}: ${queues.map((q) => `${q.received.length}/${expected.get(user.id)!.length} ${q.failures.slice(-3).join('; ')}`).join(' | ')}`).join('\n'),
+    () =>
+      subs.every(({ user, queues }) => queues.every((queue) => queue.received.length >= expected.get(user.id)!.length)),
+    () =>
+      subs
+        .map(
+          ({ user, queues }) =>
+            `${user.id}: ${queues.map((q) => `${q.received.length}/${expected.get(user.id)!.length} ${q.failures.slice(-3).join('; ')}`).join(' | ')}`,
+        )
+        .join('\n'),
     60_000,
   );
   for (const { user, queues } of subs) {
@@ -95,12 +120,16 @@ function realmPartition(): number {
 test('any replica answers any queue', async () => {
   cluster = await EventCluster.start(stack, 3, FAST_HEARTBEAT);
   const user = await stack.createUser();
-  const { body } = await cluster.client(user, 0).post('/api/v1/register', { event_types: ['alert_words'], fetch_event_types: [] });
+  const { body } = await cluster
+    .client(user, 0)
+    .post('/api/v1/register', { event_types: ['alert_words'], fetch_event_types: [] });
   await commitEvent(stack, alertWords(['hello']), [user.id]);
   // A blocking poll on replica 1 gets it; replica 2 still has it (not acknowledged yet).
   const onOne = await cluster.client(user, 1).get('/api/v1/events', { queue_id: body.queue_id, last_event_id: -1 });
   expect(onOne.body.events).toEqual([{ id: 0, type: 'alert_words', alert_words: ['hello'] }]);
-  const onTwo = await cluster.client(user, 2).get('/api/v1/events', { queue_id: body.queue_id, last_event_id: -1, dont_block: true });
+  const onTwo = await cluster
+    .client(user, 2)
+    .get('/api/v1/events', { queue_id: body.queue_id, last_event_id: -1, dont_block: true });
   expect(onTwo.body.events).toEqual(onOne.body.events);
   // A poll parked on replica 2 is finished by a newer poll on replica 0.
   const parkedOnTwo = cluster.client(user, 2).get('/api/v1/events', { queue_id: body.queue_id, last_event_id: 0 });
@@ -114,25 +143,33 @@ test('any replica answers any queue', async () => {
 test('every event reaches every matching queue exactly once, in order', async () => {
   cluster = await EventCluster.start(stack, 3, FAST_HEARTBEAT);
   const subs = await subscribers(4);
-  const expected = await produce(subs.map((s) => s.user), 150);
+  const expected = await produce(
+    subs.map((s) => s.user),
+    150,
+  );
   await expectExactlyOnceInOrder(subs, expected);
 });
 
 test('kill -9 of replicas while events flow loses and duplicates nothing', async () => {
   cluster = await EventCluster.start(stack, 3, FAST_HEARTBEAT);
   const subs = await subscribers(3);
-  const expected = await produce(subs.map((s) => s.user), 240, {
-    pauseMs: 5,
-    during: async (sent) => {
-      if (sent === 60 || sent === 150) {
-        // The replica fanning out this realm's events dies mid-stream; another takes over.
-        const owner = (await cluster!.partitionOwner(realmPartition())) ?? cluster!.replicas.find((replica) => replica.alive)!;
-        owner.kill('SIGKILL');
-        await owner.exited;
-        void cluster!.startReplica();
-      }
+  const expected = await produce(
+    subs.map((s) => s.user),
+    240,
+    {
+      pauseMs: 5,
+      during: async (sent) => {
+        if (sent === 60 || sent === 150) {
+          // The replica fanning out this realm's events dies mid-stream; another takes over.
+          const owner =
+            (await cluster!.partitionOwner(realmPartition())) ?? cluster!.replicas.find((replica) => replica.alive)!;
+          owner.kill('SIGKILL');
+          await owner.exited;
+          void cluster!.startReplica();
+        }
+      },
     },
-  });
+  );
   await expectExactlyOnceInOrder(subs, expected);
 }, 120_000);
 
@@ -152,10 +189,17 @@ test('a replica killed after appending but before acknowledging: the next owner 
   const stream = deps.bus.keys.intakeStream(realmPartition());
   const zombie = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
   try {
-    const reply = (await zombie.xreadgroup('GROUP', INTAKE_GROUP, 'zombie', 'COUNT', 100, 'STREAMS', stream, '>')) as [string, [string, string[]][]][];
+    const reply = (await zombie.xreadgroup('GROUP', INTAKE_GROUP, 'zombie', 'COUNT', 100, 'STREAMS', stream, '>')) as [
+      string,
+      [string, string[]][],
+    ][];
     const entries: StreamEntry[] = reply[0][1].map(([id, fields]) => ({ id, entry: JSON.parse(fields[1]) }));
     expect(entries).toHaveLength(10);
-    const store = new QueueStore(zombie, deps.env.REDIS_PREFIX, { maxEvents: 10_000, parkAllowanceMs: 10_000, indexMarginMs: 60_000 });
+    const store = new QueueStore(zombie, deps.env.REDIS_PREFIX, {
+      maxEvents: 10_000,
+      parkAllowanceMs: 10_000,
+      indexMarginMs: 60_000,
+    });
     await new Fanout(store, stack.db, createLogger('zombie', 'silent')).apply(entries);
     const [, pending] = (await zombie.xpending(stream, INTAKE_GROUP)) as [number, string];
     expect(pending).toBeTruthy();
@@ -172,7 +216,9 @@ test('a replica killed after appending but before acknowledging: the next owner 
   }
   // One more event after the re-application: a duplicate would have reached the queues before it.
   const fence = await produce(users, 1, { from: 20 });
-  const all = new Map([...before].map(([userId, words]) => [userId, [...words, ...after.get(userId)!, ...fence.get(userId)!]]));
+  const all = new Map(
+    [...before].map(([userId, words]) => [userId, [...words, ...after.get(userId)!, ...fence.get(userId)!]]),
+  );
   await expectExactlyOnceInOrder(subs, all);
 });
 
@@ -182,10 +228,14 @@ test('SIGTERM answers parked polls at once with no events, exits 0, and clients 
   const users = [await stack.createUser(), await stack.createUser()];
   const queues = [];
   for (const user of users) {
-    const { body } = await cluster.client(user, 0).post('/api/v1/register', { event_types: ['alert_words'], fetch_event_types: [] });
+    const { body } = await cluster
+      .client(user, 0)
+      .post('/api/v1/register', { event_types: ['alert_words'], fetch_event_types: [] });
     queues.push({ user, queueId: body.queue_id as string });
   }
-  const parked = queues.map(({ user, queueId }) => cluster!.client(user, 0).get('/api/v1/events', { queue_id: queueId, last_event_id: -1 }));
+  const parked = queues.map(({ user, queueId }) =>
+    cluster!.client(user, 0).get('/api/v1/events', { queue_id: queueId, last_event_id: -1 }),
+  );
   await sleep(300);
   const stopping = cluster.replicas[0];
   stopping.kill('SIGTERM');
@@ -197,8 +247,14 @@ test('SIGTERM answers parked polls at once with no events, exits 0, and clients 
   expect(await stopping.exited).toEqual({ code: 0, signal: null });
 
   // Same queues, same last_event_id, on the remaining replica.
-  const repolls = queues.map(({ user, queueId }) => cluster!.client(user).get('/api/v1/events', { queue_id: queueId, last_event_id: -1 }));
-  await commitEvent(stack, alertWords(['after the restart']), users.map((user) => user.id));
+  const repolls = queues.map(({ user, queueId }) =>
+    cluster!.client(user).get('/api/v1/events', { queue_id: queueId, last_event_id: -1 }),
+  );
+  await commitEvent(
+    stack,
+    alertWords(['after the restart']),
+    users.map((user) => user.id),
+  );
   for (const answer of await Promise.all(repolls)) {
     expect(answer.status).toBe(200);
     expect(answer.body.events).toEqual([{ id: 0, type: 'alert_words', alert_words: ['after the restart'] }]);
@@ -215,19 +271,28 @@ test('Redis connections dropping while events flow lose nothing', async () => {
     const ids = list
       .split('\n')
       .map((line) => ({ id: /\bid=(\d+)/.exec(line)?.[1], name: /\bname=(\S*)/.exec(line)?.[1] ?? '' }))
-      .filter(({ id, name }) => id && (cluster!.replicas.some((replica) => name.startsWith(`events:${replica.replicaId}:`)) || Number(id) === producerConnection))
+      .filter(
+        ({ id, name }) =>
+          id &&
+          (cluster!.replicas.some((replica) => name.startsWith(`events:${replica.replicaId}:`)) ||
+            Number(id) === producerConnection),
+      )
       .map(({ id }) => id!);
     for (const id of ids) await admin.client('KILL', 'ID', id).catch(() => undefined);
     return ids.length;
   };
   try {
     let killed = 0;
-    const expected = await produce(subs.map((s) => s.user), 200, {
-      pauseMs: 3,
-      during: async (sent) => {
-        if (sent % 50 === 25) killed += await killConnections();
+    const expected = await produce(
+      subs.map((s) => s.user),
+      200,
+      {
+        pauseMs: 3,
+        during: async (sent) => {
+          if (sent % 50 === 25) killed += await killConnections();
+        },
       },
-    });
+    );
     expect(killed).toBeGreaterThan(0);
     await expectExactlyOnceInOrder(subs, expected);
   } finally {
@@ -239,7 +304,12 @@ test('an event whose after-commit publish failed is relayed from the outbox', as
   cluster = await EventCluster.start(stack, 2, FAST_HEARTBEAT);
   const subs = await subscribers(1);
   // A producer whose Redis is unreachable: the row commits, the publish fails.
-  const unreachable = new Redis('redis://127.0.0.1:9', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const unreachable = new Redis('redis://127.0.0.1:9', {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   unreachable.on('error', () => undefined);
   let publishFailed = false;
   const deadBus = new EventBus(unreachable, stack.deps.env.REDIS_PREFIX, stack.deps.env.EVENT_PARTITIONS, {
@@ -247,7 +317,9 @@ test('an event whose after-commit publish failed is relayed from the outbox', as
       publishFailed = true;
     },
   });
-  await transaction(stack.db, (tx) => deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [subs[0].user.id]));
+  await transaction(stack.db, (tx) =>
+    deadBus.sendEventOnCommit(tx, stack.realm.id, alertWords(['relayed']), [subs[0].user.id]),
+  );
   expect(publishFailed).toBe(true);
   await expectExactlyOnceInOrder(subs, new Map([[subs[0].user.id, ['relayed']]]));
   unreachable.disconnect();

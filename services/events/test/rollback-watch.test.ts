@@ -34,7 +34,11 @@ test('an epoch lost from Redis drops every queue once; clients are told BAD_EVEN
   // Redis as it was before the last round: its acknowledged epoch is gone.
   await stack.redis.decr(`${prefix}events:epoch`);
   expect(await watch.round()).toBe('rolled-back');
-  const polled = await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: queue.lastEventId, dont_block: true });
+  const polled = await user.client.get('/api/v1/events', {
+    queue_id: queue.queueId,
+    last_event_id: queue.lastEventId,
+    dont_block: true,
+  });
   expect(polled.status).toBe(400);
   expect(polled.body.code).toBe('BAD_EVENT_QUEUE_ID');
   // Detected once: the next rounds find Redis caught up again, and new queues live.

@@ -10,7 +10,10 @@ import { alertWords, commitEvent } from './support/producers';
 const REPLICA_ID = `wake-test-${crypto.randomBytes(4).toString('hex')}`;
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ services: ['events'], env: { EVENTS_REPLICA_ID: REPLICA_ID, EVENTS_HEARTBEAT_MIN_MS: '300', EVENTS_HEARTBEAT_JITTER_MS: '0' } });
+  stack = await startStack({
+    services: ['events'],
+    env: { EVENTS_REPLICA_ID: REPLICA_ID, EVENTS_HEARTBEAT_MIN_MS: '300', EVENTS_HEARTBEAT_JITTER_MS: '0' },
+  });
 });
 afterAll(() => stack.close());
 
@@ -33,9 +36,12 @@ test('polls during a subscriber reconnect are answered (no events), never with a
   for (let round = 0; round < 10; round++) {
     // Fresh queues: each poll must subscribe to its queue's wake-up channel.
     const queues: EventQueue[] = [];
-    for (let i = 0; i < 10; i++) queues.push(await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] }));
+    for (let i = 0; i < 10; i++)
+      queues.push(await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] }));
     killed += await killSubscriber();
-    const answers = await Promise.all(queues.map((queue) => user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1 })));
+    const answers = await Promise.all(
+      queues.map((queue) => user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1 })),
+    );
     for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
   }
   expect(killed).toBeGreaterThan(0);

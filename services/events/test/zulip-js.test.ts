@@ -57,7 +57,10 @@ test("zulip-js's callOnEachEvent loop keeps receiving events across replica rest
 
   const send = async (word: string) => {
     await commitEvent(stack, alertWords([word]), [user.id]);
-    await eventually(() => received.includes(word), () => `waiting for ${word}; got ${received.join(',')}; errors ${errors.join(' | ')}`);
+    await eventually(
+      () => received.includes(word),
+      () => `waiting for ${word}; got ${received.join(',')}; errors ${errors.join(' | ')}`,
+    );
   };
   await send('before');
 

@@ -41,7 +41,13 @@ export interface GatewayDeps {
 }
 
 /** Headers a service must not receive from the client (credentials stay at the gateway). */
-const STRIPPED_REQUEST_HEADERS = new Set(['authorization', 'cookie', 'connection', 'keep-alive', INTERNAL_TOKEN_HEADER]);
+const STRIPPED_REQUEST_HEADERS = new Set([
+  'authorization',
+  'cookie',
+  'connection',
+  'keep-alive',
+  INTERNAL_TOKEN_HEADER,
+]);
 const HOP_BY_HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
 function sendJsonError(res: http.ServerResponse, error: JsonableError, requestId: string): void {
@@ -102,9 +108,15 @@ export function createGateway(deps: GatewayDeps): RunningService {
   // of them together: with the free-socket cap above, most of those connections would be closed
   // and opened again on every round. Their own agent keeps them all.
   const longPollAgent = new UpstreamAgent({ ...socketLimits, maxFreeSockets: 1_000_000 });
-  const upstreams = Object.fromEntries(Object.entries(deps.serviceUrls).map(([name, url]) => [name, new URL(url)])) as Record<ServiceName, URL>;
+  const upstreams = Object.fromEntries(
+    Object.entries(deps.serviceUrls).map(([name, url]) => [name, new URL(url)]),
+  ) as Record<ServiceName, URL>;
 
-  async function authenticate(req: http.IncomingMessage, url: URL, rule: RouteRule): Promise<{ user: Requester | null; realmId: number | null }> {
+  async function authenticate(
+    req: http.IncomingMessage,
+    url: URL,
+    rule: RouteRule,
+  ): Promise<{ user: Requester | null; realmId: number | null }> {
     const hostRealm = await realms.byHost(req.headers.host);
     let credentials = parseBasicAuth(req.headers.authorization);
     if (!credentials && rule.auth === 'file') credentials = queryApiKey(url);
@@ -119,7 +131,14 @@ export function createGateway(deps: GatewayDeps): RunningService {
     return { user, realmId: user.realmId };
   }
 
-  function forward(req: http.IncomingMessage, res: http.ServerResponse, url: URL, rule: RouteRule, token: string, requestId: string) {
+  function forward(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    url: URL,
+    rule: RouteRule,
+    token: string,
+    requestId: string,
+  ) {
     const upstream = upstreams[rule.service];
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
@@ -157,7 +176,11 @@ export function createGateway(deps: GatewayDeps): RunningService {
       if (res.writableEnded) return;
       countUpstreamFailure(rule.service);
       logger.warn({ err: error, upstream: rule.service, request_id: requestId }, 'upstream request failed');
-      sendJsonError(res, new JsonableError(`The ${rule.service} service is unavailable`, { code: 'BAD_REQUEST', status: 503 }), requestId);
+      sendJsonError(
+        res,
+        new JsonableError(`The ${rule.service} service is unavailable`, { code: 'BAD_REQUEST', status: 503 }),
+        requestId,
+      );
     });
     // A client that goes away (e.g. a long-poll cut short) releases the upstream request too.
     res.on('close', () => {

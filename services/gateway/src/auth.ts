@@ -43,7 +43,10 @@ class LocalAuthCache {
   /** Bumped by every invalidation: a lookup that started before one must not be stored. */
   generation = 0;
 
-  constructor(private readonly subscriber: Redis, private readonly channel: string) {
+  constructor(
+    private readonly subscriber: Redis,
+    private readonly channel: string,
+  ) {
     subscriber.on('message', (_channel: string, message: string) => this.invalidate(JSON.parse(message) as string[]));
     subscriber.on('ready', () => void this.subscribe());
     subscriber.on('close', () => this.forgetAll());
@@ -100,7 +103,10 @@ export class Authenticator {
     private readonly redis: Redis,
     private readonly redisPrefix: string,
   ) {
-    this.local = new LocalAuthCache(redis.duplicate({ connectionName: 'gateway-auth-invalidations' }), new RedisKeys(redisPrefix).authInvalidations());
+    this.local = new LocalAuthCache(
+      redis.duplicate({ connectionName: 'gateway-auth-invalidations' }),
+      new RedisKeys(redisPrefix).authInvalidations(),
+    );
   }
 
   close(): void {
@@ -111,7 +117,9 @@ export class Authenticator {
     const known = this.local.get(apiKeyHash);
     if (known) return known;
     const generation = this.local.generation;
-    const auth = (await readAuthCache(this.redis, this.redisPrefix, apiKeyHash)) ?? (await this.readAndCache(apiKeyHash, generation));
+    const auth =
+      (await readAuthCache(this.redis, this.redisPrefix, apiKeyHash)) ??
+      (await this.readAndCache(apiKeyHash, generation));
     // Invalidated while we looked: what we read may be older than the invalidation.
     if (auth && generation === this.local.generation) this.local.set(apiKeyHash, auth);
     return auth;
@@ -160,7 +168,10 @@ export class Authenticator {
     if (!hasApiKeyFormat(apiKey)) throw new UnauthorizedError('Malformed API key');
     const auth = await this.lookup(hashApiKey(apiKey));
     const claimed = email?.trim().toLowerCase();
-    if (!auth || (claimed !== undefined && claimed !== auth.deliveryEmail.toLowerCase() && claimed !== auth.email.toLowerCase())) {
+    if (
+      !auth ||
+      (claimed !== undefined && claimed !== auth.deliveryEmail.toLowerCase() && claimed !== auth.email.toLowerCase())
+    ) {
       throw new UnauthorizedError('Invalid API key');
     }
     if (!auth.isActive) throw new UnauthorizedError('Account is deactivated');

@@ -15,8 +15,14 @@ export const gatewayEnvSpec = {
   UPLOADS_URL: env.url('base URL of the uploads service', 'http://127.0.0.1:9104'),
   EVENTS_URL: env.url('base URL of the event tier (a Service in front of its replicas)', 'http://127.0.0.1:9105'),
   UPSTREAM_TIMEOUT_MS: env.int('longest wait for a service answer (long-polls excepted)', 60_000),
-  UPSTREAM_SOCKET_MAX_AGE_MS: env.int('longest time a connection to a service is reused (so new replicas get requests after a scale-out)', UPSTREAM_SOCKET_DEFAULTS.maxAgeMs),
-  UPSTREAM_SOCKET_IDLE_MS: env.int('how long an unused connection to a service is kept open', UPSTREAM_SOCKET_DEFAULTS.idleMs),
+  UPSTREAM_SOCKET_MAX_AGE_MS: env.int(
+    'longest time a connection to a service is reused (so new replicas get requests after a scale-out)',
+    UPSTREAM_SOCKET_DEFAULTS.maxAgeMs,
+  ),
+  UPSTREAM_SOCKET_IDLE_MS: env.int(
+    'how long an unused connection to a service is kept open',
+    UPSTREAM_SOCKET_DEFAULTS.idleMs,
+  ),
   ...rateLimitEnvSpec,
 };
 

@@ -47,7 +47,13 @@ export function observeGatewayRequest(
   observeRequest(req, res, logger, gatewayMetrics(), { upstream }, () => ({
     method,
     route,
-    fields: { path: details.path, upstream, request_id: details.requestId, user_id: observation.userId, realm_id: observation.realmId ?? undefined },
+    fields: {
+      path: details.path,
+      upstream,
+      request_id: details.requestId,
+      user_id: observation.userId,
+      realm_id: observation.realmId ?? undefined,
+    },
   }));
   return observation;
 }

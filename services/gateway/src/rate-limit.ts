@@ -78,7 +78,9 @@ interface Verdict {
   fullAgainMs: number;
 }
 
-type RateLimitRedis = Redis & { teamchatRateLimit(key: string, limit: number, windowMs: number): Promise<[number, number, number, number]> };
+type RateLimitRedis = Redis & {
+  teamchatRateLimit(key: string, limit: number, windowMs: number): Promise<[number, number, number, number]>;
+};
 
 export class RateLimiter {
   private readonly redis: RateLimitRedis;
@@ -89,7 +91,8 @@ export class RateLimiter {
     readonly settings: RateLimitSettings,
     private readonly logger?: Logger,
   ) {
-    if (!('teamchatRateLimit' in redis)) redis.defineCommand('teamchatRateLimit', { numberOfKeys: 1, lua: GCRA_SCRIPT });
+    if (!('teamchatRateLimit' in redis))
+      redis.defineCommand('teamchatRateLimit', { numberOfKeys: 1, lua: GCRA_SCRIPT });
     this.redis = redis as RateLimitRedis;
   }
 
@@ -100,7 +103,9 @@ export class RateLimiter {
   async check(req: http.IncomingMessage, res: http.ServerResponse, user: Requester | null): Promise<void> {
     if (!this.settings.enabled) return;
     const rule = user ? this.settings.user : this.settings.ip;
-    const key = user ? `${this.prefix}ratelimit:user:${user.userId}` : `${this.prefix}ratelimit:ip:${this.clientAddress(req)}`;
+    const key = user
+      ? `${this.prefix}ratelimit:user:${user.userId}`
+      : `${this.prefix}ratelimit:ip:${this.clientAddress(req)}`;
     let verdict: Verdict;
     try {
       verdict = await this.spend(key, rule);
@@ -116,7 +121,11 @@ export class RateLimiter {
   }
 
   private async spend(key: string, rule: RateLimitRule): Promise<Verdict> {
-    const [allowed, remaining, retryAfterMs, fullAgainMs] = await this.redis.teamchatRateLimit(key, rule.limit, rule.windowSeconds * 1000);
+    const [allowed, remaining, retryAfterMs, fullAgainMs] = await this.redis.teamchatRateLimit(
+      key,
+      rule.limit,
+      rule.windowSeconds * 1000,
+    );
     return { allowed: allowed === 1, remaining, retryAfterMs, fullAgainMs };
   }
 

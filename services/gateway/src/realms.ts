@@ -22,7 +22,10 @@ export class RealmDirectory {
   constructor(private readonly db: Db) {}
 
   private async refresh(): Promise<void> {
-    this.realms = await this.db.realm.findMany({ select: { id: true, host: true, deactivated: true }, orderBy: { id: 'asc' } });
+    this.realms = await this.db.realm.findMany({
+      select: { id: true, host: true, deactivated: true },
+      orderBy: { id: 'asc' },
+    });
     this.loadedAt = Date.now();
   }
 
@@ -58,7 +61,10 @@ export class RealmDirectory {
   private find(host: string): RealmEntry | undefined {
     const lower = host.toLowerCase();
     const hostname = lower.split(':')[0];
-    return this.realms.find((realm) => realm.host === lower) ?? this.realms.find((realm) => realm.host.split(':')[0] === hostname);
+    return (
+      this.realms.find((realm) => realm.host === lower) ??
+      this.realms.find((realm) => realm.host.split(':')[0] === hostname)
+    );
   }
 
   /** For a host that names no realm (e.g. 127.0.0.1 in development): the first realm. */

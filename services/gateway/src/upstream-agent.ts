@@ -29,10 +29,18 @@ export class UpstreamAgent extends http.Agent {
   constructor(private readonly limits: UpstreamAgentOptions) {
     // `timeout` is the free sockets' idle timeout: while a request uses a socket, the request's
     // own timeout applies instead (0 for long-polls).
-    super({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: limits.maxFreeSockets, timeout: limits.idleSocketMs });
+    super({
+      keepAlive: true,
+      maxSockets: Infinity,
+      maxFreeSockets: limits.maxFreeSockets,
+      timeout: limits.idleSocketMs,
+    });
   }
 
-  override createConnection(options: http.ClientRequestArgs, callback?: (error: Error | null, socket: stream.Duplex) => void): stream.Duplex | null | undefined {
+  override createConnection(
+    options: http.ClientRequestArgs,
+    callback?: (error: Error | null, socket: stream.Duplex) => void,
+  ): stream.Duplex | null | undefined {
     const socket = super.createConnection(options, callback);
     if (socket) this.retireAt.set(socket, Date.now() + this.limits.maxSocketAgeMs * (1 - Math.random() * AGE_JITTER));
     return socket;

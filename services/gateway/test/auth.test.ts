@@ -27,11 +27,21 @@ describe('every authentication failure is a 401 UNAUTHORIZED', () => {
   });
 
   test('not HTTP Basic', async () => {
-    expectError(await withAuthorization('Bearer abc'), 401, 'UNAUTHORIZED', 'This endpoint requires HTTP basic authentication.');
+    expectError(
+      await withAuthorization('Bearer abc'),
+      401,
+      'UNAUTHORIZED',
+      'This endpoint requires HTTP basic authentication.',
+    );
   });
 
   test('Basic without a colon', async () => {
-    expectError(await withAuthorization(`Basic ${Buffer.from('no-colon').toString('base64')}`), 401, 'UNAUTHORIZED', 'Invalid authorization header for basic auth');
+    expectError(
+      await withAuthorization(`Basic ${Buffer.from('no-colon').toString('base64')}`),
+      401,
+      'UNAUTHORIZED',
+      'Invalid authorization header for basic auth',
+    );
   });
 
   test('a key of the wrong shape', async () => {
@@ -79,7 +89,10 @@ describe('every authentication failure is a 401 UNAUTHORIZED', () => {
       expectError(response, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
     }
     // The legacy ?api_key= of file URLs too.
-    const file = await stack.anonymous().withHost('nowhere.example.test').get('/user_uploads/1/ab/x.txt', { api_key: user.apiKey }, { validate: false });
+    const file = await stack
+      .anonymous()
+      .withHost('nowhere.example.test')
+      .get('/user_uploads/1/ab/x.txt', { api_key: user.apiKey }, { validate: false });
     expectError(file, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
   });
 });
@@ -113,7 +126,8 @@ describe("the gateways' in-memory copies", () => {
     try {
       const viaReplica = replica.client(victim);
       // Both gateways now hold the lookup in memory (the second request of each is served from it).
-      for (const client of [victim.client, viaReplica, victim.client, viaReplica]) expect((await client.get(ME)).status).toBe(200);
+      for (const client of [victim.client, viaReplica, victim.client, viaReplica])
+        expect((await client.get(ME)).status).toBe(200);
       // The Redis copy is gone after the first request of each gateway: only memory can answer now.
       await stack.redis.del(new RedisKeys(stack.deps.env.REDIS_PREFIX).auth(hashApiKey(victim.apiKey)));
       expect((await viaReplica.get(ME)).body.user_id).toBe(victim.id);
@@ -149,7 +163,11 @@ describe('routing', () => {
   test('a service that is down gives a 503 envelope', async () => {
     const response = await user.client.get('/api/v1/drafts');
     expect(response.status).toBe(503);
-    expect(response.body).toMatchObject({ result: 'error', code: 'BAD_REQUEST', msg: 'The messages service is unavailable' });
+    expect(response.body).toMatchObject({
+      result: 'error',
+      code: 'BAD_REQUEST',
+      msg: 'The messages service is unavailable',
+    });
   });
 });
 
@@ -163,20 +181,42 @@ describe('services accept only requests that came through the gateway', () => {
   test('with a forged, misdirected or expired token', async () => {
     const jwt = await import('jsonwebtoken');
     const { signInternalToken } = await import('@teamchat/core');
-    const claims = { user: { userId: user.id, realmId: stack.realm.id, role: 400, email: user.email, isBot: false }, realmId: stack.realm.id, method: 'GET' };
+    const claims = {
+      user: { userId: user.id, realmId: stack.realm.id, role: 400, email: user.email, isBot: false },
+      realmId: stack.realm.id,
+      method: 'GET',
+    };
     const forged = signInternalToken('not-the-secret', { ...claims, path: ME });
-    const otherPath = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, { ...claims, path: '/api/v1/server_settings' });
+    const otherPath = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, {
+      ...claims,
+      path: '/api/v1/server_settings',
+    });
     const expired = jwt.default.sign(
-      { u: [user.id, stack.realm.id, 400, user.email, false], r: stack.realm.id, m: 'GET', p: ME, rid: 'x', exp: Math.floor(Date.now() / 1000) - 10 },
+      {
+        u: [user.id, stack.realm.id, 400, user.email, false],
+        r: stack.realm.id,
+        m: 'GET',
+        p: ME,
+        rid: 'x',
+        exp: Math.floor(Date.now() / 1000) - 10,
+      },
       stack.deps.env.INTERNAL_JWT_SECRET,
       { issuer: 'teamchat-gateway', audience: 'teamchat-services' },
     );
     for (const token of [forged, otherPath, expired]) {
-      const response = await new ApiClient(stack.serviceUrls.users!).get(ME, {}, { headers: { 'x-teamchat-internal-token': token } });
+      const response = await new ApiClient(stack.serviceUrls.users!).get(
+        ME,
+        {},
+        { headers: { 'x-teamchat-internal-token': token } },
+      );
       expectError(response, 401, 'UNAUTHORIZED', 'Invalid internal token');
     }
     const valid = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, { ...claims, path: ME });
-    const accepted = await new ApiClient(stack.serviceUrls.users!).get(ME, {}, { headers: { 'x-teamchat-internal-token': valid } });
+    const accepted = await new ApiClient(stack.serviceUrls.users!).get(
+      ME,
+      {},
+      { headers: { 'x-teamchat-internal-token': valid } },
+    );
     expect(accepted.body.user_id).toBe(user.id);
   });
 

@@ -28,7 +28,10 @@ describe('with a per-user budget of 3 requests a minute', () => {
   test('GET /events?dont_block=true without a queue_id (it creates a queue) is counted: the 4th is refused', async () => {
     const user = await stack.createUser();
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await user.client.get(EVENTS, { dont_block: true, event_types: JSON.stringify(['message']) })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push(
+        (await user.client.get(EVENTS, { dont_block: true, event_types: JSON.stringify(['message']) })).status,
+      );
     expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
     const refused = await user.client.get(EVENTS, { dont_block: true });
     expectError(refused, 429, 'RATE_LIMIT_HIT', 'API usage exceeded rate limit');
@@ -37,15 +40,28 @@ describe('with a per-user budget of 3 requests a minute', () => {
   test('a non-blocking poll of an existing queue is counted', async () => {
     const user = await stack.createUser();
     const queueId = await registered(user);
-    for (let i = 0; i < 2; i++) expect((await user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: true })).status).toBe(200);
-    expectError(await user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: 'true' }), 429, 'RATE_LIMIT_HIT', 'API usage exceeded rate limit');
+    for (let i = 0; i < 2; i++)
+      expect((await user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: true })).status).toBe(
+        200,
+      );
+    expectError(
+      await user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: 'true' }),
+      429,
+      'RATE_LIMIT_HIT',
+      'API usage exceeded rate limit',
+    );
   });
 
   test('DELETE /events is counted', async () => {
     const user = await stack.createUser();
     const queues = [await registered(user), await registered(user)];
     expect((await user.client.delete(EVENTS, { queue_id: queues[0] })).status).toBe(200);
-    expectError(await user.client.delete(EVENTS, { queue_id: queues[1] }), 429, 'RATE_LIMIT_HIT', 'API usage exceeded rate limit');
+    expectError(
+      await user.client.delete(EVENTS, { queue_id: queues[1] }),
+      429,
+      'RATE_LIMIT_HIT',
+      'API usage exceeded rate limit',
+    );
   });
 
   test('a poll that may park is not counted: a user past the budget still gets their events', async () => {

@@ -24,7 +24,13 @@ beforeAll(async () => {
     db: stack.db,
     redis: stack.redis,
     logger: stack.deps.logger,
-    serviceUrls: { users: stack.serviceUrls.users!, messages: NOWHERE, channels: NOWHERE, uploads: NOWHERE, events: NOWHERE },
+    serviceUrls: {
+      users: stack.serviceUrls.users!,
+      messages: NOWHERE,
+      channels: NOWHERE,
+      uploads: NOWHERE,
+      events: NOWHERE,
+    },
   });
   publicServer = await listen(withProcessEndpoints(gateway.handler, { stopping: false }), 0, '127.0.0.1');
   publicServer.on('close', () => void gateway.close());

@@ -11,7 +11,10 @@ import { rateLimitSettings, ZULIP_RATE_LIMITS } from '../src/rate-limit';
 const ME = '/api/v1/users/me';
 const SERVER_SETTINGS = '/api/v1/server_settings';
 
-function expectRateLimited(response: { status: number; headers: http.IncomingHttpHeaders; body: any }, windowSeconds: number): number {
+function expectRateLimited(
+  response: { status: number; headers: http.IncomingHttpHeaders; body: any },
+  windowSeconds: number,
+): number {
   expectError(response as never, 429, 'RATE_LIMIT_HIT', 'API usage exceeded rate limit');
   const retryAfter = response.body['retry-after'];
   // Zulip's envelope: exactly result, msg, code and retry-after.
@@ -30,7 +33,12 @@ describe('with a per-user budget of 3 requests a minute and a per-IP one of 2', 
   let othello: TestUser;
   beforeAll(async () => {
     stack = await startStack({
-      rateLimits: { RATE_LIMIT_USER_REQUESTS: 3, RATE_LIMIT_USER_WINDOW_SECONDS: 60, RATE_LIMIT_IP_REQUESTS: 2, RATE_LIMIT_IP_WINDOW_SECONDS: 60 },
+      rateLimits: {
+        RATE_LIMIT_USER_REQUESTS: 3,
+        RATE_LIMIT_USER_WINDOW_SECONDS: 60,
+        RATE_LIMIT_IP_REQUESTS: 2,
+        RATE_LIMIT_IP_WINDOW_SECONDS: 60,
+      },
     });
     iago = await stack.createUser({ email: 'iago@example.com' });
     othello = await stack.createUser({ email: 'othello@example.com' });
@@ -53,20 +61,24 @@ describe('with a per-user budget of 3 requests a minute and a per-IP one of 2', 
     expect((await othello.client.get(ME)).status).toBe(200);
   });
 
-  test('unauthenticated requests spend their IP address\'s budget, not a user\'s', async () => {
+  test("unauthenticated requests spend their IP address's budget, not a user's", async () => {
     const anonymous = stack.anonymous();
     expect((await anonymous.get(SERVER_SETTINGS)).status).toBe(200);
     expect((await anonymous.get(SERVER_SETTINGS)).status).toBe(200);
     expectRateLimited(await anonymous.get(SERVER_SETTINGS), 60);
     // A wrong password is an unauthenticated request too.
-    expectRateLimited(await anonymous.post('/api/v1/fetch_api_key', { username: 'iago@example.com', password: 'wrong' }), 60);
+    expectRateLimited(
+      await anonymous.post('/api/v1/fetch_api_key', { username: 'iago@example.com', password: 'wrong' }),
+      60,
+    );
     // The same address, authenticated: the user's own budget.
     expect((await othello.client.get(SERVER_SETTINGS)).status).toBe(200);
   });
 
   test('a refused request does not reach the service', async () => {
     const user = await stack.createUser({ email: 'desdemona@example.com' });
-    for (let i = 0; i < 3; i++) expect((await user.client.post('/api/v1/users/me/presence', { status: 'active' })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await user.client.post('/api/v1/users/me/presence', { status: 'active' })).status).toBe(200);
     await stack.db.userPresence.deleteMany({ where: { user_profile_id: user.id } });
     expectRateLimited(await user.client.post('/api/v1/users/me/presence', { status: 'active' }), 60);
     expect(await stack.db.userPresence.count({ where: { user_profile_id: user.id } })).toBe(0);
@@ -85,7 +97,11 @@ describe('with a per-user budget of 3 requests a minute and a per-IP one of 2', 
     // A second gateway on the same Redis and prefix (its own internal secret: it can only refuse).
     const prefix = stack.deps.env.REDIS_PREFIX;
     expect(await stack.redis.exists(`${prefix}ratelimit:user:${user.id}`)).toBe(1);
-    const replica = await stack.startGatewayReplica({ INTERNAL_JWT_SECRET: 'another-replica-secret', RATE_LIMIT_USER_REQUESTS: 3, RATE_LIMIT_USER_WINDOW_SECONDS: 60 });
+    const replica = await stack.startGatewayReplica({
+      INTERNAL_JWT_SECRET: 'another-replica-secret',
+      RATE_LIMIT_USER_REQUESTS: 3,
+      RATE_LIMIT_USER_WINDOW_SECONDS: 60,
+    });
     try {
       const viaReplica = replica.client(user);
       expectRateLimited(await viaReplica.get(ME), 60);
@@ -124,20 +140,32 @@ describe.each([
 ])('behind a proxy, RATE_LIMIT_TRUST_FORWARDED_FOR=%s', (trust, title) => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ rateLimits: { RATE_LIMIT_IP_REQUESTS: 2, RATE_LIMIT_IP_WINDOW_SECONDS: 60, RATE_LIMIT_TRUST_FORWARDED_FOR: trust } });
+    stack = await startStack({
+      rateLimits: {
+        RATE_LIMIT_IP_REQUESTS: 2,
+        RATE_LIMIT_IP_WINDOW_SECONDS: 60,
+        RATE_LIMIT_TRUST_FORWARDED_FOR: trust,
+      },
+    });
   });
   afterAll(() => stack.close());
 
   test(title, async () => {
     // What ingress-nginx sends: the client's own header (forgeable) and, last, the peer it saw.
     const via = (client: string) => ({ headers: { 'x-forwarded-for': `10.9.9.9, ${client}` } });
-    for (let i = 0; i < 2; i++) expect((await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.1'))).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.1'))).status).toBe(200);
     expectRateLimited(await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.1')), 60);
     const other = await stack.anonymous().get(SERVER_SETTINGS, {}, via('203.0.113.2'));
     if (trust) expect(other.status).toBe(200);
     else expectRateLimited(other, 60);
     // A forged first entry does not buy a new budget.
-    expectRateLimited(await stack.anonymous().get(SERVER_SETTINGS, {}, { headers: { 'x-forwarded-for': `198.51.100.77, 203.0.113.1` } }), 60);
+    expectRateLimited(
+      await stack
+        .anonymous()
+        .get(SERVER_SETTINGS, {}, { headers: { 'x-forwarded-for': `198.51.100.77, 203.0.113.1` } }),
+      60,
+    );
   });
 });
 
@@ -145,7 +173,9 @@ describe('disabled (RATE_LIMIT_ENABLED=false, for benchmarks)', () => {
   let stack: Stack;
   let user: TestUser;
   beforeAll(async () => {
-    stack = await startStack({ rateLimits: { RATE_LIMIT_ENABLED: false, RATE_LIMIT_USER_REQUESTS: 1, RATE_LIMIT_IP_REQUESTS: 1 } });
+    stack = await startStack({
+      rateLimits: { RATE_LIMIT_ENABLED: false, RATE_LIMIT_USER_REQUESTS: 1, RATE_LIMIT_IP_REQUESTS: 1 },
+    });
     user = await stack.createUser({ email: 'horatio@example.com' });
   });
   afterAll(() => stack.close());
@@ -180,7 +210,12 @@ describe('configuration', () => {
       RATE_LIMIT_IP_WINDOW_SECONDS: '30',
       RATE_LIMIT_TRUST_FORWARDED_FOR: 'true',
     });
-    expect(rateLimitSettings(env)).toEqual({ enabled: false, user: { limit: 50, windowSeconds: 10 }, ip: { limit: 5, windowSeconds: 30 }, trustForwardedFor: true });
+    expect(rateLimitSettings(env)).toEqual({
+      enabled: false,
+      user: { limit: 50, windowSeconds: 10 },
+      ip: { limit: 5, windowSeconds: 30 },
+      trustForwardedFor: true,
+    });
   });
 
   test('refuses a value that is not a number', () => {

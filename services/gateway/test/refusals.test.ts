@@ -18,15 +18,32 @@ beforeAll(async () => {
   stack = await startStack();
   // A "users service" that refuses every request at once, without reading its body (as tus
   // does with a 412 when Tus-Resumable is missing).
-  upstream = await listen((_req, res) => {
-    res.writeHead(412, { 'Content-Type': 'application/json' }).end('{"result":"error","msg":"refused early","code":"BAD_REQUEST"}');
-  }, 0, '127.0.0.1');
+  upstream = await listen(
+    (_req, res) => {
+      res
+        .writeHead(412, { 'Content-Type': 'application/json' })
+        .end('{"result":"error","msg":"refused early","code":"BAD_REQUEST"}');
+    },
+    0,
+    '127.0.0.1',
+  );
   const gateway = createGateway({
-    env: { INTERNAL_JWT_SECRET: 'refusals-test-secret', REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 10_000, ...GENEROUS_RATE_LIMITS },
+    env: {
+      INTERNAL_JWT_SECRET: 'refusals-test-secret',
+      REDIS_PREFIX: stack.deps.env.REDIS_PREFIX,
+      UPSTREAM_TIMEOUT_MS: 10_000,
+      ...GENEROUS_RATE_LIMITS,
+    },
     db: stack.db,
     redis: stack.redis,
     logger: createLogger('refusals', 'silent'),
-    serviceUrls: { users: serverUrl(upstream), messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: 'http://127.0.0.1:9' },
+    serviceUrls: {
+      users: serverUrl(upstream),
+      messages: 'http://127.0.0.1:9',
+      channels: 'http://127.0.0.1:9',
+      uploads: 'http://127.0.0.1:9',
+      events: 'http://127.0.0.1:9',
+    },
   });
   gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');
   gatewayUrl = new URL(serverUrl(gatewayServer));
@@ -50,7 +67,11 @@ function post(agent: http.Agent, path: string, body: Buffer): Promise<{ status: 
       method: 'POST',
       path,
       agent,
-      headers: { host: new URL(stack.gatewayUrl).host, 'content-type': 'application/x-www-form-urlencoded', 'content-length': body.length },
+      headers: {
+        host: new URL(stack.gatewayUrl).host,
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-length': body.length,
+      },
     });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
@@ -79,16 +100,30 @@ test('a body the service did not read is dropped: the same keep-alive connection
 
 test('a URL past the header size limit is a 431 error envelope, not a bare status line', async () => {
   const response = await new Promise<{ status: number; type: string | undefined; body: string }>((resolve, reject) => {
-    const req = http.request({ hostname: gatewayUrl.hostname, port: gatewayUrl.port, path: `/api/v1/users/me?q=${'x'.repeat(20_000)}` });
+    const req = http.request({
+      hostname: gatewayUrl.hostname,
+      port: gatewayUrl.port,
+      path: `/api/v1/users/me?q=${'x'.repeat(20_000)}`,
+    });
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body: Buffer.concat(chunks).toString() }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          type: res.headers['content-type'],
+          body: Buffer.concat(chunks).toString(),
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
   });
   expect(response.status).toBe(431);
   expect(response.type).toBe('application/json');
-  expect(JSON.parse(response.body)).toEqual({ result: 'error', msg: 'Request header fields too large', code: 'BAD_REQUEST' });
+  expect(JSON.parse(response.body)).toEqual({
+    result: 'error',
+    msg: 'Request header fields too large',
+    code: 'BAD_REQUEST',
+  });
 });

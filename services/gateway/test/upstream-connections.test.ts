@@ -40,14 +40,18 @@ class FakeReplica {
   constructor(readonly name: string) {}
 
   async start(): Promise<this> {
-    this.server = await listen((req, res) => {
-      this.requests++;
-      const delayMs = Number(new URL(req.url ?? '/', 'http://replica').searchParams.get('delay_ms') ?? 5);
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ result: 'success', msg: '', events: [], replica: this.name, path: req.url }));
-      }, delayMs);
-    }, 0, '127.0.0.1');
+    this.server = await listen(
+      (req, res) => {
+        this.requests++;
+        const delayMs = Number(new URL(req.url ?? '/', 'http://replica').searchParams.get('delay_ms') ?? 5);
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ result: 'success', msg: '', events: [], replica: this.name, path: req.url }));
+        }, delayMs);
+      },
+      0,
+      '127.0.0.1',
+    );
     this.server.on('connection', (socket: net.Socket) => {
       this.connections++;
       socket.on('close', () => this.closed++);
@@ -124,11 +128,21 @@ beforeAll(async () => {
     redis: stack.redis,
     logger: createLogger('upstream-connections', 'silent'),
     // Every service is "the Service" in front of the fake replicas.
-    serviceUrls: { users: balancer.url, messages: balancer.url, channels: balancer.url, uploads: balancer.url, events: balancer.url },
+    serviceUrls: {
+      users: balancer.url,
+      messages: balancer.url,
+      channels: balancer.url,
+      uploads: balancer.url,
+      events: balancer.url,
+    },
   });
   gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');
   closeGateway = () => gateway.close();
-  client = new ApiClient(serverUrl(gatewayServer), { email: user.deliveryEmail, apiKey: user.apiKey }, { host: stack.realm.host });
+  client = new ApiClient(
+    serverUrl(gatewayServer),
+    { email: user.deliveryEmail, apiKey: user.apiKey },
+    { host: stack.realm.host },
+  );
 });
 
 afterAll(async () => {
@@ -164,7 +178,10 @@ test('after a scale-out, long-polls and other requests reach the new replica, ov
 
     await second.start();
     balancer.replicas.push(second);
-    await waitFor('the new replica gets long-polls and requests', () => second.requests >= 50 && answeredBy.second >= 50);
+    await waitFor(
+      'the new replica gets long-polls and requests',
+      () => second.requests >= 50 && answeredBy.second >= 50,
+    );
     // The gateway still uses the first replica too (half of its new connections go there).
     const firstBefore = first.requests;
     await waitFor('the first replica keeps answering', () => first.requests >= firstBefore + 50);
@@ -181,7 +198,11 @@ test('after a scale-out, long-polls and other requests reach the new replica, ov
 });
 
 test('a long-poll parked past the maximum socket age is answered, not cut: a socket is closed only after its response', async () => {
-  const response = await client.get('/api/v1/events', { queue_id: 'q', last_event_id: -1, delay_ms: MAX_SOCKET_AGE_MS * 2 }, { validate: false });
+  const response = await client.get(
+    '/api/v1/events',
+    { queue_id: 'q', last_event_id: -1, delay_ms: MAX_SOCKET_AGE_MS * 2 },
+    { validate: false },
+  );
   expect(response.status).toBe(200);
   expect(response.body).toMatchObject({ result: 'success', events: [] });
 });
@@ -200,11 +221,21 @@ test('a connection to a service left unused is closed after UPSTREAM_SOCKET_IDLE
     db: stack.db,
     redis: stack.redis,
     logger: createLogger('upstream-connections', 'silent'),
-    serviceUrls: { users: `http://127.0.0.1:${replica.port}`, messages: 'http://127.0.0.1:9', channels: 'http://127.0.0.1:9', uploads: 'http://127.0.0.1:9', events: `http://127.0.0.1:${replica.port}` },
+    serviceUrls: {
+      users: `http://127.0.0.1:${replica.port}`,
+      messages: 'http://127.0.0.1:9',
+      channels: 'http://127.0.0.1:9',
+      uploads: 'http://127.0.0.1:9',
+      events: `http://127.0.0.1:${replica.port}`,
+    },
   });
   const server = await listen(gateway.handler, 0, '127.0.0.1');
   try {
-    const idleClient = new ApiClient(serverUrl(server), { email: user.deliveryEmail, apiKey: user.apiKey }, { host: stack.realm.host });
+    const idleClient = new ApiClient(
+      serverUrl(server),
+      { email: user.deliveryEmail, apiKey: user.apiKey },
+      { host: stack.realm.host },
+    );
     // A plain request and a long-poll (two agents of the gateway).
     for (const [index, path] of ['/api/v1/users/me', '/api/v1/events?queue_id=q&last_event_id=-1'].entries()) {
       expect((await idleClient.get(path, {}, { validate: false })).status).toBe(200);

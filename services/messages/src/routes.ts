@@ -3,7 +3,13 @@ import { BODY_LIMITS, type Route } from '@teamchat/core';
 import { EMOJI_DATA_PATH } from '@teamchat/domain';
 import type { MessagesDeps } from './deps';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
-import { markAllAsRead, markStreamAsRead, markTopicAsRead, updateMessageFlags, updateMessageFlagsForNarrow } from './views/flags';
+import {
+  markAllAsRead,
+  markStreamAsRead,
+  markTopicAsRead,
+  updateMessageFlags,
+  updateMessageFlagsForNarrow,
+} from './views/flags';
 import { getMessage, getMessages, renderMessage, sendMessage } from './views/messages';
 import { deleteMessage, getMessageHistory, updateMessage } from './views/edit';
 import { addReaction, getEmojiData, removeReaction } from './views/reactions';

@@ -23,18 +23,28 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const remove = (user: TestUser, id: number) => user.client.delete(`/api/v1/messages/${id}`);
-const send = async (user: TestUser, params: Record<string, unknown>) => (await user.client.post('/api/v1/messages', params as never)).body.id as number;
+const send = async (user: TestUser, params: Record<string, unknown>) =>
+  (await user.client.post('/api/v1/messages', params as never)).body.id as number;
 const exists = async (id: number) => (await stack.db.message.findUnique({ where: { id } })) !== null;
 const setRealmGroup = async (name: string, group: Parameters<typeof systemGroupId>[2]) => {
   const groupId = await systemGroupId(stack.db, stack.realm.id, group);
-  await stack.db.groupSetting.update({ where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } }, data: { group_id: groupId } });
+  await stack.db.groupSetting.update({
+    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
+    data: { group_id: groupId },
+  });
 };
 const cleanupJobs = async () =>
-  (await stack.deps.jobs.queue(JOB_QUEUES.uploadsCleanup).getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized', 'paused'])).map((job) => job.data);
+  (
+    await stack.deps.jobs
+      .queue(JOB_QUEUES.uploadsCleanup)
+      .getJobs(['waiting', 'delayed', 'active', 'completed', 'failed', 'prioritized', 'paused'])
+  ).map((job) => job.data);
 
 async function upload(owner: TestUser, name: string) {
   const pathId = `${stack.realm.id}/${name}abcdefghijklmnopqrstuvwx/${name}.txt`;
-  const attachment = await stack.db.attachment.create({ data: { realm_id: stack.realm.id, owner_id: owner.id, path_id: pathId, file_name: `${name}.txt`, size: 12n } });
+  const attachment = await stack.db.attachment.create({
+    data: { realm_id: stack.realm.id, owner_id: owner.id, path_id: pathId, file_name: `${name}.txt`, size: 12n },
+  });
   return { attachment, link: `[${name}](/user_uploads/${pathId})` };
 }
 
@@ -49,7 +59,13 @@ test('own message: the event to everyone who had it and the deleter; reactions a
   expect(await stack.db.userMessage.count({ where: { message_id: id } })).toBe(0);
   expect(await stack.db.reaction.count({ where: { message_id: id } })).toBe(0);
   const [event] = ofType(captured, 'delete_message');
-  expect(event.event).toEqual({ type: 'delete_message', message_ids: [id], message_type: 'stream', stream_id: stream.id, topic: 'gone soon' });
+  expect(event.event).toEqual({
+    type: 'delete_message',
+    message_ids: [id],
+    message_type: 'stream',
+    stream_id: stream.id,
+    topic: 'gone soon',
+  });
   expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
   expectError(await remove(alice, id), 400, 'BAD_REQUEST', 'Invalid message(s)');
 });
@@ -63,7 +79,11 @@ test('a direct message; an administrator deleting in a channel they are not in g
   expect(event.event).toEqual({ type: 'delete_message', message_ids: [dm], message_type: 'private' });
   expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
 
-  const stream = await stack.createStream({ name: 'admin deletes', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const stream = await stack.createStream({
+    name: 'admin deletes',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id],
+  });
   const id = await send(bob, { type: 'stream', to: stream.id, topic: 't', content: 'spam' });
   const second = await captureEvents(stack, async () => {
     expect((await remove(admin, id)).status).toBe(200);
@@ -73,7 +93,11 @@ test('a direct message; an administrator deleting in a channel they are not in g
 });
 
 test("permissions: others' messages, the realm's groups, the time limit, bots' owners", async () => {
-  const stream = await stack.createStream({ name: 'delete rules', creatorId: alice.id, subscribers: [alice.id, bob.id, carol.id] });
+  const stream = await stack.createStream({
+    name: 'delete rules',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id, carol.id],
+  });
   const mine = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'mine' });
   expectError(await remove(bob, mine), 400, 'BAD_REQUEST', "You don't have permission to delete this message");
   const dm = await send(alice, { type: 'direct', to: [carol.id], content: 'dm' });
@@ -83,7 +107,9 @@ test("permissions: others' messages, the realm's groups, the time limit, bots' o
   await setRealmGroup('can_delete_own_message_group', 'role:administrators');
   expectError(await remove(alice, dm), 400, 'BAD_REQUEST', "You don't have permission to delete this message");
   const nobody = await systemGroupId(stack.db, stack.realm.id, 'role:nobody');
-  const channelSetting = { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_delete_own_message_group' } };
+  const channelSetting = {
+    owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_delete_own_message_group' },
+  };
   const { group_id: channelGroup } = await stack.db.groupSetting.findUniqueOrThrow({ where: channelSetting });
   await stack.db.groupSetting.update({ where: channelSetting, data: { group_id: nobody } });
   expectError(await remove(alice, mine), 400, 'BAD_REQUEST', "You don't have permission to delete this message");
@@ -91,7 +117,10 @@ test("permissions: others' messages, the realm's groups, the time limit, bots' o
   await setRealmGroup('can_delete_own_message_group', 'role:everyone');
 
   const realm = await stack.db.realm.findUniqueOrThrow({ where: { id: stack.realm.id } });
-  await stack.db.realm.update({ where: { id: realm.id }, data: { settings: { ...(realm.settings as object), realm_message_content_delete_limit_seconds: 60 } as never } });
+  await stack.db.realm.update({
+    where: { id: realm.id },
+    data: { settings: { ...(realm.settings as object), realm_message_content_delete_limit_seconds: 60 } as never },
+  });
   await stack.db.message.update({ where: { id: mine }, data: { date_sent: new Date(Date.now() - 120_000) } });
   expectError(await remove(alice, mine), 400, 'BAD_REQUEST', 'The time limit for deleting this message has passed');
   await stack.db.realm.update({ where: { id: realm.id }, data: { settings: realm.settings as never } });
@@ -101,19 +130,33 @@ test("permissions: others' messages, the realm's groups, the time limit, bots' o
   await setRealmGroup('can_delete_any_message_group', 'role:administrators');
 
   const bot = await stack.createUser({ fullName: 'Carol Bot', email: 'carol-bot@example.com' });
-  await stack.db.userProfile.update({ where: { id: bot.id }, data: { is_bot: true, bot_type: 1, bot_owner_id: carol.id } });
+  await stack.db.userProfile.update({
+    where: { id: bot.id },
+    data: { is_bot: true, bot_type: 1, bot_owner_id: carol.id },
+  });
   await stack.subscribe(stream.id, [bot.id]);
   const fromBot = await send(bot, { type: 'stream', to: stream.id, topic: 't', content: 'beep' });
   expect((await remove(carol, fromBot)).status).toBe(200);
 });
 
 test("the channel's oldest message: first_message_id moves, with a stream event", async () => {
-  const stream = await stack.createStream({ name: 'first message', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const stream = await stack.createStream({
+    name: 'first message',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id],
+  });
   const first = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'first' });
   const second = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'second' });
   const captured = await captureEvents(stack, () => remove(alice, first));
   const [event] = ofType(captured, 'stream');
-  expect(event.event).toEqual({ type: 'stream', op: 'update', property: 'first_message_id', value: second, stream_id: stream.id, name: 'first message' });
+  expect(event.event).toEqual({
+    type: 'stream',
+    op: 'update',
+    property: 'first_message_id',
+    value: second,
+    stream_id: stream.id,
+    name: 'first message',
+  });
   // To those told about the deletion (Zulip's check_update_first_message_id; the worker's delete-topic job too).
   const [deletion] = ofType(captured, 'delete_message');
   expect(event.recipientIds).toEqual(deletion.recipientIds);
@@ -139,21 +182,43 @@ test('editing away an upload link unlinks it and reports it in detached_uploads'
   expect((await stack.db.message.findUniqueOrThrow({ where: { id } })).has_attachment).toBe(true);
   const response = await alice.client.patch(`/api/v1/messages/${id}`, { content: 'nothing attached' });
   expect(response.body.detached_uploads).toEqual([
-    { id: file.attachment.id, name: 'detach.txt', path_id: file.attachment.path_id, size: 12, create_time: file.attachment.create_time.getTime(), messages: [] },
+    {
+      id: file.attachment.id,
+      name: 'detach.txt',
+      path_id: file.attachment.path_id,
+      size: 12,
+      create_time: file.attachment.create_time.getTime(),
+      messages: [],
+    },
   ]);
   expect((await stack.db.message.findUniqueOrThrow({ where: { id } })).has_attachment).toBe(false);
   // Linking it again claims it again.
-  expect((await alice.client.patch(`/api/v1/messages/${id}`, { content: `back: ${file.link}` })).body.detached_uploads).toEqual([]);
+  expect(
+    (await alice.client.patch(`/api/v1/messages/${id}`, { content: `back: ${file.link}` })).body.detached_uploads,
+  ).toEqual([]);
   expect(await stack.db.attachmentMessage.count({ where: { message_id: id } })).toBe(1);
 });
 
 test('through the event tier: bulk_message_deletion clients get message_ids, others one event per message', async () => {
-  const stream = await stack.createStream({ name: 'tier deletes', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const stream = await stack.createStream({
+    name: 'tier deletes',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id],
+  });
   const id = await send(alice, { type: 'stream', to: stream.id, topic: '', content: 'x' });
-  const bulk = await registerEventQueue(bob.client, { event_types: JSON.stringify(['delete_message']), client_capabilities: JSON.stringify({ bulk_message_deletion: true }) });
+  const bulk = await registerEventQueue(bob.client, {
+    event_types: JSON.stringify(['delete_message']),
+    client_capabilities: JSON.stringify({ bulk_message_deletion: true }),
+  });
   const legacy = await registerEventQueue(alice.client, { event_types: JSON.stringify(['delete_message']) });
   await remove(alice, id);
-  expect((await bulk.next())[0]).toMatchObject({ type: 'delete_message', message_ids: [id], message_type: 'stream', stream_id: stream.id, topic: 'general chat' });
+  expect((await bulk.next())[0]).toMatchObject({
+    type: 'delete_message',
+    message_ids: [id],
+    message_type: 'stream',
+    stream_id: stream.id,
+    topic: 'general chat',
+  });
   const [single] = await legacy.next();
   expect(single).toMatchObject({ type: 'delete_message', message_id: id, message_type: 'stream' });
   expect(single).not.toHaveProperty('message_ids');

@@ -19,7 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const create = (user: TestUser, drafts: unknown) => user.client.post('/api/v1/drafts', { drafts: typeof drafts === 'string' ? drafts : JSON.stringify(drafts) });
+const create = (user: TestUser, drafts: unknown) =>
+  user.client.post('/api/v1/drafts', { drafts: typeof drafts === 'string' ? drafts : JSON.stringify(drafts) });
 
 describe('drafts', () => {
   test('create (server-set id and timestamp), list, and the add event', async () => {
@@ -28,7 +29,13 @@ describe('drafts', () => {
     const captured = await captureEvents(stack, async () => {
       response = await create(alice, [
         { type: 'stream', to: [general.id], topic: 'plans', content: 'Let us plan' },
-        { type: 'private', to: [carol.id, bob.id, alice.id], topic: 'ignored', content: 'group note', timestamp: 1_595_479_019 },
+        {
+          type: 'private',
+          to: [carol.id, bob.id, alice.id],
+          topic: 'ignored',
+          content: 'group note',
+          timestamp: 1_595_479_019,
+        },
         { type: '', to: [], topic: '', content: 'unaddressed' },
       ]);
     });
@@ -39,8 +46,22 @@ describe('drafts', () => {
     const listed = await alice.client.get('/api/v1/drafts');
     expect(listed.body.count).toBe(3);
     expect(listed.body.drafts).toEqual([
-      { id: groupId, type: 'private', to: [bob.id, carol.id].sort((a, b) => a - b), topic: '', content: 'group note', timestamp: 1_595_479_019 },
-      { id: streamId, type: 'stream', to: [general.id], topic: 'plans', content: 'Let us plan', timestamp: expect.any(Number) },
+      {
+        id: groupId,
+        type: 'private',
+        to: [bob.id, carol.id].sort((a, b) => a - b),
+        topic: '',
+        content: 'group note',
+        timestamp: 1_595_479_019,
+      },
+      {
+        id: streamId,
+        type: 'stream',
+        to: [general.id],
+        topic: 'plans',
+        content: 'Let us plan',
+        timestamp: expect.any(Number),
+      },
       { id: looseId, type: '', to: [], topic: '', content: 'unaddressed', timestamp: expect.any(Number) },
     ]);
     expect(listed.body.drafts[1].timestamp).toBeGreaterThanOrEqual(before);
@@ -69,19 +90,40 @@ describe('drafts', () => {
 
   test('edit: replaces the draft and sends the update event', async () => {
     const [id] = (await create(alice, [{ type: '', to: [], topic: '', content: 'first words' }])).body.ids;
-    const draft = { type: 'stream', to: [general.id], topic: 'moved', content: 'better words', timestamp: 1_700_000_000 };
+    const draft = {
+      type: 'stream',
+      to: [general.id],
+      topic: 'moved',
+      content: 'better words',
+      timestamp: 1_700_000_000,
+    };
     const [event] = await captureEvents(stack, async () => {
       const response = await alice.client.patch(`/api/v1/drafts/${id}`, { draft: JSON.stringify(draft) });
       expect(response.body).toEqual({ result: 'success', msg: '' });
     });
     expect(event.event).toEqual({ type: 'drafts', op: 'update', draft: { id, ...draft } });
     expect(event.recipientIds).toEqual([alice.id]);
-    expectError(await bob.client.patch(`/api/v1/drafts/${id}`, { draft: JSON.stringify(draft) }), 404, 'BAD_REQUEST', 'Draft does not exist');
-    expectError(await alice.client.patch('/api/v1/drafts/999999', { draft: JSON.stringify(draft) }), 404, 'BAD_REQUEST', 'Draft does not exist');
-    expectError(await alice.client.patch(`/api/v1/drafts/${id}`, {}), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'draft' argument");
+    expectError(
+      await bob.client.patch(`/api/v1/drafts/${id}`, { draft: JSON.stringify(draft) }),
+      404,
+      'BAD_REQUEST',
+      'Draft does not exist',
+    );
+    expectError(
+      await alice.client.patch('/api/v1/drafts/999999', { draft: JSON.stringify(draft) }),
+      404,
+      'BAD_REQUEST',
+      'Draft does not exist',
+    );
+    expectError(
+      await alice.client.patch(`/api/v1/drafts/${id}`, {}),
+      400,
+      'REQUEST_VARIABLE_MISSING',
+      "Missing 'draft' argument",
+    );
   });
 
-  test('delete: only one\'s own, with the remove event', async () => {
+  test("delete: only one's own, with the remove event", async () => {
     const [id] = (await create(alice, [{ type: '', to: [], topic: '', content: 'to delete' }])).body.ids;
     expectError(await bob.client.delete(`/api/v1/drafts/${id}`), 404, 'BAD_REQUEST', 'Draft does not exist');
     const [event] = await captureEvents(stack, async () => {
@@ -93,7 +135,8 @@ describe('drafts', () => {
   });
 
   test('validation', async () => {
-    const bad = async (draft: Record<string, unknown>, msg: string) => expectError(await create(alice, [draft]), 400, 'BAD_REQUEST', msg);
+    const bad = async (draft: Record<string, unknown>, msg: string) =>
+      expectError(await create(alice, [draft]), 400, 'BAD_REQUEST', msg);
     const valid = { type: 'stream', to: [general.id], topic: 't', content: 'c' };
     await bad({ ...valid, id: 5 }, 'Argument "id" at drafts[0] is unexpected');
     await bad({ ...valid, type: 'channel' }, 'Invalid drafts[0]["type"]');
@@ -109,18 +152,35 @@ describe('drafts', () => {
     const { topic: _omitted, ...withoutTopic } = valid;
     await bad(withoutTopic, "drafts[0] is missing the 'topic' key");
     expectError(await create(alice, '{"type": "stream"}'), 400, 'BAD_REQUEST', 'drafts is not a list');
-    expectError(await alice.client.post('/api/v1/drafts', {}), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'drafts' argument");
+    expectError(
+      await alice.client.post('/api/v1/drafts', {}),
+      400,
+      'REQUEST_VARIABLE_MISSING',
+      "Missing 'drafts' argument",
+    );
     const long = await create(alice, [{ ...valid, topic: 'z'.repeat(80) }]);
-    expect((await stack.db.draft.findUniqueOrThrow({ where: { id: long.body.ids[0] } })).topic).toBe(`${'z'.repeat(57)}...`);
+    expect((await stack.db.draft.findUniqueOrThrow({ where: { id: long.body.ids[0] } })).topic).toBe(
+      `${'z'.repeat(57)}...`,
+    );
   });
 
   test('with synchronisation turned off, every draft endpoint refuses', async () => {
     const private_ = await stack.createUser();
-    await stack.db.userProfile.update({ where: { id: private_.id }, data: { settings: { enable_drafts_synchronization: false } } });
+    await stack.db.userProfile.update({
+      where: { id: private_.id },
+      data: { settings: { enable_drafts_synchronization: false } },
+    });
     const msg = 'User has disabled synchronizing drafts.';
     expectError(await private_.client.get('/api/v1/drafts'), 400, 'BAD_REQUEST', msg);
     expectError(await create(private_, [{ type: '', to: [], topic: '', content: 'x' }]), 400, 'BAD_REQUEST', msg);
-    expectError(await private_.client.patch('/api/v1/drafts/1', { draft: JSON.stringify({ type: '', to: [], topic: '', content: 'x' }) }), 400, 'BAD_REQUEST', msg);
+    expectError(
+      await private_.client.patch('/api/v1/drafts/1', {
+        draft: JSON.stringify({ type: '', to: [], topic: '', content: 'x' }),
+      }),
+      400,
+      'BAD_REQUEST',
+      msg,
+    );
     expectError(await private_.client.delete('/api/v1/drafts/1'), 400, 'BAD_REQUEST', msg);
   });
 });

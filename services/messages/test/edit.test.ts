@@ -23,22 +23,36 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const edit = (user: TestUser, id: number, params: Record<string, unknown>) => user.client.patch(`/api/v1/messages/${id}`, params as never);
-const send = async (user: TestUser, params: Record<string, unknown>) => (await user.client.post('/api/v1/messages', params as never)).body.id as number;
-const fetchOne = async (user: TestUser, id: number, params: Record<string, unknown> = {}) => (await user.client.get(`/api/v1/messages/${id}`, params as never)).body.message;
-const age = (id: number, seconds: number) => stack.db.message.update({ where: { id }, data: { date_sent: new Date(Date.now() - seconds * 1000) } });
+const edit = (user: TestUser, id: number, params: Record<string, unknown>) =>
+  user.client.patch(`/api/v1/messages/${id}`, params as never);
+const send = async (user: TestUser, params: Record<string, unknown>) =>
+  (await user.client.post('/api/v1/messages', params as never)).body.id as number;
+const fetchOne = async (user: TestUser, id: number, params: Record<string, unknown> = {}) =>
+  (await user.client.get(`/api/v1/messages/${id}`, params as never)).body.message;
+const age = (id: number, seconds: number) =>
+  stack.db.message.update({ where: { id }, data: { date_sent: new Date(Date.now() - seconds * 1000) } });
 const setRealmSetting = async (settings: Record<string, unknown>) => {
   const realm = await stack.db.realm.findUniqueOrThrow({ where: { id: stack.realm.id } });
-  await stack.db.realm.update({ where: { id: realm.id }, data: { settings: { ...(realm.settings as object), ...settings } as never } });
+  await stack.db.realm.update({
+    where: { id: realm.id },
+    data: { settings: { ...(realm.settings as object), ...settings } as never },
+  });
 };
 const setRealmGroup = async (name: string, group: Parameters<typeof systemGroupId>[2]) => {
   const groupId = await systemGroupId(stack.db, stack.realm.id, group);
-  await stack.db.groupSetting.update({ where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } }, data: { group_id: groupId } });
+  await stack.db.groupSetting.update({
+    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
+    data: { group_id: groupId },
+  });
 };
 
 describe('content', () => {
   test('the sender edits: re-rendered, mention flags follow, the event and its recipients, the history', async () => {
-    const stream = await stack.createStream({ name: 'editing', creatorId: alice.id, subscribers: [alice.id, bob.id, carol.id] });
+    const stream = await stack.createStream({
+      name: 'editing',
+      creatorId: alice.id,
+      subscribers: [alice.id, bob.id, carol.id],
+    });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 'plans', content: 'hi @**Bob Dylan**' });
     expect((await userMessageFlags(stack, id)).get(bob.id)! & MessageFlag.mentioned).toBeTruthy();
     const captured = await captureEvents(stack, async () => {
@@ -80,14 +94,25 @@ describe('content', () => {
     expect(message.last_edit_timestamp).toBe(event.event.edit_timestamp);
     expect(message).not.toHaveProperty('last_moved_timestamp');
     expect(message.edit_history).toEqual([
-      { user_id: alice.id, timestamp: event.event.edit_timestamp, prev_content: 'hi @**Bob Dylan**', prev_rendered_content: event.event.orig_rendered_content },
+      {
+        user_id: alice.id,
+        timestamp: event.event.edit_timestamp,
+        prev_content: 'hi @**Bob Dylan**',
+        prev_rendered_content: event.event.orig_rendered_content,
+      },
     ]);
     const raw = await bob.client.get(`/api/v1/messages/${id}`, { apply_markdown: false });
     expect(raw.body.raw_content).toBe('hi @**Carol King**, **bold**');
 
     const history = await bob.client.get(`/api/v1/messages/${id}/history`);
     expect(history.body.message_history).toEqual([
-      { topic: 'plans', content: 'hi @**Bob Dylan**', rendered_content: event.event.orig_rendered_content, timestamp: expect.any(Number), user_id: alice.id },
+      {
+        topic: 'plans',
+        content: 'hi @**Bob Dylan**',
+        rendered_content: event.event.orig_rendered_content,
+        timestamp: expect.any(Number),
+        user_id: alice.id,
+      },
       {
         topic: 'plans',
         content: 'hi @**Carol King**, **bold**',
@@ -113,31 +138,80 @@ describe('content', () => {
   });
 
   test("Zulip's errors, and nothing changes when they occur", async () => {
-    const stream = await stack.createStream({ name: 'edit errors', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+    const stream = await stack.createStream({
+      name: 'edit errors',
+      creatorId: alice.id,
+      subscribers: [alice.id, bob.id],
+    });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'original' });
     const dm = await send(alice, { type: 'direct', to: [bob.id], content: 'dm' });
-    expectError(await edit(bob, id, { content: 'hijack' }), 400, 'BAD_REQUEST', "You don't have permission to edit this message");
+    expectError(
+      await edit(bob, id, { content: 'hijack' }),
+      400,
+      'BAD_REQUEST',
+      "You don't have permission to edit this message",
+    );
     expectError(await edit(alice, id, {}), 400, 'BAD_REQUEST', 'Nothing to change');
     expectError(await edit(alice, id, { topic: 't' }), 400, 'BAD_REQUEST', 'Nothing to change');
     expectError(await edit(alice, dm, { topic: 'x' }), 400, 'BAD_REQUEST', 'Direct messages cannot have topics.');
-    expectError(await edit(alice, dm, { stream_id: stream.id }), 400, 'BAD_REQUEST', 'Direct messages cannot be moved to channels.');
-    expectError(await edit(alice, id, { content: 'x', propagate_mode: 'change_all' }), 400, 'BAD_REQUEST', 'Invalid propagate_mode without topic edit');
-    expectError(await edit(alice, id, { content: 'x', stream_id: stream.id + 1000 }), 400, 'BAD_REQUEST', 'Cannot change message content while changing channel');
+    expectError(
+      await edit(alice, dm, { stream_id: stream.id }),
+      400,
+      'BAD_REQUEST',
+      'Direct messages cannot be moved to channels.',
+    );
+    expectError(
+      await edit(alice, id, { content: 'x', propagate_mode: 'change_all' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid propagate_mode without topic edit',
+    );
+    expectError(
+      await edit(alice, id, { content: 'x', stream_id: stream.id + 1000 }),
+      400,
+      'BAD_REQUEST',
+      'Cannot change message content while changing channel',
+    );
     expectError(await edit(alice, id, { stream_id: stream.id + 1000 }), 400, 'BAD_REQUEST', 'Invalid channel ID');
     expect((await edit(alice, id, { stream_id: 2 ** 40 })).status).toBe(400);
     expectError(await edit(alice, id, { topic: '✔' }), 400, 'BAD_REQUEST', 'General chat cannot be marked as resolved');
-    expectError(await edit(alice, id, { topic: 'bad\u0001topic' }), 400, 'BAD_REQUEST', 'Invalid character in topic, at position 4!');
-    expectError(await edit(alice, id, { content: 'nul\u0000' }), 400, 'BAD_REQUEST', 'Message must not contain null bytes');
-    expectError(await edit(alice, id, { propagate_mode: 'sideways', topic: 'x' }), 400, 'BAD_REQUEST', 'Invalid propagate_mode');
+    expectError(
+      await edit(alice, id, { topic: 'bad\u0001topic' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid character in topic, at position 4!',
+    );
+    expectError(
+      await edit(alice, id, { content: 'nul\u0000' }),
+      400,
+      'BAD_REQUEST',
+      'Message must not contain null bytes',
+    );
+    expectError(
+      await edit(alice, id, { propagate_mode: 'sideways', topic: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid propagate_mode',
+    );
     expectError(await edit(carol, dm, { content: 'x' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
     expectError(await edit(alice, 999999999, { content: 'x' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
 
     await age(id, 700);
-    expectError(await edit(alice, id, { content: 'late' }), 400, 'BAD_REQUEST', 'The time limit for editing this message has passed');
+    expectError(
+      await edit(alice, id, { content: 'late' }),
+      400,
+      'BAD_REQUEST',
+      'The time limit for editing this message has passed',
+    );
     await setRealmSetting({ realm_message_content_edit_limit_seconds: null });
     expect((await edit(alice, id, { content: 'no limit now' })).status).toBe(200);
     await setRealmSetting({ realm_allow_message_editing: false });
-    expectError(await edit(alice, id, { content: 'off' }), 400, 'BAD_REQUEST', 'Your organization has turned off message editing');
+    expectError(
+      await edit(alice, id, { content: 'off' }),
+      400,
+      'BAD_REQUEST',
+      'Your organization has turned off message editing',
+    );
     await setRealmSetting({ realm_allow_message_editing: true, realm_message_content_edit_limit_seconds: 600 });
     expect((await stack.db.message.findUniqueOrThrow({ where: { id } })).content).toBe('no limit now');
   });
@@ -147,10 +221,12 @@ describe('topic', () => {
   async function topicWith(name: string, count: number) {
     const stream = await stack.createStream({ name, creatorId: alice.id, subscribers: [alice.id, bob.id] });
     const ids: number[] = [];
-    for (let i = 0; i < count; i++) ids.push(await send(alice, { type: 'stream', to: stream.id, topic: 'old', content: `m${i}` }));
+    for (let i = 0; i < count; i++)
+      ids.push(await send(alice, { type: 'stream', to: stream.id, topic: 'old', content: `m${i}` }));
     return { stream, ids };
   }
-  const topicsOf = async (ids: number[]) => (await stack.db.message.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } })).map((m) => m.topic);
+  const topicsOf = async (ids: number[]) =>
+    (await stack.db.message.findMany({ where: { id: { in: ids } }, orderBy: { id: 'asc' } })).map((m) => m.topic);
 
   test('change_one, change_later, change_all; anyone may move (the realm default); the event', async () => {
     const { stream, ids } = await topicWith('moving', 4);
@@ -173,7 +249,10 @@ describe('topic', () => {
       subject: 'one',
       topic_links: [],
     });
-    expect(await fetchOne(alice, ids[1])).toMatchObject({ subject: 'one', last_moved_timestamp: event.event.edit_timestamp });
+    expect(await fetchOne(alice, ids[1])).toMatchObject({
+      subject: 'one',
+      last_moved_timestamp: event.event.edit_timestamp,
+    });
     expect(await fetchOne(alice, ids[1])).not.toHaveProperty('last_edit_timestamp');
 
     const later = await captureEvents(stack, async () => {
@@ -181,7 +260,12 @@ describe('topic', () => {
     });
     expect(await topicsOf(ids)).toEqual(['old', 'one', 'Later', 'Later']);
     const [laterEvent] = ofType(later, 'update_message');
-    expect(laterEvent.event).toMatchObject({ message_ids: [ids[2], ids[3]], propagate_mode: 'change_later', orig_subject: 'old', subject: 'Later' });
+    expect(laterEvent.event).toMatchObject({
+      message_ids: [ids[2], ids[3]],
+      propagate_mode: 'change_later',
+      orig_subject: 'old',
+      subject: 'Later',
+    });
 
     // change_all matches the topic case-insensitively.
     expect((await edit(alice, ids[3], { topic: 'all', propagate_mode: 'change_all' })).status).toBe(200);
@@ -202,22 +286,46 @@ describe('topic', () => {
     expect(history.body.message_history.at(-1)).toMatchObject({ topic: '', prev_topic: 'x'.repeat(57) + '...' });
     await stack.db.stream.update({ where: { id: stream.id }, data: { topics_policy: 'disable_empty_topic' } });
     expect((await edit(alice, ids[0], { topic: 'named' })).status).toBe(200);
-    expectError(await edit(alice, ids[0], { topic: '(no topic)' }), 400, 'BAD_REQUEST', 'Sending messages to the general chat topic is not allowed in this channel.');
+    expectError(
+      await edit(alice, ids[0], { topic: '(no topic)' }),
+      400,
+      'BAD_REQUEST',
+      'Sending messages to the general chat topic is not allowed in this channel.',
+    );
   });
 
   test('permissions: the realm group, time limits for members, and change_all beyond the limit', async () => {
     const { ids } = await topicWith('topic permissions', 3);
     await setRealmGroup('can_move_messages_between_topics_group', 'role:moderators');
-    expectError(await edit(bob, ids[0], { topic: 'no' }), 400, 'BAD_REQUEST', "You don't have permission to edit this message");
+    expectError(
+      await edit(bob, ids[0], { topic: 'no' }),
+      400,
+      'BAD_REQUEST',
+      "You don't have permission to edit this message",
+    );
     expect((await edit(moderator, ids[0], { topic: 'yes' })).status).toBe(200);
     await setRealmGroup('can_move_messages_between_topics_group', 'role:everyone');
 
     await age(ids[0], 8 * 86400);
-    expectError(await edit(bob, ids[0], { topic: 'too late' }), 400, 'BAD_REQUEST', "The time limit for editing this message's topic has passed.");
+    expectError(
+      await edit(bob, ids[0], { topic: 'too late' }),
+      400,
+      'BAD_REQUEST',
+      "The time limit for editing this message's topic has passed.",
+    );
     expect((await edit(moderator, ids[0], { topic: 'old' })).status).toBe(200);
     const refused = await edit(bob, ids[2], { topic: 'everything', propagate_mode: 'change_all' });
-    expectError(refused, 400, 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED', 'You only have permission to move the 2/3 most recent messages in this topic.');
-    expect(refused.body).toMatchObject({ first_message_id_allowed_to_move: ids[1], total_messages_in_topic: 3, total_messages_allowed_to_move: 2 });
+    expectError(
+      refused,
+      400,
+      'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+      'You only have permission to move the 2/3 most recent messages in this topic.',
+    );
+    expect(refused.body).toMatchObject({
+      first_message_id_allowed_to_move: ids[1],
+      total_messages_in_topic: 3,
+      total_messages_allowed_to_move: 2,
+    });
     expect(await topicsOf(ids)).toEqual(['old', 'old', 'old']);
   });
 
@@ -227,7 +335,12 @@ describe('topic', () => {
     expect(await topicsOf(ids)).toEqual(['✔ old', '✔ old']);
     expect(await fetchOne(alice, ids[1])).not.toHaveProperty('last_moved_timestamp');
     await setRealmGroup('can_resolve_topics_group', 'role:nobody');
-    expectError(await edit(bob, ids[0], { topic: 'old', propagate_mode: 'change_all' }), 400, 'BAD_REQUEST', "You don't have permission to resolve topics in this channel.");
+    expectError(
+      await edit(bob, ids[0], { topic: 'old', propagate_mode: 'change_all' }),
+      400,
+      'BAD_REQUEST',
+      "You don't have permission to resolve topics in this channel.",
+    );
     await setRealmGroup('can_resolve_topics_group', 'role:everyone');
   });
 
@@ -242,8 +355,18 @@ describe('topic', () => {
 
 describe('moving to another channel', () => {
   test('public to private: rows follow the subscribers, guests and others lose access with delete_message, first_message_id moves', async () => {
-    const from = await stack.createStream({ name: 'move from', creatorId: alice.id, subscribers: [alice.id, bob.id, guest.id] });
-    const to = await stack.createStream({ name: 'move to', creatorId: alice.id, inviteOnly: true, historyPublicToSubscribers: false, subscribers: [alice.id, carol.id] });
+    const from = await stack.createStream({
+      name: 'move from',
+      creatorId: alice.id,
+      subscribers: [alice.id, bob.id, guest.id],
+    });
+    const to = await stack.createStream({
+      name: 'move to',
+      creatorId: alice.id,
+      inviteOnly: true,
+      historyPublicToSubscribers: false,
+      subscribers: [alice.id, carol.id],
+    });
     const first = await send(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'one' });
     const second = await send(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'two' });
     const events = await captureEvents(stack, async () => {
@@ -257,10 +380,22 @@ describe('moving to another channel', () => {
     expect(sorted(rows.map((row) => row.user_profile_id))).toEqual(sorted([alice.id, carol.id]));
 
     const deletion = events.find((entry) => entry.event.type === 'delete_message')!;
-    expect(deletion.event).toEqual({ type: 'delete_message', message_ids: [first, second], message_type: 'stream', stream_id: from.id, topic: 'topic' });
+    expect(deletion.event).toEqual({
+      type: 'delete_message',
+      message_ids: [first, second],
+      message_type: 'stream',
+      stream_id: from.id,
+      topic: 'topic',
+    });
     expect(deletion.recipientIds).toEqual(sorted([bob.id, guest.id]));
     const update = events.find((entry) => entry.event.type === 'update_message')!;
-    expect(update.event).toMatchObject({ message_ids: [first, second], stream_id: from.id, new_stream_id: to.id, orig_subject: 'topic', propagate_mode: 'change_all' });
+    expect(update.event).toMatchObject({
+      message_ids: [first, second],
+      stream_id: from.id,
+      new_stream_id: to.id,
+      orig_subject: 'topic',
+      propagate_mode: 'change_all',
+    });
     expect(update.event).not.toHaveProperty('subject');
     expect(update.recipientIds).toEqual(sorted([alice.id, carol.id]));
     const firstIds = events.filter((entry) => entry.event.type === 'stream').map((entry) => entry.event);
@@ -279,10 +414,18 @@ describe('moving to another channel', () => {
     const id = await send(alice, { type: 'stream', to: from.id, topic: 't', content: 'x' });
     expectError(await edit(guest, id, { stream_id: to.id }), 400, 'BAD_REQUEST', 'Invalid message(s)');
     await setRealmGroup('can_move_messages_between_channels_group', 'role:administrators');
-    expectError(await edit(bob, id, { stream_id: to.id }), 400, 'BAD_REQUEST', "You don't have permission to move this message");
+    expectError(
+      await edit(bob, id, { stream_id: to.id }),
+      400,
+      'BAD_REQUEST',
+      "You don't have permission to move this message",
+    );
     await setRealmGroup('can_move_messages_between_channels_group', 'role:members');
     expect((await edit(bob, id, { stream_id: to.id, topic: 'renamed' })).status).toBe(200);
-    expect(await stack.db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({ stream_id: to.id, topic: 'renamed' });
+    expect(await stack.db.message.findUniqueOrThrow({ where: { id } })).toMatchObject({
+      stream_id: to.id,
+      topic: 'renamed',
+    });
   });
 });
 
@@ -292,32 +435,66 @@ test('update_message through the event tier: the empty topic shown to clients wi
   const queue = await registerEventQueue(bob.client, { event_types: JSON.stringify(['update_message']) });
   await edit(alice, id, { topic: '' });
   await edit(alice, id, { content: '@**Bob Dylan** look' });
-  const other = await stack.createStream({ name: 'tier edits 2', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const other = await stack.createStream({
+    name: 'tier edits 2',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id],
+  });
   await edit(alice, id, { stream_id: other.id });
   const [topicEvent, contentEvent, moveEvent] = await queue.next(3);
-  expect(topicEvent).toMatchObject({ type: 'update_message', message_id: id, orig_subject: 'named', subject: 'general chat', flags: [] });
-  expect(contentEvent).toMatchObject({ type: 'update_message', content: '@**Bob Dylan** look', flags: ['mentioned'], is_me_message: false });
-  expect(moveEvent).toMatchObject({ type: 'update_message', stream_id: stream.id, new_stream_id: other.id, orig_subject: 'general chat', propagate_mode: 'change_one' });
+  expect(topicEvent).toMatchObject({
+    type: 'update_message',
+    message_id: id,
+    orig_subject: 'named',
+    subject: 'general chat',
+    flags: [],
+  });
+  expect(contentEvent).toMatchObject({
+    type: 'update_message',
+    content: '@**Bob Dylan** look',
+    flags: ['mentioned'],
+    is_me_message: false,
+  });
+  expect(moveEvent).toMatchObject({
+    type: 'update_message',
+    stream_id: stream.id,
+    new_stream_id: other.id,
+    orig_subject: 'general chat',
+    propagate_mode: 'change_one',
+  });
 });
 
 test("the realm's edit history visibility: moves only, or none", async () => {
-  const stream = await stack.createStream({ name: 'history policy', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const stream = await stack.createStream({
+    name: 'history policy',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id],
+  });
   const id = await send(alice, { type: 'stream', to: stream.id, topic: 'first', content: 'v1' });
   await edit(alice, id, { content: 'v2' });
   await edit(alice, id, { topic: 'second' });
 
   await setRealmSetting({ realm_message_edit_history_visibility_policy: 'moves' });
   const message = await fetchOne(bob, id);
-  expect(message.edit_history).toEqual([{ user_id: alice.id, timestamp: expect.any(Number), prev_topic: 'first', topic: 'second' }]);
+  expect(message.edit_history).toEqual([
+    { user_id: alice.id, timestamp: expect.any(Number), prev_topic: 'first', topic: 'second' },
+  ]);
   const moves = (await bob.client.get(`/api/v1/messages/${id}/history`)).body.message_history;
-  expect(moves.map((snapshot: Record<string, unknown>) => [snapshot.topic, snapshot.content, 'prev_content' in snapshot])).toEqual([
+  expect(
+    moves.map((snapshot: Record<string, unknown>) => [snapshot.topic, snapshot.content, 'prev_content' in snapshot]),
+  ).toEqual([
     ['first', 'v2', false],
     ['second', 'v2', false],
   ]);
 
   await setRealmSetting({ realm_message_edit_history_visibility_policy: 'all', realm_allow_edit_history: false });
   expect(await fetchOne(bob, id)).not.toHaveProperty('edit_history');
-  expectError(await bob.client.get(`/api/v1/messages/${id}/history`), 400, 'BAD_REQUEST', 'Message edit history is disabled in this organization');
+  expectError(
+    await bob.client.get(`/api/v1/messages/${id}/history`),
+    400,
+    'BAD_REQUEST',
+    'Message edit history is disabled in this organization',
+  );
   await setRealmSetting({ realm_allow_edit_history: true });
   expect((await fetchOne(bob, id)).edit_history).toHaveLength(2);
 });

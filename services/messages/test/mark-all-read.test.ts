@@ -43,8 +43,17 @@ function readEvents(captured: CapturedEvent[], userId: number): number[][] {
 async function setup(stack: Stack, count: number) {
   const sender = await stack.createUser();
   const reader = await stack.createUser();
-  const stream = await stack.createStream({ name: `bulk ${reader.id}`, creatorId: sender.id, subscribers: [sender.id, reader.id] });
-  const ids = await bulkChannelMessages(stack, { senderId: sender.id, streamId: stream.id, count, recipientIds: [reader.id] });
+  const stream = await stack.createStream({
+    name: `bulk ${reader.id}`,
+    creatorId: sender.id,
+    subscribers: [sender.id, reader.id],
+  });
+  const ids = await bulkChannelMessages(stack, {
+    senderId: sender.id,
+    streamId: stream.id,
+    count,
+    recipientIds: [reader.id],
+  });
   return { reader, ids };
 }
 
@@ -58,13 +67,19 @@ describe('with the worker in process', () => {
   test('marks everything read in batches of 2000, newest first, one event per batch', async () => {
     const { reader, ids } = await setup(stack, 4500);
     // Already-read messages are left alone and not announced.
-    await stack.db.userMessage.updateMany({ where: { user_profile_id: reader.id, message_id: { in: ids.slice(0, 100) } }, data: { flags: MessageFlag.read | MessageFlag.starred } });
+    await stack.db.userMessage.updateMany({
+      where: { user_profile_id: reader.id, message_id: { in: ids.slice(0, 100) } },
+      data: { flags: MessageFlag.read | MessageFlag.starred },
+    });
     const captured = await captureEvents(stack, async () => {
       const response = await reader.client.post('/api/v1/mark_all_as_read');
       expect(response.body).toEqual({ result: 'success', msg: '', complete: true });
     });
     expect(await unreadCount(stack, reader.id)).toBe(0);
-    expect((await stack.db.userMessage.findFirstOrThrow({ where: { user_profile_id: reader.id, message_id: ids[0] } })).flags).toBe(MessageFlag.read | MessageFlag.starred);
+    expect(
+      (await stack.db.userMessage.findFirstOrThrow({ where: { user_profile_id: reader.id, message_id: ids[0] } }))
+        .flags,
+    ).toBe(MessageFlag.read | MessageFlag.starred);
 
     const batches = readEvents(captured, reader.id);
     expect(batches.map((batch) => batch.length)).toEqual([2000, 2000, 400]);
@@ -98,7 +113,9 @@ describe('past the time budget', () => {
       const repeat = await reader.client.post('/api/v1/mark_all_as_read');
       expect(repeat.body.complete).toBe(false);
       const queue = stack.deps.jobs.queue(JOB_QUEUES.markAllRead);
-      expect((await queue.getJobs(['waiting', 'active', 'delayed'])).map((job) => job.id)).toEqual([`mark-all-read-${reader.id}`]);
+      expect((await queue.getJobs(['waiting', 'active', 'delayed'])).map((job) => job.id)).toEqual([
+        `mark-all-read-${reader.id}`,
+      ]);
 
       await waitFor(() => jobGone(stack, reader.id), 'the job to finish');
       expect(await unreadCount(stack, reader.id)).toBe(0);
@@ -169,7 +186,6 @@ describe('a worker that dies mid-job', () => {
       expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
       startWorker();
       await waitFor(() => jobGone(stack, reader.id), 'the replacement worker to finish the stalled job');
-
     });
     expect(await unreadCount(stack, reader.id)).toBe(0);
     const batches = readEvents(captured, reader.id);

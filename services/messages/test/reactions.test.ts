@@ -20,10 +20,14 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const react = (user: TestUser, id: number, params: Record<string, unknown>) => user.client.post(`/api/v1/messages/${id}/reactions`, params as never);
-const unreact = (user: TestUser, id: number, params: Record<string, unknown>) => user.client.delete(`/api/v1/messages/${id}/reactions`, params as never);
-const send = async (user: TestUser, params: Record<string, unknown>) => (await user.client.post('/api/v1/messages', params as never)).body.id as number;
-const reactionsOf = async (user: TestUser, id: number) => (await user.client.get(`/api/v1/messages/${id}`)).body.message.reactions;
+const react = (user: TestUser, id: number, params: Record<string, unknown>) =>
+  user.client.post(`/api/v1/messages/${id}/reactions`, params as never);
+const unreact = (user: TestUser, id: number, params: Record<string, unknown>) =>
+  user.client.delete(`/api/v1/messages/${id}/reactions`, params as never);
+const send = async (user: TestUser, params: Record<string, unknown>) =>
+  (await user.client.post('/api/v1/messages', params as never)).body.id as number;
+const reactionsOf = async (user: TestUser, id: number) =>
+  (await user.client.get(`/api/v1/messages/${id}`)).body.message.reactions;
 
 describe('adding', () => {
   test('by name only: the code and type are looked up; the event goes to everyone who has the message', async () => {
@@ -44,13 +48,19 @@ describe('adding', () => {
       reaction_type: 'unicode_emoji',
     });
     expect(event.recipientIds).toEqual(sorted([alice.id, bob.id]));
-    expect(await reactionsOf(alice, id)).toEqual([{ emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: bob.id }]);
+    expect(await reactionsOf(alice, id)).toEqual([
+      { emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: bob.id },
+    ]);
   });
 
   test('with a code: any well-formed name is accepted (Zulip names differ from iamcal); zulip_extra_emoji', async () => {
     const id = await send(alice, { type: 'direct', to: [bob.id], content: 'dm' });
-    expect((await react(bob, id, { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' })).status).toBe(200);
-    expect((await react(bob, id, { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' })).status).toBe(200);
+    expect(
+      (await react(bob, id, { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' })).status,
+    ).toBe(200);
+    expect(
+      (await react(bob, id, { emoji_name: 'zulip', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' })).status,
+    ).toBe(200);
     expect((await react(alice, id, { emoji_name: 'zulip' })).status).toBe(200);
     expect(await reactionsOf(bob, id)).toEqual([
       { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji', user_id: bob.id },
@@ -75,20 +85,70 @@ describe('adding', () => {
   test("Zulip's errors", async () => {
     const id = await send(alice, { type: 'direct', to: [bob.id], content: 'errors' });
     await react(bob, id, { emoji_name: 'tada' });
-    expectError(await react(bob, id, { emoji_name: 'tada' }), 400, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.');
-    expectError(await react(bob, id, { emoji_name: 'no_such_emoji_here' }), 400, 'BAD_REQUEST', "Emoji 'no_such_emoji_here' does not exist");
-    expectError(await react(bob, id, { emoji_name: 'x', emoji_code: '1F600', reaction_type: 'unicode_emoji' }), 400, 'BAD_REQUEST', 'Invalid emoji code.');
-    expectError(await react(bob, id, { emoji_name: 'x', emoji_code: 'd800', reaction_type: 'unicode_emoji' }), 400, 'BAD_REQUEST', 'Invalid emoji code.');
-    expectError(await react(bob, id, { emoji_name: 'Not A Name', emoji_code: '1f600', reaction_type: 'unicode_emoji' }), 400, 'BAD_REQUEST', 'Invalid emoji name.');
-    expectError(await react(bob, id, { emoji_name: 'zulip', emoji_code: 'other', reaction_type: 'zulip_extra_emoji' }), 400, 'BAD_REQUEST', 'Invalid emoji code.');
-    expectError(await react(bob, id, { emoji_name: 'zulipp', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' }), 400, 'BAD_REQUEST', 'Invalid emoji name.');
-    expectError(await react(bob, id, { emoji_name: 'party', emoji_code: '12', reaction_type: 'realm_emoji' }), 400, 'BAD_REQUEST', 'Invalid custom emoji.');
-    expectError(await react(bob, id, { emoji_name: 'x', emoji_code: '1f600', reaction_type: 'weird' }), 400, 'BAD_REQUEST', 'Invalid emoji type.');
+    expectError(
+      await react(bob, id, { emoji_name: 'tada' }),
+      400,
+      'REACTION_ALREADY_EXISTS',
+      'Reaction already exists.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'no_such_emoji_here' }),
+      400,
+      'BAD_REQUEST',
+      "Emoji 'no_such_emoji_here' does not exist",
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'x', emoji_code: '1F600', reaction_type: 'unicode_emoji' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid emoji code.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'x', emoji_code: 'd800', reaction_type: 'unicode_emoji' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid emoji code.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'Not A Name', emoji_code: '1f600', reaction_type: 'unicode_emoji' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid emoji name.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'zulip', emoji_code: 'other', reaction_type: 'zulip_extra_emoji' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid emoji code.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'zulipp', emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid emoji name.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'party', emoji_code: '12', reaction_type: 'realm_emoji' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid custom emoji.',
+    );
+    expectError(
+      await react(bob, id, { emoji_name: 'x', emoji_code: '1f600', reaction_type: 'weird' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid emoji type.',
+    );
     expectError(await react(bob, id, {}), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'emoji_name' argument");
     // Messages one cannot read, or that do not exist.
     expectError(await react(carol, id, { emoji_name: 'tada' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
     expectError(await react(carol, 999999999, { emoji_name: 'tada' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
-    const secret = await stack.createStream({ name: 'secret reactions', creatorId: alice.id, inviteOnly: true, subscribers: [alice.id] });
+    const secret = await stack.createStream({
+      name: 'secret reactions',
+      creatorId: alice.id,
+      inviteOnly: true,
+      subscribers: [alice.id],
+    });
     const hidden = await send(alice, { type: 'stream', to: secret.id, topic: 't', content: 'hidden' });
     expectError(await react(bob, hidden, { emoji_name: 'tada' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
     // Nothing was written by the failures.
@@ -101,7 +161,9 @@ describe('adding', () => {
     const captured = await captureEvents(stack, async () => {
       expect((await react(carol, id, { emoji_name: 'heart' })).status).toBe(200);
     });
-    const row = await stack.db.userMessage.findUnique({ where: { user_profile_id_message_id: { user_profile_id: carol.id, message_id: id } } });
+    const row = await stack.db.userMessage.findUnique({
+      where: { user_profile_id_message_id: { user_profile_id: carol.id, message_id: id } },
+    });
     expect(row?.flags).toBe(MessageFlag.read | MessageFlag.historical);
     const [event] = ofType(captured, 'reaction');
     expect(event.recipientIds).toEqual(sorted([alice.id, carol.id]));
@@ -109,7 +171,11 @@ describe('adding', () => {
   });
 
   test('messages of archived channels cannot be reacted to', async () => {
-    const stream = await stack.createStream({ name: 'soon archived', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+    const stream = await stack.createStream({
+      name: 'soon archived',
+      creatorId: alice.id,
+      subscribers: [alice.id, bob.id],
+    });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'old' });
     await react(bob, id, { emoji_name: 'tada' });
     await stack.db.stream.update({ where: { id: stream.id }, data: { is_archived: true } });
@@ -120,7 +186,11 @@ describe('adding', () => {
 
 describe('removing', () => {
   test('by name, or by code and type; the remove event; errors', async () => {
-    const stream = await stack.createStream({ name: 'unreacting', creatorId: alice.id, subscribers: [alice.id, bob.id, carol.id] });
+    const stream = await stack.createStream({
+      name: 'unreacting',
+      creatorId: alice.id,
+      subscribers: [alice.id, bob.id, carol.id],
+    });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'hello' });
     await react(bob, id, { emoji_name: 'smile' });
     await react(bob, id, { emoji_name: 'zulip' });
@@ -142,17 +212,40 @@ describe('removing', () => {
     });
     expect(first.recipientIds).toEqual(sorted([alice.id, bob.id, carol.id]));
     expect(second.event).toMatchObject({ op: 'remove', emoji_name: 'zulip', reaction_type: 'zulip_extra_emoji' });
-    expect(await reactionsOf(alice, id)).toEqual([{ emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: carol.id }]);
+    expect(await reactionsOf(alice, id)).toEqual([
+      { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: carol.id },
+    ]);
 
-    expectError(await unreact(bob, id, { emoji_name: 'smile' }), 400, 'REACTION_DOES_NOT_EXIST', "Reaction doesn't exist.");
-    expectError(await unreact(bob, id, {}), 400, 'BAD_REQUEST', 'At least one of the following arguments must be present: emoji_name, emoji_code');
-    expectError(await unreact(bob, id, { emoji_name: 'nonexistent_emoji' }), 400, 'BAD_REQUEST', "Emoji 'nonexistent_emoji' does not exist");
+    expectError(
+      await unreact(bob, id, { emoji_name: 'smile' }),
+      400,
+      'REACTION_DOES_NOT_EXIST',
+      "Reaction doesn't exist.",
+    );
+    expectError(
+      await unreact(bob, id, {}),
+      400,
+      'BAD_REQUEST',
+      'At least one of the following arguments must be present: emoji_name, emoji_code',
+    );
+    expectError(
+      await unreact(bob, id, { emoji_name: 'nonexistent_emoji' }),
+      400,
+      'BAD_REQUEST',
+      "Emoji 'nonexistent_emoji' does not exist",
+    );
     expectError(await unreact(guest, id, { emoji_name: 'smile' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
   });
 });
 
 test('reaction events through the event tier, and the audience of protected history', async () => {
-  const stream = await stack.createStream({ name: 'protected', creatorId: alice.id, inviteOnly: true, historyPublicToSubscribers: false, subscribers: [alice.id, bob.id] });
+  const stream = await stack.createStream({
+    name: 'protected',
+    creatorId: alice.id,
+    inviteOnly: true,
+    historyPublicToSubscribers: false,
+    subscribers: [alice.id, bob.id],
+  });
   const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'before carol' });
   await stack.subscribe(stream.id, [carol.id]);
   const queue = await registerEventQueue(alice.client, { event_types: JSON.stringify(['reaction']) });
@@ -161,8 +254,21 @@ test('reaction events through the event tier, and the audience of protected hist
     await unreact(bob, id, { emoji_name: 'tada' });
   });
   const [event, removal] = await queue.next(2);
-  expect(event).toMatchObject({ type: 'reaction', op: 'add', message_id: id, emoji_name: 'tada', emoji_code: '1f389', user_id: bob.id });
-  expect(removal).toMatchObject({ type: 'reaction', op: 'remove', message_id: id, emoji_name: 'tada', user: { user_id: bob.id, email: bob.email, full_name: 'Bob Dylan' } });
+  expect(event).toMatchObject({
+    type: 'reaction',
+    op: 'add',
+    message_id: id,
+    emoji_name: 'tada',
+    emoji_code: '1f389',
+    user_id: bob.id,
+  });
+  expect(removal).toMatchObject({
+    type: 'reaction',
+    op: 'remove',
+    message_id: id,
+    emoji_name: 'tada',
+    user: { user_id: bob.id, email: bob.email, full_name: 'Bob Dylan' },
+  });
   // Carol subscribed later and never received the message: not in the audience.
   const [outbox] = ofType(captured, 'reaction');
   expect(outbox.recipientIds).toEqual(sorted([alice.id, bob.id]));
@@ -172,6 +278,7 @@ test('concurrent identical reactions: one is added, the other is refused (no ser
   const id = await send(alice, { type: 'direct', to: [bob.id], content: 'race' });
   const responses = await Promise.all([1, 2, 3].map(() => react(bob, id, { emoji_name: 'rocket' })));
   expect(responses.map((response) => response.status).sort()).toEqual([200, 400, 400]);
-  for (const response of responses.filter((r) => r.status === 400)) expectError(response, 400, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.');
+  for (const response of responses.filter((r) => r.status === 400))
+    expectError(response, 400, 'REACTION_ALREADY_EXISTS', 'Reaction already exists.');
   expect(await stack.db.reaction.count({ where: { message_id: id } })).toBe(1);
 });

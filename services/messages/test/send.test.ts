@@ -22,12 +22,20 @@ afterAll(() => stack.close());
 
 let streamCounter = 0;
 async function channel(options: { subscribers?: number[]; inviteOnly?: boolean } = {}) {
-  return stack.createStream({ name: `channel ${++streamCounter}`, creatorId: alice.id, subscribers: options.subscribers ?? [alice.id, bob.id], inviteOnly: options.inviteOnly });
+  return stack.createStream({
+    name: `channel ${++streamCounter}`,
+    creatorId: alice.id,
+    subscribers: options.subscribers ?? [alice.id, bob.id],
+    inviteOnly: options.inviteOnly,
+  });
 }
 
 async function setRealmGroupSetting(name: string, group: Parameters<typeof systemGroupId>[2]) {
   const groupId = await systemGroupId(stack.db, stack.realm.id, group);
-  await stack.db.groupSetting.update({ where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } }, data: { group_id: groupId } });
+  await stack.db.groupSetting.update({
+    where: { owner_kind_owner_id_name: { owner_kind: 'realm', owner_id: stack.realm.id, name } },
+    data: { group_id: groupId },
+  });
 }
 
 describe('channel messages', () => {
@@ -37,7 +45,12 @@ describe('channel messages', () => {
     await stack.db.userProfile.update({ where: { id: dave.id }, data: { is_active: false } });
     let response!: ApiResponse;
     const events = await captureEvents(stack, async () => {
-      response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'greetings', content: 'Hello @**Bob Dylan**!' });
+      response = await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: stream.id,
+        topic: 'greetings',
+        content: 'Hello @**Bob Dylan**!',
+      });
     });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ result: 'success', msg: '', id: expect.any(Number) });
@@ -57,12 +70,20 @@ describe('channel messages', () => {
       has_attachment: false,
     });
     // API clients do not mark their own messages read (Zulip's read_by_sender heuristic).
-    expect(await userMessageFlags(stack, id)).toEqual(new Map([[alice.id, 0], [bob.id, MessageFlag.mentioned]]));
+    expect(await userMessageFlags(stack, id)).toEqual(
+      new Map([
+        [alice.id, 0],
+        [bob.id, MessageFlag.mentioned],
+      ]),
+    );
     expect((await stack.db.stream.findUniqueOrThrow({ where: { id: stream.id } })).first_message_id).toBe(id);
 
     expect(events.map((e) => e.event.type)).toEqual(['message', 'stream']);
     const [messageEvent, streamEvent] = events;
-    expect(messageEvent.recipients).toEqual([{ id: alice.id, flags: [] }, { id: bob.id, flags: ['mentioned'] }]);
+    expect(messageEvent.recipients).toEqual([
+      { id: alice.id, flags: [] },
+      { id: bob.id, flags: ['mentioned'] },
+    ]);
     expect(messageEvent.event).toEqual({
       type: 'message',
       message: {
@@ -88,9 +109,19 @@ describe('channel messages', () => {
         submessages: [],
       },
     });
-    expect(streamEvent.event).toEqual({ type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: stream.id, name: stream.name });
+    expect(streamEvent.event).toEqual({
+      type: 'stream',
+      op: 'update',
+      property: 'first_message_id',
+      value: id,
+      stream_id: stream.id,
+      name: stream.name,
+    });
     // A public channel's metadata reaches every active non-guest.
-    const activeUsers = await stack.db.userProfile.findMany({ where: { realm_id: stack.realm.id, is_active: true, role: { not: Role.GUEST } }, select: { id: true } });
+    const activeUsers = await stack.db.userProfile.findMany({
+      where: { realm_id: stack.realm.id, is_active: true, role: { not: Role.GUEST } },
+      select: { id: true },
+    });
     expect(streamEvent.recipientIds).toEqual(activeUsers.map((user) => user.id).sort((a, b) => a - b));
 
     // The channel's second message changes nothing about the channel.
@@ -102,17 +133,37 @@ describe('channel messages', () => {
 
   test('the channel may be named, plainly or JSON-encoded, and the topic given as subject', async () => {
     const stream = await channel();
-    for (const to of [stream.name, JSON.stringify(stream.name), JSON.stringify([stream.id]), stream.name.toUpperCase()]) {
-      const response = await alice.client.post('/api/v1/messages', { type: 'channel', to, subject: 'legacy', content: 'hi' });
+    for (const to of [
+      stream.name,
+      JSON.stringify(stream.name),
+      JSON.stringify([stream.id]),
+      stream.name.toUpperCase(),
+    ]) {
+      const response = await alice.client.post('/api/v1/messages', {
+        type: 'channel',
+        to,
+        subject: 'legacy',
+        content: 'hi',
+      });
       expect(response.status).toBe(200);
-      expect(await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).toMatchObject({ stream_id: stream.id, topic: 'legacy' });
+      expect(await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).toMatchObject({
+        stream_id: stream.id,
+        topic: 'legacy',
+      });
     }
   });
 
   test('queue_id and local_id travel beside the event for local echo, never inside it', async () => {
     const stream = await channel();
     const captured = await captureEvents(stack, async () => {
-      const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'echo', queue_id: 'q-123', local_id: '100.01' });
+      const response = await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: stream.id,
+        topic: 't',
+        content: 'echo',
+        queue_id: 'q-123',
+        local_id: '100.01',
+      });
       expect(response.body).not.toHaveProperty('ignored_parameters_unsupported');
     });
     const [event] = ofType(captured, 'message');
@@ -122,19 +173,40 @@ describe('channel messages', () => {
 
   test('read_by_sender, explicit or from a Zulip app', async () => {
     const stream = await channel();
-    const explicit = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'a', read_by_sender: true });
+    const explicit = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 't',
+      content: 'a',
+      read_by_sender: true,
+    });
     expect((await userMessageFlags(stack, explicit.body.id)).get(alice.id)).toBe(MessageFlag.read);
-    const mobile = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'b' }, { headers: { 'user-agent': 'ZulipMobile/27.0 (Android 14)' } });
+    const mobile = await alice.client.post(
+      '/api/v1/messages',
+      { type: 'stream', to: stream.id, topic: 't', content: 'b' },
+      { headers: { 'user-agent': 'ZulipMobile/27.0 (Android 14)' } },
+    );
     expect((await userMessageFlags(stack, mobile.body.id)).get(alice.id)).toBe(MessageFlag.read);
-    expect(await stack.db.message.findUniqueOrThrow({ where: { id: mobile.body.id } })).toMatchObject({ sending_client: 'ZulipMobile' });
-    const api = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'c', read_by_sender: false }, { headers: { 'user-agent': 'ZulipMobile/27.0' } });
+    expect(await stack.db.message.findUniqueOrThrow({ where: { id: mobile.body.id } })).toMatchObject({
+      sending_client: 'ZulipMobile',
+    });
+    const api = await alice.client.post(
+      '/api/v1/messages',
+      { type: 'stream', to: stream.id, topic: 't', content: 'c', read_by_sender: false },
+      { headers: { 'user-agent': 'ZulipMobile/27.0' } },
+    );
     expect((await userMessageFlags(stack, api.body.id)).get(alice.id)).toBe(0);
   });
 
   test('topic rules: the empty topic, stripping, truncation and unprintable characters', async () => {
     const stream = await channel();
     const topicOf = async (topic: string) => {
-      const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic, content: 'x' });
+      const response = await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: stream.id,
+        topic,
+        content: 'x',
+      });
       expect(response.status).toBe(200);
       return (await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).topic;
     };
@@ -144,18 +216,49 @@ describe('channel messages', () => {
     expect(await topicOf('  padded  ')).toBe('padded');
     expect(await topicOf('x'.repeat(70))).toBe(`${'x'.repeat(57)}...`);
     expect(await topicOf('é'.repeat(60))).toBe('é'.repeat(60));
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ab\u0007c', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid character in topic, at position 3!');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: '\uFFFFx', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid character in topic, at position 1!');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: 'gen\u0007eral', topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid character in channel name, at position 4.');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, content: 'x' }), 400, 'BAD_REQUEST', 'Missing topic');
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ab\u0007c', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid character in topic, at position 3!',
+    );
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: '\uFFFFx', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid character in topic, at position 1!',
+    );
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: 'gen\u0007eral', topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid character in channel name, at position 4.',
+    );
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Missing topic',
+    );
   });
 
   test("topics_policy: the channel's, or the organization's when it inherits", async () => {
     const stream = await channel();
-    const send = (topic: string) => alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic, content: 'x' });
+    const send = (topic: string) =>
+      alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic, content: 'x' });
     await stack.db.stream.update({ where: { id: stream.id }, data: { topics_policy: 'disable_empty_topic' } });
-    expectError(await send(''), 400, 'BAD_REQUEST', 'Sending messages to the general chat topic is not allowed in this channel.');
-    expectError(await send('(no topic)'), 400, 'BAD_REQUEST', 'Sending messages to the general chat topic is not allowed in this channel.');
+    expectError(
+      await send(''),
+      400,
+      'BAD_REQUEST',
+      'Sending messages to the general chat topic is not allowed in this channel.',
+    );
+    expectError(
+      await send('(no topic)'),
+      400,
+      'BAD_REQUEST',
+      'Sending messages to the general chat topic is not allowed in this channel.',
+    );
     expect((await send('named')).status).toBe(200);
 
     await stack.db.stream.update({ where: { id: stream.id }, data: { topics_policy: 'empty_topic_only' } });
@@ -165,7 +268,12 @@ describe('channel messages', () => {
     await stack.db.stream.update({ where: { id: stream.id }, data: { topics_policy: 'inherit' } });
     await stack.db.realm.update({ where: { id: stack.realm.id }, data: { topics_policy: 'disable_empty_topic' } });
     try {
-      expectError(await send(''), 400, 'BAD_REQUEST', 'Sending messages to the general chat topic is not allowed in this channel.');
+      expectError(
+        await send(''),
+        400,
+        'BAD_REQUEST',
+        'Sending messages to the general chat topic is not allowed in this channel.',
+      );
     } finally {
       await stack.db.realm.update({ where: { id: stack.realm.id }, data: { topics_policy: 'allow_empty_topic' } });
     }
@@ -174,7 +282,8 @@ describe('channel messages', () => {
 
   test("content: Zulip's normalisation and errors", async () => {
     const stream = await channel();
-    const send = (content: string) => alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content });
+    const send = (content: string) =>
+      alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content });
     const trimmed = await send('\n\nbody  \n ');
     expect((await stack.db.message.findUniqueOrThrow({ where: { id: trimmed.body.id } })).content).toBe('body');
     const long = await send('y'.repeat(10_050));
@@ -183,19 +292,59 @@ describe('channel messages', () => {
     expect(stored.endsWith('\n[message truncated]')).toBe(true);
     expectError(await send('   \n '), 400, 'BAD_REQUEST', 'Message must not be empty');
     expectError(await send('a\u0000b'), 400, 'BAD_REQUEST', 'Message must not contain null bytes');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't' }), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'content' argument");
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't' }),
+      400,
+      'REQUEST_VARIABLE_MISSING',
+      "Missing 'content' argument",
+    );
   });
 
   test('addressing errors', async () => {
     const stream = await channel();
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'Missing channel');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'broadcast', to: stream.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid type');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: JSON.stringify([stream.id, stream.id]), topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'Expected exactly one channel');
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: '{"a":1}', topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'Invalid data type for channel');
-    const missingId = await alice.client.post('/api/v1/messages', { type: 'stream', to: 99999, topic: 't', content: 'x' });
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Missing channel',
+    );
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'broadcast', to: stream.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid type',
+    );
+    expectError(
+      await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: JSON.stringify([stream.id, stream.id]),
+        topic: 't',
+        content: 'x',
+      }),
+      400,
+      'BAD_REQUEST',
+      'Expected exactly one channel',
+    );
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: '{"a":1}', topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid data type for channel',
+    );
+    const missingId = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: 99999,
+      topic: 't',
+      content: 'x',
+    });
     expectError(missingId, 400, 'STREAM_DOES_NOT_EXIST', "Channel with ID '99999' does not exist");
     expect(missingId.body.stream_id).toBe(99999);
-    const missingName = await alice.client.post('/api/v1/messages', { type: 'stream', to: 'no <such> channel', topic: 't', content: 'x' });
+    const missingName = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: 'no <such> channel',
+      topic: 't',
+      content: 'x',
+    });
     expectError(missingName, 400, 'STREAM_DOES_NOT_EXIST', "Channel 'no &lt;such&gt; channel' does not exist");
     expect(missingName.body.stream).toBe('no &lt;such&gt; channel');
   });
@@ -204,37 +353,91 @@ describe('channel messages', () => {
 describe('who may post to a channel', () => {
   test('private channels take messages from subscribers only', async () => {
     const secret = await channel({ inviteOnly: true, subscribers: [alice.id] });
-    expectError(await bob.client.post('/api/v1/messages', { type: 'stream', to: secret.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', `Not authorized to send to channel '${secret.name}'`);
+    expectError(
+      await bob.client.post('/api/v1/messages', { type: 'stream', to: secret.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      `Not authorized to send to channel '${secret.name}'`,
+    );
     // Even an administrator, who may see the channel exists.
-    expectError(await admin.client.post('/api/v1/messages', { type: 'stream', to: secret.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', `Not authorized to send to channel '${secret.name}'`);
-    expect((await alice.client.post('/api/v1/messages', { type: 'stream', to: secret.id, topic: 't', content: 'x' })).status).toBe(200);
+    expectError(
+      await admin.client.post('/api/v1/messages', { type: 'stream', to: secret.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      `Not authorized to send to channel '${secret.name}'`,
+    );
+    expect(
+      (await alice.client.post('/api/v1/messages', { type: 'stream', to: secret.id, topic: 't', content: 'x' })).status,
+    ).toBe(200);
     expect(await stack.db.message.count({ where: { stream_id: secret.id } })).toBe(1);
   });
 
   test('archived channels refuse new messages', async () => {
     const stream = await channel();
     await stack.db.stream.update({ where: { id: stream.id }, data: { is_archived: true } });
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', `Not authorized to send to channel '${stream.name}'`);
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      `Not authorized to send to channel '${stream.name}'`,
+    );
   });
 
-  test("can_send_message_group decides, and a bot may post where its owner may", async () => {
+  test('can_send_message_group decides, and a bot may post where its owner may', async () => {
     const stream = await channel({ subscribers: [alice.id, bob.id, admin.id] });
     const admins = await systemGroupId(stack.db, stack.realm.id, 'role:administrators');
-    await stack.db.groupSetting.update({ where: { owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_send_message_group' } }, data: { group_id: admins } });
-    expectError(await bob.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'You do not have permission to post in this channel.');
-    expect((await admin.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' })).status).toBe(200);
-    const adminsBot = await stack.createUser({ fullName: 'Admin Bot', email: 'admin-bot@example.com', botType: 1, botOwnerId: admin.id });
-    expect((await adminsBot.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' })).status).toBe(200);
-    const bobsBot = await stack.createUser({ fullName: 'Bob Bot', email: 'bob-bot@example.com', botType: 1, botOwnerId: bob.id });
-    expectError(await bobsBot.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', 'You do not have permission to post in this channel.');
+    await stack.db.groupSetting.update({
+      where: {
+        owner_kind_owner_id_name: { owner_kind: 'stream', owner_id: stream.id, name: 'can_send_message_group' },
+      },
+      data: { group_id: admins },
+    });
+    expectError(
+      await bob.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'You do not have permission to post in this channel.',
+    );
+    expect(
+      (await admin.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' })).status,
+    ).toBe(200);
+    const adminsBot = await stack.createUser({
+      fullName: 'Admin Bot',
+      email: 'admin-bot@example.com',
+      botType: 1,
+      botOwnerId: admin.id,
+    });
+    expect(
+      (await adminsBot.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }))
+        .status,
+    ).toBe(200);
+    const bobsBot = await stack.createUser({
+      fullName: 'Bob Bot',
+      email: 'bob-bot@example.com',
+      botType: 1,
+      botOwnerId: bob.id,
+    });
+    expectError(
+      await bobsBot.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'You do not have permission to post in this channel.',
+    );
   });
 
   test('guests post only where they are subscribed', async () => {
     const guest = await stack.createUser({ role: Role.GUEST });
     const open = await channel();
-    expectError(await guest.client.post('/api/v1/messages', { type: 'stream', to: open.id, topic: 't', content: 'x' }), 400, 'BAD_REQUEST', `Not authorized to send to channel '${open.name}'`);
+    expectError(
+      await guest.client.post('/api/v1/messages', { type: 'stream', to: open.id, topic: 't', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      `Not authorized to send to channel '${open.name}'`,
+    );
     await stack.subscribe(open.id, [guest.id]);
-    expect((await guest.client.post('/api/v1/messages', { type: 'stream', to: open.id, topic: 't', content: 'x' })).status).toBe(200);
+    expect(
+      (await guest.client.post('/api/v1/messages', { type: 'stream', to: open.id, topic: 't', content: 'x' })).status,
+    ).toBe(200);
   });
 });
 
@@ -243,7 +446,12 @@ describe('mentions', () => {
     const small = await channel({ subscribers: [alice.id, bob.id, carol.id] });
     let response!: ApiResponse;
     const captured = await captureEvents(stack, async () => {
-      response = await alice.client.post('/api/v1/messages', { type: 'stream', to: small.id, topic: 't', content: 'ping @**all**' });
+      response = await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: small.id,
+        topic: 't',
+        content: 'ping @**all**',
+      });
       expect(response.status).toBe(200);
     });
     const flags = await userMessageFlags(stack, response.body.id);
@@ -254,20 +462,48 @@ describe('mentions', () => {
     const crowd = await bulkUsers(stack, 14, 'wildcard');
     const big = await channel({ subscribers: [alice.id, bob.id, admin.id, ...crowd] });
     expectError(
-      await alice.client.post('/api/v1/messages', { type: 'stream', to: big.id, topic: 't', content: '@**everyone** hi' }),
+      await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: big.id,
+        topic: 't',
+        content: '@**everyone** hi',
+      }),
       400,
       'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
       'You do not have permission to use channel wildcard mentions in this channel.',
     );
     // In code, it is no mention at all.
-    expect((await alice.client.post('/api/v1/messages', { type: 'stream', to: big.id, topic: 't', content: '`@**everyone**` hi' })).status).toBe(200);
-    expect((await admin.client.post('/api/v1/messages', { type: 'stream', to: big.id, topic: 't', content: '@**channel** hi' })).status).toBe(200);
+    expect(
+      (
+        await alice.client.post('/api/v1/messages', {
+          type: 'stream',
+          to: big.id,
+          topic: 't',
+          content: '`@**everyone**` hi',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await admin.client.post('/api/v1/messages', {
+          type: 'stream',
+          to: big.id,
+          topic: 't',
+          content: '@**channel** hi',
+        })
+      ).status,
+    ).toBe(200);
   });
 
   test('topic wildcard: participants of the topic get topic_wildcard_mentioned', async () => {
     const stream = await channel({ subscribers: [alice.id, bob.id, carol.id] });
     await bob.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'plans', content: 'first' });
-    const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'Plans', content: '@**topic** update' });
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 'Plans',
+      content: '@**topic** update',
+    });
     const flags = await userMessageFlags(stack, response.body.id);
     expect(flags.get(bob.id)).toBe(MessageFlag.topic_wildcard_mentioned);
     expect(flags.get(alice.id)).toBe(MessageFlag.topic_wildcard_mentioned);
@@ -279,9 +515,22 @@ describe('mentions', () => {
     const group = await stack.db.userGroup.create({ data: { realm_id: stack.realm.id, name: 'support', named: true } });
     await stack.db.userGroupMembership.createMany({ data: [{ user_group_id: group.id, user_profile_id: carol.id }] });
     const everyone = await systemGroupId(stack.db, stack.realm.id, 'role:everyone');
-    await stack.db.groupSetting.create({ data: { realm_id: stack.realm.id, owner_kind: 'user_group', owner_id: group.id, name: 'can_mention_group', group_id: everyone } });
+    await stack.db.groupSetting.create({
+      data: {
+        realm_id: stack.realm.id,
+        owner_kind: 'user_group',
+        owner_id: group.id,
+        name: 'can_mention_group',
+        group_id: everyone,
+      },
+    });
 
-    const mentioned = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: 'hey @*support*' });
+    const mentioned = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 't',
+      content: 'hey @*support*',
+    });
     expect((await stack.db.message.findUniqueOrThrow({ where: { id: mentioned.body.id } })).rendered_content).toBe(
       `<p>hey <span class="user-group-mention" data-user-group-id="${group.id}">@support</span></p>`,
     );
@@ -290,10 +539,32 @@ describe('mentions', () => {
     expect(flags.get(bob.id)).toBe(0);
 
     const admins = await systemGroupId(stack.db, stack.realm.id, 'role:administrators');
-    await stack.db.groupSetting.update({ where: { owner_kind_owner_id_name: { owner_kind: 'user_group', owner_id: group.id, name: 'can_mention_group' } }, data: { group_id: admins } });
-    expectError(await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: '@*support*' }), 400, 'BAD_REQUEST', "You are not allowed to mention user group 'support'.");
-    expect((await admin.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: '@*support*' })).status).toBe(200);
-    const silent = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: '@_*support* and @_**Bob Dylan**' });
+    await stack.db.groupSetting.update({
+      where: { owner_kind_owner_id_name: { owner_kind: 'user_group', owner_id: group.id, name: 'can_mention_group' } },
+      data: { group_id: admins },
+    });
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: '@*support*' }),
+      400,
+      'BAD_REQUEST',
+      "You are not allowed to mention user group 'support'.",
+    );
+    expect(
+      (
+        await admin.client.post('/api/v1/messages', {
+          type: 'stream',
+          to: stream.id,
+          topic: 't',
+          content: '@*support*',
+        })
+      ).status,
+    ).toBe(200);
+    const silent = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 't',
+      content: '@_*support* and @_**Bob Dylan**',
+    });
     expect(silent.status).toBe(200);
     expect([...(await userMessageFlags(stack, silent.body.id)).values()].every((bits) => bits === 0)).toBe(true);
   });
@@ -316,7 +587,13 @@ describe('mentions', () => {
 describe('rendering', () => {
   test('channel and topic links, linkifiers, links, code blocks', async () => {
     const stream = await channel();
-    await stack.db.linkifier.create({ data: { realm_id: stack.realm.id, pattern: '#(?P<id>[0-9]+)', url_template: 'https://github.com/zulip/zulip/issues/{id}' } });
+    await stack.db.linkifier.create({
+      data: {
+        realm_id: stack.realm.id,
+        pattern: '#(?P<id>[0-9]+)',
+        url_template: 'https://github.com/zulip/zulip/issues/{id}',
+      },
+    });
     const response = await alice.client.post('/api/v1/messages', {
       type: 'stream',
       to: stream.id,
@@ -334,7 +611,9 @@ describe('rendering', () => {
     );
     expect(message.has_link).toBe(true);
     const fetched = await bob.client.get(`/api/v1/messages/${message.id}`);
-    expect(fetched.body.message.topic_links).toEqual([{ text: '#42', url: 'https://github.com/zulip/zulip/issues/42' }]);
+    expect(fetched.body.message.topic_links).toEqual([
+      { text: '#42', url: 'https://github.com/zulip/zulip/issues/42' },
+    ]);
     await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
   });
 
@@ -390,12 +669,30 @@ describe('rendering', () => {
   test('uploads linked by the sender are claimed (has_attachment)', async () => {
     const stream = await channel();
     const pathId = `${stack.realm.id}/abc123/notes.png`;
-    const attachment = await stack.db.attachment.create({ data: { realm_id: stack.realm.id, owner_id: alice.id, path_id: pathId, file_name: 'notes.png', size: 10n } });
-    const response = await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: `[notes.png](/user_uploads/${pathId})` });
-    expect(await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).toMatchObject({ has_attachment: true, has_image: true, has_link: true });
-    expect(await stack.db.attachmentMessage.findMany({ where: { message_id: response.body.id } })).toEqual([{ attachment_id: attachment.id, message_id: response.body.id }]);
+    const attachment = await stack.db.attachment.create({
+      data: { realm_id: stack.realm.id, owner_id: alice.id, path_id: pathId, file_name: 'notes.png', size: 10n },
+    });
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 't',
+      content: `[notes.png](/user_uploads/${pathId})`,
+    });
+    expect(await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).toMatchObject({
+      has_attachment: true,
+      has_image: true,
+      has_link: true,
+    });
+    expect(await stack.db.attachmentMessage.findMany({ where: { message_id: response.body.id } })).toEqual([
+      { attachment_id: attachment.id, message_id: response.body.id },
+    ]);
     // Someone else's unshared upload is not claimed.
-    const foreign = await bob.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 't', content: `/user_uploads/${stack.realm.id}/zzz999/other.txt` });
+    const foreign = await bob.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 't',
+      content: `/user_uploads/${stack.realm.id}/zzz999/other.txt`,
+    });
     expect((await stack.db.message.findUniqueOrThrow({ where: { id: foreign.body.id } })).has_attachment).toBe(false);
   });
 });
@@ -404,13 +701,29 @@ describe('direct messages', () => {
   test('1:1 by user ids: both get rows with is_private, and the event', async () => {
     let response!: ApiResponse;
     const [event] = await captureEvents(stack, async () => {
-      response = await alice.client.post('/api/v1/messages', { type: 'direct', to: JSON.stringify([bob.id]), content: 'psst' });
+      response = await alice.client.post('/api/v1/messages', {
+        type: 'direct',
+        to: JSON.stringify([bob.id]),
+        content: 'psst',
+      });
       expect(response.status).toBe(200);
     });
     const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
-    expect(message).toMatchObject({ stream_id: null, topic: '', dm_key: [alice.id, bob.id].sort((a, b) => a - b).join(',') });
-    expect(await userMessageFlags(stack, message.id)).toEqual(new Map([[alice.id, MessageFlag.is_private], [bob.id, MessageFlag.is_private]]));
-    expect(event.recipients).toEqual([{ id: alice.id, flags: [] }, { id: bob.id, flags: [] }]);
+    expect(message).toMatchObject({
+      stream_id: null,
+      topic: '',
+      dm_key: [alice.id, bob.id].sort((a, b) => a - b).join(','),
+    });
+    expect(await userMessageFlags(stack, message.id)).toEqual(
+      new Map([
+        [alice.id, MessageFlag.is_private],
+        [bob.id, MessageFlag.is_private],
+      ]),
+    );
+    expect(event.recipients).toEqual([
+      { id: alice.id, flags: [] },
+      { id: bob.id, flags: [] },
+    ]);
     expect(event.event.message).toMatchObject({
       type: 'private',
       subject: '',
@@ -422,66 +735,129 @@ describe('direct messages', () => {
   });
 
   test('group conversations by emails, and messages to oneself', async () => {
-    const group = await alice.client.post('/api/v1/messages', { type: 'private', to: `${bob.email}, ${carol.email}`, content: 'all three' });
+    const group = await alice.client.post('/api/v1/messages', {
+      type: 'private',
+      to: `${bob.email}, ${carol.email}`,
+      content: 'all three',
+    });
     expect(group.status).toBe(200);
     const keyed = await stack.db.message.findUniqueOrThrow({ where: { id: group.body.id } });
     expect(keyed.dm_key).toBe([alice.id, bob.id, carol.id].sort((a, b) => a - b).join(','));
-    expect([...(await userMessageFlags(stack, keyed.id)).keys()].sort((a, b) => a - b)).toEqual([alice.id, bob.id, carol.id].sort((a, b) => a - b));
-    const json = await alice.client.post('/api/v1/messages', { type: 'private', to: JSON.stringify([carol.email, bob.email]), content: 'same' });
+    expect([...(await userMessageFlags(stack, keyed.id)).keys()].sort((a, b) => a - b)).toEqual(
+      [alice.id, bob.id, carol.id].sort((a, b) => a - b),
+    );
+    const json = await alice.client.post('/api/v1/messages', {
+      type: 'private',
+      to: JSON.stringify([carol.email, bob.email]),
+      content: 'same',
+    });
     expect((await stack.db.message.findUniqueOrThrow({ where: { id: json.body.id } })).dm_key).toBe(keyed.dm_key);
 
-    const self = await alice.client.post('/api/v1/messages', { type: 'direct', to: [alice.id], content: 'note to self' });
+    const self = await alice.client.post('/api/v1/messages', {
+      type: 'direct',
+      to: [alice.id],
+      content: 'note to self',
+    });
     expect((await stack.db.message.findUniqueOrThrow({ where: { id: self.body.id } })).dm_key).toBe(String(alice.id));
     expect(await userMessageFlags(stack, self.body.id)).toEqual(new Map([[alice.id, MessageFlag.is_private]]));
   });
 
   test('recipient errors', async () => {
-    const send = (to: unknown) => alice.client.post('/api/v1/messages', { type: 'direct', to: to as string, content: 'x' });
-    expectError(await alice.client.post('/api/v1/messages', { type: 'direct', content: 'x' }), 400, 'BAD_REQUEST', 'Message must have recipients');
+    const send = (to: unknown) =>
+      alice.client.post('/api/v1/messages', { type: 'direct', to: to as string, content: 'x' });
+    expectError(
+      await alice.client.post('/api/v1/messages', { type: 'direct', content: 'x' }),
+      400,
+      'BAD_REQUEST',
+      'Message must have recipients',
+    );
     expectError(await send('[]'), 400, 'BAD_REQUEST', 'Message must have recipients');
     expectError(await send([999_999]), 400, 'BAD_REQUEST', 'Invalid user ID 999999');
     expectError(await send('nobody@nowhere.test'), 400, 'BAD_REQUEST', "Invalid email 'nobody@nowhere.test'");
-    expectError(await send(JSON.stringify([bob.id, carol.email])), 400, 'BAD_REQUEST', 'Recipient lists may contain emails or user IDs, but not both.');
+    expectError(
+      await send(JSON.stringify([bob.id, carol.email])),
+      400,
+      'BAD_REQUEST',
+      'Recipient lists may contain emails or user IDs, but not both.',
+    );
     expectError(await send('{"x": 1}'), 400, 'BAD_REQUEST', 'Invalid data type for recipients');
     const gone = await stack.createUser({ email: 'gone@example.com' });
     await stack.db.userProfile.update({ where: { id: gone.id }, data: { is_active: false } });
     expectError(await send([gone.id]), 400, 'BAD_REQUEST', "'gone@example.com' is no longer using Zulip.");
   });
 
-  test("guests who may not see everyone can only message users they can see", async () => {
+  test('guests who may not see everyone can only message users they can see', async () => {
     const guest = await stack.createUser({ role: Role.GUEST, fullName: 'Guest Star' });
     await setRealmGroupSetting('can_access_all_users_group', 'role:members');
     try {
-      expectError(await guest.client.post('/api/v1/messages', { type: 'direct', to: [carol.id], content: 'x' }), 400, 'BAD_REQUEST', 'You do not have permission to access some of the recipients.');
+      expectError(
+        await guest.client.post('/api/v1/messages', { type: 'direct', to: [carol.id], content: 'x' }),
+        400,
+        'BAD_REQUEST',
+        'You do not have permission to access some of the recipients.',
+      );
       const shared = await channel({ subscribers: [guest.id, carol.id] });
       expect(shared.id).toBeGreaterThan(0);
-      expect((await guest.client.post('/api/v1/messages', { type: 'direct', to: [carol.id], content: 'we share a channel' })).status).toBe(200);
+      expect(
+        (await guest.client.post('/api/v1/messages', { type: 'direct', to: [carol.id], content: 'we share a channel' }))
+          .status,
+      ).toBe(200);
     } finally {
       await setRealmGroupSetting('can_access_all_users_group', 'role:everyone');
     }
   });
 
   test('direct_message_permission_group and direct_message_initiator_group', async () => {
-    const bot = await stack.createUser({ fullName: 'Helper Bot', email: 'helper-bot@example.com', botType: 1, botOwnerId: alice.id });
+    const bot = await stack.createUser({
+      fullName: 'Helper Bot',
+      email: 'helper-bot@example.com',
+      botType: 1,
+      botOwnerId: alice.id,
+    });
     await setRealmGroupSetting('direct_message_permission_group', 'role:nobody');
     try {
-      expectError(await alice.client.post('/api/v1/messages', { type: 'direct', to: [bob.id], content: 'x' }), 400, 'BAD_REQUEST', 'Direct messages are disabled in this organization.');
+      expectError(
+        await alice.client.post('/api/v1/messages', { type: 'direct', to: [bob.id], content: 'x' }),
+        400,
+        'BAD_REQUEST',
+        'Direct messages are disabled in this organization.',
+      );
       // Bots, and oneself, are always reachable.
-      expect((await alice.client.post('/api/v1/messages', { type: 'direct', to: [bot.id], content: 'x' })).status).toBe(200);
-      expect((await alice.client.post('/api/v1/messages', { type: 'direct', to: [alice.id], content: 'x' })).status).toBe(200);
+      expect((await alice.client.post('/api/v1/messages', { type: 'direct', to: [bot.id], content: 'x' })).status).toBe(
+        200,
+      );
+      expect(
+        (await alice.client.post('/api/v1/messages', { type: 'direct', to: [alice.id], content: 'x' })).status,
+      ).toBe(200);
       await setRealmGroupSetting('direct_message_permission_group', 'role:administrators');
-      expectError(await alice.client.post('/api/v1/messages', { type: 'direct', to: [bob.id], content: 'x' }), 400, 'BAD_REQUEST', 'This conversation does not include any users who can authorize it.');
-      expect((await alice.client.post('/api/v1/messages', { type: 'direct', to: [admin.id], content: 'x' })).status).toBe(200);
+      expectError(
+        await alice.client.post('/api/v1/messages', { type: 'direct', to: [bob.id], content: 'x' }),
+        400,
+        'BAD_REQUEST',
+        'This conversation does not include any users who can authorize it.',
+      );
+      expect(
+        (await alice.client.post('/api/v1/messages', { type: 'direct', to: [admin.id], content: 'x' })).status,
+      ).toBe(200);
     } finally {
       await setRealmGroupSetting('direct_message_permission_group', 'role:everyone');
     }
     await setRealmGroupSetting('direct_message_initiator_group', 'role:administrators');
     try {
       const newcomer = await stack.createUser();
-      expectError(await newcomer.client.post('/api/v1/messages', { type: 'direct', to: [carol.id], content: 'x' }), 400, 'BAD_REQUEST', 'You do not have permission to initiate direct message conversations.');
-      expect((await admin.client.post('/api/v1/messages', { type: 'direct', to: [newcomer.id], content: 'hello' })).status).toBe(200);
+      expectError(
+        await newcomer.client.post('/api/v1/messages', { type: 'direct', to: [carol.id], content: 'x' }),
+        400,
+        'BAD_REQUEST',
+        'You do not have permission to initiate direct message conversations.',
+      );
+      expect(
+        (await admin.client.post('/api/v1/messages', { type: 'direct', to: [newcomer.id], content: 'hello' })).status,
+      ).toBe(200);
       // Replying to an existing conversation is always possible.
-      expect((await newcomer.client.post('/api/v1/messages', { type: 'direct', to: [admin.id], content: 'hi back' })).status).toBe(200);
+      expect(
+        (await newcomer.client.post('/api/v1/messages', { type: 'direct', to: [admin.id], content: 'hi back' })).status,
+      ).toBe(200);
     } finally {
       await setRealmGroupSetting('direct_message_initiator_group', 'role:everyone');
     }
@@ -489,10 +865,20 @@ describe('direct messages', () => {
 });
 
 test("a recipient's alert words flag the message for them, on sending and on editing", async () => {
-  const stream = await stack.createStream({ name: 'alerts', creatorId: alice.id, subscribers: [alice.id, bob.id, carol.id] });
-  expect((await bob.client.post('/api/v1/users/me/alert_words', { alert_words: JSON.stringify(['Deploy', 'on fire']) })).status).toBe(200);
-  const flagsFor = async (user: TestUser, id: number) => (await user.client.get(`/api/v1/messages/${id}`)).body.message.flags as string[];
-  const send = async (content: string) => (await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ops', content })).body.id as number;
+  const stream = await stack.createStream({
+    name: 'alerts',
+    creatorId: alice.id,
+    subscribers: [alice.id, bob.id, carol.id],
+  });
+  expect(
+    (await bob.client.post('/api/v1/users/me/alert_words', { alert_words: JSON.stringify(['Deploy', 'on fire']) }))
+      .status,
+  ).toBe(200);
+  const flagsFor = async (user: TestUser, id: number) =>
+    (await user.client.get(`/api/v1/messages/${id}`)).body.message.flags as string[];
+  const send = async (content: string) =>
+    (await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ops', content })).body
+      .id as number;
 
   const whole = await send('The deploy is done, and the server is ON FIRE!');
   expect(await flagsFor(bob, whole)).toContain('has_alert_word');
@@ -508,6 +894,11 @@ test("a recipient's alert words flag the message for them, on sending and on edi
   expect((await alice.client.patch(`/api/v1/messages/${edited}`, { content: 'never mind' })).status).toBe(200);
   expect(await flagsFor(bob, edited)).not.toContain('has_alert_word');
   // The narrow is:alerted finds it.
-  const alertedNarrow = await bob.client.get('/api/v1/messages', { anchor: 'newest', num_before: 10, num_after: 0, narrow: JSON.stringify([{ operator: 'is', operand: 'alerted' }]) });
+  const alertedNarrow = await bob.client.get('/api/v1/messages', {
+    anchor: 'newest',
+    num_before: 10,
+    num_after: 0,
+    narrow: JSON.stringify([{ operator: 'is', operand: 'alerted' }]),
+  });
   expect(alertedNarrow.body.messages.map((m: { id: number }) => m.id)).toContain(whole);
 });

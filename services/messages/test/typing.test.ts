@@ -35,13 +35,22 @@ describe('POST /typing', () => {
       recipients: [bob, carol, alice].map((user) => ({ user_id: user.id, email: user.email })),
     });
     expect(recipientIds(start)).toEqual(sorted([alice.id, bob.id, carol.id]));
-    expect(stop.event).toMatchObject({ op: 'stop', recipients: [{ user_id: bob.id, email: bob.email }, { user_id: alice.id, email: alice.email }] });
+    expect(stop.event).toMatchObject({
+      op: 'stop',
+      recipients: [
+        { user_id: bob.id, email: bob.email },
+        { user_id: alice.id, email: alice.email },
+      ],
+    });
     expect(recipientIds(stop)).toEqual(sorted([alice.id, bob.id]));
   });
 
-  test("direct: users who opted out of receiving, or are deactivated, get nothing", async () => {
+  test('direct: users who opted out of receiving, or are deactivated, get nothing', async () => {
     const quiet = await stack.createUser({ fullName: 'Quiet One' });
-    await stack.db.userProfile.update({ where: { id: quiet.id }, data: { settings: { receives_typing_notifications: false } } });
+    await stack.db.userProfile.update({
+      where: { id: quiet.id },
+      data: { settings: { receives_typing_notifications: false } },
+    });
     const gone = await stack.createUser({ fullName: 'Gone Away' });
     await stack.db.userProfile.update({ where: { id: gone.id }, data: { is_active: false } });
     const mark = await intakeMark(stack);
@@ -52,12 +61,25 @@ describe('POST /typing', () => {
   });
 
   test('channel: subscribers of the channel, with the topic; none above 100 subscribers', async () => {
-    const stream = await stack.createStream({ name: 'typing here', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+    const stream = await stack.createStream({
+      name: 'typing here',
+      creatorId: alice.id,
+      subscribers: [alice.id, bob.id],
+    });
     const mark = await intakeMark(stack);
-    expect((await typing(bob, { type: 'channel', op: 'start', stream_id: stream.id, topic: 'general chat' })).status).toBe(200);
+    expect(
+      (await typing(bob, { type: 'channel', op: 'start', stream_id: stream.id, topic: 'general chat' })).status,
+    ).toBe(200);
     expect((await typing(bob, { type: 'stream', op: 'stop', stream_id: stream.id, topic: 'plans' })).status).toBe(200);
     const [start, stop] = await intakeSince(stack, mark, 'typing');
-    expect(start.event).toEqual({ type: 'typing', message_type: 'stream', op: 'start', sender: { user_id: bob.id, email: bob.email }, stream_id: stream.id, topic: '' });
+    expect(start.event).toEqual({
+      type: 'typing',
+      message_type: 'stream',
+      op: 'start',
+      sender: { user_id: bob.id, email: bob.email },
+      stream_id: stream.id,
+      topic: '',
+    });
     expect(recipientIds(start)).toEqual(sorted([alice.id, bob.id]));
     expect(stop.event).toMatchObject({ op: 'stop', topic: 'plans' });
 
@@ -70,34 +92,93 @@ describe('POST /typing', () => {
 
   test("errors, with Zulip's wording", async () => {
     const stream = await stack.createStream({ name: 'typing errors', creatorId: alice.id, subscribers: [alice.id] });
-    const secret = await stack.createStream({ name: 'typing secret', creatorId: alice.id, subscribers: [alice.id], inviteOnly: true });
-    expectError(await typing(alice, { type: 'stream', op: 'start', topic: 't' }), 400, 'BAD_REQUEST', "Missing 'stream_id' argument");
-    expectError(await typing(alice, { type: 'channel', op: 'start', stream_id: stream.id }), 400, 'BAD_REQUEST', 'Missing topic');
+    const secret = await stack.createStream({
+      name: 'typing secret',
+      creatorId: alice.id,
+      subscribers: [alice.id],
+      inviteOnly: true,
+    });
+    expectError(
+      await typing(alice, { type: 'stream', op: 'start', topic: 't' }),
+      400,
+      'BAD_REQUEST',
+      "Missing 'stream_id' argument",
+    );
+    expectError(
+      await typing(alice, { type: 'channel', op: 'start', stream_id: stream.id }),
+      400,
+      'BAD_REQUEST',
+      'Missing topic',
+    );
     expectError(await typing(alice, { op: 'start' }), 400, 'BAD_REQUEST', "Missing 'to' argument");
     expectError(await typing(alice, { op: 'start', to: [] }), 400, 'BAD_REQUEST', "Empty 'to' list");
-    expectError(await typing(alice, { op: 'start', to: [bob.id, 999_999] }), 400, 'BAD_REQUEST', 'Invalid user ID 999999');
+    expectError(
+      await typing(alice, { op: 'start', to: [bob.id, 999_999] }),
+      400,
+      'BAD_REQUEST',
+      'Invalid user ID 999999',
+    );
     expectError(await typing(alice, { op: 'begin', to: [bob.id] }), 400, 'BAD_REQUEST', 'Invalid op');
-    expectError(await typing(alice, { type: 'private', op: 'start', to: [bob.id] }), 400, 'BAD_REQUEST', 'Invalid type');
+    expectError(
+      await typing(alice, { type: 'private', op: 'start', to: [bob.id] }),
+      400,
+      'BAD_REQUEST',
+      'Invalid type',
+    );
     expectError(await typing(alice, { to: [bob.id] }), 400, 'REQUEST_VARIABLE_MISSING', "Missing 'op' argument");
     expectError(await typing(alice, { op: 'start', to: 'bob' }), 400, 'BAD_REQUEST', 'to is not valid JSON');
-    expectError(await typing(bob, { type: 'stream', op: 'start', stream_id: secret.id, topic: 't' }), 400, 'BAD_REQUEST', 'Invalid channel ID');
-    expectError(await typing(alice, { type: 'stream', op: 'start', stream_id: 99_999, topic: 't' }), 400, 'BAD_REQUEST', 'Invalid channel ID');
+    expectError(
+      await typing(bob, { type: 'stream', op: 'start', stream_id: secret.id, topic: 't' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid channel ID',
+    );
+    expectError(
+      await typing(alice, { type: 'stream', op: 'start', stream_id: 99_999, topic: 't' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid channel ID',
+    );
     const guest = await stack.createUser({ role: Role.GUEST });
-    expectError(await typing(guest, { type: 'stream', op: 'start', stream_id: stream.id, topic: 't' }), 400, 'BAD_REQUEST', 'Invalid channel ID');
+    expectError(
+      await typing(guest, { type: 'stream', op: 'start', stream_id: stream.id, topic: 't' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid channel ID',
+    );
 
-    await stack.db.userProfile.update({ where: { id: carol.id }, data: { settings: { send_stream_typing_notifications: false, send_private_typing_notifications: false } } });
-    expectError(await typing(carol, { op: 'start', to: [bob.id] }), 400, 'BAD_REQUEST', 'User has disabled typing notifications for direct messages');
-    expectError(await typing(carol, { type: 'stream', op: 'start', stream_id: stream.id, topic: 't' }), 400, 'BAD_REQUEST', 'User has disabled typing notifications for channel messages');
+    await stack.db.userProfile.update({
+      where: { id: carol.id },
+      data: { settings: { send_stream_typing_notifications: false, send_private_typing_notifications: false } },
+    });
+    expectError(
+      await typing(carol, { op: 'start', to: [bob.id] }),
+      400,
+      'BAD_REQUEST',
+      'User has disabled typing notifications for direct messages',
+    );
+    expectError(
+      await typing(carol, { type: 'stream', op: 'start', stream_id: stream.id, topic: 't' }),
+      400,
+      'BAD_REQUEST',
+      'User has disabled typing notifications for channel messages',
+    );
   });
 });
 
 describe('POST /messages/{message_id}/typing', () => {
   test('typing_edit_message to the channel or the conversation', async () => {
     const stream = await stack.createStream({ name: 'edits', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const inChannel = (await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'draft', content: 'x' })).body.id;
-    const direct = (await alice.client.post('/api/v1/messages', { type: 'direct', to: [bob.id], content: 'y' })).body.id;
+    const inChannel = (
+      await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'draft', content: 'x' })
+    ).body.id;
+    const direct = (await alice.client.post('/api/v1/messages', { type: 'direct', to: [bob.id], content: 'y' })).body
+      .id;
     const mark = await intakeMark(stack);
-    expect((await alice.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'start' })).body).toEqual({ result: 'success', msg: '' });
+    expect((await alice.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'start' })).body).toEqual({
+      result: 'success',
+      msg: '',
+    });
     expect((await alice.client.post(`/api/v1/messages/${direct}/typing`, { op: 'stop' })).status).toBe(200);
     const [channelEvent, directEvent] = await intakeSince(stack, mark, 'typing_edit_message');
     expect(channelEvent.event).toEqual({
@@ -117,10 +198,30 @@ describe('POST /messages/{message_id}/typing', () => {
     });
     expect(recipientIds(directEvent)).toEqual(sorted([alice.id, bob.id]));
 
-    expectError(await bob.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'start' }), 400, 'BAD_REQUEST', "You don't have permission to edit this message");
-    expectError(await carol.client.post(`/api/v1/messages/${direct}/typing`, { op: 'start' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
-    expectError(await alice.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'go' }), 400, 'BAD_REQUEST', 'Invalid op');
+    expectError(
+      await bob.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'start' }),
+      400,
+      'BAD_REQUEST',
+      "You don't have permission to edit this message",
+    );
+    expectError(
+      await carol.client.post(`/api/v1/messages/${direct}/typing`, { op: 'start' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid message(s)',
+    );
+    expectError(
+      await alice.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'go' }),
+      400,
+      'BAD_REQUEST',
+      'Invalid op',
+    );
     await stack.db.message.update({ where: { id: inChannel }, data: { date_sent: new Date(Date.now() - 3600_000) } });
-    expectError(await alice.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'start' }), 400, 'BAD_REQUEST', 'The time limit for editing this message has passed');
+    expectError(
+      await alice.client.post(`/api/v1/messages/${inChannel}/typing`, { op: 'start' }),
+      400,
+      'BAD_REQUEST',
+      'The time limit for editing this message has passed',
+    );
   });
 });

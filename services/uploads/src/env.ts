@@ -12,8 +12,14 @@ export const uploadsEnvSpec = {
     'largest accepted upload in MiB (register reports max_file_upload_size_mib from the server limits; keep them equal outside tests)',
     SERVER_LIMITS.max_file_upload_size_mib,
   ),
-  UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS: env.int('uploads no message links are deleted once they are this many weeks old', 5),
-  UPLOADS_CLEANUP_EVERY_MS: env.int('how often the clean-up of unreferenced uploads runs, in milliseconds', 24 * 3600 * 1000),
+  UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS: env.int(
+    'uploads no message links are deleted once they are this many weeks old',
+    5,
+  ),
+  UPLOADS_CLEANUP_EVERY_MS: env.int(
+    'how often the clean-up of unreferenced uploads runs, in milliseconds',
+    24 * 3600 * 1000,
+  ),
 };
 
 export type UploadsEnv = EnvOf<typeof uploadsEnvSpec>;
@@ -28,8 +34,13 @@ export function loadUploadsConfig(source: NodeJS.ProcessEnv): UploadsConfig {
   const values = loadEnv(uploadsEnvSpec, source);
   const problems: string[] = [];
   if (values.UPLOADS_MAX_FILE_SIZE_MIB < 1) problems.push('UPLOADS_MAX_FILE_SIZE_MIB must be at least 1');
-  if (values.UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS < 1) problems.push('UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS must be at least 1');
+  if (values.UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS < 1)
+    problems.push('UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS must be at least 1');
   if (values.UPLOADS_CLEANUP_EVERY_MS < 100) problems.push('UPLOADS_CLEANUP_EVERY_MS must be at least 100');
   if (problems.length) throw new EnvError(`Bad configuration:\n  - ${problems.join('\n  - ')}`);
-  return { env: values, storage: loadStorageConfig(source), maxFileSizeBytes: values.UPLOADS_MAX_FILE_SIZE_MIB * 1024 * 1024 };
+  return {
+    env: values,
+    storage: loadStorageConfig(source),
+    maxFileSizeBytes: values.UPLOADS_MAX_FILE_SIZE_MIB * 1024 * 1024,
+  };
 }

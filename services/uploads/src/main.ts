@@ -8,7 +8,16 @@ async function main() {
   const config = loadEnv(uploadsEnvSpec);
   const deps = createBaseDeps('uploads', config);
   const service = await createService(deps, process.env);
-  await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'uploads', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger });
+  await serve(
+    {
+      ...service,
+      close: async () => {
+        await service.close();
+        await deps.close();
+      },
+    },
+    { name: 'uploads', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger },
+  );
 }
 
 main().catch((error) => {

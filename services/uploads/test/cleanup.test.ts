@@ -48,25 +48,50 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
     const orphaned = await uploadAs(owner, 'orphaned.txt');
     const stillLinked = await uploadAs(owner, 'still-linked.txt');
     const never = await uploadAs(owner, 'never-linked.txt');
-    const deletedMessage = await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [orphaned.id, stillLinked.id], recipients: [friend.id] });
-    await linkFromMessage(uploads.stack, { senderId: friend.id, attachmentIds: [stillLinked.id], recipients: [owner.id] });
+    const deletedMessage = await linkFromMessage(uploads.stack, {
+      senderId: owner.id,
+      attachmentIds: [orphaned.id, stillLinked.id],
+      recipients: [friend.id],
+    });
+    await linkFromMessage(uploads.stack, {
+      senderId: friend.id,
+      attachmentIds: [stillLinked.id],
+      recipients: [owner.id],
+    });
     await uploads.stack.db.message.delete({ where: { id: deletedMessage } });
     const captured = await captureEvents(uploads.stack, async () => {
       // What the messages service does after deleting messages (see attachmentsOrphanedBy).
-      const done = await uploads.stack.deps.jobs.runWithBudget(JOB_QUEUES.uploadsCleanup, `test-${kind}-1`, { attachmentIds: [orphaned.id, stillLinked.id] }, 20_000);
+      const done = await uploads.stack.deps.jobs.runWithBudget(
+        JOB_QUEUES.uploadsCleanup,
+        `test-${kind}-1`,
+        { attachmentIds: [orphaned.id, stillLinked.id] },
+        20_000,
+      );
       expect(done).toBe(true);
 
       expect(await uploads.stack.db.attachment.findUnique({ where: { id: orphaned.id } })).toBeNull();
-      for (const key of uploadKeys(uploads.storage, orphaned.path_id)) expect(await uploads.storage.head(key)).toBeNull();
+      for (const key of uploadKeys(uploads.storage, orphaned.path_id))
+        expect(await uploads.storage.head(key)).toBeNull();
       expect(await uploads.stack.db.attachment.findUnique({ where: { id: stillLinked.id } })).not.toBeNull();
       expect(await isStored(stillLinked.path_id)).toBe(true);
       // Not named in the job: untouched, however unlinked.
       expect(await isStored(never.path_id)).toBe(true);
     });
 
-    const used = await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } });
+    const used = await uploads.stack.db.attachment.aggregate({
+      where: { realm_id: uploads.stack.realm.id },
+      _sum: { size: true },
+    });
     expect(ofType(captured, 'attachment')).toEqual([
-      { event: { type: 'attachment', op: 'remove', attachment: { id: orphaned.id }, upload_space_used: Number(used._sum.size) }, recipientIds: [owner.id] },
+      {
+        event: {
+          type: 'attachment',
+          op: 'remove',
+          attachment: { id: orphaned.id },
+          upload_space_used: Number(used._sum.size),
+        },
+        recipientIds: [owner.id],
+      },
     ]);
   });
 
@@ -74,9 +99,16 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
     const old = await uploadAs(owner, 'old-unlinked.txt');
     const oldLinked = await uploadAs(owner, 'old-linked.txt');
     const recent = await uploadAs(friend, 'recent.txt');
-    await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [oldLinked.id], recipients: [friend.id] });
+    await linkFromMessage(uploads.stack, {
+      senderId: owner.id,
+      attachmentIds: [oldLinked.id],
+      recipients: [friend.id],
+    });
     const threeWeeksAgo = new Date(Date.now() - 3 * WEEK_MS);
-    await uploads.stack.db.attachment.updateMany({ where: { id: { in: [old.id, oldLinked.id] } }, data: { create_time: threeWeeksAgo } });
+    await uploads.stack.db.attachment.updateMany({
+      where: { id: { in: [old.id, oldLinked.id] } },
+      data: { create_time: threeWeeksAgo },
+    });
     const oneWeekAgo = new Date(Date.now() - WEEK_MS);
     await uploads.stack.db.attachment.update({ where: { id: recent.id }, data: { create_time: oneWeekAgo } });
 
@@ -86,7 +118,10 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
       ['delete-unreferenced-uploads', 300, { unreferencedOlderThanWeeks: 2 }],
     ]);
 
-    await waitFor(async () => (await uploads.stack.db.attachment.findUnique({ where: { id: old.id } })) === null, 'the scheduled clean-up');
+    await waitFor(
+      async () => (await uploads.stack.db.attachment.findUnique({ where: { id: old.id } })) === null,
+      'the scheduled clean-up',
+    );
     await waitFor(async () => !(await isStored(old.path_id)), 'the old upload to leave storage');
     expect(await uploads.stack.db.attachment.findUnique({ where: { id: oldLinked.id } })).not.toBeNull();
     expect(await isStored(oldLinked.path_id)).toBe(true);

@@ -85,12 +85,17 @@ export interface FilePart {
 }
 
 /** A multipart/form-data body exactly as requests (python-zulip-api) encodes it. */
-export function multipartBody(parts: FilePart[], textFields: Record<string, string> = {}): { body: Buffer; contentType: string } {
+export function multipartBody(
+  parts: FilePart[],
+  textFields: Record<string, string> = {},
+): { body: Buffer; contentType: string } {
   const boundary = crypto.randomBytes(16).toString('hex');
   const quote = (value: string) => value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(textFields)) {
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`));
+    chunks.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`),
+    );
   }
   for (const part of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${quote(part.field)}"; filename="${quote(part.filename)}"\r\n`;
@@ -143,18 +148,28 @@ export async function linkFromMessage(
       sender_id: input.senderId,
       stream_id: input.streamId ?? null,
       topic: input.streamId ? 'files' : '',
-      dm_key: input.streamId ? null : [...new Set([input.senderId, ...(input.recipients ?? [])])].sort((a, b) => a - b).join(','),
+      dm_key: input.streamId
+        ? null
+        : [...new Set([input.senderId, ...(input.recipients ?? [])])].sort((a, b) => a - b).join(','),
       content: 'see the file',
       has_attachment: true,
     },
   });
   const receivers = [...new Set([input.senderId, ...(input.recipients ?? [])])];
-  await stack.db.userMessage.createMany({ data: receivers.map((userId) => ({ user_profile_id: userId, message_id: message.id })) });
-  await stack.db.attachmentMessage.createMany({ data: input.attachmentIds.map((id) => ({ attachment_id: id, message_id: message.id })) });
+  await stack.db.userMessage.createMany({
+    data: receivers.map((userId) => ({ user_profile_id: userId, message_id: message.id })),
+  });
+  await stack.db.attachmentMessage.createMany({
+    data: input.attachmentIds.map((id) => ({ attachment_id: id, message_id: message.id })),
+  });
   return message.id;
 }
 
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const result = await check();

@@ -4,14 +4,24 @@ import { type TestUser } from '@teamchat/stack';
 import { expectError } from '@teamchat/testing';
 import { signInternalToken } from '@teamchat/core';
 import { temporaryFileUrl, uploadOfTemporaryToken } from '../src/lib/temporary-urls';
-import { linkFromMessage, multipartBody, sha256, startUploadsStack, STORE_KINDS, uploadLikePythonZulipApi, type UploadsStack } from './helpers';
+import {
+  linkFromMessage,
+  multipartBody,
+  sha256,
+  startUploadsStack,
+  STORE_KINDS,
+  uploadLikePythonZulipApi,
+  type UploadsStack,
+} from './helpers';
 
 async function upload(user: TestUser, name: string, content: Buffer | string, contentType?: string) {
   const { body, contentType: header } = multipartBody([{ field: name, filename: name, content, contentType }]);
   const response = await user.client.post('/api/v1/user_uploads', {}, { body, headers: { 'content-type': header } });
   expect(response.status).toBe(200);
   const row = await user.client.get('/api/v1/attachments');
-  const attachment = row.body.attachments.find((a: { path_id: string }) => `/user_uploads/${a.path_id}` === response.body.url);
+  const attachment = row.body.attachments.find(
+    (a: { path_id: string }) => `/user_uploads/${a.path_id}` === response.body.url,
+  );
   return { url: response.body.url as string, id: attachment.id as number };
 }
 
@@ -76,7 +86,12 @@ describe('who may open an upload', () => {
       subscribers: [owner.id, member.id],
     });
     const { url, id } = await upload(owner, 'protected.txt', 'received only');
-    await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [id], streamId: stream.id, recipients: [member.id] });
+    await linkFromMessage(uploads.stack, {
+      senderId: owner.id,
+      attachmentIds: [id],
+      streamId: stream.id,
+      recipients: [member.id],
+    });
     expect((await member.client.get(url, {}, { validate: false })).status).toBe(200);
     const newcomer = await uploads.stack.createUser({ fullName: 'Newcomer' });
     await uploads.stack.subscribe(stream.id, [newcomer.id]);
@@ -84,7 +99,12 @@ describe('who may open an upload', () => {
   });
 
   test('a private channel with shared history: its subscribers, not other members', async () => {
-    const stream = await uploads.stack.createStream({ name: 'shared', inviteOnly: true, historyPublicToSubscribers: true, subscribers: [owner.id] });
+    const stream = await uploads.stack.createStream({
+      name: 'shared',
+      inviteOnly: true,
+      historyPublicToSubscribers: true,
+      subscribers: [owner.id],
+    });
     const { url, id } = await upload(owner, 'shared.txt', 'subscribers');
     await linkFromMessage(uploads.stack, { senderId: owner.id, attachmentIds: [id], streamId: stream.id });
     expectDenied(await member.client.get(url, {}, { validate: false }), 'subscribers');
@@ -114,7 +134,12 @@ describe('who may open an upload', () => {
 
     // Only for those who may open the file; the same errors as the file itself.
     expectDenied(await member.client.get(api), 'pdf bytes');
-    expectError(await owner.client.get('/api/v1/user_uploads/1/ab/missing.txt'), 404, 'BAD_REQUEST', 'This file does not exist or has been deleted.');
+    expectError(
+      await owner.client.get('/api/v1/user_uploads/1/ab/missing.txt'),
+      404,
+      'BAD_REQUEST',
+      'This file does not exist or has been deleted.',
+    );
     expectError(await uploads.stack.anonymous().get(api), 401, 'UNAUTHORIZED');
 
     // A token is for one file, unaltered, and for a minute.
@@ -122,13 +147,28 @@ describe('who may open an upload', () => {
     const other = await upload(owner, 'other.txt', 'other bytes');
     const invalid = (path: string) => uploads.stack.anonymous().get(path, {}, { validate: false });
     expectError(await invalid(`/user_uploads/temporary/${token}/other.txt`), 400, 'BAD_REQUEST', 'Invalid filename');
-    expectError(await invalid(`/user_uploads/temporary/${token.slice(0, -2)}xx/report.pdf`), 400, 'BAD_REQUEST', 'Invalid filename');
+    expectError(
+      await invalid(`/user_uploads/temporary/${token.slice(0, -2)}xx/report.pdf`),
+      400,
+      'BAD_REQUEST',
+      'Invalid filename',
+    );
     const pathId = url.slice('/user_uploads/'.length);
-    expect(uploadOfTemporaryToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, token)).toEqual({ pathId, realmId: owner.realm.id });
-    expect(uploadOfTemporaryToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, token, Math.floor(Date.now() / 1000) + 61)).toBeNull();
+    expect(uploadOfTemporaryToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, token)).toEqual({
+      pathId,
+      realmId: owner.realm.id,
+    });
+    expect(
+      uploadOfTemporaryToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, token, Math.floor(Date.now() / 1000) + 61),
+    ).toBeNull();
     expect(uploadOfTemporaryToken('another secret', token)).toBeNull();
     // Internal tokens are not temporary-URL tokens (another key and audience).
-    const internal = signInternalToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, { user: null, realmId: owner.realm.id, method: 'GET', path: other.url });
+    const internal = signInternalToken(uploads.stack.deps.env.INTERNAL_JWT_SECRET, {
+      user: null,
+      realmId: owner.realm.id,
+      method: 'GET',
+      path: other.url,
+    });
     expectError(await invalid(`/user_uploads/temporary/${internal}/other.txt`), 400, 'BAD_REQUEST', 'Invalid filename');
     expect(temporaryFileUrl('s', 1, '1/ab/a file.txt')).toMatch(/\/a%20file\.txt$/);
   });
@@ -136,8 +176,17 @@ describe('who may open an upload', () => {
   test('unknown paths and other realms: not found', async () => {
     const { url } = await upload(owner, 'mine.txt', 'realm one');
     const missing = url.replace(/\/[^/]+$/, '/other.txt');
-    expectError(await owner.client.get(missing, {}, { validate: false }), 404, 'BAD_REQUEST', 'This file does not exist or has been deleted.');
-    expectError(await owner.client.get('/user_uploads/not-a-realm/x/y.txt', {}, { validate: false }), 404, 'BAD_REQUEST');
+    expectError(
+      await owner.client.get(missing, {}, { validate: false }),
+      404,
+      'BAD_REQUEST',
+      'This file does not exist or has been deleted.',
+    );
+    expectError(
+      await owner.client.get('/user_uploads/not-a-realm/x/y.txt', {}, { validate: false }),
+      404,
+      'BAD_REQUEST',
+    );
     const otherRealm = await uploads.stack.createRealm('other', 'other.test');
     const stranger = await uploads.stack.createUser({ realm: otherRealm });
     const fromThere = await stranger.client.get(url, {}, { validate: false });
@@ -171,7 +220,11 @@ describe.each(STORE_KINDS)('how an upload is served (%s storage)', (kind) => {
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expect(page.headers['content-disposition']).toBe('attachment; filename="page.html"');
 
-    const download = await owner.client.get(png.url.replace('/user_uploads/', '/user_uploads/download/'), {}, { validate: false });
+    const download = await owner.client.get(
+      png.url.replace('/user_uploads/', '/user_uploads/download/'),
+      {},
+      { validate: false },
+    );
     expect(download.status).toBe(200);
     expect(download.headers['content-disposition']).toBe('attachment; filename="pixel.png"');
     expect(download.raw).toEqual(image.raw);
@@ -235,7 +288,11 @@ describe.each(STORE_KINDS)('how an upload is served (%s storage)', (kind) => {
     const served = await owner.client.get(response.body.url, {}, { validate: false });
     expect(served.headers['content-type']).toBe('application/octet-stream');
     expect(sha256(served.raw)).toBe(sha256(data));
-    const range = await owner.client.get(response.body.url, {}, { validate: false, headers: { range: 'bytes=1048576-2097151' } });
+    const range = await owner.client.get(
+      response.body.url,
+      {},
+      { validate: false, headers: { range: 'bytes=1048576-2097151' } },
+    );
     expect(range.status).toBe(206);
     expect(sha256(range.raw)).toBe(sha256(data.subarray(1048576, 2097152)));
   });

@@ -14,7 +14,8 @@ describe('RedisLocker', () => {
     return connection;
   };
   /** One locker per simulated replica, each with its own connections. */
-  const replica = (options: { ttlMs?: number; acquireTimeoutMs?: number } = {}) => RedisLocker.start(connect(), connect(), { prefix, ...options });
+  const replica = (options: { ttlMs?: number; acquireTimeoutMs?: number } = {}) =>
+    RedisLocker.start(connect(), connect(), { prefix, ...options });
 
   afterAll(async () => {
     await Promise.all(connections.map((connection) => connection.quit()));
@@ -40,7 +41,9 @@ describe('RedisLocker', () => {
     const [a, b] = await Promise.all([replica(), replica({ acquireTimeoutMs: 300 })]);
     const held = a.newLock('upload-2');
     await held.lock(new AbortController().signal, () => {});
-    await expect(b.newLock('upload-2').lock(new AbortController().signal, () => {})).rejects.toBe(ERRORS.ERR_LOCK_TIMEOUT);
+    await expect(b.newLock('upload-2').lock(new AbortController().signal, () => {})).rejects.toBe(
+      ERRORS.ERR_LOCK_TIMEOUT,
+    );
     await held.unlock();
     await held.unlock();
     const next = b.newLock('upload-2');

@@ -38,7 +38,13 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
 
     const pathId = url.slice('/user_uploads/'.length);
     const row = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: pathId } });
-    expect(row).toMatchObject({ owner_id: owner.id, realm_id: uploads.stack.realm.id, file_name: 'hello.txt', size: BigInt(content.length), content_type: 'text/plain' });
+    expect(row).toMatchObject({
+      owner_id: owner.id,
+      realm_id: uploads.stack.realm.id,
+      file_name: 'hello.txt',
+      size: BigInt(content.length),
+      content_type: 'text/plain',
+    });
     expect(await uploads.storage.head(pathId)).toEqual({ size: content.length });
 
     expect(ofType(captured, 'attachment')).toEqual([
@@ -46,9 +52,21 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
         event: {
           type: 'attachment',
           op: 'add',
-          attachment: { id: row.id, name: 'hello.txt', path_id: pathId, size: content.length, create_time: row.create_time.getTime(), messages: [] },
+          attachment: {
+            id: row.id,
+            name: 'hello.txt',
+            path_id: pathId,
+            size: content.length,
+            create_time: row.create_time.getTime(),
+            messages: [],
+          },
           upload_space_used: Number(
-            (await uploads.stack.db.attachment.aggregate({ where: { realm_id: uploads.stack.realm.id }, _sum: { size: true } }))._sum.size,
+            (
+              await uploads.stack.db.attachment.aggregate({
+                where: { realm_id: uploads.stack.realm.id },
+                _sum: { size: true },
+              })
+            )._sum.size,
           ),
         },
         recipientIds: [owner.id],
@@ -62,22 +80,42 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
   });
 
   test('takes the first file part whatever its field is called, after other fields', async () => {
-    const { body, contentType } = multipartBody([{ field: 'file', filename: 'photo.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]), contentType: 'image/png' }], {
-      note: 'ignored',
-    });
-    const response = await owner.client.post('/api/v1/user_uploads', {}, { body, headers: { 'content-type': contentType } });
+    const { body, contentType } = multipartBody(
+      [
+        {
+          field: 'file',
+          filename: 'photo.png',
+          content: Buffer.from([0x89, 0x50, 0x4e, 0x47]),
+          contentType: 'image/png',
+        },
+      ],
+      {
+        note: 'ignored',
+      },
+    );
+    const response = await owner.client.post(
+      '/api/v1/user_uploads',
+      {},
+      { body, headers: { 'content-type': contentType } },
+    );
     expect(response.status).toBe(200);
     expect(response.body.filename).toBe('photo.png');
-    const row = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: response.body.url.slice('/user_uploads/'.length) } });
+    const row = await uploads.stack.db.attachment.findUniqueOrThrow({
+      where: { path_id: response.body.url.slice('/user_uploads/'.length) },
+    });
     expect(row.content_type).toBe('image/png');
   });
 
   test('without a Content-Type the type comes from the name', async () => {
     const response = await uploadLikePythonZulipApi(owner, '/tmp/picture.jpeg', Buffer.from([0xff, 0xd8, 0xff]));
-    const row = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: response.body.url.slice('/user_uploads/'.length) } });
+    const row = await uploads.stack.db.attachment.findUniqueOrThrow({
+      where: { path_id: response.body.url.slice('/user_uploads/'.length) },
+    });
     expect(row.content_type).toBe('image/jpeg');
     const unknown = await uploadLikePythonZulipApi(owner, '/tmp/data.unknownext', 'x');
-    const unknownRow = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: unknown.body.url.slice('/user_uploads/'.length) } });
+    const unknownRow = await uploads.stack.db.attachment.findUniqueOrThrow({
+      where: { path_id: unknown.body.url.slice('/user_uploads/'.length) },
+    });
     expect(unknownRow.content_type).toBe('application/octet-stream');
   });
 
@@ -92,11 +130,17 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
     ];
     for (const [given, inUrl, filename] of cases) {
       const { body, contentType } = multipartBody([{ field: `/x/${given}`, filename: given, content: 'x' }]);
-      const response = await owner.client.post('/api/v1/user_uploads', {}, { body, headers: { 'content-type': contentType } });
+      const response = await owner.client.post(
+        '/api/v1/user_uploads',
+        {},
+        { body, headers: { 'content-type': contentType } },
+      );
       expect(response.status).toBe(200);
       expect(response.body.url.split('/').pop()).toBe(inUrl);
       expect(response.body.filename).toBe(filename);
-      const row = await uploads.stack.db.attachment.findUniqueOrThrow({ where: { path_id: response.body.url.slice('/user_uploads/'.length) } });
+      const row = await uploads.stack.db.attachment.findUniqueOrThrow({
+        where: { path_id: response.body.url.slice('/user_uploads/'.length) },
+      });
       expect(row.file_name).toBe(filename);
     }
   });
@@ -108,19 +152,32 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
 
       const onlyFields = multipartBody([], { a: 'b' });
       expectError(
-        await owner.client.post('/api/v1/user_uploads', {}, { body: onlyFields.body, headers: { 'content-type': onlyFields.contentType } }),
+        await owner.client.post(
+          '/api/v1/user_uploads',
+          {},
+          { body: onlyFields.body, headers: { 'content-type': onlyFields.contentType } },
+        ),
         400,
         'BAD_REQUEST',
         'You must specify a file to upload',
       );
-      expectError(await owner.client.post('/api/v1/user_uploads', { a: 'b' }), 400, 'BAD_REQUEST', 'You must specify a file to upload');
+      expectError(
+        await owner.client.post('/api/v1/user_uploads', { a: 'b' }),
+        400,
+        'BAD_REQUEST',
+        'You must specify a file to upload',
+      );
 
       const two = multipartBody([
         { field: 'one', filename: 'one.txt', content: 'first' },
         { field: 'two', filename: 'two.txt', content: 'second' },
       ]);
       expectError(
-        await owner.client.post('/api/v1/user_uploads', {}, { body: two.body, headers: { 'content-type': two.contentType } }),
+        await owner.client.post(
+          '/api/v1/user_uploads',
+          {},
+          { body: two.body, headers: { 'content-type': two.contentType } },
+        ),
         400,
         'BAD_REQUEST',
         'You may only upload one file at a time',
@@ -135,7 +192,12 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
     const before = storedFiles(uploads);
     const attachmentsBefore = await uploads.stack.db.attachment.count();
     const response = await uploadLikePythonZulipApi(owner, '/tmp/big.bin', Buffer.alloc(MiB + 1, 7));
-    expectError(response, 400, 'BAD_REQUEST', "File is larger than this server's configured maximum upload size (1 MiB).");
+    expectError(
+      response,
+      400,
+      'BAD_REQUEST',
+      "File is larger than this server's configured maximum upload size (1 MiB).",
+    );
     expect(storedFiles(uploads)).toEqual(before);
     expect(await uploads.stack.db.attachment.count()).toBe(attachmentsBefore);
 
@@ -146,7 +208,10 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
 
   test("the realm's upload quota is enforced and a refused file is not kept", async () => {
     const realmId = uploads.stack.realm.id;
-    const used = Number((await uploads.stack.db.attachment.aggregate({ where: { realm_id: realmId }, _sum: { size: true } }))._sum.size ?? 0);
+    const used = Number(
+      (await uploads.stack.db.attachment.aggregate({ where: { realm_id: realmId }, _sum: { size: true } }))._sum.size ??
+        0,
+    );
     await uploads.stack.db.realm.update({ where: { id: realmId }, data: { upload_quota_bytes: BigInt(used + 100) } });
     try {
       const before = storedFiles(uploads);
@@ -172,6 +237,12 @@ describe.each(STORE_KINDS)('uploading a file (%s storage)', (kind) => {
 
   test('needs authentication', async () => {
     const { body, contentType } = multipartBody([{ field: 'f', filename: 'a.txt', content: 'a' }]);
-    expectError(await uploads.stack.anonymous().post('/api/v1/user_uploads', {}, { body, headers: { 'content-type': contentType } }), 401, 'UNAUTHORIZED');
+    expectError(
+      await uploads.stack
+        .anonymous()
+        .post('/api/v1/user_uploads', {}, { body, headers: { 'content-type': contentType } }),
+      401,
+      'UNAUTHORIZED',
+    );
   });
 });

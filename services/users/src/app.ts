@@ -20,7 +20,16 @@ export const DEFAULT_CHANNELS_URL = 'http://127.0.0.1:9103';
 
 /** The service as the runtime and the test harness start it; it owns nothing beyond deps. */
 export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
-  const loginThrottle = new LoginThrottle(deps.redis, deps.env.REDIS_PREFIX, loadEnv(loginThrottleEnvSpec, env), deps.logger);
-  const usersDeps: UsersDeps = { ...deps, serviceUrls: { channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL }, loginThrottle };
+  const loginThrottle = new LoginThrottle(
+    deps.redis,
+    deps.env.REDIS_PREFIX,
+    loadEnv(loginThrottleEnvSpec, env),
+    deps.logger,
+  );
+  const usersDeps: UsersDeps = {
+    ...deps,
+    serviceUrls: { channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL },
+    loginThrottle,
+  };
   return { handler: createApp(usersDeps), close: async () => {} };
 }

@@ -13,8 +13,20 @@ async function main() {
   });
   const deps = createBaseDeps('users', config);
   // The settings as validated above, in the form createService reads them.
-  const service = await createService(deps, Object.fromEntries(Object.entries(config).map(([name, value]) => [name, String(value)])));
-  await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'users', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger });
+  const service = await createService(
+    deps,
+    Object.fromEntries(Object.entries(config).map(([name, value]) => [name, String(value)])),
+  );
+  await serve(
+    {
+      ...service,
+      close: async () => {
+        await service.close();
+        await deps.close();
+      },
+    },
+    { name: 'users', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger },
+  );
 }
 
 main().catch((error) => {

@@ -35,7 +35,9 @@ function need(value: string | undefined, name: string): string {
 }
 
 export async function findRealm(db: Db, nameOrHost: string): Promise<Realm> {
-  const realm = await db.realm.findFirst({ where: { OR: [{ string_id: nameOrHost }, { host: nameOrHost.toLowerCase() }] } });
+  const realm = await db.realm.findFirst({
+    where: { OR: [{ string_id: nameOrHost }, { host: nameOrHost.toLowerCase() }] },
+  });
   if (!realm) throw new UsageError(`no realm with subdomain or host '${nameOrHost}'`);
   return realm;
 }
@@ -51,7 +53,11 @@ export function zuliprc(email: string, apiKey: string, site: string): string {
   return `[api]\nemail=${email}\nkey=${apiKey}\nsite=${site}\n`;
 }
 
-export async function runCommand(deps: BaseDeps, argv: string[], out: (line: string) => void = console.log): Promise<void> {
+export async function runCommand(
+  deps: BaseDeps,
+  argv: string[],
+  out: (line: string) => void = console.log,
+): Promise<void> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
@@ -73,7 +79,11 @@ export async function runCommand(deps: BaseDeps, argv: string[], out: (line: str
   const { db } = deps;
   switch (command) {
     case 'create-realm': {
-      const realm = await doCreateRealm(db, { stringId: values['string-id'] ?? '', name: need(values.name, 'name'), host: need(values.host, 'host') });
+      const realm = await doCreateRealm(db, {
+        stringId: values['string-id'] ?? '',
+        name: need(values.name, 'name'),
+        host: need(values.host, 'host'),
+      });
       out(`created realm ${realm.id} '${realm.name}' at ${realmUrl(realm, deps.env.EXTERNAL_SCHEME)}`);
       return;
     }
@@ -105,7 +115,11 @@ export async function runCommand(deps: BaseDeps, argv: string[], out: (line: str
       const file = need(values.path, 'path');
       const apiKey = await doIssueApiKey(deps, user.id, 'manage write-zuliprc');
       fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-      fs.writeFileSync(file, zuliprc(user.delivery_email, apiKey, values.site ?? realmUrl(realm, deps.env.EXTERNAL_SCHEME)), { mode: 0o600 });
+      fs.writeFileSync(
+        file,
+        zuliprc(user.delivery_email, apiKey, values.site ?? realmUrl(realm, deps.env.EXTERNAL_SCHEME)),
+        { mode: 0o600 },
+      );
       out(`wrote ${file}`);
       return;
     }
@@ -113,7 +127,9 @@ export async function runCommand(deps: BaseDeps, argv: string[], out: (line: str
       const realm = await findRealm(db, need(values.realm, 'realm'));
       const users = await db.userProfile.findMany({ where: { realm_id: realm.id }, orderBy: { id: 'asc' } });
       for (const user of users) {
-        out(`${user.id}\t${user.delivery_email}\t${user.full_name}\trole=${user.role}${user.is_bot ? '\tbot' : ''}${user.is_active ? '' : '\tdeactivated'}`);
+        out(
+          `${user.id}\t${user.delivery_email}\t${user.full_name}\trole=${user.role}${user.is_bot ? '\tbot' : ''}${user.is_active ? '' : '\tdeactivated'}`,
+        );
       }
       return;
     }
@@ -148,7 +164,9 @@ async function seedDemo(deps: BaseDeps, host: string, dir: string, out: (line: s
   for (const demo of DEMO_USERS) {
     let user = await db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: demo.email } });
     if (!user) {
-      const owner = demo.bot ? await db.userProfile.findFirst({ where: { realm_id: realm.id, role: Role.OWNER } }) : null;
+      const owner = demo.bot
+        ? await db.userProfile.findFirst({ where: { realm_id: realm.id, role: Role.OWNER } })
+        : null;
       ({ user } = await doCreateUser(deps, realm, {
         email: demo.email,
         fullName: demo.name,
@@ -179,8 +197,9 @@ async function main() {
 
 if (require.main === module) {
   main().catch((error) => {
-    console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : error instanceof Error ? error.message : error);
+    console.error(
+      error instanceof UsageError ? `${error.message}\n\n${USAGE}` : error instanceof Error ? error.message : error,
+    );
     process.exit(1);
   });
 }
-

@@ -6,11 +6,28 @@ import { addAlertWords, listAlertWords, removeAlertWords } from './views/alert-w
 import { fetchApiKey } from './views/fetch-api-key';
 import { createMultiuseInvite, getInvites, revokeMultiuseInvite } from './views/invites';
 import { acceptMultiuseInvite, showJoinPage, submitJoinForm } from './views/join';
-import { createLinkifier, deleteLinkifier, listLinkifiers, listLinkifiersLegacy, reorderLinkifiers, updateLinkifier } from './views/linkifiers';
-import { addNavigationView, getNavigationViews, removeNavigationView, updateNavigationView } from './views/navigation-views';
+import {
+  createLinkifier,
+  deleteLinkifier,
+  listLinkifiers,
+  listLinkifiersLegacy,
+  reorderLinkifiers,
+  updateLinkifier,
+} from './views/linkifiers';
+import {
+  addNavigationView,
+  getNavigationViews,
+  removeNavigationView,
+  updateNavigationView,
+} from './views/navigation-views';
 import { getOwnUser } from './views/own-user';
 import { getRealmPresence, getUserPresence, updatePresence } from './views/presence';
-import { createProfileField, listProfileFields, removeOwnProfileData, updateOwnProfileData } from './views/profile-fields';
+import {
+  createProfileField,
+  listProfileFields,
+  removeOwnProfileData,
+  updateOwnProfileData,
+} from './views/profile-fields';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './views/push-tokens';
 import { listRealmEmoji } from './views/realm-emoji';
 import { getServerSettings } from './views/server-settings';

@@ -15,7 +15,9 @@ describe('alert words', () => {
     const queue = await registerEventQueue(user.client, { event_types: ['alert_words'] });
     expect(queue.registration.alert_words).toEqual([]);
 
-    const added = await user.client.post('/api/v1/users/me/alert_words', { alert_words: ['  Zulip ', '', '   ', 'deploy', 'ZULIP', 'Deploy'] });
+    const added = await user.client.post('/api/v1/users/me/alert_words', {
+      alert_words: ['  Zulip ', '', '   ', 'deploy', 'ZULIP', 'Deploy'],
+    });
     expect(added.status).toBe(200);
     // Among new words the last spelling wins (Zulip keys them by their lower case).
     expect(added.body).toEqual({ result: 'success', msg: '', alert_words: ['ZULIP', 'Deploy'] });
@@ -27,15 +29,23 @@ describe('alert words', () => {
     expect(again.body.alert_words).toEqual(['ZULIP', 'Deploy', 'release']);
     expect((await queue.next(1))[0].alert_words).toEqual(['ZULIP', 'Deploy', 'release']);
 
-    expect((await user.client.get('/api/v1/users/me/alert_words')).body).toEqual({ result: 'success', msg: '', alert_words: ['ZULIP', 'Deploy', 'release'] });
-    expect((await registerEventQueue(user.client, { fetch_event_types: ['alert_words'] })).registration.alert_words).toEqual(['ZULIP', 'Deploy', 'release']);
+    expect((await user.client.get('/api/v1/users/me/alert_words')).body).toEqual({
+      result: 'success',
+      msg: '',
+      alert_words: ['ZULIP', 'Deploy', 'release'],
+    });
+    expect(
+      (await registerEventQueue(user.client, { fetch_event_types: ['alert_words'] })).registration.alert_words,
+    ).toEqual(['ZULIP', 'Deploy', 'release']);
   });
 
   test('remove: matched ignoring case; unknown words are fine; the event has the new list', async () => {
     const user = await stack.createUser();
     await user.client.post('/api/v1/users/me/alert_words', { alert_words: ['alpha', 'Beta', 'gamma'] });
     const queue = await registerEventQueue(user.client, { event_types: ['alert_words'] });
-    const removed = await user.client.delete('/api/v1/users/me/alert_words', { alert_words: ['BETA', 'delta', 'alpha'] });
+    const removed = await user.client.delete('/api/v1/users/me/alert_words', {
+      alert_words: ['BETA', 'delta', 'alpha'],
+    });
     expect(removed.body).toEqual({ result: 'success', msg: '', alert_words: ['gamma'] });
     expect((await queue.next(1))[0]).toMatchObject({ type: 'alert_words', alert_words: ['gamma'] });
   });
@@ -53,7 +63,9 @@ describe('alert words', () => {
   test('bots may keep alert words too', async () => {
     const owner = await stack.createUser();
     const bot = await stack.createUser({ email: 'alert-bot@example.com', botType: 1, botOwnerId: owner.id });
-    expect((await bot.client.post('/api/v1/users/me/alert_words', { alert_words: ['bot word'] })).body.alert_words).toEqual(['bot word']);
+    expect(
+      (await bot.client.post('/api/v1/users/me/alert_words', { alert_words: ['bot word'] })).body.alert_words,
+    ).toEqual(['bot word']);
   });
 
   test.each([
@@ -64,25 +76,42 @@ describe('alert words', () => {
     ['DELETE', { alert_words: '{}' }, 'alert_words is not a list'],
   ] as const)('%s %j is refused: %s', async (method, params, message) => {
     const user = await stack.createUser();
-    const response = method === 'POST' ? await user.client.post('/api/v1/users/me/alert_words', params) : await user.client.delete('/api/v1/users/me/alert_words', params);
+    const response =
+      method === 'POST'
+        ? await user.client.post('/api/v1/users/me/alert_words', params)
+        : await user.client.delete('/api/v1/users/me/alert_words', params);
     expectError(response, 400, 'BAD_REQUEST', message);
   });
 
   test('alert_words is required', async () => {
     const user = await stack.createUser();
-    expectError(await user.client.post('/api/v1/users/me/alert_words'), 400, 'REQUEST_VARIABLE_MISSING', 'Missing \'alert_words\' argument');
-    expectError(await user.client.delete('/api/v1/users/me/alert_words'), 400, 'REQUEST_VARIABLE_MISSING', 'Missing \'alert_words\' argument');
+    expectError(
+      await user.client.post('/api/v1/users/me/alert_words'),
+      400,
+      'REQUEST_VARIABLE_MISSING',
+      "Missing 'alert_words' argument",
+    );
+    expectError(
+      await user.client.delete('/api/v1/users/me/alert_words'),
+      400,
+      'REQUEST_VARIABLE_MISSING',
+      "Missing 'alert_words' argument",
+    );
   });
 
   test('a word of exactly 100 characters is accepted', async () => {
     const user = await stack.createUser();
     const word = 'y'.repeat(100);
-    expect((await user.client.post('/api/v1/users/me/alert_words', { alert_words: [word] })).body.alert_words).toEqual([word]);
+    expect((await user.client.post('/api/v1/users/me/alert_words', { alert_words: [word] })).body.alert_words).toEqual([
+      word,
+    ]);
   });
 
   test('concurrent additions of one word in different cases keep one', async () => {
     const user = await stack.createUser();
-    await Promise.all(['Race', 'RACE', 'race'].map((word) => user.client.post('/api/v1/users/me/alert_words', { alert_words: [word] })));
+    await Promise.all(
+      ['Race', 'RACE', 'race'].map((word) => user.client.post('/api/v1/users/me/alert_words', { alert_words: [word] })),
+    );
     expect((await user.client.get('/api/v1/users/me/alert_words')).body.alert_words).toHaveLength(1);
   });
 });

@@ -26,11 +26,16 @@ describe('DELETE /users/{user_id}', () => {
   test('an administrator deactivates a member: their bots too, keys stop at once, events to everyone', async () => {
     const target = await stack.createUser({ email: 'deact-target@example.com' });
     const bot = await stack.createUser({ email: 'deact-target-bot@example.com', botType: 1, botOwnerId: target.id });
-    const channel = await stack.createStream({ name: 'deact channel', subscribers: [target.id, bot.id, cast.member.id] });
+    const channel = await stack.createStream({
+      name: 'deact channel',
+      subscribers: [target.id, bot.id, cast.member.id],
+    });
     // Warm the gateway's auth cache: deactivation must invalidate it.
     expect((await target.client.get('/api/v1/users/me')).status).toBe(200);
     expect((await bot.client.get('/api/v1/users/me')).status).toBe(200);
-    const observer = await registerEventQueue(cast.member.client, { event_types: ['realm_user', 'realm_bot', 'subscription', 'user_group'] });
+    const observer = await registerEventQueue(cast.member.client, {
+      event_types: ['realm_user', 'realm_bot', 'subscription', 'user_group'],
+    });
     const admin = await registerEventQueue(cast.admin.client, { event_types: ['realm_bot'] });
 
     const response = await cast.admin.client.delete(`/api/v1/users/${target.id}`);
@@ -47,13 +52,17 @@ describe('DELETE /users/{user_id}', () => {
       { type: 'subscription', op: 'peer_remove', stream_ids: [channel.id], user_ids: [bot.id] },
       { type: 'realm_user', op: 'update', person: { user_id: bot.id, is_active: false } },
     ]);
-    expect(await settled(admin)).toEqual([{ type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } }]);
+    expect(await settled(admin)).toEqual([
+      { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, is_active: false } },
+    ]);
 
     // GET /users shows them deactivated; register lists them among the non-active users.
     const { body } = await cast.member.client.get(`/api/v1/users/${target.id}`);
     expect(body.user.is_active).toBe(false);
     const state = (await registerEventQueue(cast.member.client, { fetch_event_types: ['realm_user'] })).registration;
-    expect(state.realm_non_active_users.map((u: { user_id: number }) => u.user_id)).toEqual(expect.arrayContaining([target.id, bot.id]));
+    expect(state.realm_non_active_users.map((u: { user_id: number }) => u.user_id)).toEqual(
+      expect.arrayContaining([target.id, bot.id]),
+    );
   });
 
   test('only owners deactivate owners; the only human owner cannot be deactivated', async () => {
@@ -62,10 +71,20 @@ describe('DELETE /users/{user_id}', () => {
     const admin = await stack.createUser({ realm, email: 'admin@deactowners.test', role: Role.ADMINISTRATOR });
     const second = await stack.createUser({ realm, email: 'second@deactowners.test', role: Role.OWNER });
 
-    expectError(await admin.client.delete(`/api/v1/users/${second.id}`), 400, 'UNAUTHORIZED_PRINCIPAL', 'Must be an organization owner');
+    expectError(
+      await admin.client.delete(`/api/v1/users/${second.id}`),
+      400,
+      'UNAUTHORIZED_PRINCIPAL',
+      'Must be an organization owner',
+    );
     expect((await owner.client.delete(`/api/v1/users/${second.id}`)).status).toBe(200);
     // Now the only owner, even deactivating themselves through this endpoint.
-    expectError(await owner.client.delete(`/api/v1/users/${owner.id}`), 400, 'BAD_REQUEST', 'Cannot deactivate the only organization owner');
+    expectError(
+      await owner.client.delete(`/api/v1/users/${owner.id}`),
+      400,
+      'BAD_REQUEST',
+      'Cannot deactivate the only organization owner',
+    );
     expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: owner.id } })).is_active).toBe(true);
     // An administrator may deactivate themselves or another administrator.
     expect((await admin.client.delete(`/api/v1/users/${admin.id}`)).status).toBe(200);
@@ -73,7 +92,12 @@ describe('DELETE /users/{user_id}', () => {
 
   test.each(['moderator', 'member', 'guest', 'bot'] as const)('a %s may not deactivate others', async (role) => {
     const target = await stack.createUser();
-    expectError(await cast[role].client.delete(`/api/v1/users/${target.id}`), 400, 'BAD_REQUEST', 'Insufficient permission');
+    expectError(
+      await cast[role].client.delete(`/api/v1/users/${target.id}`),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
     expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: target.id } })).is_active).toBe(true);
   });
 
@@ -90,7 +114,9 @@ describe('DELETE /users/{user_id}', () => {
 
   test('deactivation_notification_comment (an email this server does not send) is reported as ignored', async () => {
     const target = await stack.createUser();
-    const response = await cast.admin.client.delete(`/api/v1/users/${target.id}`, { deactivation_notification_comment: 'Farewell!' });
+    const response = await cast.admin.client.delete(`/api/v1/users/${target.id}`, {
+      deactivation_notification_comment: 'Farewell!',
+    });
     expect(response.status).toBe(200);
     expect(response.body.ignored_parameters_unsupported).toEqual(['deactivation_notification_comment']);
   });
@@ -108,7 +134,11 @@ describe('DELETE /users/{user_id}', () => {
 
   test('a private channel: only those who track its subscribers get peer_remove', async () => {
     const target = await stack.createUser();
-    const channel = await stack.createStream({ name: 'deact private', inviteOnly: true, subscribers: [target.id, cast.moderator.id] });
+    const channel = await stack.createStream({
+      name: 'deact private',
+      inviteOnly: true,
+      subscribers: [target.id, cast.moderator.id],
+    });
     const outsider = await registerEventQueue(cast.member.client, { event_types: ['subscription'] });
     const subscriber = await registerEventQueue(cast.moderator.client, { event_types: ['subscription'] });
     const admin = await registerEventQueue(cast.owner.client, { event_types: ['subscription'] });
@@ -126,9 +156,14 @@ describe('POST /users/{user_id}/reactivate', () => {
     const channel = await stack.createStream({ name: 'react channel', subscribers: [target.id, cast.member.id] });
     expect((await cast.admin.client.delete(`/api/v1/users/${target.id}`)).status).toBe(200);
     expectError(await target.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED', 'Account is deactivated');
-    const observer = await registerEventQueue(cast.member.client, { event_types: ['realm_user', 'subscription', 'user_group'] });
+    const observer = await registerEventQueue(cast.member.client, {
+      event_types: ['realm_user', 'subscription', 'user_group'],
+    });
 
-    expect((await cast.admin.client.post(`/api/v1/users/${target.id}/reactivate`)).body).toEqual({ result: 'success', msg: '' });
+    expect((await cast.admin.client.post(`/api/v1/users/${target.id}/reactivate`)).body).toEqual({
+      result: 'success',
+      msg: '',
+    });
     expect((await target.client.get('/api/v1/users/me')).status).toBe(200);
 
     const members = await systemGroupId(stack, 'role:members');
@@ -136,7 +171,9 @@ describe('POST /users/{user_id}/reactivate', () => {
     expect(await settled(observer)).toEqual([
       { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } },
       { type: 'subscription', op: 'peer_add', stream_ids: [channel.id], user_ids: [target.id] },
-      ...[members, fullMembers].sort((a, b) => a - b).map((groupId) => ({ type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] })),
+      ...[members, fullMembers]
+        .sort((a, b) => a - b)
+        .map((groupId) => ({ type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] })),
     ]);
     // The system groups of their role kept them throughout.
     const groupMembers = await cast.member.client.get(`/api/v1/user_groups/${members}/members`);
@@ -170,7 +207,12 @@ describe('POST /users/{user_id}/reactivate', () => {
   test.each(['moderator', 'member', 'guest'] as const)('a %s may not reactivate users', async (role) => {
     const target = await stack.createUser();
     expect((await cast.admin.client.delete(`/api/v1/users/${target.id}`)).status).toBe(200);
-    expectError(await cast[role].client.post(`/api/v1/users/${target.id}/reactivate`), 400, 'BAD_REQUEST', 'Insufficient permission');
+    expectError(
+      await cast[role].client.post(`/api/v1/users/${target.id}/reactivate`),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
     expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: target.id } })).is_active).toBe(false);
   });
 

@@ -10,9 +10,17 @@ afterAll(() => stack.close());
 
 test('right password: a new working API key, and earlier keys keep working', async () => {
   const user = await stack.createUser({ email: 'hamlet@example.com', password: 'correct horse' });
-  const response = await stack.anonymous().post('/api/v1/fetch_api_key', { username: 'Hamlet@Example.com', password: 'correct horse' });
+  const response = await stack
+    .anonymous()
+    .post('/api/v1/fetch_api_key', { username: 'Hamlet@Example.com', password: 'correct horse' });
   expect(response.status).toBe(200);
-  expect(response.body).toEqual({ result: 'success', msg: '', api_key: expect.stringMatching(/^[A-Za-z0-9]{32}$/), email: 'hamlet@example.com', user_id: user.id });
+  expect(response.body).toEqual({
+    result: 'success',
+    msg: '',
+    api_key: expect.stringMatching(/^[A-Za-z0-9]{32}$/),
+    email: 'hamlet@example.com',
+    user_id: user.id,
+  });
   const fresh = stack.client({ email: 'hamlet@example.com', apiKey: response.body.api_key });
   expect((await fresh.get('/api/v1/users/me')).body.user_id).toBe(user.id);
   expect((await user.client.get('/api/v1/users/me')).status).toBe(200);
@@ -24,7 +32,9 @@ test('right password: a new working API key, and earlier keys keep working', asy
 
 test('wrong password: 401 AUTHENTICATION_FAILED', async () => {
   await stack.createUser({ email: 'ophelia@example.com', password: 'right' });
-  const response = await stack.anonymous().post('/api/v1/fetch_api_key', { username: 'ophelia@example.com', password: 'wrong' });
+  const response = await stack
+    .anonymous()
+    .post('/api/v1/fetch_api_key', { username: 'ophelia@example.com', password: 'wrong' });
   expectError(response, 401, 'AUTHENTICATION_FAILED', 'Your username or password is incorrect');
 });
 
@@ -39,7 +49,9 @@ test('unknown user and user without password are refused alike', async () => {
 test('deactivated user: USER_DEACTIVATED', async () => {
   const user = await stack.createUser({ email: 'gone@example.com', password: 'pw' });
   await stack.db.userProfile.update({ where: { id: user.id }, data: { is_active: false } });
-  const response = await stack.anonymous().post('/api/v1/fetch_api_key', { username: 'gone@example.com', password: 'pw' });
+  const response = await stack
+    .anonymous()
+    .post('/api/v1/fetch_api_key', { username: 'gone@example.com', password: 'pw' });
   expectError(response, 401, 'USER_DEACTIVATED', 'Account is deactivated');
 });
 
@@ -84,7 +96,7 @@ describe('login throttling', () => {
     for (const refused of responses.filter((r) => r.status !== 401)) expectThrottled(refused);
   });
 
-  test('a successful login clears the account\'s failures, as in Zulip', async () => {
+  test("a successful login clears the account's failures, as in Zulip", async () => {
     await stack.createUser({ email: 'goneril@example.com', password: 'pw for goneril' });
     for (let i = 0; i < 4; i++) expect((await login('goneril@example.com', 'wrong')).status).toBe(401);
     expect((await login('goneril@example.com', 'pw for goneril')).status).toBe(200);
@@ -106,7 +118,12 @@ describe('login throttling', () => {
     const replica = await createService(stack.deps, {});
     const server = await listen(replica.handler, 0, '127.0.0.1');
     try {
-      const token = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, { user: null, realmId: stack.realm.id, method: 'POST', path: LOGIN });
+      const token = signInternalToken(stack.deps.env.INTERNAL_JWT_SECRET, {
+        user: null,
+        realmId: stack.realm.id,
+        method: 'POST',
+        path: LOGIN,
+      });
       const response = await fetch(`${serverUrl(server)}${LOGIN}`, {
         method: 'POST',
         headers: { 'x-teamchat-internal-token': token, 'content-type': 'application/x-www-form-urlencoded' },
@@ -152,20 +169,37 @@ describe('login throttling per client address', () => {
 
   test('failures for many accounts from one address lock that address, not the others', async () => {
     const from = (address: string, username: string, password = 'wrong') =>
-      byAddress.anonymous().post('/api/v1/fetch_api_key', { username, password }, { headers: { 'x-forwarded-for': `10.0.0.1, ${address}` } });
+      byAddress
+        .anonymous()
+        .post(
+          '/api/v1/fetch_api_key',
+          { username, password },
+          { headers: { 'x-forwarded-for': `10.0.0.1, ${address}` } },
+        );
     await byAddress.createUser({ email: 'cornwall@example.com', password: 'pw for cornwall' });
     for (let i = 0; i < 3; i++) expect((await from('203.0.113.7', `victim${i}@example.com`)).status).toBe(401);
     const refused = await from('203.0.113.7', 'victim9@example.com');
     expectError(refused, 429, 'RATE_LIMIT_HIT', 'API usage exceeded rate limit');
-    expectError(await from('203.0.113.7', 'cornwall@example.com', 'pw for cornwall'), 429, 'RATE_LIMIT_HIT', 'API usage exceeded rate limit');
+    expectError(
+      await from('203.0.113.7', 'cornwall@example.com', 'pw for cornwall'),
+      429,
+      'RATE_LIMIT_HIT',
+      'API usage exceeded rate limit',
+    );
     // Another client behind the same Ingress has its own count.
     expect((await from('198.51.100.4', 'cornwall@example.com', 'pw for cornwall')).status).toBe(200);
   });
 
-  test('successful logins do not use up the address\'s count (an office behind one NAT)', async () => {
+  test("successful logins do not use up the address's count (an office behind one NAT)", async () => {
     await byAddress.createUser({ email: 'albany@example.com', password: 'pw for albany' });
     const from = (password: string) =>
-      byAddress.anonymous().post('/api/v1/fetch_api_key', { username: 'albany@example.com', password }, { headers: { 'x-forwarded-for': '192.0.2.50' } });
+      byAddress
+        .anonymous()
+        .post(
+          '/api/v1/fetch_api_key',
+          { username: 'albany@example.com', password },
+          { headers: { 'x-forwarded-for': '192.0.2.50' } },
+        );
     for (let i = 0; i < 6; i++) expect((await from('pw for albany')).status).toBe(200);
     expect((await from('wrong')).status).toBe(401);
   });

@@ -15,10 +15,36 @@ test('create-realm, create-user (with a bot), list-users and write-zuliprc', asy
   const lines: string[] = [];
   const run = (...argv: string[]) => runCommand(stack.deps, argv, (line) => lines.push(line));
   await run('create-realm', '--string-id', 'acme', '--name', 'Acme', '--host', 'acme.example.test');
-  await run('create-user', '--realm', 'acme', '--email', 'ada@acme.test', '--name', 'Ada Lovelace', '--role', 'owner', '--password', 's3cret!');
-  await run('create-user', '--realm', 'acme', '--email', 'bot@acme.test', '--name', 'Acme Bot', '--bot', '--owner', 'ada@acme.test');
+  await run(
+    'create-user',
+    '--realm',
+    'acme',
+    '--email',
+    'ada@acme.test',
+    '--name',
+    'Ada Lovelace',
+    '--role',
+    'owner',
+    '--password',
+    's3cret!',
+  );
+  await run(
+    'create-user',
+    '--realm',
+    'acme',
+    '--email',
+    'bot@acme.test',
+    '--name',
+    'Acme Bot',
+    '--bot',
+    '--owner',
+    'ada@acme.test',
+  );
   await run('list-users', '--realm', 'acme');
-  expect(lines.slice(-2)).toEqual([expect.stringMatching(/\tada@acme\.test\tAda Lovelace\trole=100$/), expect.stringMatching(/\tbot@acme\.test\tAcme Bot\trole=400\tbot$/)]);
+  expect(lines.slice(-2)).toEqual([
+    expect.stringMatching(/\tada@acme\.test\tAda Lovelace\trole=100$/),
+    expect.stringMatching(/\tbot@acme\.test\tAcme Bot\trole=400\tbot$/),
+  ]);
 
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'zuliprc-')), 'ada.zuliprc');
   await run('write-zuliprc', '--realm', 'acme', '--email', 'ada@acme.test', '--path', file);

@@ -28,7 +28,9 @@ describe('GET /users/me', () => {
       is_active: true,
       timezone: 'Europe/Paris',
       date_joined: user.profile.date_joined.toISOString(),
-      avatar_url: expect.stringMatching(/^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon&version=1$/),
+      avatar_url: expect.stringMatching(
+        /^https:\/\/secure\.gravatar\.com\/avatar\/[0-9a-f]{32}\?d=identicon&version=1$/,
+      ),
       avatar_version: 1,
       max_message_id: -1,
       profile_data: {},
@@ -64,7 +66,14 @@ describe('GET /users/me', () => {
   test('max_message_id is the newest message the user received', async () => {
     const user = await stack.createUser();
     const other = await stack.createUser();
-    const message = await stack.db.message.create({ data: { realm_id: stack.realm.id, sender_id: other.id, content: 'hi', dm_key: [user.id, other.id].sort().join(',') } });
+    const message = await stack.db.message.create({
+      data: {
+        realm_id: stack.realm.id,
+        sender_id: other.id,
+        content: 'hi',
+        dm_key: [user.id, other.id].sort().join(','),
+      },
+    });
     await stack.db.userMessage.create({ data: { user_profile_id: user.id, message_id: message.id } });
     const { body } = await user.client.get('/api/v1/users/me');
     expect(body.max_message_id).toBe(message.id);
@@ -72,8 +81,12 @@ describe('GET /users/me', () => {
 
   test('custom profile fields appear in profile_data', async () => {
     const user = await stack.createUser();
-    const field = await stack.db.customProfileField.create({ data: { realm_id: stack.realm.id, name: 'Biography', field_type: 2 } });
-    await stack.db.customProfileFieldValue.create({ data: { user_profile_id: user.id, field_id: field.id, value: '*hi*', rendered_value: '<p><em>hi</em></p>' } });
+    const field = await stack.db.customProfileField.create({
+      data: { realm_id: stack.realm.id, name: 'Biography', field_type: 2 },
+    });
+    await stack.db.customProfileFieldValue.create({
+      data: { user_profile_id: user.id, field_id: field.id, value: '*hi*', rendered_value: '<p><em>hi</em></p>' },
+    });
     const { body } = await user.client.get('/api/v1/users/me');
     expect(body.profile_data).toEqual({ [String(field.id)]: { value: '*hi*', rendered_value: '<p><em>hi</em></p>' } });
   });

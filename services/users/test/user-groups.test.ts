@@ -13,13 +13,21 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 async function createGroup(by: TestUser, extra: Params = {}): Promise<number> {
-  const response = await by.client.post('/api/v1/user_groups/create', { name: `group ${++groupCounter}`, description: 'A group', members: [], ...extra });
+  const response = await by.client.post('/api/v1/user_groups/create', {
+    name: `group ${++groupCounter}`,
+    description: 'A group',
+    members: [],
+    ...extra,
+  });
   expect(response.status).toBe(200);
   return response.body.group_id;
 }
 
 async function setRealmSetting(name: string, groupId: number) {
-  await stack.db.groupSetting.updateMany({ where: { owner_kind: 'realm', owner_id: stack.realm.id, name }, data: { group_id: groupId } });
+  await stack.db.groupSetting.updateMany({
+    where: { owner_kind: 'realm', owner_id: stack.realm.id, name },
+    data: { group_id: groupId },
+  });
 }
 
 async function groupDict(id: number, viewer: TestUser = cast.owner) {
@@ -52,7 +60,12 @@ describe('GET /user_groups', () => {
     const admins = body.user_groups.find((group: { name: string }) => group.name === 'role:administrators');
     expect(admins.direct_subgroup_ids).toEqual([owners.id]);
     expectError(await cast.guest.client.get('/api/v1/user_groups'), 400, 'BAD_REQUEST', 'Not allowed for guest users');
-    expectError(await cast.bot.client.get('/api/v1/user_groups'), 400, 'BAD_REQUEST', 'This endpoint does not accept bot requests.');
+    expectError(
+      await cast.bot.client.get('/api/v1/user_groups'),
+      400,
+      'BAD_REQUEST',
+      'This endpoint does not accept bot requests.',
+    );
     expect((await cast.moderator.client.get('/api/v1/user_groups')).status).toBe(200);
   });
 });
@@ -100,21 +113,61 @@ describe('POST /user_groups/create', () => {
     const gone = await stack.createUser({ email: 'gone-member@example.com' });
     await stack.db.userProfile.update({ where: { id: gone.id }, data: { is_active: false } });
     const create = (params: Params) =>
-      cast.member.client.post('/api/v1/user_groups/create', { name: 'refused', description: '', members: [], ...params });
+      cast.member.client.post('/api/v1/user_groups/create', {
+        name: 'refused',
+        description: '',
+        members: [],
+        ...params,
+      });
     const before = await stack.db.userGroup.count();
     expectError(await create({ members: [987654] }), 400, 'BAD_REQUEST', 'Invalid user ID: 987654');
     expectError(await create({ members: [gone.id] }), 400, 'BAD_REQUEST', `Invalid user ID: ${gone.id}`);
     expectError(await create({ name: '  ' }), 400, 'BAD_REQUEST', "User group name can't be empty!");
     expectError(await create({ name: 'role:mine' }), 400, 'BAD_REQUEST', "User group name cannot start with 'role:'.");
     expectError(await create({ name: '@mention' }), 400, 'BAD_REQUEST', "User group name cannot start with '@'.");
-    expectError(await create({ name: 'x'.repeat(101) }), 400, 'BAD_REQUEST', 'User group name cannot exceed 100 characters.');
-    expectError(await create({ name: 'role:owners' }), 400, 'BAD_REQUEST', "User group name cannot start with 'role:'.");
-    expectError(await create({ can_manage_group: await systemGroupId(stack, 'role:everyone') }), 400, 'BAD_REQUEST', "'can_manage_group' setting cannot be set to 'role:everyone' group.");
-    expectError(await create({ can_manage_group: await systemGroupId(stack, 'role:internet') }), 400, 'BAD_REQUEST', "'can_manage_group' setting cannot be set to 'role:internet' group.");
-    expectError(await create({ can_mention_group: await systemGroupId(stack, 'role:internet') }), 400, 'BAD_REQUEST', "'can_mention_group' setting cannot be set to 'role:internet' group.");
-    expectError(await create({ can_mention_group: await systemGroupId(stack, 'role:owners') }), 400, 'BAD_REQUEST', "'can_mention_group' setting cannot be set to 'role:owners' group.");
+    expectError(
+      await create({ name: 'x'.repeat(101) }),
+      400,
+      'BAD_REQUEST',
+      'User group name cannot exceed 100 characters.',
+    );
+    expectError(
+      await create({ name: 'role:owners' }),
+      400,
+      'BAD_REQUEST',
+      "User group name cannot start with 'role:'.",
+    );
+    expectError(
+      await create({ can_manage_group: await systemGroupId(stack, 'role:everyone') }),
+      400,
+      'BAD_REQUEST',
+      "'can_manage_group' setting cannot be set to 'role:everyone' group.",
+    );
+    expectError(
+      await create({ can_manage_group: await systemGroupId(stack, 'role:internet') }),
+      400,
+      'BAD_REQUEST',
+      "'can_manage_group' setting cannot be set to 'role:internet' group.",
+    );
+    expectError(
+      await create({ can_mention_group: await systemGroupId(stack, 'role:internet') }),
+      400,
+      'BAD_REQUEST',
+      "'can_mention_group' setting cannot be set to 'role:internet' group.",
+    );
+    expectError(
+      await create({ can_mention_group: await systemGroupId(stack, 'role:owners') }),
+      400,
+      'BAD_REQUEST',
+      "'can_mention_group' setting cannot be set to 'role:owners' group.",
+    );
     expectError(await create({ can_join_group: 987654 }), 400, 'BAD_REQUEST', 'Invalid user group');
-    expectError(await create({ can_join_group: { direct_members: [987654], direct_subgroups: [] } }), 400, 'BAD_REQUEST', 'Invalid user ID: 987654');
+    expectError(
+      await create({ can_join_group: { direct_members: [987654], direct_subgroups: [] } }),
+      400,
+      'BAD_REQUEST',
+      'Invalid user ID: 987654',
+    );
     expectError(await create({ subgroups: [987654] }), 400, 'BAD_REQUEST', 'Invalid user group ID: 987654');
     expectError(await create({ members: 'x' }), 400, 'BAD_REQUEST', 'members is not valid JSON');
     await createGroup(cast.member, { name: 'taken' });
@@ -125,12 +178,30 @@ describe('POST /user_groups/create', () => {
   });
 
   test('who may create groups: can_create_groups, never guests or bots', async () => {
-    expectError(await cast.guest.client.post('/api/v1/user_groups/create', { name: 'g', description: '', members: [] }), 400, 'BAD_REQUEST', 'Not allowed for guest users');
-    expectError(await cast.bot.client.post('/api/v1/user_groups/create', { name: 'g', description: '', members: [] }), 400, 'BAD_REQUEST', 'This endpoint does not accept bot requests.');
+    expectError(
+      await cast.guest.client.post('/api/v1/user_groups/create', { name: 'g', description: '', members: [] }),
+      400,
+      'BAD_REQUEST',
+      'Not allowed for guest users',
+    );
+    expectError(
+      await cast.bot.client.post('/api/v1/user_groups/create', { name: 'g', description: '', members: [] }),
+      400,
+      'BAD_REQUEST',
+      'This endpoint does not accept bot requests.',
+    );
     await setRealmSetting('can_create_groups', await systemGroupId(stack, 'role:administrators'));
     try {
-      expectError(await cast.moderator.client.post('/api/v1/user_groups/create', { name: 'g', description: '', members: [] }), 400, 'BAD_REQUEST', 'Insufficient permission');
-      expect((await cast.admin.client.post('/api/v1/user_groups/create', { name: 'by admin', description: '', members: [] })).status).toBe(200);
+      expectError(
+        await cast.moderator.client.post('/api/v1/user_groups/create', { name: 'g', description: '', members: [] }),
+        400,
+        'BAD_REQUEST',
+        'Insufficient permission',
+      );
+      expect(
+        (await cast.admin.client.post('/api/v1/user_groups/create', { name: 'by admin', description: '', members: [] }))
+          .status,
+      ).toBe(200);
     } finally {
       await setRealmSetting('can_create_groups', await systemGroupId(stack, 'role:members'));
     }
@@ -141,8 +212,13 @@ describe('POST /user_groups/{id}/members', () => {
   test('the manager adds and removes members; events for each change', async () => {
     const id = await createGroup(cast.member);
     const captured = await captureEvents(stack, async () => {
-      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.guest.id, cast.admin.id] })).status).toBe(200);
-      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { delete: [cast.admin.id] })).status).toBe(200);
+      expect(
+        (await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.guest.id, cast.admin.id] }))
+          .status,
+      ).toBe(200);
+      expect(
+        (await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { delete: [cast.admin.id] })).status,
+      ).toBe(200);
       expect((await groupDict(id)).members).toEqual([cast.guest.id]);
     });
     const events = ofType(captured, 'user_group');
@@ -156,19 +232,50 @@ describe('POST /user_groups/{id}/members', () => {
     const id = await createGroup(cast.member, { members: [cast.member.id] });
     const gone = await stack.createUser({ email: 'gone-add@example.com' });
     await stack.db.userProfile.update({ where: { id: gone.id }, data: { is_active: false } });
-    const edit = (user: TestUser, params: Params, group = id) => user.client.post(`/api/v1/user_groups/${group}/members`, params);
-    expectError(await edit(cast.member, {}), 400, 'BAD_REQUEST', 'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
+    const edit = (user: TestUser, params: Params, group = id) =>
+      user.client.post(`/api/v1/user_groups/${group}/members`, params);
+    expectError(
+      await edit(cast.member, {}),
+      400,
+      'BAD_REQUEST',
+      'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+    );
     expectError(await edit(cast.moderator, { add: [cast.admin.id] }), 400, 'BAD_REQUEST', 'Insufficient permission');
     expectError(await edit(cast.admin, { add: [cast.admin.id] }), 400, 'BAD_REQUEST', 'Insufficient permission');
     expectError(await edit(cast.guest, { add: [cast.admin.id] }), 400, 'BAD_REQUEST', 'Not allowed for guest users');
-    expectError(await edit(cast.bot, { add: [cast.admin.id] }), 400, 'BAD_REQUEST', 'This endpoint does not accept bot requests.');
-    expectError(await edit(cast.owner, { add: [cast.admin.id] }, await systemGroupId(stack, 'role:members')), 400, 'BAD_REQUEST', 'Insufficient permission');
-    expectError(await edit(cast.member, { add: [cast.member.id] }), 400, 'BAD_REQUEST', `User ${cast.member.id} is already a member of this group`);
+    expectError(
+      await edit(cast.bot, { add: [cast.admin.id] }),
+      400,
+      'BAD_REQUEST',
+      'This endpoint does not accept bot requests.',
+    );
+    expectError(
+      await edit(cast.owner, { add: [cast.admin.id] }, await systemGroupId(stack, 'role:members')),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
+    expectError(
+      await edit(cast.member, { add: [cast.member.id] }),
+      400,
+      'BAD_REQUEST',
+      `User ${cast.member.id} is already a member of this group`,
+    );
     expectError(await edit(cast.member, { add: [gone.id] }), 400, 'BAD_REQUEST', `Invalid user ID: ${gone.id}`);
-    expectError(await edit(cast.member, { delete: [cast.admin.id] }), 400, 'BAD_REQUEST', `There is no member '${cast.admin.id}' in this user group`);
+    expectError(
+      await edit(cast.member, { delete: [cast.admin.id] }),
+      400,
+      'BAD_REQUEST',
+      `There is no member '${cast.admin.id}' in this user group`,
+    );
     expectError(await edit(cast.member, { add: [cast.admin.id] }, 987654), 400, 'BAD_REQUEST', 'Invalid user group');
     // One refused part refuses the whole request.
-    expectError(await edit(cast.member, { add: [cast.admin.id], delete: [cast.owner.id] }), 400, 'BAD_REQUEST', `There is no member '${cast.owner.id}' in this user group`);
+    expectError(
+      await edit(cast.member, { add: [cast.admin.id], delete: [cast.owner.id] }),
+      400,
+      'BAD_REQUEST',
+      `There is no member '${cast.owner.id}' in this user group`,
+    );
     expect((await groupDict(id)).members).toEqual([cast.member.id]);
     // Owners hold can_manage_all_groups by default.
     expect((await edit(cast.owner, { add: [cast.admin.id] })).status).toBe(200);
@@ -180,12 +287,28 @@ describe('POST /user_groups/{id}/members', () => {
       can_join_group: { direct_members: [cast.moderator.id, cast.guest.id], direct_subgroups: [] },
       can_leave_group: await systemGroupId(stack, 'role:everyone'),
     });
-    expect((await cast.moderator.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.moderator.id] })).status).toBe(200);
+    expect(
+      (await cast.moderator.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.moderator.id] })).status,
+    ).toBe(200);
     // can_join_group may not be given to everyone: guests never hold it, even when named.
-    const guestGroup = await createGroup(cast.member, { can_join_group: { direct_members: [cast.guest.id], direct_subgroups: [] } });
-    expectError(await cast.guest.client.post(`/api/v1/user_groups/${guestGroup}/members`, { add: [cast.guest.id] }), 400, 'BAD_REQUEST', 'Not allowed for guest users');
-    expectError(await cast.admin.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.admin.id] }), 400, 'BAD_REQUEST', 'Insufficient permission');
-    expect((await cast.moderator.client.post(`/api/v1/user_groups/${id}/members`, { delete: [cast.moderator.id] })).status).toBe(200);
+    const guestGroup = await createGroup(cast.member, {
+      can_join_group: { direct_members: [cast.guest.id], direct_subgroups: [] },
+    });
+    expectError(
+      await cast.guest.client.post(`/api/v1/user_groups/${guestGroup}/members`, { add: [cast.guest.id] }),
+      400,
+      'BAD_REQUEST',
+      'Not allowed for guest users',
+    );
+    expectError(
+      await cast.admin.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.admin.id] }),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
+    expect(
+      (await cast.moderator.client.post(`/api/v1/user_groups/${id}/members`, { delete: [cast.moderator.id] })).status,
+    ).toBe(200);
     expect((await groupDict(id)).members).toEqual([cast.guest.id]);
   });
 
@@ -193,19 +316,48 @@ describe('POST /user_groups/{id}/members', () => {
     const top = await createGroup(cast.member);
     const middle = await createGroup(cast.member);
     const bottom = await createGroup(cast.member);
-    const edit = (group: number, params: Params) => cast.member.client.post(`/api/v1/user_groups/${group}/members`, params);
+    const edit = (group: number, params: Params) =>
+      cast.member.client.post(`/api/v1/user_groups/${group}/members`, params);
     const captured = await captureEvents(stack, async () => {
       expect((await edit(top, { add_subgroups: [middle] })).status).toBe(200);
       expect((await edit(middle, { add_subgroups: [bottom] })).status).toBe(200);
-      expectError(await edit(bottom, { add_subgroups: [top] }), 400, 'BAD_REQUEST', `User group ${bottom} is already a subgroup of one of the passed subgroups.`);
-      expectError(await edit(top, { add_subgroups: [top] }), 400, 'BAD_REQUEST', `User group ${top} is already a subgroup of one of the passed subgroups.`);
-      expectError(await edit(top, { add_subgroups: [middle] }), 400, 'BAD_REQUEST', `User group ${middle} is already a subgroup of this group.`);
+      expectError(
+        await edit(bottom, { add_subgroups: [top] }),
+        400,
+        'BAD_REQUEST',
+        `User group ${bottom} is already a subgroup of one of the passed subgroups.`,
+      );
+      expectError(
+        await edit(top, { add_subgroups: [top] }),
+        400,
+        'BAD_REQUEST',
+        `User group ${top} is already a subgroup of one of the passed subgroups.`,
+      );
+      expectError(
+        await edit(top, { add_subgroups: [middle] }),
+        400,
+        'BAD_REQUEST',
+        `User group ${middle} is already a subgroup of this group.`,
+      );
       expectError(await edit(top, { add_subgroups: [987654] }), 400, 'BAD_REQUEST', 'Invalid user group ID: 987654');
-      expectError(await edit(top, { delete_subgroups: [bottom] }), 400, 'BAD_REQUEST', `User group ${bottom} is not a subgroup of this group.`);
+      expectError(
+        await edit(top, { delete_subgroups: [bottom] }),
+        400,
+        'BAD_REQUEST',
+        `User group ${bottom} is not a subgroup of this group.`,
+      );
       expect((await edit(middle, { delete_subgroups: [bottom] })).status).toBe(200);
-      expect((await cast.member.client.post(`/api/v1/user_groups/${middle}/subgroups`, { add: [bottom] })).status).toBe(200);
-      expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`)).body.subgroups).toEqual([middle, bottom]);
-      expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`, { direct_subgroup_only: true })).body.subgroups).toEqual([middle]);
+      expect((await cast.member.client.post(`/api/v1/user_groups/${middle}/subgroups`, { add: [bottom] })).status).toBe(
+        200,
+      );
+      expect((await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`)).body.subgroups).toEqual([
+        middle,
+        bottom,
+      ]);
+      expect(
+        (await cast.member.client.get(`/api/v1/user_groups/${top}/subgroups`, { direct_subgroup_only: true })).body
+          .subgroups,
+      ).toEqual([middle]);
     });
     expect(ofType(captured, 'user_group').map((e) => e.event)).toEqual([
       { type: 'user_group', op: 'add_subgroups', group_id: top, direct_subgroup_ids: [middle] },
@@ -219,10 +371,18 @@ describe('POST /user_groups/{id}/members', () => {
     const outer = await createGroup(cast.member, { members: [cast.admin.id] });
     const inner = await createGroup(cast.member, { members: [cast.guest.id] });
     await cast.member.client.post(`/api/v1/user_groups/${outer}/members`, { add_subgroups: [inner] });
-    expect((await cast.member.client.get(`/api/v1/user_groups/${outer}/members`)).body.members).toEqual([cast.admin.id, cast.guest.id].sort((a, b) => a - b));
-    expect((await cast.member.client.get(`/api/v1/user_groups/${outer}/members`, { direct_member_only: true })).body.members).toEqual([cast.admin.id]);
-    expect((await cast.member.client.get(`/api/v1/user_groups/${outer}/members/${cast.guest.id}`)).body.is_user_group_member).toBe(true);
-    expect((await cast.member.client.get(`/api/v1/user_groups/${outer}/members/${cast.owner.id}`)).body.is_user_group_member).toBe(false);
+    expect((await cast.member.client.get(`/api/v1/user_groups/${outer}/members`)).body.members).toEqual(
+      [cast.admin.id, cast.guest.id].sort((a, b) => a - b),
+    );
+    expect(
+      (await cast.member.client.get(`/api/v1/user_groups/${outer}/members`, { direct_member_only: true })).body.members,
+    ).toEqual([cast.admin.id]);
+    expect(
+      (await cast.member.client.get(`/api/v1/user_groups/${outer}/members/${cast.guest.id}`)).body.is_user_group_member,
+    ).toBe(true);
+    expect(
+      (await cast.member.client.get(`/api/v1/user_groups/${outer}/members/${cast.owner.id}`)).body.is_user_group_member,
+    ).toBe(false);
   });
 });
 
@@ -233,18 +393,32 @@ describe('deactivation', () => {
     const captured = await captureEvents(stack, async () => {
       expect((await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`)).status).toBe(200);
       expect((await groupDict(id)).deactivated).toBe(true);
-      const listed = (await cast.member.client.get('/api/v1/user_groups')).body.user_groups.map((g: { id: number }) => g.id);
+      const listed = (await cast.member.client.get('/api/v1/user_groups')).body.user_groups.map(
+        (g: { id: number }) => g.id,
+      );
       expect(listed).not.toContain(id);
-      expectError(await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`), 400, 'BAD_REQUEST', 'User group is deactivated.');
+      expectError(
+        await cast.member.client.post(`/api/v1/user_groups/${id}/deactivate`),
+        400,
+        'BAD_REQUEST',
+        'User group is deactivated.',
+      );
       // Deactivated groups' memberships can still change (feature level 391), but they cannot hold a setting.
-      expect((await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.admin.id] })).status).toBe(200);
+      expect(
+        (await cast.member.client.post(`/api/v1/user_groups/${id}/members`, { add: [cast.admin.id] })).status,
+      ).toBe(200);
       expectError(
         await cast.member.client.patch(`/api/v1/user_groups/${other}`, { can_mention_group: { new: id } }),
         400,
         'BAD_REQUEST',
         'User group is deactivated.',
       );
-      expectError(await cast.member.client.post(`/api/v1/user_groups/${other}/members`, { add_subgroups: [id] }), 400, 'BAD_REQUEST', 'User group is deactivated.');
+      expectError(
+        await cast.member.client.post(`/api/v1/user_groups/${other}/members`, { add_subgroups: [id] }),
+        400,
+        'BAD_REQUEST',
+        'User group is deactivated.',
+      );
       expect((await cast.member.client.patch(`/api/v1/user_groups/${id}`, { deactivated: false })).status).toBe(200);
       expect((await groupDict(id)).deactivated).toBe(false);
     });
@@ -257,14 +431,25 @@ describe('deactivation', () => {
 
   test('a group in use: CANNOT_DEACTIVATE_GROUP_IN_USE lists every realm, channel, group and supergroup use', async () => {
     const id = await createGroup(cast.owner);
-    const user = await createGroup(cast.owner, { can_mention_group: id, can_leave_group: { direct_members: [], direct_subgroups: [id] } });
+    const user = await createGroup(cast.owner, {
+      can_mention_group: id,
+      can_leave_group: { direct_members: [], direct_subgroups: [id] },
+    });
     const supergroup = await createGroup(cast.owner, { subgroups: [id] });
     const channel = await stack.createStream({ name: 'objections' });
-    await stack.db.groupSetting.updateMany({ where: { owner_kind: 'stream', owner_id: channel.id, name: 'can_add_subscribers_group' }, data: { group_id: id } });
+    await stack.db.groupSetting.updateMany({
+      where: { owner_kind: 'stream', owner_id: channel.id, name: 'can_add_subscribers_group' },
+      data: { group_id: id },
+    });
     const archived = await stack.createStream({ name: 'archived objections' });
     await stack.db.stream.update({ where: { id: archived.id }, data: { is_archived: true } });
-    await stack.db.groupSetting.updateMany({ where: { owner_kind: 'stream', owner_id: archived.id, name: 'can_add_subscribers_group' }, data: { group_id: id } });
-    const original = await stack.db.groupSetting.findFirstOrThrow({ where: { owner_kind: 'realm', owner_id: stack.realm.id, name: 'create_multiuse_invite_group' } });
+    await stack.db.groupSetting.updateMany({
+      where: { owner_kind: 'stream', owner_id: archived.id, name: 'can_add_subscribers_group' },
+      data: { group_id: id },
+    });
+    const original = await stack.db.groupSetting.findFirstOrThrow({
+      where: { owner_kind: 'realm', owner_id: stack.realm.id, name: 'create_multiuse_invite_group' },
+    });
     await setRealmSetting('create_multiuse_invite_group', id);
     await setRealmSetting('can_create_groups', id);
     try {
@@ -285,10 +470,30 @@ describe('deactivation', () => {
 
   test('who may deactivate: the group managers; never system groups', async () => {
     const id = await createGroup(cast.member);
-    expectError(await cast.moderator.client.post(`/api/v1/user_groups/${id}/deactivate`), 400, 'BAD_REQUEST', 'Insufficient permission');
-    expectError(await cast.guest.client.post(`/api/v1/user_groups/${id}/deactivate`), 400, 'BAD_REQUEST', 'Insufficient permission');
-    expectError(await cast.owner.client.post(`/api/v1/user_groups/${await systemGroupId(stack, 'role:members')}/deactivate`), 400, 'BAD_REQUEST', 'Insufficient permission');
-    expectError(await cast.owner.client.post('/api/v1/user_groups/987654/deactivate'), 400, 'BAD_REQUEST', 'Invalid user group');
+    expectError(
+      await cast.moderator.client.post(`/api/v1/user_groups/${id}/deactivate`),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
+    expectError(
+      await cast.guest.client.post(`/api/v1/user_groups/${id}/deactivate`),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
+    expectError(
+      await cast.owner.client.post(`/api/v1/user_groups/${await systemGroupId(stack, 'role:members')}/deactivate`),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
+    expectError(
+      await cast.owner.client.post('/api/v1/user_groups/987654/deactivate'),
+      400,
+      'BAD_REQUEST',
+      'Invalid user group',
+    );
     expect((await cast.owner.client.post(`/api/v1/user_groups/${id}/deactivate`)).status).toBe(200);
   });
 });
@@ -325,17 +530,36 @@ describe('PATCH /user_groups/{id}', () => {
 
   test('refusals: nothing supplied, stale old value, strangers, bad values', async () => {
     const id = await createGroup(cast.member);
-    expectError(await cast.member.client.patch(`/api/v1/user_groups/${id}`), 400, 'BAD_REQUEST', 'No new data supplied');
-    const stale = await cast.member.client.patch(`/api/v1/user_groups/${id}`, { can_join_group: { new: await systemGroupId(stack, 'role:members'), old: 1 } });
-    expectError(stale, 400, 'EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
-    expectError(await cast.admin.client.patch(`/api/v1/user_groups/${id}`, { name: 'mine now' }), 400, 'BAD_REQUEST', 'Insufficient permission');
     expectError(
-      await cast.member.client.patch(`/api/v1/user_groups/${id}`, { can_remove_members_group: { new: await systemGroupId(stack, 'role:everyone') } }),
+      await cast.member.client.patch(`/api/v1/user_groups/${id}`),
+      400,
+      'BAD_REQUEST',
+      'No new data supplied',
+    );
+    const stale = await cast.member.client.patch(`/api/v1/user_groups/${id}`, {
+      can_join_group: { new: await systemGroupId(stack, 'role:members'), old: 1 },
+    });
+    expectError(stale, 400, 'EXPECTATION_MISMATCH', "'old' value does not match the expected value.");
+    expectError(
+      await cast.admin.client.patch(`/api/v1/user_groups/${id}`, { name: 'mine now' }),
+      400,
+      'BAD_REQUEST',
+      'Insufficient permission',
+    );
+    expectError(
+      await cast.member.client.patch(`/api/v1/user_groups/${id}`, {
+        can_remove_members_group: { new: await systemGroupId(stack, 'role:everyone') },
+      }),
       400,
       'BAD_REQUEST',
       "'can_remove_members_group' setting cannot be set to 'role:everyone' group.",
     );
-    expectError(await cast.member.client.patch(`/api/v1/user_groups/${id}`, { can_join_group: 5 }), 400, 'BAD_REQUEST', 'can_join_group is not a dict');
+    expectError(
+      await cast.member.client.patch(`/api/v1/user_groups/${id}`, { can_join_group: 5 }),
+      400,
+      'BAD_REQUEST',
+      'can_join_group is not a dict',
+    );
   });
 });
 
@@ -343,6 +567,8 @@ test('role changes keep the system groups in step (owner → guest)', async () =
   const target = await stack.createUser({ email: 'steps@example.com', role: Role.OWNER });
   await cast.owner.client.patch(`/api/v1/users/${target.id}`, { role: Role.GUEST });
   const { body } = await cast.owner.client.get('/api/v1/user_groups');
-  const holding = body.user_groups.filter((group: { members: number[] }) => group.members.includes(target.id)).map((g: { name: string }) => g.name);
+  const holding = body.user_groups
+    .filter((group: { members: number[] }) => group.members.includes(target.id))
+    .map((g: { name: string }) => g.name);
   expect(holding).toEqual(['role:everyone']);
 });

@@ -30,7 +30,9 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
       }),
   );
   for (const worker of workers) {
-    worker.on('failed', (job, error) => deps.logger.error({ err: error, queue: worker.name, job_id: job?.id }, 'job failed'));
+    worker.on('failed', (job, error) =>
+      deps.logger.error({ err: error, queue: worker.name, job_id: job?.id }, 'job failed'),
+    );
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
@@ -41,12 +43,19 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
     }
     if (req.url === '/health/ready') {
       // Ready = every BullMQ worker is consuming, and Redis and PostgreSQL answer.
-      const stores = await storesReachable(deps).then(() => true, () => false);
+      const stores = await storesReachable(deps).then(
+        () => true,
+        () => false,
+      );
       const ready = stores && workers.every((worker) => worker.isRunning());
-      res.writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: ready ? 'ok' : 'unavailable' }));
+      res
+        .writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json' })
+        .end(JSON.stringify({ status: ready ? 'ok' : 'unavailable' }));
       return;
     }
-    res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"result":"error","msg":"Not found","code":"BAD_REQUEST"}');
+    res
+      .writeHead(404, { 'Content-Type': 'application/json' })
+      .end('{"result":"error","msg":"Not found","code":"BAD_REQUEST"}');
   };
   // Fire-and-forget: respond cannot reject (the readiness probe's failure is caught as "not ready").
   const handler: http.RequestListener = (req, res) => void respond(req, res);

@@ -7,7 +7,16 @@ async function main() {
   const config = loadEnv({ ...baseEnvSpec, PORT: env.int('port of the worker health endpoints', 9106) });
   const deps = createBaseDeps('worker', config);
   const service = await createService(deps, process.env);
-  await serve({ ...service, close: async () => { await service.close(); await deps.close(); } }, { name: 'worker', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger });
+  await serve(
+    {
+      ...service,
+      close: async () => {
+        await service.close();
+        await deps.close();
+      },
+    },
+    { name: 'worker', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger },
+  );
 }
 
 main().catch((error) => {

@@ -107,15 +107,38 @@ export interface CheckerReport {
   settings: Omit<CheckerSettings, 'log'>;
   faults: Record<string, number>;
   faultLog: FaultRecord[];
-  totals: { queues: number; lost: number; duplicated: number; out_of_order: number; foreign: number; messages_sent: number; message_events: number };
+  totals: {
+    queues: number;
+    lost: number;
+    duplicated: number;
+    out_of_order: number;
+    foreign: number;
+    messages_sent: number;
+    message_events: number;
+  };
   /** Queues with any problem (every queue is in queue_summaries). */
   problemQueues: QueueVerdict[];
   /** Losses and BAD_EVENT_QUEUE_ID answers by the fault that preceded them. */
   attribution: Record<string, { lost: number; bad_queue: number }>;
-  badQueue: { told: number; clients_told: number; recovered: number; unrecovered: string[]; restart_before_max: string[] };
+  badQueue: {
+    told: number;
+    clients_told: number;
+    recovered: number;
+    unrecovered: string[];
+    restart_before_max: string[];
+  };
   sessions: { bucket: string; queues: number; message_events: number; by_end: Record<string, number> }[];
   /** The longest-lived queues (registered once, polled throughout): what "stays connected for hours" rests on. */
-  longest: { client: string; queue: string; lifespan_secs: number; lived_secs: number; received: number; expected: number; lost: number; end: string }[];
+  longest: {
+    client: string;
+    queue: string;
+    lifespan_secs: number;
+    lived_secs: number;
+    received: number;
+    expected: number;
+    lost: number;
+    end: string;
+  }[];
   redisMemory: { t: number; used_mib: number }[];
   processMemory: { process: string; start_mib: number; end_mib: number; max_mib: number; samples: number }[];
   sigterm: (TerminateResult & { t: number })[];
@@ -204,7 +227,11 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       slotEnv: async (slot) => (slot.kind === 'events' ? { REDIS_URL: (await proxyOf(slot.id)).url } : {}),
     });
     const theCluster = cluster;
-    const { users: everyone, channelName } = await createParticipants(cluster, 'checker', settings.users + settings.loneLifespansSecs.length);
+    const { users: everyone, channelName } = await createParticipants(
+      cluster,
+      'checker',
+      settings.users + settings.loneLifespansSecs.length,
+    );
     const users = everyone.slice(0, settings.users);
     const loneUsers = everyone.slice(settings.users);
     const start = await baseline(cluster);
@@ -218,7 +245,8 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       return fault ? `${fault.kind}@${fault.t}s on ${fault.target}` : 'no fault before';
     };
     const onInternalError = (what: string) => {
-      if (internalErrors.length < 50) internalErrors.push(`${what} at ${since(Date.now())} s, after ${faultBefore(Date.now())}`);
+      if (internalErrors.length < 50)
+        internalErrors.push(`${what} at ${since(Date.now())} s, after ${faultBefore(Date.now())}`);
     };
     const workload = new Workload(everyone, clients, channelName, { pauseMs: settings.sendPauseMs });
     const common = {
@@ -229,32 +257,38 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     };
     for (let i = 0; i < settings.stickyClients; i++) {
       const lifespan = settings.stickyLifespansSecs[i % settings.stickyLifespansSecs.length];
-      clients.push(new SessionClient(users[i % users.length], `sticky${i}/u${users[i % users.length].id}/${lifespan}s`, {
-        ...common,
-        mode: 'sticky',
-        lifespanSecs: () => lifespan,
-        sessionMs: () => Infinity,
-        deleteOnLeave: () => false,
-      }));
+      clients.push(
+        new SessionClient(users[i % users.length], `sticky${i}/u${users[i % users.length].id}/${lifespan}s`, {
+          ...common,
+          mode: 'sticky',
+          lifespanSecs: () => lifespan,
+          sessionMs: () => Infinity,
+          deleteOnLeave: () => false,
+        }),
+      );
     }
     for (const [i, lifespan] of settings.loneLifespansSecs.entries()) {
-      clients.push(new SessionClient(loneUsers[i], `lone${i}/u${loneUsers[i].id}/${lifespan}s`, {
-        ...common,
-        mode: 'sticky',
-        lifespanSecs: () => lifespan,
-        sessionMs: () => Infinity,
-        deleteOnLeave: () => false,
-      }));
+      clients.push(
+        new SessionClient(loneUsers[i], `lone${i}/u${loneUsers[i].id}/${lifespan}s`, {
+          ...common,
+          mode: 'sticky',
+          lifespanSecs: () => lifespan,
+          sessionMs: () => Infinity,
+          deleteOnLeave: () => false,
+        }),
+      );
     }
     for (let i = 0; i < settings.sessionClients; i++) {
       const user = users[(i + 1) % users.length];
-      clients.push(new SessionClient(user, `session${i}/u${user.id}`, {
-        ...common,
-        mode: 'sessions',
-        lifespanSecs: () => Math.round(pick(rand, settings.sessionLifespanSecs)),
-        sessionMs: () => pick(rand, settings.sessionSecs) * 1000,
-        deleteOnLeave: () => rand() < 0.5,
-      }));
+      clients.push(
+        new SessionClient(user, `session${i}/u${user.id}`, {
+          ...common,
+          mode: 'sessions',
+          lifespanSecs: () => Math.round(pick(rand, settings.sessionLifespanSecs)),
+          sessionMs: () => pick(rand, settings.sessionSecs) * 1000,
+          deleteOnLeave: () => rand() < 0.5,
+        }),
+      );
     }
     for (const client of clients) client.start();
     runStarted = Date.now();
@@ -273,7 +307,8 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
         const rss = process?.running ? residentBytes(process.pid) : undefined;
         if (!process || rss === undefined) continue;
         let entry = processMemory.get(process.pid);
-        if (!entry) processMemory.set(process.pid, (entry = { process: `${slot.id}#${slot.history.length}`, samples: [] }));
+        if (!entry)
+          processMemory.set(process.pid, (entry = { process: `${slot.id}#${slot.history.length}`, samples: [] }));
         entry.samples.push([t, mib(rss)]);
       }
     }, settings.sampleEveryMs);
@@ -292,7 +327,9 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       const owners = new Set<string>();
       try {
         const keys = await Promise.race([
-          theCluster.deps.redis.keys(`${theCluster.redisPrefix}events:lease:*`).then((found) => (found.length ? theCluster.deps.redis.mget(...found) : [])),
+          theCluster.deps.redis
+            .keys(`${theCluster.redisPrefix}events:lease:*`)
+            .then((found) => (found.length ? theCluster.deps.redis.mget(...found) : [])),
           sleep(1000).then(() => [] as (string | null)[]),
         ]);
         for (const owner of keys) if (owner) owners.add(owner);
@@ -378,14 +415,21 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     };
 
     const runEndsAt = runStarted + settings.runSecs * 1000;
-    log(`run: ${settings.runSecs} s, ${clients.length} clients (${settings.stickyClients} sticky, ${loneUsers.length} alone on their user), ${plan.length} faults, one every ${Math.round(gapMs / 100) / 10} s`);
+    log(
+      `run: ${settings.runSecs} s, ${clients.length} clients (${settings.stickyClients} sticky, ${loneUsers.length} alone on their user), ${plan.length} faults, one every ${Math.round(gapMs / 100) / 10} s`,
+    );
     for (let i = 0; i < plan.length; i++) {
       const due = runStarted + (i + 0.5) * gapMs;
       if (due > Date.now()) await sleep(due - Date.now());
       const record = await inject(plan[i]);
       faultLog.push(record);
-      const received = clients.reduce((sum, client) => sum + client.queues.reduce((n, queue) => n + queue.messageIds.length, 0), 0);
-      log(`fault ${i + 1}/${plan.length} ${record.kind} on ${record.target} (${record.ms} ms)${record.detail ? ` ${record.detail}` : ''}; sent ${workload.sent.length}, message events ${received}`);
+      const received = clients.reduce(
+        (sum, client) => sum + client.queues.reduce((n, queue) => n + queue.messageIds.length, 0),
+        0,
+      );
+      log(
+        `fault ${i + 1}/${plan.length} ${record.kind} on ${record.target} (${record.ms} ms)${record.detail ? ` ${record.detail}` : ''}; sent ${workload.sent.length}, message events ${received}`,
+      );
     }
     if (runEndsAt > Date.now()) await sleep(runEndsAt - Date.now());
     clearInterval(sampler);
@@ -417,7 +461,10 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
         return [...(byUser.get(client.user.id)?.keys() ?? [])].some((id) => id > queue.maxMessageId && !got.has(id));
       });
       if (behind.length === 0 || Date.now() > settleDeadline) {
-        if (behind.length) log(`${behind.length} clients still behind after ${settings.settleMs} ms: ${behind.map((client) => client.label).join(', ')}`);
+        if (behind.length)
+          log(
+            `${behind.length} clients still behind after ${settings.settleMs} ms: ${behind.map((client) => client.label).join(', ')}`,
+          );
         break;
       }
       await sleep(500);
@@ -432,9 +479,14 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
 
     // Attribution: the latest fault that began before the message was committed (or the queue told BAD_EVENT_QUEUE_ID).
     const attribution: Record<string, { lost: number; bad_queue: number }> = {};
-    const attribute = (key: string, field: 'lost' | 'bad_queue') => ((attribution[key] ??= { lost: 0, bad_queue: 0 })[field] += 1);
+    const attribute = (key: string, field: 'lost' | 'bad_queue') =>
+      ((attribution[key] ??= { lost: 0, bad_queue: 0 })[field] += 1);
     for (const [i, verdict] of verdicts.entries()) {
-      for (const id of verdict.lost) attribute(faultBefore(sentById.get(id)?.answeredAt ?? byUser.get(queues[i].userId)?.get(id)?.getTime() ?? 0), 'lost');
+      for (const id of verdict.lost)
+        attribute(
+          faultBefore(sentById.get(id)?.answeredAt ?? byUser.get(queues[i].userId)?.get(id)?.getTime() ?? 0),
+          'lost',
+        );
       if (queues[i].end?.reason === 'bad_queue') attribute(faultBefore(queues[i].end!.at), 'bad_queue');
     }
 
@@ -442,28 +494,41 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     const unrecovered: string[] = [];
     const restartBeforeMax: string[] = [];
     for (const client of clients) {
-      for (const bad of client.badQueue) if (bad.recoveredAt === undefined) unrecovered.push(`${client.label} (queue ${bad.queueId}, told at ${since(bad.at)} s)`);
+      for (const bad of client.badQueue)
+        if (bad.recoveredAt === undefined)
+          unrecovered.push(`${client.label} (queue ${bad.queueId}, told at ${since(bad.at)} s)`);
       for (let i = 0; i + 1 < client.queues.length; i++) {
         const dead = client.queues[i];
         if (dead.end?.reason !== 'bad_queue') continue;
         const next = client.queues[i + 1];
         const newest = Math.max(-1, ...dead.messageIds);
-        if (next.maxMessageId < newest || next.registerStartedAt < dead.end.at) restartBeforeMax.push(`${client.label}: queue ${next.queueId} max_message_id ${next.maxMessageId} < ${newest} received by ${dead.queueId}`);
+        if (next.maxMessageId < newest || next.registerStartedAt < dead.end.at)
+          restartBeforeMax.push(
+            `${client.label}: queue ${next.queueId} max_message_id ${next.maxMessageId} < ${newest} received by ${dead.queueId}`,
+          );
       }
     }
 
     const sessions = BUCKETS.map(([bucket, upTo], i) => {
-      const inBucket = verdicts.filter((verdict) => verdict.livedSecs < upTo && (i === 0 || verdict.livedSecs >= BUCKETS[i - 1][1]));
+      const inBucket = verdicts.filter(
+        (verdict) => verdict.livedSecs < upTo && (i === 0 || verdict.livedSecs >= BUCKETS[i - 1][1]),
+      );
       const byEnd: Record<string, number> = {};
       for (const verdict of inBucket) byEnd[verdict.end] = (byEnd[verdict.end] ?? 0) + 1;
-      return { bucket, queues: inBucket.length, message_events: inBucket.reduce((sum, verdict) => sum + verdict.received, 0), by_end: byEnd };
+      return {
+        bucket,
+        queues: inBucket.length,
+        message_events: inBucket.reduce((sum, verdict) => sum + verdict.received, 0),
+        by_end: byEnd,
+      };
     });
 
     const committed = await committedProblems(cluster, workload);
     const jobs = await jobProblems(cluster);
     const unexpectedExits = cluster.unexpectedExits(killedByUs);
     const clientFailures: Record<string, number> = {};
-    for (const client of clients) for (const [kind, count] of client.failures) clientFailures[kind] = (clientFailures[kind] ?? 0) + count;
+    for (const client of clients)
+      for (const [kind, count] of client.failures) clientFailures[kind] = (clientFailures[kind] ?? 0) + count;
     const workloadErrors = workload.internalErrors;
 
     const totals = {
@@ -480,7 +545,10 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     const badQueue = {
       told: clients.reduce((sum, client) => sum + client.badQueue.length, 0),
       clients_told: clients.filter((client) => client.badQueue.length > 0).length,
-      recovered: clients.reduce((sum, client) => sum + client.badQueue.filter((bad) => bad.recoveredAt !== undefined).length, 0),
+      recovered: clients.reduce(
+        (sum, client) => sum + client.badQueue.filter((bad) => bad.recoveredAt !== undefined).length,
+        0,
+      ),
       unrecovered,
       restart_before_max: restartBeforeMax,
     };
@@ -492,11 +560,13 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     if (totals.out_of_order) failures.push(`${totals.out_of_order} message events out of order`);
     if (totals.foreign) failures.push(`${totals.foreign} message events of messages the user cannot see`);
     if (unrecovered.length) failures.push(`${unrecovered.length} clients told BAD_EVENT_QUEUE_ID did not recover`);
-    if (restartBeforeMax.length) failures.push(`${restartBeforeMax.length} re-registered queues start before what the dead queue had`);
+    if (restartBeforeMax.length)
+      failures.push(`${restartBeforeMax.length} re-registered queues start before what the dead queue had`);
     const allInternal = [...internalErrors, ...workloadErrors];
     if (allInternal.length) failures.push(`${allInternal.length} answers 500`);
     const ignored = sigterm.filter((result) => result.ignored);
-    if (ignored.length) failures.push(`${ignored.length} replicas did not exit within ${settings.termGraceMs} ms of SIGTERM`);
+    if (ignored.length)
+      failures.push(`${ignored.length} replicas did not exit within ${settings.termGraceMs} ms of SIGTERM`);
     const badExits = sigterm.filter((result) => !result.ignored && result.code !== 0);
     if (badExits.length) failures.push(`${badExits.length} replicas exited non-zero on SIGTERM`);
     if (committed.length) failures.push(`${committed.length} answered writes not stored`);
@@ -510,7 +580,10 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       faults,
       faultLog,
       totals,
-      problemQueues: verdicts.filter((verdict) => verdict.lost.length + verdict.duplicated.length + verdict.outOfOrder.length + verdict.foreign.length > 0),
+      problemQueues: verdicts.filter(
+        (verdict) =>
+          verdict.lost.length + verdict.duplicated.length + verdict.outOfOrder.length + verdict.foreign.length > 0,
+      ),
       attribution,
       badQueue,
       sessions,
@@ -541,10 +614,20 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       jobs,
       unexpectedExits,
       clientFailures,
-      workload: { ...workload.stats, answered: { messages: workload.sent.length, stars: workload.stars.length, uploads: workload.uploads.length, mark_all_as_read: workload.markAllRequests.length } },
+      workload: {
+        ...workload.stats,
+        answered: {
+          messages: workload.sent.length,
+          stars: workload.stars.length,
+          uploads: workload.uploads.length,
+          mark_all_as_read: workload.markAllRequests.length,
+        },
+      },
       loggedProblems: Object.fromEntries(
         [...cluster.slots.values()]
-          .flatMap((slot) => slot.history.map((process, i) => [`${slot.id}#${i + 1}`, process.problems.slice(0, 10)] as const))
+          .flatMap((slot) =>
+            slot.history.map((process, i) => [`${slot.id}#${i + 1}`, process.problems.slice(0, 10)] as const),
+          )
           .filter(([, lines]) => lines.length),
       ),
       failures,
@@ -563,7 +646,11 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
  * One queue against the database (`visible`: the user's messages since the baseline, with
  * their commit time): see the header for the rules.
  */
-export function judgeQueue(queue: QueueRecord, visible: Map<number, Date>, sent: Map<number, { startedAt: number; answeredAt: number }>): QueueVerdict {
+export function judgeQueue(
+  queue: QueueRecord,
+  visible: Map<number, Date>,
+  sent: Map<number, { startedAt: number; answeredAt: number }>,
+): QueueVerdict {
   const end = queue.end ?? { at: Date.now(), reason: 'run_end' as const };
   const received = new Set(queue.messageIds);
   const candidates = [...visible.keys()].filter((id) => id > queue.maxMessageId).sort((a, b) => a - b);
@@ -606,7 +693,10 @@ export function judgeQueue(queue: QueueRecord, visible: Map<number, Date>, sent:
     received: queue.messageIds.length,
     expected: required.length,
     lost,
-    firstLostAtAgeSecs: lost.length && sent.get(lost[0]) ? Math.round((sent.get(lost[0])!.answeredAt - queue.registeredAt) / 1000) : undefined,
+    firstLostAtAgeSecs:
+      lost.length && sent.get(lost[0])
+        ? Math.round((sent.get(lost[0])!.answeredAt - queue.registeredAt) / 1000)
+        : undefined,
     duplicated,
     outOfOrder,
     foreign,
@@ -626,9 +716,15 @@ function table(rows: Record<string, unknown>[]): string {
 /** The report as text tables. */
 export function printReport(report: CheckerReport, print: (text: string) => void = console.log): void {
   const { totals, badQueue } = report;
-  print(`\nEvent-tier checker: ${report.settings.runSecs} s, ${report.totals.queues} queues, ${totals.messages_sent} messages sent, ${totals.message_events} message events received`);
-  print(`lost ${totals.lost}, duplicated ${totals.duplicated}, out of order ${totals.out_of_order}, not the user's ${totals.foreign}`);
-  print(`BAD_EVENT_QUEUE_ID: told ${badQueue.told} times (${badQueue.clients_told} clients), recovered ${badQueue.recovered}, unrecovered ${badQueue.unrecovered.length}`);
+  print(
+    `\nEvent-tier checker: ${report.settings.runSecs} s, ${report.totals.queues} queues, ${totals.messages_sent} messages sent, ${totals.message_events} message events received`,
+  );
+  print(
+    `lost ${totals.lost}, duplicated ${totals.duplicated}, out of order ${totals.out_of_order}, not the user's ${totals.foreign}`,
+  );
+  print(
+    `BAD_EVENT_QUEUE_ID: told ${badQueue.told} times (${badQueue.clients_told} clients), recovered ${badQueue.recovered}, unrecovered ${badQueue.unrecovered.length}`,
+  );
   print('faults injected:');
   print(table(Object.entries(report.faults).map(([kind, count]) => ({ kind, count }))));
   if (Object.keys(report.attribution).length) {
@@ -636,23 +732,48 @@ export function printReport(report: CheckerReport, print: (text: string) => void
     print(table(Object.entries(report.attribution).map(([fault, counts]) => ({ fault, ...counts }))));
   }
   for (const queue of report.problemQueues.slice(0, 20)) {
-    const ids = (label: string, list: number[]) => (list.length ? ` ${label} ${list.length} [${list.slice(0, 8).join(',')}${list.length > 8 ? ',…' : ''}]` : '');
+    const ids = (label: string, list: number[]) =>
+      list.length ? ` ${label} ${list.length} [${list.slice(0, 8).join(',')}${list.length > 8 ? ',…' : ''}]` : '';
     const age = queue.firstLostAtAgeSecs !== undefined ? ` (the first at queue age ${queue.firstLostAtAgeSecs} s)` : '';
-    print(`  ${queue.client} ${queue.queueId} (${queue.end}, lived ${queue.livedSecs} s, lifespan ${queue.lifespanSecs} s, ${queue.received}/${queue.expected}):${ids('lost', queue.lost)}${age}${ids('dup', queue.duplicated)}${ids('order', queue.outOfOrder)}${ids('foreign', queue.foreign)}`);
+    print(
+      `  ${queue.client} ${queue.queueId} (${queue.end}, lived ${queue.livedSecs} s, lifespan ${queue.lifespanSecs} s, ${queue.received}/${queue.expected}):${ids('lost', queue.lost)}${age}${ids('dup', queue.duplicated)}${ids('order', queue.outOfOrder)}${ids('foreign', queue.foreign)}`,
+    );
   }
   print('sessions by length:');
-  print(table(report.sessions.filter((row) => row.queues).map(({ by_end, ...row }) => ({ ...row, ends: JSON.stringify(by_end) }))));
+  print(
+    table(
+      report.sessions
+        .filter((row) => row.queues)
+        .map(({ by_end, ...row }) => ({ ...row, ends: JSON.stringify(by_end) })),
+    ),
+  );
   print('longest-lived queues:');
   print(table(report.longest));
   if (report.sigterm.length) {
     print('SIGTERM (scale-in):');
-    print(table(report.sigterm.map(({ slot, pid, ms, code, signal, ignored, t }) => ({ t, slot, pid, ms, exit: signal ?? code, ignored }))));
+    print(
+      table(
+        report.sigterm.map(({ slot, pid, ms, code, signal, ignored, t }) => ({
+          t,
+          slot,
+          pid,
+          ms,
+          exit: signal ?? code,
+          ignored,
+        })),
+      ),
+    );
   }
   const memory = report.redisMemory.map((sample) => sample.used_mib);
-  if (memory.length) print(`Redis used_memory: start ${memory[0]} MiB, max ${Math.max(...memory)} MiB, end ${memory[memory.length - 1]} MiB (${memory.length} samples)`);
+  if (memory.length)
+    print(
+      `Redis used_memory: start ${memory[0]} MiB, max ${Math.max(...memory)} MiB, end ${memory[memory.length - 1]} MiB (${memory.length} samples)`,
+    );
   print(`client failures (retried): ${JSON.stringify(report.clientFailures)}`);
   print(`workload: ${JSON.stringify(report.workload)}`);
-  print(`jobs: added ${report.jobs.added}, completed ${report.jobs.completed}, stalled ${report.jobs.stalled}${report.jobs.problems.length ? `; ${report.jobs.problems.slice(0, 5).join('; ')}` : ''}`);
+  print(
+    `jobs: added ${report.jobs.added}, completed ${report.jobs.completed}, stalled ${report.jobs.stalled}${report.jobs.problems.length ? `; ${report.jobs.problems.slice(0, 5).join('; ')}` : ''}`,
+  );
   if (report.internalErrors.length) print(`500 answers:\n  ${report.internalErrors.slice(0, 10).join('\n  ')}`);
   if (report.unexpectedExits.length) print(`processes died unasked:\n${report.unexpectedExits.join('\n')}`);
   print(report.ok ? 'VERDICT: clean' : `VERDICT: FAILED\n  ${report.failures.join('\n  ')}`);

@@ -11,7 +11,15 @@ import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { Role } from '@teamchat/domain';
 import type { Realm } from '@teamchat/db';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, Balancer, buildServices, freePort, residentBytes, type ServiceProcess, startServiceProcess } from '@teamchat/testing';
+import {
+  ApiClient,
+  Balancer,
+  buildServices,
+  freePort,
+  residentBytes,
+  type ServiceProcess,
+  startServiceProcess,
+} from '@teamchat/testing';
 
 export const BACKENDS = ['users', 'messages', 'channels', 'uploads', 'worker'] as const;
 export const ALL_SERVICES = ['gateway', ...BACKENDS, 'events'] as const;
@@ -67,7 +75,9 @@ export class ProcessCluster {
   readonly secret = crypto.randomBytes(24).toString('hex');
   readonly uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-uploads-'));
   private readonly balancer = new Balancer(() =>
-    [...this.slots.values()].filter((slot) => slot.kind === 'events').map((slot) => ({ port: slot.port, alive: slot.process?.running ?? false })),
+    [...this.slots.values()]
+      .filter((slot) => slot.kind === 'events')
+      .map((slot) => ({ port: slot.port, alive: slot.process?.running ?? false })),
   );
   /** EVENTS_REPLICA_ID by pid (the lease owner names in Redis). */
   private readonly replicaIds = new Map<number, string>();
@@ -81,11 +91,15 @@ export class ProcessCluster {
     buildServices([...ALL_SERVICES]);
     const cluster = new ProcessCluster(options);
     await cluster.balancer.listen();
-    for (const kind of ['gateway', ...BACKENDS] as ServiceKind[]) cluster.slots.set(kind, { id: kind, kind, port: await freePort(), history: [] });
-    for (let i = 0; i < (options.eventReplicas ?? 2); i++) cluster.slots.set(`events-${i}`, { id: `events-${i}`, kind: 'events', port: await freePort(), history: [] });
+    for (const kind of ['gateway', ...BACKENDS] as ServiceKind[])
+      cluster.slots.set(kind, { id: kind, kind, port: await freePort(), history: [] });
+    for (let i = 0; i < (options.eventReplicas ?? 2); i++)
+      cluster.slots.set(`events-${i}`, { id: `events-${i}`, kind: 'events', port: await freePort(), history: [] });
     cluster.gatewayUrl = `http://127.0.0.1:${cluster.slots.get('gateway')!.port}`;
     try {
-      await Promise.all([...cluster.slots.values()].filter((slot) => slot.kind !== 'gateway').map((slot) => cluster.startSlot(slot.id)));
+      await Promise.all(
+        [...cluster.slots.values()].filter((slot) => slot.kind !== 'gateway').map((slot) => cluster.startSlot(slot.id)),
+      );
       await cluster.startSlot('gateway');
     } catch (error) {
       // Nobody gets the cluster to stop: the processes that did start must not outlive the failure.
@@ -103,7 +117,11 @@ export class ProcessCluster {
       EVENT_PARTITIONS: 4,
       DB_POOL_SIZE: 3,
     });
-    cluster.realm = await doCreateRealm(cluster.deps.db, { stringId: '', name: 'Faults', host: new URL(cluster.gatewayUrl).host });
+    cluster.realm = await doCreateRealm(cluster.deps.db, {
+      stringId: '',
+      name: 'Faults',
+      host: new URL(cluster.gatewayUrl).host,
+    });
     return cluster;
   }
 
@@ -216,13 +234,20 @@ export class ProcessCluster {
 
   /** Resident memory of every running process, by slot. */
   rss(): Record<string, number | undefined> {
-    return Object.fromEntries([...this.slots.values()].map((slot) => [slot.id, slot.process?.running ? residentBytes(slot.process.pid) : undefined]));
+    return Object.fromEntries(
+      [...this.slots.values()].map((slot) => [
+        slot.id,
+        slot.process?.running ? residentBytes(slot.process.pid) : undefined,
+      ]),
+    );
   }
 
   /** Processes that died although nobody killed them. */
   unexpectedExits(killed: Set<ServiceProcess>): string[] {
     return [...this.slots.values()].flatMap((slot) =>
-      slot.history.filter((process) => !process.running && !killed.has(process)).map((process) => `${slot.id}: ${process.tail(15)}`),
+      slot.history
+        .filter((process) => !process.running && !killed.has(process))
+        .map((process) => `${slot.id}: ${process.tail(15)}`),
     );
   }
 
@@ -230,8 +255,17 @@ export class ProcessCluster {
 
   async createUser(role: number = Role.MEMBER): Promise<ClusterUser> {
     const n = ++this.userCounter;
-    const { user, apiKey } = await doCreateUser(this.deps, this.realm, { email: `user${n}@faults.example.com`, fullName: `Fault User ${n}`, role });
-    return { id: user.id, email: user.delivery_email, apiKey, client: new ApiClient(this.gatewayUrl, { email: user.delivery_email, apiKey }) };
+    const { user, apiKey } = await doCreateUser(this.deps, this.realm, {
+      email: `user${n}@faults.example.com`,
+      fullName: `Fault User ${n}`,
+      role,
+    });
+    return {
+      id: user.id,
+      email: user.delivery_email,
+      apiKey,
+      client: new ApiClient(this.gatewayUrl, { email: user.delivery_email, apiKey }),
+    };
   }
 
   async stop(): Promise<void> {

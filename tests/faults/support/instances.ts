@@ -35,7 +35,19 @@ export class OwnPostgres {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-pg-'));
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
     const instance = new OwnPostgres(dir, await freePort());
-    execFileSync(...asPostgresUser(path.join(PG_BIN, 'initdb'), ['-D', instance.dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']), { stdio: 'ignore' });
+    execFileSync(
+      ...asPostgresUser(path.join(PG_BIN, 'initdb'), [
+        '-D',
+        instance.dataDir,
+        '-U',
+        'postgres',
+        '--auth=trust',
+        '-E',
+        'UTF8',
+        '--no-sync',
+      ]),
+      { stdio: 'ignore' },
+    );
     await instance.startServer();
     return instance;
   }
@@ -131,7 +143,19 @@ export class OwnRedis {
     const persistence = this.persistent ? ['--appendonly', 'yes', '--appendfsync', this.fsync] : ['--appendonly', 'no'];
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--enable-debug-command', 'local', ...persistence],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--enable-debug-command',
+        'local',
+        ...persistence,
+      ],
       { stdio: 'ignore' },
     );
     this.child = child;
@@ -140,7 +164,12 @@ export class OwnRedis {
     for (;;) {
       try {
         // PING answers LOADING while the append-only file is read: wait for PONG.
-        if (execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' }).toString().trim() === 'PONG') return;
+        if (
+          execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' })
+            .toString()
+            .trim() === 'PONG'
+        )
+          return;
       } catch {
         // not listening yet
       }
@@ -151,7 +180,9 @@ export class OwnRedis {
 
   /** redis-cli against this server (its answer, trimmed). */
   cli(...args: string[]): string {
-    return execFileSync('redis-cli', ['-p', String(this.port), ...args], { stdio: 'pipe' }).toString().trim();
+    return execFileSync('redis-cli', ['-p', String(this.port), ...args], { stdio: 'pipe' })
+      .toString()
+      .trim();
   }
 
   /** Changes the fsync policy now and for later restarts (appendonly stays on). */
@@ -163,7 +194,9 @@ export class OwnRedis {
 
   /** Blocks the server for `ms` (DEBUG SLEEP: no command is answered meanwhile); resolves when it answers again. */
   async stall(ms: number): Promise<void> {
-    const child = spawn('redis-cli', ['-p', String(this.port), 'DEBUG', 'SLEEP', String(ms / 1000)], { stdio: 'ignore' });
+    const child = spawn('redis-cli', ['-p', String(this.port), 'DEBUG', 'SLEEP', String(ms / 1000)], {
+      stdio: 'ignore',
+    });
     await new Promise((resolve) => child.once('exit', resolve));
   }
 
@@ -171,7 +204,9 @@ export class OwnRedis {
   async usedMemory(): Promise<number | undefined> {
     try {
       // Not execFileSync: a stalled server must not block the caller's event loop (its clients).
-      const { stdout: info } = await execFileAsync('redis-cli', ['-p', String(this.port), 'INFO', 'memory'], { timeout: 2000 });
+      const { stdout: info } = await execFileAsync('redis-cli', ['-p', String(this.port), 'INFO', 'memory'], {
+        timeout: 2000,
+      });
       const match = /^used_memory:(\d+)/m.exec(info);
       return match ? Number(match[1]) : undefined;
     } catch {

@@ -99,7 +99,11 @@ export class SessionClient {
       const registerStartedAt = Date.now();
       try {
         const response = await this.withTimeout(
-          this.user.client.post('/api/v1/register', { event_types: SESSION_EVENT_TYPES, fetch_event_types: ['message'], queue_lifespan_secs: lifespanSecs }),
+          this.user.client.post('/api/v1/register', {
+            event_types: SESSION_EVENT_TYPES,
+            fetch_event_types: ['message'],
+            queue_lifespan_secs: lifespanSecs,
+          }),
           this.options.pollTimeoutMs,
         );
         if (response === 'timeout') this.fail('register timeout');
@@ -124,7 +128,8 @@ export class SessionClient {
           return queue;
         } else {
           this.fail(`register ${response.status}`);
-          if (response.status === 500) this.options.onInternalError(`register 500 ${JSON.stringify(response.body)} (${this.label})`);
+          if (response.status === 500)
+            this.options.onInternalError(`register 500 ${JSON.stringify(response.body)} (${this.label})`);
         }
       } catch (error) {
         this.fail(`register ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
@@ -165,7 +170,8 @@ export class SessionClient {
         return 'ok';
       }
       this.fail(`poll ${response.status} ${response.body?.code ?? ''}`.trim());
-      if (response.status === 500) this.options.onInternalError(`poll 500 ${JSON.stringify(response.body)} (${this.label})`);
+      if (response.status === 500)
+        this.options.onInternalError(`poll 500 ${JSON.stringify(response.body)} (${this.label})`);
       if (response.status === 400 && response.body?.code === 'BAD_EVENT_QUEUE_ID') return 'bad';
     } catch (error) {
       this.fail(`poll ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
@@ -210,7 +216,10 @@ export class SessionClient {
     const leftAt = Date.now();
     const due = this.options
       .sent()
-      .filter((message) => message.answeredAt < leftAt && message.id > queue.maxMessageId && message.recipients.includes(this.user.id))
+      .filter(
+        (message) =>
+          message.answeredAt < leftAt && message.id > queue.maxMessageId && message.recipients.includes(this.user.id),
+      )
       .map((message) => message.id);
     const deadline = leftAt + this.options.leaveDrainMs;
     let missing = due.filter((id) => !queue.messageIds.includes(id));
@@ -232,7 +241,8 @@ export class SessionClient {
     if (deleting) {
       try {
         const response = await this.user.client.delete('/api/v1/events', { queue_id: queue.queueId });
-        if (response.status === 500) this.options.onInternalError(`delete 500 ${JSON.stringify(response.body)} (${this.label})`);
+        if (response.status === 500)
+          this.options.onInternalError(`delete 500 ${JSON.stringify(response.body)} (${this.label})`);
       } catch {
         // An abandoned queue after all: it expires.
       }

@@ -12,7 +12,6 @@ import { MessageFlag } from '@teamchat/domain';
 import { createTestDatabase, testRedisUrl, type ApiClient } from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from './cluster';
 
-
 export const EVENT_TYPES = ['message', 'update_message_flags', 'attachment'];
 
 /** One event queue of one user, polled in a loop. */
@@ -45,7 +44,10 @@ export class EventClient {
   async register(): Promise<void> {
     for (;;) {
       try {
-        const response = await this.user.client.post('/api/v1/register', { event_types: EVENT_TYPES, fetch_event_types: ['message'] });
+        const response = await this.user.client.post('/api/v1/register', {
+          event_types: EVENT_TYPES,
+          fetch_event_types: ['message'],
+        });
         if (response.status === 200) {
           this.queueId = response.body.queue_id;
           this.lastEventId = response.body.last_event_id;
@@ -69,7 +71,10 @@ export class EventClient {
   private async loop(): Promise<void> {
     while (this.running) {
       try {
-        const response = await this.user.client.get('/api/v1/events', { queue_id: this.queueId, last_event_id: this.lastEventId });
+        const response = await this.user.client.get('/api/v1/events', {
+          queue_id: this.queueId,
+          last_event_id: this.lastEventId,
+        });
         if (response.status === 200) {
           for (const event of response.body.events) {
             if (event.id <= this.lastEventId) {
@@ -106,11 +111,15 @@ export class EventClient {
 
   /** Message ids of update_message_flags events adding `flag`, in order (with repeats). */
   flaggedIds(flag: string): number[] {
-    return this.events.filter((event) => event.type === 'update_message_flags' && event.op === 'add' && event.flag === flag).flatMap((event) => event.messages as number[]);
+    return this.events
+      .filter((event) => event.type === 'update_message_flags' && event.op === 'add' && event.flag === flag)
+      .flatMap((event) => event.messages as number[]);
   }
 
   attachmentIds(): number[] {
-    return this.events.filter((event) => event.type === 'attachment' && event.op === 'add').map((event) => event.attachment.id);
+    return this.events
+      .filter((event) => event.type === 'attachment' && event.op === 'add')
+      .map((event) => event.attachment.id);
   }
 }
 
@@ -170,7 +179,9 @@ export class Workload {
       const response = await request();
       this.count(op, response.status);
       if (response.status === 500 && this.internalErrors.length < 20) {
-        this.internalErrors.push(`${op} ${response.status} ${JSON.stringify(response.body)} request ${(response as { headers?: Record<string, unknown> }).headers?.['x-request-id'] ?? '?'}`);
+        this.internalErrors.push(
+          `${op} ${response.status} ${JSON.stringify(response.body)} request ${(response as { headers?: Record<string, unknown> }).headers?.['x-request-id'] ?? '?'}`,
+        );
       }
       return response.status === 200 ? response.body : undefined;
     } catch (error) {
@@ -244,7 +255,8 @@ export class Workload {
     const recipients = direct ? [sender.id, ...to] : this.users.map((user) => user.id);
     const startedAt = Date.now();
     const body = await this.attempt('send', () => sender.client.post('/api/v1/messages', params));
-    if (body) this.sent.push({ id: body.id, senderId: sender.id, content, recipients, startedAt, answeredAt: Date.now() });
+    if (body)
+      this.sent.push({ id: body.id, senderId: sender.id, content, recipients, startedAt, answeredAt: Date.now() });
   }
 
   async starOne(): Promise<void> {
@@ -255,7 +267,13 @@ export class Workload {
     if (candidates.length === 0) return;
     const messageId = candidates[candidates.length - 1 - Math.floor(Math.random() * Math.min(5, candidates.length))];
     starred.add(messageId);
-    const body = await this.attempt('star', () => client.user.client.post('/api/v1/messages/flags', { messages: JSON.stringify([messageId]), op: 'add', flag: 'starred' }));
+    const body = await this.attempt('star', () =>
+      client.user.client.post('/api/v1/messages/flags', {
+        messages: JSON.stringify([messageId]),
+        op: 'add',
+        flag: 'starred',
+      }),
+    );
     if (body) this.stars.push({ userId: client.user.id, messageId });
   }
 
@@ -278,7 +296,11 @@ export async function uploadFile(client: ApiClient, name: string, bytes: Buffer)
   form.append('file', new Blob([bytes], { type: 'text/plain' }), name);
   const encoded = new Request('http://multipart.invalid', { method: 'POST', body: form });
   const body = Buffer.from(await encoded.arrayBuffer());
-  return client.post('/api/v1/user_uploads', {}, { body, headers: { 'content-type': encoded.headers.get('content-type')! } });
+  return client.post(
+    '/api/v1/user_uploads',
+    {},
+    { body, headers: { 'content-type': encoded.headers.get('content-type')! } },
+  );
 }
 
 function duplicates(ids: number[]): number[] {
@@ -302,7 +324,11 @@ function sample(ids: number[]): string {
  * read flag event for each message now read, an attachment event for each
  * upload — each exactly once.
  */
-export async function streamProblems(cluster: ProcessCluster, clients: EventClient[], baseline: Baseline): Promise<string[]> {
+export async function streamProblems(
+  cluster: ProcessCluster,
+  clients: EventClient[],
+  baseline: Baseline,
+): Promise<string[]> {
   const firstMessageId = baseline.messageId;
   const problems: string[] = [];
   const db = cluster.deps.db;
@@ -312,10 +338,21 @@ export async function streamProblems(cluster: ProcessCluster, clients: EventClie
       SELECT um.message_id, um.flags, m.sender_id FROM user_message um JOIN message m ON m.id = um.message_id
       WHERE um.user_profile_id = ${userId} AND um.message_id > ${firstMessageId}`;
     const received = new Set(rows.map((row) => row.message_id));
-    const starred = new Set(rows.filter((row) => (Number(row.flags) & MessageFlag.starred) !== 0).map((row) => row.message_id));
+    const starred = new Set(
+      rows.filter((row) => (Number(row.flags) & MessageFlag.starred) !== 0).map((row) => row.message_id),
+    );
     // Messages are sent with read_by_sender false: every read flag is the jobs' doing.
-    const readByJob = new Set(rows.filter((row) => (Number(row.flags) & MessageFlag.read) !== 0).map((row) => row.message_id));
-    const attachments = new Set((await db.attachment.findMany({ where: { owner_id: userId, id: { gt: baseline.attachmentId } }, select: { id: true } })).map((row) => row.id));
+    const readByJob = new Set(
+      rows.filter((row) => (Number(row.flags) & MessageFlag.read) !== 0).map((row) => row.message_id),
+    );
+    const attachments = new Set(
+      (
+        await db.attachment.findMany({
+          where: { owner_id: userId, id: { gt: baseline.attachmentId } },
+          select: { id: true },
+        })
+      ).map((row) => row.id),
+    );
 
     const check = (what: string, expected: Set<number>, got: number[]) => {
       const gotSet = new Set(got);
@@ -329,7 +366,11 @@ export async function streamProblems(cluster: ProcessCluster, clients: EventClie
     check('message events', received, client.messageIds());
     check('starred flag events', starred, client.flaggedIds('starred'));
     // Messages from before the scenario (e.g. the channel's creation notices) may be marked read by its jobs too.
-    check('read flag events', readByJob, client.flaggedIds('read').filter((id) => id > firstMessageId));
+    check(
+      'read flag events',
+      readByJob,
+      client.flaggedIds('read').filter((id) => id > firstMessageId),
+    );
     check('attachment events', attachments, client.attachmentIds());
   }
   return problems;
@@ -339,15 +380,19 @@ export async function streamProblems(cluster: ProcessCluster, clients: EventClie
 export async function committedProblems(cluster: ProcessCluster, workload: Workload): Promise<string[]> {
   const problems: string[] = [];
   const db = cluster.deps.db;
-  const messages = new Map((await db.message.findMany({ select: { id: true, content: true, sender_id: true } })).map((row) => [row.id, row]));
+  const messages = new Map(
+    (await db.message.findMany({ select: { id: true, content: true, sender_id: true } })).map((row) => [row.id, row]),
+  );
   for (const sent of workload.sent) {
     const row = messages.get(sent.id);
     if (!row) problems.push(`answered message ${sent.id} is missing`);
-    else if (row.content !== sent.content || row.sender_id !== sent.senderId) problems.push(`answered message ${sent.id} differs`);
+    else if (row.content !== sent.content || row.sender_id !== sent.senderId)
+      problems.push(`answered message ${sent.id} differs`);
   }
   for (const star of workload.stars) {
     const row = await db.userMessage.findFirst({ where: { user_profile_id: star.userId, message_id: star.messageId } });
-    if (!row || (Number(row.flags) & MessageFlag.starred) === 0) problems.push(`answered star of ${star.messageId} by ${star.userId} is missing`);
+    if (!row || (Number(row.flags) & MessageFlag.starred) === 0)
+      problems.push(`answered star of ${star.messageId} by ${star.userId} is missing`);
   }
   const byUser = new Map(workload.users.map((user) => [user.id, user]));
   for (const upload of workload.uploads) {
@@ -355,7 +400,8 @@ export async function committedProblems(cluster: ProcessCluster, workload: Workl
     const attachment = await db.attachment.findFirst({ where: { path_id: pathId } });
     if (!attachment) problems.push(`answered upload ${upload.uri} has no attachment`);
     const response = await byUser.get(upload.userId)!.client.get(upload.uri, {}, { validate: false });
-    if (response.status !== 200 || !response.raw.equals(upload.bytes)) problems.push(`answered upload ${upload.uri} is not served (${response.status})`);
+    if (response.status !== 200 || !response.raw.equals(upload.bytes))
+      problems.push(`answered upload ${upload.uri} is not served (${response.status})`);
   }
   return problems;
 }
@@ -365,7 +411,10 @@ export async function committedProblems(cluster: ProcessCluster, workload: Workl
  * each `added` is followed by one `completed` before the job id is added again), none failed
  * for good, and none is left waiting or running.
  */
-export async function jobProblems(cluster: ProcessCluster, queue = 'mark-all-read'): Promise<{ problems: string[]; added: number; completed: number; stalled: number }> {
+export async function jobProblems(
+  cluster: ProcessCluster,
+  queue = 'mark-all-read',
+): Promise<{ problems: string[]; added: number; completed: number; stalled: number }> {
   const problems: string[] = [];
   const key = `${cluster.redisPrefix}bull:${queue}:events`;
   const entries = (await cluster.deps.redis.xrange(key, '-', '+')) as [string, string[]][];
@@ -391,7 +440,9 @@ export async function jobProblems(cluster: ProcessCluster, queue = 'mark-all-rea
     // A failed attempt that BullMQ retries is fine; a job that gave up stays failed (counted below).
   }
   for (const [jobId, running] of open) if (running) problems.push(`job ${jobId} never completed`);
-  const counts = await cluster.deps.jobs.queue(queue as 'mark-all-read').getJobCounts('waiting', 'active', 'delayed', 'failed', 'paused', 'prioritized');
+  const counts = await cluster.deps.jobs
+    .queue(queue as 'mark-all-read')
+    .getJobCounts('waiting', 'active', 'delayed', 'failed', 'paused', 'prioritized');
   for (const [state, count] of Object.entries(counts)) if (count) problems.push(`${count} ${queue} job(s) ${state}`);
   return { problems, added, completed, stalled };
 }
@@ -446,25 +497,36 @@ export async function finishAndCheck(
   await Promise.all(clients.map((client) => client.stop()));
   const jobs = await settle(async () => (await jobProblems(cluster)).problems, 15_000);
   const committed = await committedProblems(cluster, workload);
-  const reRegistered = clients.filter((client) => !options.allowReRegister && client.reRegistrations > 0).map((client) => `${client.label}: re-registered ${client.reRegistrations}x`);
+  const reRegistered = clients
+    .filter((client) => !options.allowReRegister && client.reRegistrations > 0)
+    .map((client) => `${client.label}: re-registered ${client.reRegistrations}x`);
   return [...unread, ...streams, ...jobs, ...committed, ...reRegistered];
 }
 
 /** `count` (3) users subscribed to one channel. */
-export async function createParticipants(cluster: ProcessCluster, channelName = 'faults', count = 3): Promise<{ users: ClusterUser[]; channelName: string }> {
+export async function createParticipants(
+  cluster: ProcessCluster,
+  channelName = 'faults',
+  count = 3,
+): Promise<{ users: ClusterUser[]; channelName: string }> {
   const users: ClusterUser[] = [];
   for (let i = 0; i < count; i++) users.push(await cluster.createUser());
   const created = await users[0].client.post('/api/v1/users/me/subscriptions', {
     subscriptions: JSON.stringify([{ name: channelName }]),
     principals: JSON.stringify(users.map((user) => user.id)),
   });
-  if (created.status !== 200) throw new Error(`creating the channel failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 200)
+    throw new Error(`creating the channel failed: ${created.status} ${JSON.stringify(created.body)}`);
   return { users, channelName };
 }
 
 /** A polling event queue per user, two for the first. */
 export async function startClients(users: ClusterUser[]): Promise<EventClient[]> {
-  const clients = [new EventClient(users[0], 'user0/a'), new EventClient(users[0], 'user0/b'), ...users.slice(1).map((user, i) => new EventClient(user, `user${i + 1}`))];
+  const clients = [
+    new EventClient(users[0], 'user0/a'),
+    new EventClient(users[0], 'user0/b'),
+    ...users.slice(1).map((user, i) => new EventClient(user, `user${i + 1}`)),
+  ];
   for (const client of clients) await client.register();
   return clients.map((client) => client.start());
 }
@@ -474,12 +536,20 @@ export async function startClients(users: ClusterUser[]): Promise<EventClient[]>
  * stack as processes (`eventReplicas` event-tier replicas) and the workload's participants,
  * made before the file's tests and removed after them.
  */
-export function useProcessCluster(eventReplicas: number): { cluster: ProcessCluster; users: ClusterUser[]; channelName: string } {
+export function useProcessCluster(eventReplicas: number): {
+  cluster: ProcessCluster;
+  users: ClusterUser[];
+  channelName: string;
+} {
   const context = {} as { cluster: ProcessCluster; users: ClusterUser[]; channelName: string };
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   beforeAll(async () => {
     database = await createTestDatabase();
-    context.cluster = await ProcessCluster.start({ databaseUrl: database.url, redisUrl: testRedisUrl(), eventReplicas });
+    context.cluster = await ProcessCluster.start({
+      databaseUrl: database.url,
+      redisUrl: testRedisUrl(),
+      eventReplicas,
+    });
     Object.assign(context, await createParticipants(context.cluster));
   }, 300_000);
   afterAll(async () => {

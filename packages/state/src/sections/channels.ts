@@ -26,11 +26,17 @@ interface VisibleChannels {
 async function readVisibleChannels(ctx: StateContext): Promise<VisibleChannels> {
   const includeArchived = Boolean(ctx.options.capabilities.archived_channels);
   const [candidates, subscriptions, viewer] = await Promise.all([
-    ctx.db.stream.findMany({ where: { realm_id: ctx.realm.id, ...(includeArchived ? {} : { is_archived: false }) }, orderBy: { id: 'asc' } }),
+    ctx.db.stream.findMany({
+      where: { realm_id: ctx.realm.id, ...(includeArchived ? {} : { is_archived: false }) },
+      orderBy: { id: 'asc' },
+    }),
     ctx.db.subscription.findMany({ where: { user_profile_id: ctx.user.id }, orderBy: { stream_id: 'asc' } }),
     loadViewerContext(ctx.db, viewerOf(ctx.user)),
   ]);
-  const settings = await streamSettingGroups(ctx.db, candidates.map((stream) => stream.id));
+  const settings = await streamSettingGroups(
+    ctx.db,
+    candidates.map((stream) => stream.id),
+  );
   const streams = candidates.filter((stream) => hasMetadataAccess(viewer, stream, settings.get(stream.id)));
   return { streams, subscriptions, dicts: await streamApiDicts(ctx.db, streams) };
 }
@@ -40,7 +46,11 @@ const visibleChannels = perRegister(readVisibleChannels);
 
 /** The user's topic settings with their channels' names (user_topic and the legacy muted_topics). */
 const userTopics = perRegister((ctx) =>
-  ctx.db.userTopic.findMany({ where: { user_profile_id: ctx.user.id }, include: { stream: { select: { name: true } } }, orderBy: { id: 'asc' } }),
+  ctx.db.userTopic.findMany({
+    where: { user_profile_id: ctx.user.id },
+    include: { stream: { select: { name: true } } },
+    orderBy: { id: 'asc' },
+  }),
 );
 
 const subscriptionSection: StateSection = {
@@ -49,7 +59,11 @@ const subscriptionSection: StateSection = {
     const { streams, subscriptions, dicts } = await visibleChannels(ctx);
     const byId = new Map(streams.map((stream) => [stream.id, stream]));
     const subByStream = new Map(subscriptions.map((sub) => [sub.stream_id, sub]));
-    const subscribers = await subscriberFields(ctx.db, streams.map((stream) => stream.id), ctx.options.includeSubscribers);
+    const subscribers = await subscriberFields(
+      ctx.db,
+      streams.map((stream) => stream.id),
+      ctx.options.includeSubscribers,
+    );
     const withSubscribers = (id: number) => ({ ...dicts.get(id)!, ...(subscribers.get(id) ?? {}) });
     // A subscription survives losing access to a private channel; it is then not shown.
     const subscribed = subscriptions.filter((sub) => sub.active && byId.has(sub.stream_id));
@@ -57,7 +71,9 @@ const subscriptionSection: StateSection = {
     return {
       subscriptions: subscribed.map((sub) => ({ ...withSubscribers(sub.stream_id), ...subscriptionProperties(sub) })),
       unsubscribed: unsubscribed.map((sub) => ({ ...withSubscribers(sub.stream_id), ...subscriptionProperties(sub) })),
-      never_subscribed: streams.filter((stream) => !subByStream.has(stream.id)).map((stream) => withSubscribers(stream.id)),
+      never_subscribed: streams
+        .filter((stream) => !subByStream.has(stream.id))
+        .map((stream) => withSubscribers(stream.id)),
     };
   },
 };
@@ -73,7 +89,11 @@ const streamSection: StateSection = {
 const defaultStreamsSection: StateSection = {
   eventType: 'default_streams',
   async fetch(ctx) {
-    const rows = await ctx.db.stream.findMany({ where: { realm_id: ctx.realm.id, is_default: true, is_archived: false }, select: { id: true }, orderBy: { id: 'asc' } });
+    const rows = await ctx.db.stream.findMany({
+      where: { realm_id: ctx.realm.id, is_default: true, is_archived: false },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
     return { realm_default_streams: rows.map((row) => row.id) };
   },
 };
@@ -106,7 +126,13 @@ const mutedTopicsSection: StateSection = {
   eventType: 'muted_topics',
   async fetch(ctx) {
     const muted = (await userTopics(ctx)).filter((row) => row.visibility_policy === 1);
-    return { muted_topics: muted.map((row) => [row.stream.name, row.topic_name, Math.floor(row.last_updated.getTime() / 1000)]) };
+    return {
+      muted_topics: muted.map((row) => [
+        row.stream.name,
+        row.topic_name,
+        Math.floor(row.last_updated.getTime() / 1000),
+      ]),
+    };
   },
 };
 

@@ -7,4 +7,11 @@ import { MESSAGE_SECTIONS } from './messages';
 import { EMPTY_FEATURE_SECTIONS, realmSection } from './realm';
 import { USER_SECTIONS } from './users';
 
-export const STATE_SECTIONS: StateSection[] = [serverSection, realmSection, ...USER_SECTIONS, ...CHANNEL_SECTIONS, ...MESSAGE_SECTIONS, ...EMPTY_FEATURE_SECTIONS];
+export const STATE_SECTIONS: StateSection[] = [
+  serverSection,
+  realmSection,
+  ...USER_SECTIONS,
+  ...CHANNEL_SECTIONS,
+  ...MESSAGE_SECTIONS,
+  ...EMPTY_FEATURE_SECTIONS,
+];

@@ -14,7 +14,9 @@ const MAX_RECENT_PRIVATE_MESSAGES = 1000;
 const messageSection: StateSection = {
   eventType: 'message',
   async fetch({ db, user }) {
-    const rows = await db.$queryRaw<{ max: number | null }[]>`SELECT max(message_id) AS max FROM user_message WHERE user_profile_id = ${user.id}`;
+    const rows = await db.$queryRaw<
+      { max: number | null }[]
+    >`SELECT max(message_id) AS max FROM user_message WHERE user_profile_id = ${user.id}`;
     return { max_message_id: rows[0]?.max ?? -1 };
   },
 };
@@ -62,7 +64,11 @@ async function unreadMsgs({ db, user, options }: StateContext) {
   for (const row of unread) {
     if (row.stream_id !== null) {
       const key = `${row.stream_id}\u0000${row.topic.toLowerCase()}`;
-      const entry = streams.get(key) ?? { stream_id: row.stream_id, topic: topicForClient(row.topic, allowEmptyTopic), unread_message_ids: [] };
+      const entry = streams.get(key) ?? {
+        stream_id: row.stream_id,
+        topic: topicForClient(row.topic, allowEmptyTopic),
+        unread_message_ids: [],
+      };
       entry.unread_message_ids.push(row.id);
       streams.set(key, entry);
       if (!row.muted) count++;
@@ -76,7 +82,8 @@ async function unreadMsgs({ db, user, options }: StateContext) {
       }
       count++;
     }
-    if ((row.flags & DIRECT_MENTION) !== 0 || ((row.flags & WILDCARD_MENTION) !== 0 && !row.muted)) mentions.push(row.id);
+    if ((row.flags & DIRECT_MENTION) !== 0 || ((row.flags & WILDCARD_MENTION) !== 0 && !row.muted))
+      mentions.push(row.id);
   }
   return {
     unread_msgs: {
@@ -90,7 +97,11 @@ async function unreadMsgs({ db, user, options }: StateContext) {
   };
 }
 
-const unreadMsgsSection: StateSection = { eventType: 'message', alsoRequires: ['update_message_flags'], fetch: unreadMsgs };
+const unreadMsgsSection: StateSection = {
+  eventType: 'message',
+  alsoRequires: ['update_message_flags'],
+  fetch: unreadMsgs,
+};
 
 const starredMessagesSection: StateSection = {
   eventType: 'starred_messages',
@@ -124,7 +135,10 @@ const draftsSection: StateSection = {
   eventType: 'drafts',
   async fetch({ db, user }) {
     if (!userSettings(user).enable_drafts_synchronization) return { drafts: [] };
-    const drafts = await db.draft.findMany({ where: { user_profile_id: user.id }, orderBy: [{ last_edit_time: 'asc' }, { id: 'asc' }] });
+    const drafts = await db.draft.findMany({
+      where: { user_profile_id: user.id },
+      orderBy: [{ last_edit_time: 'asc' }, { id: 'asc' }],
+    });
     return {
       drafts: drafts.map(draftDict),
     };

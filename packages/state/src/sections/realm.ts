@@ -36,7 +36,19 @@ const WILDCARD_MENTION_POLICY_OF_GROUP: Record<string, number> = {
 };
 const WILDCARD_MENTION_POLICY_EVERYONE = 1;
 
-const AUTHENTICATION_METHODS = ['Email', 'Dev', 'LDAP', 'RemoteUser', 'GitHub', 'AzureAD', 'GitLab', 'Apple', 'Google', 'SAML', 'OpenID Connect'];
+const AUTHENTICATION_METHODS = [
+  'Email',
+  'Dev',
+  'LDAP',
+  'RemoteUser',
+  'GitHub',
+  'AzureAD',
+  'GitLab',
+  'Apple',
+  'Google',
+  'SAML',
+  'OpenID Connect',
+];
 
 export const realmSection: StateSection = {
   eventType: 'realm',
@@ -57,7 +69,8 @@ export const realmSection: StateSection = {
       realm_upload_quota_mib: realm.upload_quota_bytes === null ? null : Number(realm.upload_quota_bytes / 1048576n),
       ...settings,
       ...Object.fromEntries(Object.entries(groupSettings).map(([name, value]) => [`realm_${name}`, value])),
-      realm_wildcard_mention_policy: WILDCARD_MENTION_POLICY_OF_GROUP[mentionManyGroup?.name ?? ''] ?? WILDCARD_MENTION_POLICY_EVERYONE,
+      realm_wildcard_mention_policy:
+        WILDCARD_MENTION_POLICY_OF_GROUP[mentionManyGroup?.name ?? ''] ?? WILDCARD_MENTION_POLICY_EVERYONE,
       server_emoji_data_url: `${url}${EMOJI_DATA_PATH}`,
       realm_uri: url,
       realm_url: url,
@@ -70,13 +83,30 @@ export const realmSection: StateSection = {
       realm_bot_domain: placeholderEmailDomain(realm),
       realm_authentication_methods: Object.fromEntries(
         AUTHENTICATION_METHODS.map((name) =>
-          name === 'Email' ? [name, { enabled: true, available: true }] : [name, { enabled: false, available: false, unavailable_reason: 'This authentication method is not configured on this server.' }],
+          name === 'Email'
+            ? [name, { enabled: true, available: true }]
+            : [
+                name,
+                {
+                  enabled: false,
+                  available: false,
+                  unavailable_reason: 'This authentication method is not configured on this server.',
+                },
+              ],
         ),
       ),
-      realm_available_video_chat_providers: { disabled: { name: 'None', id: 0 }, jitsi_meet: { name: 'Jitsi Meet', id: 1 } },
+      realm_available_video_chat_providers: {
+        disabled: { name: 'None', id: 0 },
+        jitsi_meet: { name: 'Jitsi Meet', id: 1 },
+      },
       realm_default_external_accounts: {
         github: { name: 'GitHub', text: 'GitHub username', hint: '', url_pattern: 'https://github.com/%(username)s' },
-        twitter: { name: 'Twitter', text: 'Twitter username', hint: '', url_pattern: 'https://twitter.com/%(username)s' },
+        twitter: {
+          name: 'Twitter',
+          text: 'Twitter username',
+          hint: '',
+          url_pattern: 'https://twitter.com/%(username)s',
+        },
       },
       realm_is_zephyr_mirror_realm: false,
       realm_email_auth_enabled: true,

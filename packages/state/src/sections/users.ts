@@ -26,11 +26,15 @@ import {
 import type { StateContext, StateSection } from '../registry';
 
 async function profileDataByUser(ctx: StateContext): Promise<Map<number, ProfileData>> {
-  const values = await ctx.db.customProfileFieldValue.findMany({ where: { field: { realm_id: ctx.realm.id } }, orderBy: { field_id: 'asc' } });
+  const values = await ctx.db.customProfileFieldValue.findMany({
+    where: { field: { realm_id: ctx.realm.id } },
+    orderBy: { field_id: 'asc' },
+  });
   const byUser = new Map<number, ProfileData>();
   for (const row of values) {
     const data = byUser.get(row.user_profile_id) ?? {};
-    data[String(row.field_id)] = row.rendered_value === null ? { value: row.value } : { value: row.value, rendered_value: row.rendered_value };
+    data[String(row.field_id)] =
+      row.rendered_value === null ? { value: row.value } : { value: row.value, rendered_value: row.rendered_value };
     byUser.set(row.user_profile_id, data);
   }
   return byUser;
@@ -46,7 +50,10 @@ const realmUserSection: StateSection = {
     const dict = (target: ApiUserSource) =>
       hidden.has(target.id)
         ? inaccessibleUserDict(target.id, realm)
-        : apiUserDict(target, user, { clientGravatar: options.clientGravatar, profileData: profiles.get(target.id) ?? {} });
+        : apiUserDict(target, user, {
+            clientGravatar: options.clientGravatar,
+            profileData: profiles.get(target.id) ?? {},
+          });
     const visible = (target: ApiUserSource) => !(listIncomplete && hidden.has(target.id));
     const permissions = await realmPermissions(db, user, [
       'can_create_public_channel_group',
@@ -86,7 +93,11 @@ const realmUserSection: StateSection = {
 const realmUserGroupsSection: StateSection = {
   eventType: 'realm_user_groups',
   async fetch({ db, realm, options }) {
-    return { realm_user_groups: await userGroupDicts(db, realm.id, { includeDeactivated: Boolean(options.capabilities.include_deactivated_groups) }) };
+    return {
+      realm_user_groups: await userGroupDicts(db, realm.id, {
+        includeDeactivated: Boolean(options.capabilities.include_deactivated_groups),
+      }),
+    };
   },
 };
 
@@ -115,10 +126,15 @@ function legacySettingsSection(eventType: string, names: readonly string[]): Sta
 const customProfileFieldsSection: StateSection = {
   eventType: 'custom_profile_fields',
   async fetch({ db, realm }) {
-    const fields = await db.customProfileField.findMany({ where: { realm_id: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
+    const fields = await db.customProfileField.findMany({
+      where: { realm_id: realm.id },
+      orderBy: [{ order: 'asc' }, { id: 'asc' }],
+    });
     return {
       custom_profile_fields: fields.map(profileFieldDict),
-      custom_profile_field_types: Object.fromEntries(PROFILE_FIELD_TYPES.map((type) => [type.keyword, { id: type.id, name: type.name }])),
+      custom_profile_field_types: Object.fromEntries(
+        PROFILE_FIELD_TYPES.map((type) => [type.keyword, { id: type.id, name: type.name }]),
+      ),
     };
   },
 };
@@ -127,15 +143,22 @@ const navigationViewsSection: StateSection = {
   eventType: 'navigation_view',
   async fetch({ db, user }) {
     const views = await db.navigationView.findMany({ where: { user_profile_id: user.id }, orderBy: { id: 'asc' } });
-    return { navigation_views: views.map((view) => ({ fragment: view.fragment, is_pinned: view.is_pinned, name: view.name })) };
+    return {
+      navigation_views: views.map((view) => ({ fragment: view.fragment, is_pinned: view.is_pinned, name: view.name })),
+    };
   },
 };
 
 const realmLinkifiersSection: StateSection = {
   eventType: 'realm_linkifiers',
   async fetch({ db, realm }) {
-    const linkifiers = await db.linkifier.findMany({ where: { realm_id: realm.id }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
-    return { realm_linkifiers: linkifiers.map((l) => ({ pattern: l.pattern, url_template: l.url_template, id: l.id })) };
+    const linkifiers = await db.linkifier.findMany({
+      where: { realm_id: realm.id },
+      orderBy: [{ order: 'asc' }, { id: 'asc' }],
+    });
+    return {
+      realm_linkifiers: linkifiers.map((l) => ({ pattern: l.pattern, url_template: l.url_template, id: l.id })),
+    };
   },
 };
 
@@ -185,7 +208,10 @@ const alertWordsSection: StateSection = {
 const presenceSection: StateSection = {
   eventType: 'presence',
   async fetch({ db, user, options }) {
-    return realmPresence(db, user, { slim: Boolean(options.slimPresence), historyDays: options.presenceHistoryLimitDays });
+    return realmPresence(db, user, {
+      slim: Boolean(options.slimPresence),
+      historyDays: options.presenceHistoryLimitDays,
+    });
   },
 };
 

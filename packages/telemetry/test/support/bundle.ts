@@ -10,19 +10,36 @@ import { repoRoot } from './processes';
 const keepNpmPackagesExternal: Plugin = {
   name: 'external-npm-packages',
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@teamchat/') ? undefined : { path: args.path, external: true }));
+    b.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('@teamchat/') ? undefined : { path: args.path, external: true },
+    );
   },
 };
 
 /** Bundles `entry` with the preload into a temporary directory; returns their paths. */
-export async function bundleWithPreload(entry: string, serviceName: string): Promise<{ dir: string; main: string; preload: string }> {
+export async function bundleWithPreload(
+  entry: string,
+  serviceName: string,
+): Promise<{ dir: string; main: string; preload: string }> {
   // Inside the repository, so the bundles resolve npm packages from its node_modules.
   fs.mkdirSync(path.join(repoRoot, 'var'), { recursive: true });
   const dir = fs.mkdtempSync(path.join(repoRoot, 'var', `telemetry-test-${os.userInfo().username}-`));
-  const common = { bundle: true, platform: 'node' as const, target: 'node20', format: 'cjs' as const, logLevel: 'warning' as const, plugins: [keepNpmPackagesExternal] };
+  const common = {
+    bundle: true,
+    platform: 'node' as const,
+    target: 'node20',
+    format: 'cjs' as const,
+    logLevel: 'warning' as const,
+    plugins: [keepNpmPackagesExternal],
+  };
   const main = path.join(dir, 'main.js');
   const preload = path.join(dir, 'telemetry.js');
   await build({ ...common, entryPoints: [entry], outfile: main });
-  await build({ ...common, entryPoints: [path.join(repoRoot, 'packages/telemetry/src/preload.ts')], outfile: preload, define: { TEAMCHAT_SERVICE: JSON.stringify(serviceName) } });
+  await build({
+    ...common,
+    entryPoints: [path.join(repoRoot, 'packages/telemetry/src/preload.ts')],
+    outfile: preload,
+    define: { TEAMCHAT_SERVICE: JSON.stringify(serviceName) },
+  });
   return { dir, main, preload };
 }

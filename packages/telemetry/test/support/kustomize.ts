@@ -16,9 +16,24 @@ export interface Resource {
 }
 
 const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'images', 'patches']);
-const CLUSTER_SCOPED_KINDS = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'PersistentVolume', 'StorageClass', 'PriorityClass', 'IngressClass']);
+const CLUSTER_SCOPED_KINDS = new Set([
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'CustomResourceDefinition',
+  'PersistentVolume',
+  'StorageClass',
+  'PriorityClass',
+  'IngressClass',
+]);
 /** Lists that strategic merge patches merge item by item (Kubernetes' patchMergeKey), not replace. */
-const MERGE_KEYS: Record<string, string> = { containers: 'name', initContainers: 'name', env: 'name', volumes: 'name', volumeMounts: 'mountPath' };
+const MERGE_KEYS: Record<string, string> = {
+  containers: 'name',
+  initContainers: 'name',
+  env: 'name',
+  volumes: 'name',
+  volumeMounts: 'mountPath',
+};
 
 interface PatchTarget {
   kind?: string;
@@ -48,7 +63,8 @@ export function renderKustomization(dir: string): Resource[] {
   if (!fs.existsSync(file)) throw new Error(`${dir} has no kustomization.yaml`);
   const kustomization = YAML.parse(fs.readFileSync(file, 'utf8')) as Kustomization;
   for (const field of Object.keys(kustomization)) {
-    if (!SUPPORTED_FIELDS.has(field)) throw new Error(`${file}: kustomize field "${field}" is not supported by this renderer`);
+    if (!SUPPORTED_FIELDS.has(field))
+      throw new Error(`${file}: kustomize field "${field}" is not supported by this renderer`);
   }
 
   let resources: Resource[] = [];
@@ -71,19 +87,30 @@ export function renderKustomization(dir: string): Resource[] {
     if (documents.length === 1 && Array.isArray(documents[0])) {
       if (!entry.target) throw new Error(`${file}: a JSON 6902 patch needs a target`);
       const matched = resources.filter((resource) => matches(resource, entry.target!));
-      if (!matched.length) throw new Error(`${file}: no resource matches the patch target ${JSON.stringify(entry.target)}`);
-      resources = resources.map((resource) => (matched.includes(resource) ? applyJson6902(resource, documents[0]) : resource));
+      if (!matched.length)
+        throw new Error(`${file}: no resource matches the patch target ${JSON.stringify(entry.target)}`);
+      resources = resources.map((resource) =>
+        matched.includes(resource) ? applyJson6902(resource, documents[0]) : resource,
+      );
       continue;
     }
     for (const patch of documents as Resource[]) {
       const target = entry.target ?? { kind: patch.kind, name: patch.metadata?.name };
-      const matched = resources.filter((resource) => matches(resource, target) && (entry.target || sameGroup(resource, patch)));
-      if (!matched.length) throw new Error(`${file}: no resource matches the patch for ${patch.kind}/${patch.metadata?.name}`);
+      const matched = resources.filter(
+        (resource) => matches(resource, target) && (entry.target || sameGroup(resource, patch)),
+      );
+      if (!matched.length)
+        throw new Error(`${file}: no resource matches the patch for ${patch.kind}/${patch.metadata?.name}`);
       resources = resources.map((resource) => {
         if (!matched.includes(resource)) return resource;
         const { metadata, ...rest } = patch;
         const { name: _name, ...metadataRest } = metadata ?? {};
-        return strategicMerge(resource, { ...rest, metadata: metadataRest, apiVersion: resource.apiVersion, kind: resource.kind }) as Resource;
+        return strategicMerge(resource, {
+          ...rest,
+          metadata: metadataRest,
+          apiVersion: resource.apiVersion,
+          kind: resource.kind,
+        }) as Resource;
       });
     }
   }
@@ -94,11 +121,13 @@ export function renderKustomization(dir: string): Resource[] {
     }
   }
   for (const label of kustomization.labels ?? []) {
-    if (label.includeSelectors) throw new Error(`${file}: labels with includeSelectors are not supported by this renderer`);
+    if (label.includeSelectors)
+      throw new Error(`${file}: labels with includeSelectors are not supported by this renderer`);
     for (const resource of resources) {
       resource.metadata.labels = { ...resource.metadata.labels, ...label.pairs };
       const template = podTemplate(resource);
-      if (label.includeTemplates && template) template.metadata = { ...template.metadata, labels: { ...template.metadata?.labels, ...label.pairs } };
+      if (label.includeTemplates && template)
+        template.metadata = { ...template.metadata, labels: { ...template.metadata?.labels, ...label.pairs } };
     }
   }
   for (const image of kustomization.images ?? []) {
@@ -169,7 +198,10 @@ function pointerParts(pointer: string): string[] {
     .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-export function applyJson6902(resource: Resource, operations: { op: string; path: string; value?: unknown }[]): Resource {
+export function applyJson6902(
+  resource: Resource,
+  operations: { op: string; path: string; value?: unknown }[],
+): Resource {
   const document = structuredClone(resource);
   for (const operation of operations) {
     const parts = pointerParts(operation.path);
@@ -177,12 +209,16 @@ export function applyJson6902(resource: Resource, operations: { op: string; path
     let parent: any = document;
     for (const part of parts) {
       parent = parent?.[Array.isArray(parent) ? Number(part) : part];
-      if (parent === undefined) throw new Error(`JSON 6902 ${operation.op}: ${operation.path} does not exist in ${resourceId(resource)}`);
+      if (parent === undefined)
+        throw new Error(`JSON 6902 ${operation.op}: ${operation.path} does not exist in ${resourceId(resource)}`);
     }
-    const exists = Array.isArray(parent) ? Number(last) < parent.length : Object.prototype.hasOwnProperty.call(parent, last);
+    const exists = Array.isArray(parent)
+      ? Number(last) < parent.length
+      : Object.prototype.hasOwnProperty.call(parent, last);
     switch (operation.op) {
       case 'add':
-        if (Array.isArray(parent)) parent.splice(last === '-' ? parent.length : Number(last), 0, structuredClone(operation.value));
+        if (Array.isArray(parent))
+          parent.splice(last === '-' ? parent.length : Number(last), 0, structuredClone(operation.value));
         else parent[last] = structuredClone(operation.value);
         break;
       case 'replace':

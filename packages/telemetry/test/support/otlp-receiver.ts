@@ -82,7 +82,9 @@ export class OtlpReceiver {
     });
   }
 
-  private collect(request: { resourceSpans?: { resource?: { attributes?: OtlpKeyValue[] }; scopeSpans?: { spans?: any[] }[] }[] }): void {
+  private collect(request: {
+    resourceSpans?: { resource?: { attributes?: OtlpKeyValue[] }; scopeSpans?: { spans?: any[] }[] }[];
+  }): void {
     for (const resourceSpans of request.resourceSpans ?? []) {
       const serviceName = String(attributesOf(resourceSpans.resource?.attributes)['service.name'] ?? '');
       for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
@@ -95,7 +97,10 @@ export class OtlpReceiver {
             name: span.name,
             kind: span.kind,
             attributes: attributesOf(span.attributes),
-            links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({ traceId: link.traceId, spanId: link.spanId })),
+            links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({
+              traceId: link.traceId,
+              spanId: link.spanId,
+            })),
           });
         }
       }

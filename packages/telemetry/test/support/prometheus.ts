@@ -29,15 +29,22 @@ export function parseExposition(text: string): Exposition {
     const match = SAMPLE.exec(line);
     if (!match) throw new Error(`not a Prometheus sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const [, name, value] of (match[2] ?? '').matchAll(LABEL)) labels[name] = value.replace(/\\"/g, '"').replace(/\\n/g, '\n').replace(/\\\\/g, '\\');
+    for (const [, name, value] of (match[2] ?? '').matchAll(LABEL))
+      labels[name] = value.replace(/\\"/g, '"').replace(/\\n/g, '\n').replace(/\\\\/g, '\\');
     samples.push({ name: match[1], labels, value: Number(match[3]) });
   }
   return { samples, types };
 }
 
 /** The value of the sample `name` whose labels include `labels`, or undefined. */
-export function sampleValue(exposition: Exposition, name: string, labels: Record<string, string> = {}): number | undefined {
-  return exposition.samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value))?.value;
+export function sampleValue(
+  exposition: Exposition,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
+  return exposition.samples.find(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  )?.value;
 }
 
 export async function scrape(url: string): Promise<{ contentType: string; exposition: Exposition; text: string }> {

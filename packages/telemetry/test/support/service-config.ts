@@ -23,7 +23,9 @@ function workspaceDependencies(packageDir: string, seen = new Set<string>()): Se
   const manifest = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
   for (const name of Object.keys(manifest.dependencies ?? {})) {
     if (!name.startsWith('@teamchat/')) continue;
-    const dir = name.startsWith('@teamchat/service-') ? path.join(repoRoot, 'services', name.slice('@teamchat/service-'.length)) : path.join(repoRoot, 'packages', name.slice('@teamchat/'.length));
+    const dir = name.startsWith('@teamchat/service-')
+      ? path.join(repoRoot, 'services', name.slice('@teamchat/service-'.length))
+      : path.join(repoRoot, 'packages', name.slice('@teamchat/'.length));
     if (seen.has(dir) || !fs.existsSync(dir)) continue;
     seen.add(dir);
     workspaceDependencies(dir, seen);
@@ -53,7 +55,12 @@ export const REQUIRED_VARIABLES = ['DATABASE_URL', 'INTERNAL_JWT_SECRET'];
  * process gets them all, as `npm start` does, and reads those it calls).
  */
 export function isPlatformVariable(name: string): boolean {
-  return name.startsWith('OTEL_') || name === 'NODE_ENV' || name === 'NODE_OPTIONS' || /^(USERS|MESSAGES|CHANNELS|UPLOADS|EVENTS)_URL$/.test(name);
+  return (
+    name.startsWith('OTEL_') ||
+    name === 'NODE_ENV' ||
+    name === 'NODE_OPTIONS' ||
+    /^(USERS|MESSAGES|CHANNELS|UPLOADS|EVENTS)_URL$/.test(name)
+  );
 }
 
 /** The port a service listens on when PORT is not set (its env spec's default). */

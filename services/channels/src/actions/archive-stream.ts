@@ -17,7 +17,10 @@ export async function doArchiveStream(deps: ChannelsDeps, user: UserProfile, str
     if (stream.is_archived) throw new JsonableError('Channel is already deactivated');
     // Who could see it before it goes.
     const audience = await metadataAccessUserIds(db, stream, channel.settings);
-    const archived = await db.stream.update({ where: { id: stream.id }, data: { is_archived: true, is_default: false } });
+    const archived = await db.stream.update({
+      where: { id: stream.id },
+      data: { is_archived: true, is_default: false },
+    });
     if (stream.is_default) await sendDefaultStreamsEvent(deps, tx, stream.realm_id);
     await sendStreamUpdateEvent(deps, tx, archived, 'is_archived', true, audience);
     await sendStreamDeletionEvent(deps, tx, [archived], audience);

@@ -13,7 +13,12 @@ export async function sendStreamCreationEvent(deps: Deps, tx: Tx, stream: Stream
 
 export async function sendStreamDeletionEvent(deps: Deps, tx: Tx, streams: Stream[], userIds: number[]): Promise<void> {
   if (userIds.length === 0 || streams.length === 0) return;
-  const event: ZulipEventOf<'stream'> = { type: 'stream', op: 'delete', streams: streams.map((stream) => ({ stream_id: stream.id })), stream_ids: streams.map((stream) => stream.id) };
+  const event: ZulipEventOf<'stream'> = {
+    type: 'stream',
+    op: 'delete',
+    streams: streams.map((stream) => ({ stream_id: stream.id })),
+    stream_ids: streams.map((stream) => stream.id),
+  };
   await deps.bus.sendEventOnCommit(tx, streams[0].realm_id, event, userIds);
 }
 
@@ -26,14 +31,35 @@ export async function sendStreamUpdateEvent(
   userIds: number[],
   extra: Record<string, unknown> = {},
 ): Promise<void> {
-  const event: ZulipEventOf<'stream'> = { type: 'stream', op: 'update', stream_id: stream.id, name: stream.name, property, value, ...extra };
+  const event: ZulipEventOf<'stream'> = {
+    type: 'stream',
+    op: 'update',
+    stream_id: stream.id,
+    name: stream.name,
+    property,
+    value,
+    ...extra,
+  };
   await deps.bus.sendEventOnCommit(tx, stream.realm_id, event, userIds);
 }
 
 /** peer_add / peer_remove: who joined or left, for everyone else tracking the subscriber list. */
-export async function sendPeerEvent(deps: Deps, tx: Tx, realmId: number, op: 'peer_add' | 'peer_remove', streamId: number, userIds: number[], audience: number[]): Promise<void> {
+export async function sendPeerEvent(
+  deps: Deps,
+  tx: Tx,
+  realmId: number,
+  op: 'peer_add' | 'peer_remove',
+  streamId: number,
+  userIds: number[],
+  audience: number[],
+): Promise<void> {
   const changed = new Set(userIds);
   const recipients = audience.filter((id) => !changed.has(id));
   if (userIds.length === 0 || recipients.length === 0) return;
-  await deps.bus.sendEventOnCommit(tx, realmId, { type: 'subscription', op, stream_ids: [streamId], user_ids: [...userIds].sort((a, b) => a - b) }, recipients);
+  await deps.bus.sendEventOnCommit(
+    tx,
+    realmId,
+    { type: 'subscription', op, stream_ids: [streamId], user_ids: [...userIds].sort((a, b) => a - b) },
+    recipients,
+  );
 }

@@ -8,22 +8,46 @@ import { checkFolderName } from '../lib/names';
 
 async function checkNameAvailable(tx: Tx, realmId: number, name: string): Promise<void> {
   checkFolderName(name);
-  const [clash] = await tx.db.$queryRaw<{ id: number }[]>`SELECT id FROM channel_folder WHERE realm_id = ${realmId} AND lower(name) = lower(${name})`;
+  const [clash] = await tx.db.$queryRaw<
+    { id: number }[]
+  >`SELECT id FROM channel_folder WHERE realm_id = ${realmId} AND lower(name) = lower(${name})`;
   if (clash) throw new JsonableError('Channel folder name already in use');
 }
 
-async function sendFolderEvent(deps: ChannelsDeps, tx: Tx, realmId: number, event: { op: OpsOf<'channel_folder'> } & Record<string, unknown>): Promise<void> {
-  await deps.bus.sendEventOnCommit(tx, realmId, { type: 'channel_folder', ...event }, await activeRealmUserIds(tx.db, realmId));
+async function sendFolderEvent(
+  deps: ChannelsDeps,
+  tx: Tx,
+  realmId: number,
+  event: { op: OpsOf<'channel_folder'> } & Record<string, unknown>,
+): Promise<void> {
+  await deps.bus.sendEventOnCommit(
+    tx,
+    realmId,
+    { type: 'channel_folder', ...event },
+    await activeRealmUserIds(tx.db, realmId),
+  );
 }
 
-export async function doCreateChannelFolder(deps: ChannelsDeps, user: UserProfile, name: string, description: string): Promise<number> {
+export async function doCreateChannelFolder(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  name: string,
+  description: string,
+): Promise<number> {
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   return transaction(deps.db, async (tx) => {
     await tx.db.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('teamchat:channel-folder'), ${user.realm_id})`;
     await checkNameAvailable(tx, user.realm_id, name);
     const order = await tx.db.channelFolder.count({ where: { realm_id: user.realm_id } });
     const folder = await tx.db.channelFolder.create({
-      data: { realm_id: user.realm_id, name, description, rendered_description: renderMarkdown(description), creator_id: user.id, order },
+      data: {
+        realm_id: user.realm_id,
+        name,
+        description,
+        rendered_description: renderMarkdown(description),
+        creator_id: user.id,
+        order,
+      },
     });
     await sendFolderEvent(deps, tx, user.realm_id, { op: 'add', channel_folder: channelFolderDict(folder) });
     return folder.id;
@@ -36,7 +60,12 @@ export interface ChannelFolderUpdate {
   isArchived?: boolean;
 }
 
-export async function doUpdateChannelFolder(deps: ChannelsDeps, user: UserProfile, folderId: number, update: ChannelFolderUpdate): Promise<void> {
+export async function doUpdateChannelFolder(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  folderId: number,
+  update: ChannelFolderUpdate,
+): Promise<void> {
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   await transaction(deps.db, async (tx) => {
     const folder = await tx.db.channelFolder.findFirst({ where: { id: folderId, realm_id: user.realm_id } });

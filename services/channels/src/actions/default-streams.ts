@@ -7,14 +7,23 @@ import type { ChannelsDeps } from '../deps';
 type Deps = Pick<ChannelsDeps, 'bus'>;
 
 export async function defaultStreamIds(db: Tx['db'], realmId: number): Promise<number[]> {
-  const rows = await db.stream.findMany({ where: { realm_id: realmId, is_default: true, is_archived: false }, select: { id: true }, orderBy: { id: 'asc' } });
+  const rows = await db.stream.findMany({
+    where: { realm_id: realmId, is_default: true, is_archived: false },
+    select: { id: true },
+    orderBy: { id: 'asc' },
+  });
   return rows.map((row) => row.id);
 }
 
 /** Zulip's notify_default_streams: the new list, to every non-guest. */
 export async function sendDefaultStreamsEvent(deps: Deps, tx: Tx, realmId: number): Promise<void> {
   const ids = await defaultStreamIds(tx.db, realmId);
-  await deps.bus.sendEventOnCommit(tx, realmId, { type: 'default_streams', default_streams: ids }, await activeRealmUserIds(tx.db, realmId, { nonGuestsOnly: true }));
+  await deps.bus.sendEventOnCommit(
+    tx,
+    realmId,
+    { type: 'default_streams', default_streams: ids },
+    await activeRealmUserIds(tx.db, realmId, { nonGuestsOnly: true }),
+  );
 }
 
 /** Marks a channel default (or not) inside the caller's transaction; no event when nothing changes. */

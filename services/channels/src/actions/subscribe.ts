@@ -22,7 +22,12 @@ import {
 import type { ChannelsDeps } from '../deps';
 import { creationAudience, peerAudience } from '../lib/audiences';
 import { sendPeerEvent, sendStreamCreationEvent } from './channel-events';
-import { DELETE_PERMISSION_SETTINGS, holderGroupFor, nobodyGroupId, normaliseSettingValue } from '../lib/group-settings';
+import {
+  DELETE_PERMISSION_SETTINGS,
+  holderGroupFor,
+  nobodyGroupId,
+  normaliseSettingValue,
+} from '../lib/group-settings';
 import { singleLineDescription } from '../lib/names';
 import {
   canCreatePrivateChannels,
@@ -68,7 +73,12 @@ export interface SubscribeResult {
   unauthorized?: string[];
 }
 
-export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, input: SubscribeInput, outer?: Tx): Promise<SubscribeResult> {
+export async function doAddSubscriptions(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  input: SubscribeInput,
+  outer?: Tx,
+): Promise<SubscribeResult> {
   if (isGuest(user.role)) throw new JsonableError('Not allowed for guest users');
   const requests = input.subscriptions.map((request) => ({
     ...request,
@@ -87,10 +97,19 @@ export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, 
       existing = await streamsByName(db, user.realm_id, names);
     }
     const missing = uniqueByName(requests.filter((request) => !existing.has(request.name.toLowerCase())));
-    const existingStreams = [...new Set(names.map((name) => existing.get(name.toLowerCase())).filter((stream): stream is Stream => stream !== undefined))];
+    const existingStreams = [
+      ...new Set(
+        names
+          .map((name) => existing.get(name.toLowerCase()))
+          .filter((stream): stream is Stream => stream !== undefined),
+      ),
+    ];
     checkNewChannelCount(missing.length);
 
-    if (input.folderId !== null && !(await db.channelFolder.findFirst({ where: { id: input.folderId, realm_id: user.realm_id } }))) {
+    if (
+      input.folderId !== null &&
+      !(await db.channelFolder.findFirst({ where: { id: input.folderId, realm_id: user.realm_id } }))
+    ) {
       throw new JsonableError('Invalid channel folder ID');
     }
 
@@ -100,7 +119,10 @@ export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, 
 
     // Existing channels: the requester needs content access; to add others, permission to do so.
     const viewer = await loadViewerContext(db, viewerOf(user));
-    const settingsByStream = await streamSettingGroups(db, existingStreams.map((stream) => stream.id));
+    const settingsByStream = await streamSettingGroups(
+      db,
+      existingStreams.map((stream) => stream.id),
+    );
     const authorized: Stream[] = [];
     const unauthorized: Stream[] = [];
     for (const stream of existingStreams) {
@@ -109,10 +131,18 @@ export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, 
     if (unauthorized.length && input.authorizationErrorsFatal) {
       throw new JsonableError(`Unable to access channel (${unauthorized[0].name}).`);
     }
-    if (subscribingOthers && authorized.length && !isAdministrator(user.role) && !(await canSubscribeOthersToAllChannels(db, user))) {
+    if (
+      subscribingOthers &&
+      authorized.length &&
+      !isAdministrator(user.role) &&
+      !(await canSubscribeOthersToAllChannels(db, user))
+    ) {
       for (const stream of authorized) {
         const settings = settingsByStream.get(stream.id);
-        if (!canAdministerChannel(viewer, settings) && !inChannelSetting(viewer, settings, 'can_add_subscribers_group')) {
+        if (
+          !canAdministerChannel(viewer, settings) &&
+          !inChannelSetting(viewer, settings, 'can_add_subscribers_group')
+        ) {
           throw new JsonableError('Insufficient permission');
         }
       }
@@ -122,12 +152,23 @@ export async function doAddSubscriptions(deps: ChannelsDeps, user: UserProfile, 
     const created: Stream[] = [];
     for (const request of missing) created.push(await createStream(deps, tx, user, request, input));
     if (input.isDefaultStream && created.length) {
-      await db.stream.updateMany({ where: { id: { in: created.map((stream) => stream.id) } }, data: { is_default: true } });
+      await db.stream.updateMany({
+        where: { id: { in: created.map((stream) => stream.id) } },
+        data: { is_default: true },
+      });
       await sendDefaultStreamsEvent(deps, tx, user.realm_id);
     }
 
-    const colorByName = new Map(requests.filter((r) => r.color !== undefined).map((r) => [r.name.toLowerCase(), r.color!]));
-    const { added, already } = await bulkAddSubscriptions(deps, tx, [...authorized, ...created], subscribers, colorByName);
+    const colorByName = new Map(
+      requests.filter((r) => r.color !== undefined).map((r) => [r.name.toLowerCase(), r.color!]),
+    );
+    const { added, already } = await bulkAddSubscriptions(
+      deps,
+      tx,
+      [...authorized, ...created],
+      subscribers,
+      colorByName,
+    );
 
     const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
     for (const { userId, stream } of added) (result.subscribed[String(userId)] ??= []).push(stream.name);
@@ -158,10 +199,17 @@ function uniqueByName(requests: ChannelRequest[]): ChannelRequest[] {
 }
 
 /** Zulip's check_channel_creation_permissions plus the checks of the requested settings. */
-async function checkCreationAllowed(deps: ChannelsDeps, tx: Tx, user: UserProfile, input: SubscribeInput): Promise<void> {
+async function checkCreationAllowed(
+  deps: ChannelsDeps,
+  tx: Tx,
+  user: UserProfile,
+  input: SubscribeInput,
+): Promise<void> {
   const db = tx.db;
-  if (input.inviteOnly && !(await canCreatePrivateChannels(db, user))) throw new JsonableError('Insufficient permission');
-  if (!input.inviteOnly && !(await canCreatePublicChannels(db, user))) throw new JsonableError('Insufficient permission');
+  if (input.inviteOnly && !(await canCreatePrivateChannels(db, user)))
+    throw new JsonableError('Insufficient permission');
+  if (!input.inviteOnly && !(await canCreatePublicChannels(db, user)))
+    throw new JsonableError('Insufficient permission');
   if (input.isDefaultStream && !isAdministrator(user.role)) throw new JsonableError('Insufficient permission');
   if (input.inviteOnly && input.isDefaultStream) throw new JsonableError('A default channel cannot be private.');
   if (input.isWebPublic) {
@@ -171,20 +219,31 @@ async function checkCreationAllowed(deps: ChannelsDeps, tx: Tx, user: UserProfil
     if (!(await canCreateWebPublicChannels(db, user))) throw new JsonableError('Insufficient permission');
     if (input.inviteOnly) throw new JsonableError('Invalid parameters');
   }
-  if (input.retentionGiven && input.messageRetentionDays !== null && !isOwner(user.role)) throw new OrganizationOwnerRequiredError();
+  if (input.retentionGiven && input.messageRetentionDays !== null && !isOwner(user.role))
+    throw new OrganizationOwnerRequiredError();
   if (input.topicsPolicy !== null && input.topicsPolicy !== 'inherit' && !(await canSetTopicsPolicy(db, user))) {
     throw new JsonableError('Insufficient permission');
   }
   const nobody = await nobodyGroupId(db, user.realm_id);
   for (const [name, value] of Object.entries(input.groupSettings)) {
-    if (DELETE_PERMISSION_SETTINGS.has(name) && normaliseSettingValue(value, nobody) !== nobody && !(await canSetDeleteMessagePolicy(db, user))) {
+    if (
+      DELETE_PERMISSION_SETTINGS.has(name) &&
+      normaliseSettingValue(value, nobody) !== nobody &&
+      !(await canSetDeleteMessagePolicy(db, user))
+    ) {
       throw new JsonableError('Insufficient permission');
     }
   }
 }
 
 /** Zulip's create_stream_if_needed for a name known not to exist; sends the stream creation event. */
-async function createStream(deps: ChannelsDeps, tx: Tx, user: UserProfile, request: ChannelRequest, input: SubscribeInput): Promise<Stream> {
+async function createStream(
+  deps: ChannelsDeps,
+  tx: Tx,
+  user: UserProfile,
+  request: ChannelRequest,
+  input: SubscribeInput,
+): Promise<Stream> {
   const db = tx.db;
   const description = request.description ?? '';
   const stream = await db.stream.create({
@@ -214,7 +273,9 @@ async function createStream(deps: ChannelsDeps, tx: Tx, user: UserProfile, reque
     } else {
       groupId = await systemGroupId(db, user.realm_id, holder);
     }
-    await db.groupSetting.create({ data: { realm_id: user.realm_id, owner_kind: 'stream', owner_id: stream.id, name, group_id: groupId } });
+    await db.groupSetting.create({
+      data: { realm_id: user.realm_id, owner_kind: 'stream', owner_id: stream.id, name, group_id: groupId },
+    });
   }
   const settings = await groupSettingIds(db, 'stream', stream.id);
   await sendStreamCreationEvent(deps, tx, stream, await creationAudience(db, stream, settings));
@@ -244,8 +305,13 @@ export async function bulkAddSubscriptions(
   if (streams.length === 0 || users.length === 0) return { added, already };
   const streamIds = streams.map((stream) => stream.id);
   const userIds = users.map((user) => user.id);
-  const existing = await db.subscription.findMany({ where: { user_profile_id: { in: userIds }, stream_id: { in: streamIds } } });
-  const usedColors = await db.subscription.findMany({ where: { user_profile_id: { in: userIds } }, select: { user_profile_id: true, color: true } });
+  const existing = await db.subscription.findMany({
+    where: { user_profile_id: { in: userIds }, stream_id: { in: streamIds } },
+  });
+  const usedColors = await db.subscription.findMany({
+    where: { user_profile_id: { in: userIds } },
+    select: { user_profile_id: true, color: true },
+  });
 
   // By user: filtering the whole lists for each user would be quadratic in a bulk subscribe.
   const existingOf = new Map<number, typeof existing>();
@@ -260,7 +326,11 @@ export async function bulkAddSubscriptions(
     const fresh = streams.filter((stream) => !mine.some((sub) => sub.stream_id === stream.id));
     const colors = pickColors(new Set(colorsOf.get(user.id)), fresh.length);
     fresh.forEach((stream, i) => {
-      toCreate.push({ user_profile_id: user.id, stream_id: stream.id, color: colorByName.get(stream.name.toLowerCase()) ?? colors[i] });
+      toCreate.push({
+        user_profile_id: user.id,
+        stream_id: stream.id,
+        color: colorByName.get(stream.name.toLowerCase()) ?? colors[i],
+      });
       added.push({ userId: user.id, stream });
     });
     for (const sub of mine) {
@@ -275,7 +345,8 @@ export async function bulkAddSubscriptions(
   }
   if (added.length === 0) return { added, already };
   await db.subscription.createMany({ data: toCreate });
-  if (toActivate.length) await db.subscription.updateMany({ where: { id: { in: toActivate } }, data: { active: true } });
+  if (toActivate.length)
+    await db.subscription.updateMany({ where: { id: { in: toActivate } }, data: { active: true } });
 
   const settingsByStream = await streamSettingGroups(db, streamIds);
   const admins = new Set(users.filter((user) => isAdministrator(user.role)).map((user) => user.id));
@@ -311,7 +382,9 @@ export async function bulkAddSubscriptions(
   for (const user of users) {
     const dicts = dictsOf.get(user.id);
     if (!dicts) continue;
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'add', subscriptions: dicts }, [user.id]);
+    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'add', subscriptions: dicts }, [
+      user.id,
+    ]);
   }
 
   for (const stream of streams) {

@@ -30,8 +30,18 @@ export function checkColor(varName: string, value: string): string {
 }
 
 /** Checks every change first, then applies them all in one transaction. */
-export async function doChangeSubscriptionProperties(deps: ChannelsDeps, user: UserProfile, changes: SubscriptionPropertyChange[]): Promise<void> {
-  const checked: { subscriptionId: number; streamId: number; column: string; value: boolean | string; property: string }[] = [];
+export async function doChangeSubscriptionProperties(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  changes: SubscriptionPropertyChange[],
+): Promise<void> {
+  const checked: {
+    subscriptionId: number;
+    streamId: number;
+    column: string;
+    value: boolean | string;
+    property: string;
+  }[] = [];
   for (const change of changes) {
     let column: string;
     let value: boolean | string;
@@ -47,19 +57,48 @@ export async function doChangeSubscriptionProperties(deps: ChannelsDeps, user: U
     } else {
       throw new JsonableError(`Unknown subscription property: ${change.property}`);
     }
-    const { stream } = await accessStreamById(deps.db, viewerOf(user), change.stream_id, { requireActiveChannel: true });
-    const sub = await deps.db.subscription.findUnique({ where: { user_profile_id_stream_id: { user_profile_id: user.id, stream_id: stream.id } } });
+    const { stream } = await accessStreamById(deps.db, viewerOf(user), change.stream_id, {
+      requireActiveChannel: true,
+    });
+    const sub = await deps.db.subscription.findUnique({
+      where: { user_profile_id_stream_id: { user_profile_id: user.id, stream_id: stream.id } },
+    });
     if (!sub?.active) throw new JsonableError(`Not subscribed to channel ID ${change.stream_id}`);
     checked.push({ subscriptionId: sub.id, streamId: stream.id, column, value, property: change.property });
   }
 
   await transaction(deps.db, async (tx) => {
     for (const change of checked) {
-      await tx.db.subscription.update({ where: { id: change.subscriptionId }, data: { [change.column]: change.value } });
+      await tx.db.subscription.update({
+        where: { id: change.subscriptionId },
+        data: { [change.column]: change.value },
+      });
       if (change.column === 'is_muted') {
-        await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'update', property: 'in_home_view', value: !change.value, stream_id: change.streamId }, [user.id]);
+        await deps.bus.sendEventOnCommit(
+          tx,
+          user.realm_id,
+          {
+            type: 'subscription',
+            op: 'update',
+            property: 'in_home_view',
+            value: !change.value,
+            stream_id: change.streamId,
+          },
+          [user.id],
+        );
       }
-      await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'update', property: change.column, value: change.value, stream_id: change.streamId }, [user.id]);
+      await deps.bus.sendEventOnCommit(
+        tx,
+        user.realm_id,
+        {
+          type: 'subscription',
+          op: 'update',
+          property: change.column,
+          value: change.value,
+          stream_id: change.streamId,
+        },
+        [user.id],
+      );
     }
   });
 }

@@ -16,7 +16,12 @@ export function deleteTopicJobId(job: DeleteTopicJobData): string {
  * Deletes the topic's messages in batches in the worker and waits up to the budget.
  * Returns whether everything is gone (complete) or the job goes on in the background.
  */
-export async function doDeleteTopic(deps: ChannelsDeps, user: UserProfile, streamId: number, topic: string): Promise<boolean> {
+export async function doDeleteTopic(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  streamId: number,
+  topic: string,
+): Promise<boolean> {
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
   const { stream } = await accessStreamById(deps.db, viewerOf(user), streamId, { requireActiveChannel: true });
   const job: DeleteTopicJobData = {
@@ -26,7 +31,12 @@ export async function doDeleteTopic(deps: ChannelsDeps, user: UserProfile, strea
     actingUserId: user.id,
     onlyReceivedBy: stream.history_public_to_subscribers ? null : user.id,
   };
-  return deps.jobs.runWithBudget(JOB_QUEUES.deleteTopic, deleteTopicJobId(job), job, deps.config.DELETE_TOPIC_BUDGET_MS);
+  return deps.jobs.runWithBudget(
+    JOB_QUEUES.deleteTopic,
+    deleteTopicJobId(job),
+    job,
+    deps.config.DELETE_TOPIC_BUDGET_MS,
+  );
 }
 
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
@@ -36,9 +46,16 @@ export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 
  * channel to exist, so one can clean up after losing access (Zulip's
  * access_stream_to_remove_visibility_policy_by_id). No change, no event.
  */
-export async function doSetUserTopicVisibility(deps: ChannelsDeps, user: UserProfile, streamId: number, topic: string, policy: number): Promise<void> {
+export async function doSetUserTopicVisibility(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  streamId: number,
+  topic: string,
+  policy: number,
+): Promise<void> {
   if (policy === VisibilityPolicy.INHERIT) {
-    if (!(await deps.db.stream.findFirst({ where: { id: streamId, realm_id: user.realm_id } }))) throw new JsonableError(INVALID_CHANNEL_ID);
+    if (!(await deps.db.stream.findFirst({ where: { id: streamId, realm_id: user.realm_id } })))
+      throw new JsonableError(INVALID_CHANNEL_ID);
   } else {
     await accessStreamById(deps.db, viewerOf(user), streamId, { requireActiveChannel: true });
   }
@@ -56,13 +73,29 @@ export async function doSetUserTopicVisibility(deps: ChannelsDeps, user: UserPro
       if (existing.visibility_policy === policy) return;
       await db.userTopic.update({ where: { id: existing.id }, data: { visibility_policy: policy, last_updated: now } });
     } else {
-      await db.userTopic.create({ data: { user_profile_id: user.id, stream_id: streamId, topic_name: topic, visibility_policy: policy, last_updated: now } });
+      await db.userTopic.create({
+        data: {
+          user_profile_id: user.id,
+          stream_id: streamId,
+          topic_name: topic,
+          visibility_policy: policy,
+          last_updated: now,
+        },
+      });
     }
     await sendUserTopicEvents(deps, tx, user, streamId, topic, policy, now);
   });
 }
 
-async function sendUserTopicEvents(deps: ChannelsDeps, tx: Tx, user: UserProfile, streamId: number, topic: string, policy: number, at: Date): Promise<void> {
+async function sendUserTopicEvents(
+  deps: ChannelsDeps,
+  tx: Tx,
+  user: UserProfile,
+  streamId: number,
+  topic: string,
+  policy: number,
+  at: Date,
+): Promise<void> {
   // The deprecated muted_topics event carries the whole list of muted topics.
   const muted = await tx.db.$queryRaw<{ name: string; topic_name: string; last_updated: Date }[]>`
     SELECT s.name, ut.topic_name, ut.last_updated FROM user_topic ut JOIN stream s ON s.id = ut.stream_id
@@ -70,13 +103,22 @@ async function sendUserTopicEvents(deps: ChannelsDeps, tx: Tx, user: UserProfile
   await deps.bus.sendEventOnCommit(
     tx,
     user.realm_id,
-    { type: 'muted_topics', muted_topics: muted.map((row) => [row.name, row.topic_name, Math.floor(row.last_updated.getTime() / 1000)]) },
+    {
+      type: 'muted_topics',
+      muted_topics: muted.map((row) => [row.name, row.topic_name, Math.floor(row.last_updated.getTime() / 1000)]),
+    },
     [user.id],
   );
   await deps.bus.sendEventOnCommit(
     tx,
     user.realm_id,
-    { type: 'user_topic', stream_id: streamId, topic_name: topic, last_updated: Math.floor(at.getTime() / 1000), visibility_policy: policy },
+    {
+      type: 'user_topic',
+      stream_id: streamId,
+      topic_name: topic,
+      last_updated: Math.floor(at.getTime() / 1000),
+      visibility_policy: policy,
+    },
     [user.id],
   );
 }

@@ -24,7 +24,13 @@ export interface UnsubscribeResult {
   not_removed: string[];
 }
 
-export async function doRemoveSubscriptions(deps: ChannelsDeps, user: UserProfile, names: string[], principals: (string | number)[] | null, outer?: Tx): Promise<UnsubscribeResult> {
+export async function doRemoveSubscriptions(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  names: string[],
+  principals: (string | number)[] | null,
+  outer?: Tx,
+): Promise<UnsubscribeResult> {
   return inTransaction(deps.db, outer, async (tx) => {
     const db = tx.db;
     const wanted = names.map((name) => name.trim());
@@ -36,7 +42,9 @@ export async function doRemoveSubscriptions(deps: ChannelsDeps, user: UserProfil
     const targets = principals?.length ? await usersByPrincipals(db, user.realm_id, principals) : [user];
     checkSubscriptionChangeCount(targets.length * streams.length);
     // One's own bots count as oneself (Zulip's user_directly_controls_user).
-    const unsubscribingOthers = targets.some((target) => target.id !== user.id && !(target.is_bot && target.bot_owner_id === user.id));
+    const unsubscribingOthers = targets.some(
+      (target) => target.id !== user.id && !(target.is_bot && target.bot_owner_id === user.id),
+    );
     if (unsubscribingOthers) await checkCanRemoveSubscribers(db, user, streams);
     return bulkRemoveSubscriptions(deps, tx, streams, targets);
   });
@@ -51,7 +59,10 @@ async function checkCanRemoveSubscribers(db: Tx['db'], user: UserProfile, stream
   if (isAdministrator(user.role)) return;
   if (isGuest(user.role)) throw new JsonableError('Insufficient permission');
   const viewer = await loadViewerContext(db, viewerOf(user));
-  const settings = await streamSettingGroups(db, streams.map((stream) => stream.id));
+  const settings = await streamSettingGroups(
+    db,
+    streams.map((stream) => stream.id),
+  );
   if (streams.every((stream) => canAdministerChannel(viewer, settings.get(stream.id)))) return;
   for (const stream of streams) {
     const own = settings.get(stream.id);
@@ -66,11 +77,20 @@ async function checkCanRemoveSubscribers(db: Tx['db'], user: UserProfile, stream
  * subscription remove to each user, stream delete to those who can no longer see a channel,
  * and peer_remove to everyone else tracking the subscriber lists.
  */
-export async function bulkRemoveSubscriptions(deps: ChannelsDeps, tx: Tx, streams: Stream[], users: UserProfile[]): Promise<UnsubscribeResult> {
+export async function bulkRemoveSubscriptions(
+  deps: ChannelsDeps,
+  tx: Tx,
+  streams: Stream[],
+  users: UserProfile[],
+): Promise<UnsubscribeResult> {
   const db = tx.db;
   const result: UnsubscribeResult = { removed: [], not_removed: [] };
   const subs = await db.subscription.findMany({
-    where: { user_profile_id: { in: users.map((u) => u.id) }, stream_id: { in: streams.map((s) => s.id) }, active: true },
+    where: {
+      user_profile_id: { in: users.map((u) => u.id) },
+      stream_id: { in: streams.map((s) => s.id) },
+      active: true,
+    },
   });
   // "user:stream" of each active subscription: looking each pair up in the list would be
   // quadratic when many users leave at once.
@@ -82,11 +102,23 @@ export async function bulkRemoveSubscriptions(deps: ChannelsDeps, tx: Tx, stream
   if (subs.length === 0) return result;
   await db.subscription.updateMany({ where: { id: { in: subs.map((sub) => sub.id) } }, data: { active: false } });
 
-  const settingsByStream = await streamSettingGroups(db, streams.map((stream) => stream.id));
+  const settingsByStream = await streamSettingGroups(
+    db,
+    streams.map((stream) => stream.id),
+  );
   for (const user of users) {
     const left = streams.filter((stream) => isSubscribed(user, stream));
     if (left.length === 0) continue;
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op: 'remove', subscriptions: left.map((stream) => ({ name: stream.name, stream_id: stream.id })) }, [user.id]);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      user.realm_id,
+      {
+        type: 'subscription',
+        op: 'remove',
+        subscriptions: left.map((stream) => ({ name: stream.name, stream_id: stream.id })),
+      },
+      [user.id],
+    );
     if (isAdministrator(user.role)) continue;
     const viewer = await loadViewerContext(db, viewerOf(user));
     const lostSight = left.filter((stream) => !hasMetadataAccess(viewer, stream, settingsByStream.get(stream.id)));

@@ -70,7 +70,12 @@ export interface StreamUpdate {
 
 export const CONTENT_ACCESS_REQUIRED = 'Channel content access is required.';
 
-export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, streamId: number, update: StreamUpdate): Promise<void> {
+export async function doUpdateStream(
+  deps: ChannelsDeps,
+  user: UserProfile,
+  streamId: number,
+  update: StreamUpdate,
+): Promise<void> {
   await transaction(deps.db, async (tx) => {
     const db = tx.db;
     const channel = await accessStreamForUpdate(db, user, streamId);
@@ -79,19 +84,25 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
     const stream = await db.stream.findUniqueOrThrow({ where: { id: streamId } });
 
     // ---- privacy (rules 1, 2)
-    const privacyGiven = update.isPrivate !== undefined || update.isWebPublic !== undefined || update.historyPublicToSubscribers !== undefined;
+    const privacyGiven =
+      update.isPrivate !== undefined ||
+      update.isWebPublic !== undefined ||
+      update.historyPublicToSubscribers !== undefined;
     const proposedPrivate = update.isPrivate ?? stream.invite_only;
     const proposedWebPublic = update.isWebPublic ?? stream.is_web_public;
     const proposedDefault = update.isDefaultStream ?? stream.is_default;
     const proposedHistory =
-      update.historyPublicToSubscribers ?? (update.isPrivate !== undefined ? !update.isPrivate : stream.history_public_to_subscribers);
+      update.historyPublicToSubscribers ??
+      (update.isPrivate !== undefined ? !update.isPrivate : stream.history_public_to_subscribers);
     if (proposedWebPublic && !proposedHistory) throw new JsonableError('Invalid parameters');
     if (proposedWebPublic && proposedPrivate) throw new JsonableError('Invalid parameters');
     if (!proposedPrivate && !proposedHistory) throw new JsonableError('Invalid parameters');
     if (proposedPrivate && proposedDefault) throw new JsonableError('A default channel cannot be private.');
     if (update.isPrivate !== undefined) {
       if (!channel.contentAccess) throw new JsonableError(CONTENT_ACCESS_REQUIRED);
-      const allowed = update.isPrivate ? await canCreatePrivateChannels(db, user) : await canCreatePublicChannels(db, user);
+      const allowed = update.isPrivate
+        ? await canCreatePrivateChannels(db, user)
+        : await canCreatePublicChannels(db, user);
       if (!allowed) throw new JsonableError('Insufficient permission');
     }
     if (update.isWebPublic) {
@@ -102,7 +113,8 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
     }
 
     // ---- organisation-level settings of the channel
-    if (update.isDefaultStream !== undefined && !isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
+    if (update.isDefaultStream !== undefined && !isAdministrator(user.role))
+      throw new OrganizationAdministratorRequiredError();
     if (update.messageRetentionDays !== undefined && !isOwner(user.role)) throw new OrganizationOwnerRequiredError();
     const unarchive = update.isArchived === false;
     if (unarchive) {
@@ -117,7 +129,9 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
       if (!(await canSetTopicsPolicy(db, user))) throw new JsonableError('Insufficient permission');
       if (update.topicsPolicy === 'empty_topic_only' && (await hasNamedTopics(db, stream.id))) {
         const name = SERVER_LIMITS.realm_empty_topic_display_name;
-        throw new JsonableError(`To enable this configuration, all messages in this channel must be in the "${name}" topic. Consider renaming or deleting other topics.`);
+        throw new JsonableError(
+          `To enable this configuration, all messages in this channel must be in the "${name}" topic. Consider renaming or deleting other topics.`,
+        );
       }
     }
 
@@ -135,7 +149,8 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
     }
     const description = update.description === undefined ? undefined : singleLineDescription(update.description);
     if (update.folderId !== undefined && update.folderId !== null) {
-      if (!(await db.channelFolder.findFirst({ where: { id: update.folderId, realm_id: user.realm_id } }))) throw new JsonableError('Invalid channel folder ID');
+      if (!(await db.channelFolder.findFirst({ where: { id: update.folderId, realm_id: user.realm_id } })))
+        throw new JsonableError('Invalid channel folder ID');
     }
 
     // ---- group settings (rules 4, 6, 7)
@@ -156,17 +171,35 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
     }
     // Validates the new holders (and creates anonymous ones) before any other change.
     const newHolders = new Map<string, number>();
-    for (const change of settingChanges) newHolders.set(change.name, await holderGroupFor(db, user.realm_id, change.name, change.value));
+    for (const change of settingChanges)
+      newHolders.set(change.name, await holderGroupFor(db, user.realm_id, change.name, change.value));
 
     // ---- apply, in Zulip's order
     let current: Stream = stream;
     if (privacyGiven) {
       const changed =
-        proposedPrivate !== stream.invite_only || proposedWebPublic !== stream.is_web_public || proposedHistory !== stream.history_public_to_subscribers;
+        proposedPrivate !== stream.invite_only ||
+        proposedWebPublic !== stream.is_web_public ||
+        proposedHistory !== stream.history_public_to_subscribers;
       if (changed) {
-        current = await applyVisibilityChange(deps, tx, current, () =>
-          db.stream.update({ where: { id: stream.id }, data: { invite_only: proposedPrivate, is_web_public: proposedWebPublic, history_public_to_subscribers: proposedHistory } }),
-          (s) => ({ property: 'invite_only', value: s.invite_only, extra: { history_public_to_subscribers: s.history_public_to_subscribers, is_web_public: s.is_web_public } }),
+        current = await applyVisibilityChange(
+          deps,
+          tx,
+          current,
+          () =>
+            db.stream.update({
+              where: { id: stream.id },
+              data: {
+                invite_only: proposedPrivate,
+                is_web_public: proposedWebPublic,
+                history_public_to_subscribers: proposedHistory,
+              },
+            }),
+          (s) => ({
+            property: 'invite_only',
+            value: s.invite_only,
+            extra: { history_public_to_subscribers: s.history_public_to_subscribers, is_web_public: s.is_web_public },
+          }),
         );
       }
     }
@@ -175,7 +208,10 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
       current = await db.stream.findUniqueOrThrow({ where: { id: stream.id } });
     }
     if (update.messageRetentionDays !== undefined && update.messageRetentionDays !== current.message_retention_days) {
-      current = await db.stream.update({ where: { id: stream.id }, data: { message_retention_days: update.messageRetentionDays } });
+      current = await db.stream.update({
+        where: { id: stream.id },
+        data: { message_retention_days: update.messageRetentionDays },
+      });
       await sendToMetadataUsers(deps, tx, current, 'message_retention_days', current.message_retention_days);
     }
     if (unarchive) {
@@ -189,8 +225,13 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
       await sendToMetadataUsers(deps, tx, current, 'topics_policy', current.topics_policy);
     }
     if (description !== undefined && description !== current.description) {
-      current = await db.stream.update({ where: { id: stream.id }, data: { description, rendered_description: renderMarkdown(description) } });
-      await sendToMetadataUsers(deps, tx, current, 'description', current.description, { rendered_description: current.rendered_description });
+      current = await db.stream.update({
+        where: { id: stream.id },
+        data: { description, rendered_description: renderMarkdown(description) },
+      });
+      await sendToMetadataUsers(deps, tx, current, 'description', current.description, {
+        rendered_description: current.rendered_description,
+      });
     }
     if (newName !== undefined) {
       const oldName = current.name;
@@ -203,17 +244,33 @@ export async function doUpdateStream(deps: ChannelsDeps, user: UserProfile, stre
       await sendToMetadataUsers(deps, tx, current, 'folder_id', current.folder_id);
     }
     for (const change of settingChanges) {
-      current = await applySettingChange(deps, tx, current, change.name, newHolders.get(change.name)!, change.previousGroupId);
+      current = await applySettingChange(
+        deps,
+        tx,
+        current,
+        change.name,
+        newHolders.get(change.name)!,
+        change.previousGroupId,
+      );
     }
   });
 }
 
 async function hasNamedTopics(db: Tx['db'], streamId: number): Promise<boolean> {
-  const rows = await db.$queryRaw<{ found: boolean }[]>`SELECT EXISTS (SELECT 1 FROM message WHERE stream_id = ${streamId} AND topic <> '') AS found`;
+  const rows = await db.$queryRaw<
+    { found: boolean }[]
+  >`SELECT EXISTS (SELECT 1 FROM message WHERE stream_id = ${streamId} AND topic <> '') AS found`;
   return rows[0].found;
 }
 
-async function sendToMetadataUsers(deps: ChannelsDeps, tx: Tx, stream: Stream, property: string, value: unknown, extra: Record<string, unknown> = {}): Promise<void> {
+async function sendToMetadataUsers(
+  deps: ChannelsDeps,
+  tx: Tx,
+  stream: Stream,
+  property: string,
+  value: unknown,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   await sendStreamUpdateEvent(deps, tx, stream, property, value, await metadataAccessUserIds(tx.db, stream), extra);
 }
 
@@ -242,17 +299,32 @@ async function applyVisibilityChange(
     await sendStreamCreationEvent(deps, tx, after, gained);
     const subscribers = (await activeSubscriberIds(tx.db, [after.id])).get(after.id)!;
     if (subscribers.length) {
-      await deps.bus.sendEventOnCommit(tx, after.realm_id, { type: 'subscription', op: 'peer_add', stream_ids: [after.id], user_ids: subscribers }, gained);
+      await deps.bus.sendEventOnCommit(
+        tx,
+        after.realm_id,
+        { type: 'subscription', op: 'peer_add', stream_ids: [after.id], user_ids: subscribers },
+        gained,
+      );
     }
   }
   await sendStreamDeletionEvent(deps, tx, [after], lost);
   return after;
 }
 
-async function applySettingChange(deps: ChannelsDeps, tx: Tx, stream: Stream, name: string, groupId: number, previousGroupId: number | undefined): Promise<Stream> {
+async function applySettingChange(
+  deps: ChannelsDeps,
+  tx: Tx,
+  stream: Stream,
+  name: string,
+  groupId: number,
+  previousGroupId: number | undefined,
+): Promise<Stream> {
   const value = (await groupSettingApiValues(tx.db, [groupId])).get(groupId)!;
   const replace = () => replaceStreamSetting(tx.db, stream.realm_id, stream.id, name, groupId, previousGroupId);
-  const postPolicyBefore = name === 'can_send_message_group' ? (await streamApiDicts(tx.db, [stream])).get(stream.id)!.stream_post_policy : null;
+  const postPolicyBefore =
+    name === 'can_send_message_group'
+      ? (await streamApiDicts(tx.db, [stream])).get(stream.id)!.stream_post_policy
+      : null;
   if (grantsMetadataAccess(name)) {
     await applyVisibilityChange(deps, tx, stream, replace, () => ({ property: name, value }));
   } else {

@@ -41,7 +41,11 @@ export async function nobodyGroupId(db: Parameters<typeof systemGroupId>[0], rea
  * The value a {new, old} update asks for, or null when it changes nothing. A given `old` must
  * match the current value (Zulip's validate_group_setting_value_change).
  */
-export function requestedSettingValue(current: GroupSettingValue, update: GroupSettingUpdate, nobodyId: number): GroupSettingValue | null {
+export function requestedSettingValue(
+  current: GroupSettingValue,
+  update: GroupSettingUpdate,
+  nobodyId: number,
+): GroupSettingValue | null {
   if (update.old !== undefined && !sameGroupSettingValue(normaliseSettingValue(update.old, nobodyId), current)) {
     throw new JsonableError("'old' value does not match the expected value.");
   }
@@ -54,7 +58,12 @@ export function requestedSettingValue(current: GroupSettingValue, update: GroupS
  * are created). Settings whose holders see the channel may not be role:everyone: guests must not
  * get in through them (Zulip's allow_everyone_group=False).
  */
-export async function holderGroupFor(tx: TxClient, realmId: number, settingName: string, value: GroupSettingValue): Promise<number> {
+export async function holderGroupFor(
+  tx: TxClient,
+  realmId: number,
+  settingName: string,
+  value: GroupSettingValue,
+): Promise<number> {
   const allowEveryone = !grantsMetadataAccess(settingName);
   return groupForSettingValue(tx, realmId, settingName, value, { allowEveryone, allowInternet: false });
 }
@@ -63,7 +72,14 @@ export async function holderGroupFor(tx: TxClient, realmId: number, settingName:
  * Points the channel's setting at `groupId`; an anonymous group it no longer uses is deleted
  * (anonymous groups back exactly one setting).
  */
-export async function replaceStreamSetting(tx: TxClient, realmId: number, streamId: number, settingName: string, groupId: number, previousGroupId: number | undefined): Promise<void> {
+export async function replaceStreamSetting(
+  tx: TxClient,
+  realmId: number,
+  streamId: number,
+  settingName: string,
+  groupId: number,
+  previousGroupId: number | undefined,
+): Promise<void> {
   await setGroupSetting(tx, realmId, 'stream', streamId, settingName, groupId);
   if (previousGroupId === undefined || previousGroupId === groupId) return;
   const previous = await tx.userGroup.findUnique({ where: { id: previousGroupId }, select: { named: true } });

@@ -16,7 +16,8 @@ export const TOPICS_POLICIES = ['inherit', 'allow_empty_topic', 'disable_empty_t
 export const topicsPolicyParam: ParamType<string> = {
   decode(raw, varName) {
     const value = jsonOrText(raw);
-    if (typeof value !== 'string' || !(TOPICS_POLICIES as readonly string[]).includes(value)) throw new JsonableError(`Invalid ${varName}`);
+    if (typeof value !== 'string' || !(TOPICS_POLICIES as readonly string[]).includes(value))
+      throw new JsonableError(`Invalid ${varName}`);
     return value;
   },
 };
@@ -31,7 +32,9 @@ export const retentionDaysParam: ParamType<number | null> = {
     if (value === 'realm_default') return null;
     if (value === 'unlimited' || value === 'forever') return -1;
     if (typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= 2 ** 31 - 1) return value;
-    throw new JsonableError(`Bad value for '${varName}': ${typeof value === 'string' ? value : raw}`, { code: 'REQUEST_VARIABLE_INVALID' });
+    throw new JsonableError(`Bad value for '${varName}': ${typeof value === 'string' ? value : raw}`, {
+      code: 'REQUEST_VARIABLE_INVALID',
+    });
   },
 };
 

@@ -5,14 +5,20 @@ import { hasRealmPermission, isAdministrator } from '@teamchat/domain';
 type Reader = Parameters<typeof hasRealmPermission>[0];
 
 /** Realm settings are checked with Zulip's guest rule (hasRealmPermission). */
-const realmPermission = (db: Reader, user: Pick<UserProfile, 'id' | 'realm_id' | 'role'>, setting: string) => hasRealmPermission(db, user, setting);
+const realmPermission = (db: Reader, user: Pick<UserProfile, 'id' | 'realm_id' | 'role'>, setting: string) =>
+  hasRealmPermission(db, user, setting);
 
-export const canCreatePublicChannels = (db: Reader, user: UserProfile) => realmPermission(db, user, 'can_create_public_channel_group');
-export const canCreatePrivateChannels = (db: Reader, user: UserProfile) => realmPermission(db, user, 'can_create_private_channel_group');
-export const canCreateWebPublicChannels = (db: Reader, user: UserProfile) => realmPermission(db, user, 'can_create_web_public_channel_group');
+export const canCreatePublicChannels = (db: Reader, user: UserProfile) =>
+  realmPermission(db, user, 'can_create_public_channel_group');
+export const canCreatePrivateChannels = (db: Reader, user: UserProfile) =>
+  realmPermission(db, user, 'can_create_private_channel_group');
+export const canCreateWebPublicChannels = (db: Reader, user: UserProfile) =>
+  realmPermission(db, user, 'can_create_web_public_channel_group');
 /** Realm-wide permission to subscribe others to any channel one can access. */
-export const canSubscribeOthersToAllChannels = (db: Reader, user: UserProfile) => realmPermission(db, user, 'can_add_subscribers_group');
-export const canSetDeleteMessagePolicy = (db: Reader, user: UserProfile) => realmPermission(db, user, 'can_set_delete_message_policy_group');
+export const canSubscribeOthersToAllChannels = (db: Reader, user: UserProfile) =>
+  realmPermission(db, user, 'can_add_subscribers_group');
+export const canSetDeleteMessagePolicy = (db: Reader, user: UserProfile) =>
+  realmPermission(db, user, 'can_set_delete_message_policy_group');
 
 /** Administrators can always set a channel's topics policy. */
 export async function canSetTopicsPolicy(db: Reader, user: UserProfile): Promise<boolean> {
@@ -20,7 +26,11 @@ export async function canSetTopicsPolicy(db: Reader, user: UserProfile): Promise
 }
 
 /** Web-public channels need the server setting and the organisation's spectator access. */
-export async function webPublicChannelsEnabled(db: Pick<TxClient, 'realm'>, realmId: number, serverEnabled: boolean): Promise<boolean> {
+export async function webPublicChannelsEnabled(
+  db: Pick<TxClient, 'realm'>,
+  realmId: number,
+  serverEnabled: boolean,
+): Promise<boolean> {
   if (!serverEnabled) return false;
   const realm = await db.realm.findUniqueOrThrow({ where: { id: realmId }, select: { enable_spectator_access: true } });
   return realm.enable_spectator_access;

@@ -17,7 +17,9 @@ type Reader = Pick<TxClient, '$queryRaw' | 'stream' | 'groupSetting'>;
 export async function streamsByName(db: Reader, realmId: number, names: string[]): Promise<Map<string, Stream>> {
   if (names.length === 0) return new Map();
   const lowered = [...new Set(names.map((name) => name.toLowerCase()))];
-  const streams = await db.$queryRaw<Stream[]>`SELECT * FROM stream WHERE realm_id = ${realmId} AND lower(name) = ANY(${lowered}::text[])`;
+  const streams = await db.$queryRaw<
+    Stream[]
+  >`SELECT * FROM stream WHERE realm_id = ${realmId} AND lower(name) = ANY(${lowered}::text[])`;
   return new Map(streams.map((stream) => [stream.name.toLowerCase(), stream]));
 }
 
@@ -45,10 +47,17 @@ export interface ChannelForUpdate {
  * Someone who can read the channel but not administer it is told so; anyone else gets
  * "Invalid channel ID", so private channels do not leak. Archived channels are included.
  */
-export async function accessStreamForUpdate(db: Reader, user: UserProfile, streamId: number): Promise<ChannelForUpdate> {
+export async function accessStreamForUpdate(
+  db: Reader,
+  user: UserProfile,
+  streamId: number,
+): Promise<ChannelForUpdate> {
   const stream = await db.stream.findFirst({ where: { id: streamId, realm_id: user.realm_id } });
   if (!stream) throw new JsonableError(INVALID_CHANNEL_ID);
-  const [viewer, settingsByStream] = await Promise.all([loadViewerContext(db, viewerOf(user)), streamSettingGroups(db, [stream.id])]);
+  const [viewer, settingsByStream] = await Promise.all([
+    loadViewerContext(db, viewerOf(user)),
+    streamSettingGroups(db, [stream.id]),
+  ]);
   const settings = settingsByStream.get(stream.id)!;
   const contentAccess = hasContentAccess(viewer, stream, settings);
   if (!canAdministerChannel(viewer, settings)) {
@@ -60,9 +69,30 @@ export async function accessStreamForUpdate(db: Reader, user: UserProfile, strea
 
 // Colours handed to new subscriptions, each user's unused ones first (as Zulip's pick_colors).
 const STREAM_COLORS = [
-  '#76ce90', '#fae589', '#a6c7e5', '#e79ab5', '#bfd56f', '#f4ae55', '#b0a5fd', '#addfe5',
-  '#f5ce6e', '#c2726a', '#94c849', '#bd86e5', '#ee7e4a', '#a6dcbf', '#95a5fd', '#53a063',
-  '#9987e1', '#e4523d', '#c2c2c2', '#4f8de4', '#c6a8ad', '#e7cc4d', '#c8bebf', '#a47462',
+  '#76ce90',
+  '#fae589',
+  '#a6c7e5',
+  '#e79ab5',
+  '#bfd56f',
+  '#f4ae55',
+  '#b0a5fd',
+  '#addfe5',
+  '#f5ce6e',
+  '#c2726a',
+  '#94c849',
+  '#bd86e5',
+  '#ee7e4a',
+  '#a6dcbf',
+  '#95a5fd',
+  '#53a063',
+  '#9987e1',
+  '#e4523d',
+  '#c2c2c2',
+  '#4f8de4',
+  '#c6a8ad',
+  '#e7cc4d',
+  '#c8bebf',
+  '#a47462',
 ];
 
 export function pickColors(usedColors: Set<string>, count: number): string[] {

@@ -13,7 +13,11 @@ export async function subscriptionDicts(
   const streams = [...new Map(subs.map((sub) => [sub.stream_id, sub.stream])).values()];
   const [dicts, subscribers] = await Promise.all([
     streamApiDicts(db, streams),
-    subscriberFields(db, streams.map((stream) => stream.id), includeSubscribers),
+    subscriberFields(
+      db,
+      streams.map((stream) => stream.id),
+      includeSubscribers,
+    ),
   ]);
   return subs.map((sub) => ({
     ...dicts.get(sub.stream_id)!,

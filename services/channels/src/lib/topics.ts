@@ -12,7 +12,12 @@ export interface TopicEntry {
  * With protected history (`receivedBy` set) only the messages that user received count,
  * so topics from before they subscribed stay hidden.
  */
-export async function topicHistory(db: Pick<TxClient, '$queryRaw'>, streamId: number, receivedBy: number | null, allowEmptyTopicName: boolean): Promise<TopicEntry[]> {
+export async function topicHistory(
+  db: Pick<TxClient, '$queryRaw'>,
+  streamId: number,
+  receivedBy: number | null,
+  allowEmptyTopicName: boolean,
+): Promise<TopicEntry[]> {
   const rows =
     receivedBy === null
       ? await db.$queryRaw<TopicEntry[]>`

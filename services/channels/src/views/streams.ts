@@ -1,5 +1,14 @@
 // /streams, /get_stream_id, /default_streams: parse, call one action or read, answer.
-import { JsonableError, OrganizationAdministratorRequiredError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import {
+  JsonableError,
+  OrganizationAdministratorRequiredError,
+  optional,
+  param,
+  pathInt,
+  required,
+  v,
+  type AuthedContext,
+} from '@teamchat/core';
 import {
   accessStreamById,
   activeSubscriberIds,
@@ -39,12 +48,24 @@ export async function listStreams({ deps, params, requester }: Ctx) {
     include_can_access_content: optional(param.bool(), false),
   });
   const { user } = await loadActor(deps.db, requester.userId);
-  const candidates = await deps.db.stream.findMany({ where: { realm_id: user.realm_id, ...(options.exclude_archived ? { is_archived: false } : {}) } });
+  const candidates = await deps.db.stream.findMany({
+    where: { realm_id: user.realm_id, ...(options.exclude_archived ? { is_archived: false } : {}) },
+  });
   const viewer = await loadViewerContext(deps.db, viewerOf(user));
-  const settings = await streamSettingGroups(deps.db, candidates.map((stream) => stream.id));
+  const settings = await streamSettingGroups(
+    deps.db,
+    candidates.map((stream) => stream.id),
+  );
   const ownerStreamIds =
     options.include_owner_subscribed && user.is_bot && user.bot_owner_id !== null
-      ? new Set((await deps.db.subscription.findMany({ where: { user_profile_id: user.bot_owner_id, active: true }, select: { stream_id: true } })).map((s) => s.stream_id))
+      ? new Set(
+          (
+            await deps.db.subscription.findMany({
+              where: { user_profile_id: user.bot_owner_id, active: true },
+              select: { stream_id: true },
+            })
+          ).map((s) => s.stream_id),
+        )
       : new Set<number>();
   const includePublic = options.include_public && !isGuest(user.role);
   const chosen = candidates.filter((stream) => {
@@ -60,7 +81,10 @@ export async function listStreams({ deps, params, requester }: Ctx) {
   });
   const dicts = await streamApiDicts(deps.db, chosen);
   const streams = chosen
-    .map((stream) => ({ ...dicts.get(stream.id)!, ...(options.include_default ? { is_default: stream.is_default } : {}) }))
+    .map((stream) => ({
+      ...dicts.get(stream.id)!,
+      ...(options.include_default ? { is_default: stream.is_default } : {}),
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { streams };
 }
@@ -68,7 +92,10 @@ export async function listStreams({ deps, params, requester }: Ctx) {
 /** GET /streams/{stream_id} */
 export async function getStream({ deps, req, requester }: Ctx) {
   const { user } = await loadActor(deps.db, requester.userId);
-  const { stream } = await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'), { requireContentAccess: false, requireActiveChannel: true });
+  const { stream } = await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'), {
+    requireContentAccess: false,
+    requireActiveChannel: true,
+  });
   return { stream: (await streamApiDicts(deps.db, [stream])).get(stream.id)! };
 }
 
@@ -102,7 +129,10 @@ export async function getStreamId({ deps, params, requester }: Ctx) {
 /** GET /streams/{stream_id}/members */
 export async function getStreamMembers({ deps, req, requester }: Ctx) {
   const { user } = await loadActor(deps.db, requester.userId);
-  const { stream } = await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'), { requireContentAccess: false, requireActiveChannel: true });
+  const { stream } = await accessStreamById(deps.db, viewerOf(user), pathInt(req, 'stream_id'), {
+    requireContentAccess: false,
+    requireActiveChannel: true,
+  });
   return { subscribers: (await activeSubscriberIds(deps.db, [stream.id])).get(stream.id)! };
 }
 
@@ -123,7 +153,11 @@ export async function updateStream({ deps, params, req, requester }: Ctx) {
     folder_id: optional(param.json(v.nullable(v.id()))),
     topics_policy: optional(topicsPolicyParam),
   });
-  const groupSettings = definedValues(params.parse(Object.fromEntries(API_STREAM_GROUP_SETTINGS.map((name) => [name, optional(groupSettingUpdateParam)]))));
+  const groupSettings = definedValues(
+    params.parse(
+      Object.fromEntries(API_STREAM_GROUP_SETTINGS.map((name) => [name, optional(groupSettingUpdateParam)])),
+    ),
+  );
   const { user } = await loadActor(deps.db, requester.userId);
   await doUpdateStream(deps, user, streamId, {
     description: parsed.description,
@@ -161,6 +195,9 @@ export async function removeDefaultStream({ deps, params, requester }: Ctx) {
   const { stream_id } = params.parse({ stream_id: required(param.json(v.id())) });
   const { user } = await loadActor(deps.db, requester.userId);
   if (!isAdministrator(user.role)) throw new OrganizationAdministratorRequiredError();
-  const { stream } = await accessStreamById(deps.db, viewerOf(user), stream_id, { requireContentAccess: false, requireActiveChannel: true });
+  const { stream } = await accessStreamById(deps.db, viewerOf(user), stream_id, {
+    requireContentAccess: false,
+    requireActiveChannel: true,
+  });
   await doChangeDefaultStream(deps, stream, false);
 }

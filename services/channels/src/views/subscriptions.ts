@@ -6,7 +6,13 @@ import { doAddSubscriptions, type SubscribeInput } from '../actions/subscribe';
 import { doChangeSubscriptionProperties } from '../actions/subscription-properties';
 import { doRemoveSubscriptions } from '../actions/unsubscribe';
 import type { ChannelsDeps } from '../deps';
-import { groupSettingValueParam, includeSubscribersParam, principalsParam, retentionDaysParam, topicsPolicyParam } from '../lib/params';
+import {
+  groupSettingValueParam,
+  includeSubscribersParam,
+  principalsParam,
+  retentionDaysParam,
+  topicsPolicyParam,
+} from '../lib/params';
 import { subscriptionDicts } from '../lib/subscription-dicts';
 import { actingUser, viewerOf } from '../lib/users';
 import { checkColor } from '../actions/subscription-properties';
@@ -60,7 +66,11 @@ function parseSubscribe(ctx: Ctx): SubscribeInput {
     announce: optional(param.bool(), false),
     folder_id: optional(param.json(v.nullable(v.id()))),
   });
-  const groupSettings = definedValues(ctx.params.parse(Object.fromEntries(API_STREAM_GROUP_SETTINGS.map((name) => [name, optional(groupSettingValueParam)]))));
+  const groupSettings = definedValues(
+    ctx.params.parse(
+      Object.fromEntries(API_STREAM_GROUP_SETTINGS.map((name) => [name, optional(groupSettingValueParam)])),
+    ),
+  );
   return {
     subscriptions: parsed.subscriptions,
     principals: parsed.principals ?? [],
@@ -100,7 +110,8 @@ export async function updateSubscriptions(ctx: Ctx) {
     add: optional(param.json(channelRequests), []),
     delete: optional(param.json(channelNames), []),
   });
-  if (add.length === 0 && remove.length === 0) throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
+  if (add.length === 0 && remove.length === 0)
+    throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
   const user = await actingUser(ctx.deps.db, ctx.requester);
   const addInput: SubscribeInput = {
     subscriptions: add,
@@ -117,8 +128,12 @@ export async function updateSubscriptions(ctx: Ctx) {
     authorizationErrorsFatal: true,
   };
   return transaction(ctx.deps.db, async (tx) => {
-    const added = add.length ? await doAddSubscriptions(ctx.deps, user, addInput, tx) : { subscribed: {}, already_subscribed: {} };
-    const removed = remove.length ? await doRemoveSubscriptions(ctx.deps, user, remove, null, tx) : { removed: [], not_removed: [] };
+    const added = add.length
+      ? await doAddSubscriptions(ctx.deps, user, addInput, tx)
+      : { subscribed: {}, already_subscribed: {} };
+    const removed = remove.length
+      ? await doRemoveSubscriptions(ctx.deps, user, remove, null, tx)
+      : { removed: [], not_removed: [] };
     return { ...added, ...removed };
   });
 }
@@ -143,7 +158,12 @@ export async function getSubscriptionStatus({ deps, req, requester }: Ctx) {
   const user = await actingUser(deps.db, requester);
   const target = await deps.db.userProfile.findFirst({ where: { id: userId, realm_id: user.realm_id } });
   if (!target) throw new JsonableError('No such user');
-  await accessStreamById(deps.db, viewerOf(user), streamId, { requireContentAccess: false, requireActiveChannel: true });
-  const sub = await deps.db.subscription.findUnique({ where: { user_profile_id_stream_id: { user_profile_id: userId, stream_id: streamId } } });
+  await accessStreamById(deps.db, viewerOf(user), streamId, {
+    requireContentAccess: false,
+    requireActiveChannel: true,
+  });
+  const sub = await deps.db.subscription.findUnique({
+    where: { user_profile_id_stream_id: { user_profile_id: userId, stream_id: streamId } },
+  });
   return { is_subscribed: sub?.active ?? false };
 }

@@ -52,7 +52,8 @@ export async function updateMutedTopic({ deps, params, requester }: Ctx) {
     op: required(param.enumString('add', 'remove')),
   });
   if (stream_id === undefined && stream === undefined) throw new JsonableError("Missing 'stream_id' argument");
-  if (stream_id !== undefined && stream !== undefined) throw new JsonableError('Unsupported parameter combination: stream_id, stream');
+  if (stream_id !== undefined && stream !== undefined)
+    throw new JsonableError('Unsupported parameter combination: stream_id, stream');
   const { user } = await loadActor(deps.db, requester.userId);
   let streamId = stream_id;
   if (streamId === undefined) {
@@ -60,5 +61,11 @@ export async function updateMutedTopic({ deps, params, requester }: Ctx) {
     if (!found) throw new JsonableError(op === 'add' ? `Invalid channel name '${stream}'` : 'Topic is not muted');
     streamId = found.id;
   }
-  await doSetUserTopicVisibility(deps, user, streamId, topicNameFromApi(topic), op === 'add' ? VisibilityPolicy.MUTED : VisibilityPolicy.INHERIT);
+  await doSetUserTopicVisibility(
+    deps,
+    user,
+    streamId,
+    topicNameFromApi(topic),
+    op === 'add' ? VisibilityPolicy.MUTED : VisibilityPolicy.INHERIT,
+  );
 }

@@ -41,15 +41,25 @@ async function collectExcessQueues(deps: EventsDeps, requester: Requester, queue
 /** Creates a queue that receives everything from now on, without initial state (GET /events without queue_id). */
 export async function doCreateQueue(deps: EventsDeps, requester: Requester, request: QueueRequest): Promise<string> {
   const queueId = crypto.randomUUID();
-  await deps.events.store.create(queueId, request.descriptor, { realmWide: isRealmWide(request.descriptor, requester.role), pendingSnapshot: false });
+  await deps.events.store.create(queueId, request.descriptor, {
+    realmWide: isRealmWide(request.descriptor, requester.role),
+    pendingSnapshot: false,
+  });
   await collectExcessQueues(deps, requester, queueId);
   return queueId;
 }
 
-export async function doRegisterQueue(deps: EventsDeps, requester: Requester, request: QueueRequest): Promise<RegisteredQueue> {
+export async function doRegisterQueue(
+  deps: EventsDeps,
+  requester: Requester,
+  request: QueueRequest,
+): Promise<RegisteredQueue> {
   const { store } = deps.events;
   const queueId = crypto.randomUUID();
-  await store.create(queueId, request.descriptor, { realmWide: isRealmWide(request.descriptor, requester.role), pendingSnapshot: true });
+  await store.create(queueId, request.descriptor, {
+    realmWide: isRealmWide(request.descriptor, requester.role),
+    pendingSnapshot: true,
+  });
   await collectExcessQueues(deps, requester, queueId);
   try {
     const { snapshot, state } = await deps.db.$transaction(
@@ -61,7 +71,13 @@ export async function doRegisterQueue(deps: EventsDeps, requester: Requester, re
           db.userProfile.findUniqueOrThrow({ where: { id: requester.userId } }),
         ]);
         const sections = sectionsFor(STATE_SECTIONS, request.fetchEventTypes);
-        const state = await fetchInitialState(sections, { db, realm, user, options: request.registerOptions, scheme: deps.env.EXTERNAL_SCHEME });
+        const state = await fetchInitialState(sections, {
+          db,
+          realm,
+          user,
+          options: request.registerOptions,
+          scheme: deps.env.EXTERNAL_SCHEME,
+        });
         return { snapshot: row.snapshot, state };
       },
       { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000, maxWait: 10_000 },
@@ -69,7 +85,12 @@ export async function doRegisterQueue(deps: EventsDeps, requester: Requester, re
     await store.setSnapshot(queueId, parseSnapshot(snapshot));
     return {
       queueId,
-      state: { zulip_version: ZULIP_VERSION, zulip_feature_level: ZULIP_FEATURE_LEVEL, zulip_merge_base: ZULIP_MERGE_BASE, ...state },
+      state: {
+        zulip_version: ZULIP_VERSION,
+        zulip_feature_level: ZULIP_FEATURE_LEVEL,
+        zulip_merge_base: ZULIP_MERGE_BASE,
+        ...state,
+      },
     };
   } catch (error) {
     await store.delete(queueId, requester.userId, requester.realmId).catch(() => undefined);

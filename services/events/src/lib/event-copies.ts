@@ -29,7 +29,11 @@ function accepts(descriptor: QueueDescriptor, event: EventObject): boolean {
     return narrowMatchesMessage(descriptor.narrow, event.message as NarrowableMessage, (event.flags as string[]) ?? []);
   }
   if (type === 'typing' && 'stream_id' in event) return capabilities.stream_typing_notifications === true;
-  if ((type === 'update_display_settings' || type === 'update_global_notifications') && capabilities.user_settings_object) return false;
+  if (
+    (type === 'update_display_settings' || type === 'update_global_notifications') &&
+    capabilities.user_settings_object
+  )
+    return false;
   if (type === 'user_group') {
     const data = (event.data ?? {}) as EventObject;
     if (event.op === 'remove') return !capabilities.include_deactivated_groups;
@@ -76,7 +80,8 @@ function shape(descriptor: QueueDescriptor, event: EventObject): EventObject[] {
     case 'typing':
     case 'delete_message': {
       const renamed = allowEmptyTopic ? event : renameEmptyTopic(event, 'topic');
-      if (event.type === 'typing' || capabilities.bulk_message_deletion || !Array.isArray(event.message_ids)) return [renamed];
+      if (event.type === 'typing' || capabilities.bulk_message_deletion || !Array.isArray(event.message_ids))
+        return [renamed];
       // Clients without bulk_message_deletion get one event per message.
       const { message_ids: messageIds, ...single } = renamed;
       return (messageIds as number[]).map((messageId) => ({ ...single, message_id: messageId }));
@@ -91,7 +96,12 @@ function shape(descriptor: QueueDescriptor, event: EventObject): EventObject[] {
     case 'update_message_flags': {
       const details = event.message_details as Record<string, EventObject> | undefined;
       if (allowEmptyTopic || !details) return [event];
-      const renamed = Object.fromEntries(Object.entries(details).map(([id, detail]) => [id, detail.type === 'stream' ? renameEmptyTopic(detail, 'topic') : detail]));
+      const renamed = Object.fromEntries(
+        Object.entries(details).map(([id, detail]) => [
+          id,
+          detail.type === 'stream' ? renameEmptyTopic(detail, 'topic') : detail,
+        ]),
+      );
       return [{ ...event, message_details: renamed }];
     }
     case 'presence': {

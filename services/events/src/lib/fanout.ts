@@ -18,7 +18,10 @@ import type { Append, AppendOutcome, Fence, QueueStore, StaleIndexEntry } from '
  * replica's lease is over. The batch must not be acknowledged (the new owner claims it).
  */
 export class FencedError extends Error {
-  constructor(readonly partition: number, readonly generation: number) {
+  constructor(
+    readonly partition: number,
+    readonly generation: number,
+  ) {
     super(`intake partition ${partition}: lease generation ${generation} was superseded`);
   }
 }
@@ -124,14 +127,24 @@ export class Fanout {
     const queuesByUser = await this.store.queuesOfUsers(userIds);
     this.rememberUserQueues(queuesByUser);
     // Realm-wide queues (all_public_streams, narrows) also see public-channel messages.
-    const realmsWithStreamMessages = [...new Set(batch.filter(({ entry }) => isStreamMessage(entry)).map(({ entry }) => entry.realmId))];
-    const realmWide = realmsWithStreamMessages.length ? await this.store.realmWideQueues(realmsWithStreamMessages) : new Map<number, string[]>();
+    const realmsWithStreamMessages = [
+      ...new Set(batch.filter(({ entry }) => isStreamMessage(entry)).map(({ entry }) => entry.realmId)),
+    ];
+    const realmWide = realmsWithStreamMessages.length
+      ? await this.store.realmWideQueues(realmsWithStreamMessages)
+      : new Map<number, string[]>();
     const publicStreams = await this.publicStreamsAmong(batch, realmWide);
 
     const allQueueIds = new Set<string>();
     for (const ids of queuesByUser.values()) for (const id of ids) allQueueIds.add(id);
     for (const ids of realmWide.values()) for (const id of ids) allQueueIds.add(id);
-    const audience = { queuesByUser, realmWide, publicStreams, descriptors: await this.loadDescriptors([...allQueueIds]), fence };
+    const audience = {
+      queuesByUser,
+      realmWide,
+      publicStreams,
+      descriptors: await this.loadDescriptors([...allQueueIds]),
+      fence,
+    };
     await this.appendAll(this.plan(batch, audience), audience);
     this.observeLag(batch);
   }
@@ -144,7 +157,11 @@ export class Fanout {
    * each queue still gets the batch's entries once and in order. Returns false (nothing done)
    * when something is not known.
    */
-  private async applyToKnownQueues(batch: StreamEntry[], userIds: number[], fence: Fence | undefined): Promise<boolean> {
+  private async applyToKnownQueues(
+    batch: StreamEntry[],
+    userIds: number[],
+    fence: Fence | undefined,
+  ): Promise<boolean> {
     const known = new Map<number, string[]>();
     const descriptors = new Map<string, CachedDescriptor | null>();
     for (const userId of userIds) {
@@ -159,7 +176,10 @@ export class Fanout {
     }
     const noRealmWide = { realmWide: new Map<number, string[]>(), publicStreams: new Set<number>(), fence };
     const audience: Audience = { queuesByUser: known, descriptors, ...noRealmWide };
-    const [listed] = await Promise.all([this.store.queuesOfUsers(userIds), this.appendAll(this.plan(batch, audience), audience)]);
+    const [listed] = await Promise.all([
+      this.store.queuesOfUsers(userIds),
+      this.appendAll(this.plan(batch, audience), audience),
+    ]);
     this.rememberUserQueues(listed);
 
     const unknown = new Set<string>();
@@ -182,7 +202,11 @@ export class Fanout {
    * One append per queue (of `only`, when given), carrying its share of every entry in stream
    * order: a queue gets the batch's events in one script, and a parked poll all of them in one answer.
    */
-  private plan(batch: StreamEntry[], { queuesByUser, realmWide, publicStreams, descriptors }: Audience, only?: Set<string>): Append[] {
+  private plan(
+    batch: StreamEntry[],
+    { queuesByUser, realmWide, publicStreams, descriptors }: Audience,
+    only?: Set<string>,
+  ): Append[] {
     const appendsByQueue = new Map<string, Append>();
     for (const { id, entry } of batch) {
       // Which queues get this entry, with the recipient's own fields (null: not a recipient).
@@ -191,7 +215,8 @@ export class Fanout {
         for (const queueId of realmWide.get(entry.realmId) ?? []) targets.set(queueId, null);
       }
       for (const recipient of entry.users) {
-        for (const queueId of queuesByUser.get(recipientId(recipient)) ?? []) targets.set(queueId, recipientExtras(recipient));
+        for (const queueId of queuesByUser.get(recipientId(recipient)) ?? [])
+          targets.set(queueId, recipientExtras(recipient));
       }
       const echo = localEcho(entry);
       const copies = new Map<string, string[]>();
@@ -200,7 +225,10 @@ export class Fanout {
         const cached = descriptors.get(queueId);
         if (!cached || cached.descriptor.realmId !== entry.realmId) continue;
         // The sender's own queue gets its own copy (the recipient fields make the copy key differ).
-        const extras = echo && echo.queueId === queueId && cached.descriptor.userId === echo.senderId ? { ...recipientFields, local_message_id: echo.localId } : recipientFields;
+        const extras =
+          echo && echo.queueId === queueId && cached.descriptor.userId === echo.senderId
+            ? { ...recipientFields, local_message_id: echo.localId }
+            : recipientFields;
         // Queues of the same kind and recipient fields get the same JSON: build it once.
         const copyKey = `${cached.copyClass}\u0000${extras === null ? 'null' : JSON.stringify(extras)}`;
         let events = copies.get(copyKey);
@@ -236,7 +264,8 @@ export class Fanout {
       const cached = descriptors.get(queueId);
       this.descriptors.delete(queueId);
       if (cached) gone.push({ queueId, userId: cached.descriptor.userId, realmId: cached.descriptor.realmId });
-      if (status === 'dropped') this.logger.warn({ queue_id: queueId }, 'event queue dropped: too many unacknowledged events');
+      if (status === 'dropped')
+        this.logger.warn({ queue_id: queueId }, 'event queue dropped: too many unacknowledged events');
     });
     await this.store.forget(gone);
   }
@@ -251,7 +280,8 @@ export class Fanout {
   /** How long each entry took from entering the intake stream to being in all its queues. */
   private observeLag(batch: StreamEntry[]): void {
     const now = Date.now();
-    for (const { id } of batch) this.metrics.fanoutLag.observe(Math.max(0, now - Number(id.slice(0, id.indexOf('-')))) / 1000);
+    for (const { id } of batch)
+      this.metrics.fanoutLag.observe(Math.max(0, now - Number(id.slice(0, id.indexOf('-')))) / 1000);
   }
 
   private async loadDescriptors(queueIds: string[]): Promise<Map<string, CachedDescriptor | null>> {
@@ -265,12 +295,19 @@ export class Fanout {
     const loaded = await this.store.descriptors(missing);
     missing.forEach((queueId, i) => {
       const descriptor = loaded[i];
-      out.set(queueId, descriptor ? this.descriptors.set(queueId, { descriptor, copyClass: copyClassOf(descriptor) }) : null);
+      out.set(
+        queueId,
+        descriptor ? this.descriptors.set(queueId, { descriptor, copyClass: copyClassOf(descriptor) }) : null,
+      );
     });
     return out;
   }
 
-  private staleIndexEntries(queueId: string, queuesByUser: Map<number, string[]>, realmWide: Map<number, string[]>): StaleIndexEntry[] {
+  private staleIndexEntries(
+    queueId: string,
+    queuesByUser: Map<number, string[]>,
+    realmWide: Map<number, string[]>,
+  ): StaleIndexEntry[] {
     const entries: StaleIndexEntry[] = [];
     for (const [userId, ids] of queuesByUser) if (ids.includes(queueId)) entries.push({ queueId, userId });
     for (const [realmId, ids] of realmWide) if (ids.includes(queueId)) entries.push({ queueId, realmId });
@@ -287,7 +324,10 @@ export class Fanout {
       ),
     ];
     if (streamIds.length === 0) return new Set();
-    const rows = await this.db.stream.findMany({ where: { id: { in: streamIds }, invite_only: false }, select: { id: true } });
+    const rows = await this.db.stream.findMany({
+      where: { id: { in: streamIds }, invite_only: false },
+      select: { id: true },
+    });
     return new Set(rows.map((row) => row.id));
   }
 }

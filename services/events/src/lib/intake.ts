@@ -70,7 +70,14 @@ interface LeaseCommands {
 }
 
 interface FencedCommands {
-  tcIntakeFenced(lease: string, stream: string, leaseValue: string, consumer: string, op: string, ...args: (string | number)[]): Promise<unknown[]>;
+  tcIntakeFenced(
+    lease: string,
+    stream: string,
+    leaseValue: string,
+    consumer: string,
+    op: string,
+    ...args: (string | number)[]
+  ): Promise<unknown[]>;
 }
 
 export interface IntakeOptions {
@@ -165,7 +172,9 @@ export class FencedStream {
 
   private async run(op: 'read' | 'claim' | 'ack', ...args: (string | number)[]): Promise<unknown[]> {
     const connection = this.connection as Redis & FencedCommands;
-    const reply = await this.command(connection.tcIntakeFenced(this.keys.lease, this.keys.stream, this.lease.value, this.consumer, op, ...args));
+    const reply = await this.command(
+      connection.tcIntakeFenced(this.keys.lease, this.keys.stream, this.lease.value, this.consumer, op, ...args),
+    );
     if (reply[0] === 'fenced') {
       this.metrics.readsFenced.inc();
       throw new FencedError(this.partition, this.lease.generation);
@@ -234,10 +243,13 @@ class PartitionConsumer {
         clearTimeout(timer);
         resolve();
       };
-      const timer = setTimeout(() => {
-        this.connection.off('ready', ready);
-        reject(new Error('intake connection not ready'));
-      }, Math.max(1000, this.options.leaseMs));
+      const timer = setTimeout(
+        () => {
+          this.connection.off('ready', ready);
+          reject(new Error('intake connection not ready'));
+        },
+        Math.max(1000, this.options.leaseMs),
+      );
       this.connection.once('ready', ready);
     });
   }
@@ -276,7 +288,10 @@ class PartitionConsumer {
         if (error instanceof FencedError) {
           // Another replica owns the partition now: never act on it again (the lease round stops us).
           this.leaseValidUntil = 0;
-          this.logger.warn({ partition: this.partition, generation: this.lease.generation }, 'intake lease superseded; stopping reads');
+          this.logger.warn(
+            { partition: this.partition, generation: this.lease.generation },
+            'intake lease superseded; stopping reads',
+          );
           continue;
         }
         failures++;
@@ -397,13 +412,26 @@ export class IntakeConsumers {
       for (const partition of free) {
         if (this.held.size >= target || this.stopped) break;
         const sentAt = performance.now();
-        const generation = await this.commands.tcLeaseAcquire(this.options.keys.intakeLease(partition), this.options.keys.intakeGeneration(partition), replicaId, leaseMs);
+        const generation = await this.commands.tcLeaseAcquire(
+          this.options.keys.intakeLease(partition),
+          this.options.keys.intakeGeneration(partition),
+          replicaId,
+          leaseMs,
+        );
         if (!generation) continue;
         const lease = { generation, value: `${replicaId}/${generation}` };
         this.metrics.leaseHandovers.inc({ change: 'acquired' });
         // The previous reader of the partition in this process stops first (bounded: see stop()).
         await this.stopping.get(partition);
-        const consumer = new PartitionConsumer(partition, lease, this.newConnection(`intake:${partition}`), this.fanout, this.options, this.logger, sentAt + leaseMs);
+        const consumer = new PartitionConsumer(
+          partition,
+          lease,
+          this.newConnection(`intake:${partition}`),
+          this.fanout,
+          this.options,
+          this.logger,
+          sentAt + leaseMs,
+        );
         this.held.set(partition, { consumer, lease });
         consumer.start();
       }
@@ -448,7 +476,11 @@ export class IntakeConsumers {
 
       const consumers = (await this.redis.xinfo('CONSUMERS', stream, INTAKE_GROUP)) as unknown[][];
       for (const consumer of consumers.map(pairs)) {
-        if (consumer.name !== this.options.replicaId && Number(consumer.pending) === 0 && Number(consumer.idle) > 60_000) {
+        if (
+          consumer.name !== this.options.replicaId &&
+          Number(consumer.pending) === 0 &&
+          Number(consumer.idle) > 60_000
+        ) {
           await this.redis.xgroup('DELCONSUMER', stream, INTAKE_GROUP, String(consumer.name));
         }
       }

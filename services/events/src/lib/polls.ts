@@ -56,7 +56,12 @@ export class PollHub {
   private readonly subscribed = new Set<string>();
   private readonly lastUsed = new Map<string, number>();
   private readonly subscribing = new Map<string, Promise<void>>();
-  private pendingSubscriptions: { queueIds: string[]; done: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null = null;
+  private pendingSubscriptions: {
+    queueIds: string[];
+    done: Promise<void>;
+    resolve: () => void;
+    reject: (error: unknown) => void;
+  } | null = null;
   private sweepTimer: NodeJS.Timeout | undefined;
   private draining = false;
   /** What the event tier's autoscaler scales on (k8s/base/events/hpa.yaml). */
@@ -70,7 +75,9 @@ export class PollHub {
   ) {}
 
   start(): void {
-    this.subscriber.on('message', (channel: string, message: string) => this.onWake(this.store.queueIdOfChannel(channel), message));
+    this.subscriber.on('message', (channel: string, message: string) =>
+      this.onWake(this.store.queueIdOfChannel(channel), message),
+    );
     // Wake-ups published while the subscriber was reconnecting are lost: look at every parked queue again.
     this.subscriber.on('ready', () => setTimeout(() => this.wakeAll(), 50));
     this.sweepTimer = setInterval(() => this.unsubscribeIdle(), Math.max(1000, this.options.subscriptionLingerMs / 2));
@@ -89,7 +96,12 @@ export class PollHub {
     subscribing?.catch(() => undefined);
     let result: PollResult;
     try {
-      result = await this.store.poll(queueId, alreadySubscribed ? 'readpark' : 'read', request.userId, request.lastEventId);
+      result = await this.store.poll(
+        queueId,
+        alreadySubscribed ? 'readpark' : 'read',
+        request.userId,
+        request.lastEventId,
+      );
     } catch (error) {
       if (poll) this.untrack(poll);
       throw error;
@@ -220,7 +232,8 @@ export class PollHub {
       else if (mode === 'park') this.parkedAt(poll, poll.seq);
     } catch (error) {
       this.logger.warn({ err: error, queue_id: request.queueId }, 'checking a parked poll failed; retrying');
-      if (!poll.finished && !poll.queued) setTimeout(() => void this.check(poll, mode === 'park' ? 'park' : 'wake'), 500);
+      if (!poll.finished && !poll.queued)
+        setTimeout(() => void this.check(poll, mode === 'park' ? 'park' : 'wake'), 500);
     } finally {
       poll.checking = false;
     }
@@ -242,7 +255,12 @@ export class PollHub {
   }
 
   private respond(request: PollRequest, events: string): void {
-    sendJson(request.res, 200, eventsBody(request.queueId, events, request.ignored), this.draining ? { Connection: 'close' } : {});
+    sendJson(
+      request.res,
+      200,
+      eventsBody(request.queueId, events, request.ignored),
+      this.draining ? { Connection: 'close' } : {},
+    );
   }
 
   private subscribe(queueId: string): Promise<void> {

@@ -77,7 +77,10 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
 
   const capabilities: ClientCapabilities = { ...(p.client_capabilities ?? {}) };
   const eventTypes = p.event_types ?? null;
-  const lifespanSecs = p.queue_lifespan_secs > 0 ? Math.min(p.queue_lifespan_secs, env.EVENTS_QUEUE_MAX_LIFESPAN_SECS) : env.EVENTS_QUEUE_LIFESPAN_SECS;
+  const lifespanSecs =
+    p.queue_lifespan_secs > 0
+      ? Math.min(p.queue_lifespan_secs, env.EVENTS_QUEUE_MAX_LIFESPAN_SECS)
+      : env.EVENTS_QUEUE_LIFESPAN_SECS;
   const descriptor: QueueDescriptor = {
     userId: requester.userId,
     realmId: requester.realmId,
@@ -98,7 +101,11 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
       applyMarkdown: p.apply_markdown,
       clientGravatar: p.client_gravatar,
       includeSubscribers: p.include_subscribers,
-      narrow: p.narrow.map((term) => ({ operator: term.operator, operand: term.operand, negated: term.negated ?? false })),
+      narrow: p.narrow.map((term) => ({
+        operator: term.operator,
+        operand: term.operand,
+        negated: term.negated ?? false,
+      })),
       allPublicStreams: p.all_public_streams,
       capabilities,
       slimPresence: p.slim_presence,

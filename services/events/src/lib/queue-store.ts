@@ -265,7 +265,9 @@ interface QueueCommands {
 }
 
 type Scripted = Redis & QueueCommands;
-type ScriptedPipeline = ReturnType<Redis['pipeline']> & { [K in keyof QueueCommands]: (...args: Parameters<QueueCommands[K]>) => ScriptedPipeline };
+type ScriptedPipeline = ReturnType<Redis['pipeline']> & {
+  [K in keyof QueueCommands]: (...args: Parameters<QueueCommands[K]>) => ScriptedPipeline;
+};
 
 export function defineQueueCommands(redis: Redis): void {
   if ('tcQueuePoll' in redis) return;
@@ -346,19 +348,38 @@ export class QueueStore {
    * Creates the queue and lists it in its indexes, both before returning: register reads its
    * state only afterwards, so no event committed after that read can miss the queue.
    */
-  async create(queueId: string, descriptor: QueueDescriptor, options: { realmWide: boolean; pendingSnapshot: boolean }): Promise<void> {
+  async create(
+    queueId: string,
+    descriptor: QueueDescriptor,
+    options: { realmWide: boolean; pendingSnapshot: boolean },
+  ): Promise<void> {
     const lifespanMs = descriptor.lifespanSecs * 1000;
     const ttlMs = lifespanMs + this.options.parkAllowanceMs;
     const indexTtlMs = INDEX_TTL_FACTOR * ttlMs + this.options.indexMarginMs;
     const pipeline = this.redis.pipeline() as ScriptedPipeline;
     const { userId, realmId } = descriptor;
-    pipeline.tcQueueCreate(this.keys(queueId)[0], userId, realmId, JSON.stringify(descriptor), lifespanMs, options.pendingSnapshot ? '1' : '0', options.realmWide ? '1' : '0', indexTtlMs, ttlMs);
+    pipeline.tcQueueCreate(
+      this.keys(queueId)[0],
+      userId,
+      realmId,
+      JSON.stringify(descriptor),
+      lifespanMs,
+      options.pendingSnapshot ? '1' : '0',
+      options.realmWide ? '1' : '0',
+      indexTtlMs,
+      ttlMs,
+    );
     this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: options.realmWide }, indexTtlMs);
     throwPipelineErrors(await pipeline.exec());
   }
 
   /** Lists the queue in its indexes and makes them live at least `ttlMs` more. */
-  private listInIndexes(pipeline: ScriptedPipeline, queueId: string, owner: { userId: number; realmId: number; realmWide: boolean }, ttlMs: number): void {
+  private listInIndexes(
+    pipeline: ScriptedPipeline,
+    queueId: string,
+    owner: { userId: number; realmId: number; realmWide: boolean },
+    ttlMs: number,
+  ): void {
     const indexes = [this.userIndex(owner.userId)];
     if (owner.realmWide) indexes.push(this.realmWideIndex(owner.realmId));
     for (const index of indexes) {
@@ -384,7 +405,12 @@ export class QueueStore {
 
   /** Records register's snapshot; returns how many already-queued events it made redundant. */
   async setSnapshot(queueId: string, snapshot: Snapshot): Promise<number> {
-    return this.redis.tcQueueSetSnapshot(...this.keys(queueId), snapshot.xmin, snapshot.xmax, `,${snapshot.xip.join(',')},`);
+    return this.redis.tcQueueSetSnapshot(
+      ...this.keys(queueId),
+      snapshot.xmin,
+      snapshot.xmax,
+      `,${snapshot.xip.join(',')},`,
+    );
   }
 
   async descriptors(queueIds: string[]): Promise<(QueueDescriptor | null)[]> {
@@ -417,11 +443,21 @@ export class QueueStore {
       const pipeline = this.redis.pipeline() as ScriptedPipeline;
       for (const append of appends.slice(start, start + chunkSize)) {
         const args: (string | number)[] = [this.options.maxEvents, this.wakeChannel(append.queueId), ...fenceArgs];
-        for (const group of append.groups) args.push(group.entryId, group.xid ?? '', group.events.length, ...group.events);
+        for (const group of append.groups)
+          args.push(group.entryId, group.xid ?? '', group.events.length, ...group.events);
         pipeline.tcQueueAppend(...this.keys(append.queueId), ...args);
       }
       for (const result of throwPipelineErrors(await pipeline.exec()) as number[]) {
-        const status: AppendResult = result > 0 ? 'appended' : result === 0 ? 'skipped' : result === -1 ? 'gone' : result === -2 ? 'dropped' : 'fenced';
+        const status: AppendResult =
+          result > 0
+            ? 'appended'
+            : result === 0
+              ? 'skipped'
+              : result === -1
+                ? 'gone'
+                : result === -2
+                  ? 'dropped'
+                  : 'fenced';
         out.push({ status, appended: Math.max(0, result) });
       }
     }
@@ -430,7 +466,15 @@ export class QueueStore {
 
   async poll(queueId: string, mode: PollMode, userId: number, lastEventIdOrSeq: number): Promise<PollResult> {
     const lifespanAllowance = this.options.parkAllowanceMs;
-    const reply = await this.redis.tcQueuePoll(...this.keys(queueId), mode, userId, lastEventIdOrSeq, lifespanAllowance, this.wakeChannel(queueId), this.options.indexMarginMs);
+    const reply = await this.redis.tcQueuePoll(
+      ...this.keys(queueId),
+      mode,
+      userId,
+      lastEventIdOrSeq,
+      lifespanAllowance,
+      this.wakeChannel(queueId),
+      this.options.indexMarginMs,
+    );
     const status = reply[0] as string;
     if (status === 'ok') {
       const refresh = reply[3];
@@ -446,7 +490,6 @@ export class QueueStore {
     const result = await this.redis.tcQueueDelete(...this.keys(queueId), userId, this.wakeChannel(queueId), realmId);
     return result === 1 ? 'deleted' : result === 0 ? 'missing' : 'forbidden';
   }
-
 
   /**
    * Deletes the user's live queues beyond the newest `limit` (EVENTS_MAX_QUEUES_PER_USER): the

@@ -73,7 +73,10 @@ export class RollbackWatch {
     if ((await redis.tcEpochAdvance(this.epochKey, confirmed, next)) === 0) {
       outcome = 'rolled-back';
       this.metrics.redisRollbacks.inc();
-      this.logger.error({ confirmed_epoch: confirmed }, 'Redis lost acknowledged writes (restored from an older copy?): dropping every event queue');
+      this.logger.error(
+        { confirmed_epoch: confirmed },
+        'Redis lost acknowledged writes (restored from an older copy?): dropping every event queue',
+      );
       const dropped = await this.dropEveryQueue();
       this.logger.warn({ queues: dropped }, 'event queues dropped; clients re-register');
       await redis.tcEpochAdvance(this.epochKey, '0', next);
@@ -89,7 +92,11 @@ export class RollbackWatch {
    */
   private async dropEveryQueue(): Promise<number> {
     let dropped = 0;
-    for (const pattern of [`${this.store.prefix}{q:*`, `${this.store.prefix}events:user:*`, `${this.store.prefix}events:realm-wide:*`]) {
+    for (const pattern of [
+      `${this.store.prefix}{q:*`,
+      `${this.store.prefix}events:user:*`,
+      `${this.store.prefix}events:realm-wide:*`,
+    ]) {
       let cursor = '0';
       do {
         const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

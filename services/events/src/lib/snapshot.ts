@@ -13,4 +13,3 @@ export function parseSnapshot(text: string): Snapshot {
   if (!match) throw new Error(`not a PostgreSQL snapshot: ${text}`);
   return { xmin: match[1], xmax: match[2], xip: match[3] ? match[3].split(',') : [] };
 }
-

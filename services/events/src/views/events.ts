@@ -31,8 +31,17 @@ import { parseQueueRequest, REGISTER_PARAMETERS } from '../lib/queue-options';
  * a `queue_id`, a non-blocking call registers a queue (without initial state) with the
  * register parameters it carries.
  */
-async function getEventsFor(deps: EventsDeps, params: RequestParams, requester: Requester, res: http.ServerResponse): Promise<void> {
-  const { queue_id: queueId, last_event_id: lastEventId, dont_block: dontBlock } = params.parse({
+async function getEventsFor(
+  deps: EventsDeps,
+  params: RequestParams,
+  requester: Requester,
+  res: http.ServerResponse,
+): Promise<void> {
+  const {
+    queue_id: queueId,
+    last_event_id: lastEventId,
+    dont_block: dontBlock,
+  } = params.parse({
     queue_id: optional(param.string()),
     last_event_id: optional(param.int()),
     dont_block: optional(param.bool(), false),
@@ -46,7 +55,14 @@ async function getEventsFor(deps: EventsDeps, params: RequestParams, requester: 
   if (lastEventId === undefined) throw new JsonableError("Missing 'last_event_id' argument");
   // Register parameters mean nothing for an existing queue, but Zulip accepts them here all the same.
   params.markUsed(...REGISTER_PARAMETERS);
-  await deps.events.polls.poll({ queueId, userId: requester.userId, lastEventId, dontBlock, ignored: params.ignored(), res });
+  await deps.events.polls.poll({
+    queueId,
+    userId: requester.userId,
+    lastEventId,
+    dontBlock,
+    ignored: params.ignored(),
+    res,
+  });
 }
 
 /** GET /events through the service's express app (requests that carry a body). */
@@ -57,7 +73,12 @@ export async function getEvents({ deps, params, requester, res }: AuthedContext<
 
 /** A GET /events without a body: the long-poll hot path, served with plain node:http. */
 export function isPlainGetEvents(req: http.IncomingMessage): boolean {
-  if (req.method !== 'GET' || req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined) return false;
+  if (
+    req.method !== 'GET' ||
+    req.headers['content-length'] !== undefined ||
+    req.headers['transfer-encoding'] !== undefined
+  )
+    return false;
   const url = req.url ?? '';
   return url === '/api/v1/events' || url.startsWith('/api/v1/events?');
 }
@@ -66,20 +87,38 @@ export function isPlainGetEvents(req: http.IncomingMessage): boolean {
  * Serves a plain GET /events without express (design §3: a parked long-poll should not pay
  * for layers of middleware). Same token check, same parameter parser, same envelopes.
  */
-export async function serveGetEvents(deps: EventsDeps, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+export async function serveGetEvents(
+  deps: EventsDeps,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
   let claims: InternalClaims | undefined;
-  observeServiceRequest('events', deps.logger, req, res, () => ({ method: 'GET', route: '/api/v1/events', path: '/api/v1/events', claims }));
+  observeServiceRequest('events', deps.logger, req, res, () => ({
+    method: 'GET',
+    route: '/api/v1/events',
+    path: '/api/v1/events',
+    claims,
+  }));
   try {
     const url = new URL(req.url ?? '/', 'http://events');
     const token = req.headers[INTERNAL_TOKEN_HEADER];
-    claims = verifyInternalToken(deps.env.INTERNAL_JWT_SECRET, typeof token === 'string' ? token : undefined, 'GET', url.pathname);
+    claims = verifyInternalToken(
+      deps.env.INTERNAL_JWT_SECRET,
+      typeof token === 'string' ? token : undefined,
+      'GET',
+      url.pathname,
+    );
     if (!claims.user) throw new UnauthorizedError();
     const raw = new Map<string, string>();
     for (const [name, value] of url.searchParams) raw.set(name, value);
     await getEventsFor(deps, new RequestParams(raw), claims.user, res);
   } catch (error) {
     const jsonable = asJsonableError(error);
-    if (jsonable.status >= 500) deps.logger.error({ err: error, path: '/api/v1/events', request_id: req.headers[REQUEST_ID_HEADER] }, 'request failed');
+    if (jsonable.status >= 500)
+      deps.logger.error(
+        { err: error, path: '/api/v1/events', request_id: req.headers[REQUEST_ID_HEADER] },
+        'request failed',
+      );
     sendError(res, jsonable);
   }
 }

@@ -10,7 +10,10 @@ import { alertWords, commitEvent } from '../support/producers';
 
 async function main() {
   const stack = await startStack();
-  const cluster = await EventCluster.start(stack, 2, { EVENTS_HEARTBEAT_MIN_MS: '2000', EVENTS_HEARTBEAT_JITTER_MS: '100' });
+  const cluster = await EventCluster.start(stack, 2, {
+    EVENTS_HEARTBEAT_MIN_MS: '2000',
+    EVENTS_HEARTBEAT_JITTER_MS: '100',
+  });
   const user = await stack.createUser();
   const py = `
 import json, sys, zulip
@@ -19,7 +22,9 @@ def cb(e):
     print("EVENT " + json.dumps(e), flush=True)
 c.call_on_each_event(cb, event_types=['alert_words'])
 `;
-  const child = spawn('/usr/bin/python3', ['-c', py, user.deliveryEmail, user.apiKey, cluster.gatewayUrl], { env: { ...process.env, PYTHONPATH: process.env.PYTHONPATH ?? '/work/pyzulip/zulip' } });
+  const child = spawn('/usr/bin/python3', ['-c', py, user.deliveryEmail, user.apiKey, cluster.gatewayUrl], {
+    env: { ...process.env, PYTHONPATH: process.env.PYTHONPATH ?? '/work/pyzulip/zulip' },
+  });
   const received: string[] = [];
   child.stdout.on('data', (d: Buffer) => {
     for (const line of d.toString().split('\n')) {
@@ -51,4 +56,10 @@ c.call_on_each_event(cb, event_types=['alert_words'])
   await cluster.stop();
   await stack.close();
 }
-main().then(() => process.exit(0), (e) => { console.error(e); process.exit(1); });
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

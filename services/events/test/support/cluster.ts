@@ -59,10 +59,12 @@ async function waitUntilReady(replica: Replica): Promise<void> {
   for (;;) {
     if (!replica.alive) throw new Error(`replica ${replica.replicaId} exited:\n${replica.output}`);
     const ok = await new Promise<boolean>((resolve) => {
-      http.get(`${replica.url}/health/ready`, (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      }).on('error', () => resolve(false));
+      http
+        .get(`${replica.url}/health/ready`, (res) => {
+          res.resume();
+          resolve(res.statusCode === 200);
+        })
+        .on('error', () => resolve(false));
     });
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`replica ${replica.replicaId} not ready:\n${replica.output}`);
@@ -89,7 +91,12 @@ export class EventCluster {
     await Promise.all(Array.from({ length: count }, () => cluster.startReplica()));
     await cluster.balancer.listen();
     cluster.gateway = createGateway({
-      env: { INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET, REDIS_PREFIX: stack.deps.env.REDIS_PREFIX, UPSTREAM_TIMEOUT_MS: 60_000, ...GENEROUS_RATE_LIMITS },
+      env: {
+        INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET,
+        REDIS_PREFIX: stack.deps.env.REDIS_PREFIX,
+        UPSTREAM_TIMEOUT_MS: 60_000,
+        ...GENEROUS_RATE_LIMITS,
+      },
       db: stack.db,
       redis: stack.redis,
       logger: createLogger('cluster-gateway', 'silent'),
@@ -190,7 +197,10 @@ export class PollingClient {
   private async loop(): Promise<void> {
     while (this.running) {
       try {
-        const response = await this.client.get('/api/v1/events', { queue_id: this.queueId, last_event_id: this.lastEventId });
+        const response = await this.client.get('/api/v1/events', {
+          queue_id: this.queueId,
+          last_event_id: this.lastEventId,
+        });
         if (response.status === 200) {
           for (const event of response.body.events) {
             this.lastEventId = Math.max(this.lastEventId, event.id);

@@ -21,7 +21,9 @@ interface Contract {
   enums: Record<string, string[]>;
 }
 
-export const MOBILE_CONTRACT = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'zulip-flutter-contract.json'), 'utf8')) as Contract;
+export const MOBILE_CONTRACT = JSON.parse(
+  fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'zulip-flutter-contract.json'), 'utf8'),
+) as Contract;
 
 const JSON_TYPES: Record<string, (value: unknown) => boolean> = {
   String: (value) => typeof value === 'string',
@@ -45,11 +47,20 @@ export function mobileAppViolations(value: unknown, className: string, at = clas
       if (field.required) violations.push(`${at}.${key}: missing`);
       continue;
     }
-    if (field.type && JSON_TYPES[field.type] && !JSON_TYPES[field.type](item)) violations.push(`${at}.${key}: not a ${field.type} (${JSON.stringify(item)})`);
-    if (field.enum && !MOBILE_CONTRACT.enums[field.enum].includes(String(item))) violations.push(`${at}.${key}: ${JSON.stringify(item)} is not one of ${MOBILE_CONTRACT.enums[field.enum].join(', ')}`);
+    if (field.type && JSON_TYPES[field.type] && !JSON_TYPES[field.type](item))
+      violations.push(`${at}.${key}: not a ${field.type} (${JSON.stringify(item)})`);
+    if (field.enum && !MOBILE_CONTRACT.enums[field.enum].includes(String(item)))
+      violations.push(
+        `${at}.${key}: ${JSON.stringify(item)} is not one of ${MOBILE_CONTRACT.enums[field.enum].join(', ')}`,
+      );
     if (!field.nested || !MOBILE_CONTRACT.classes[field.nested]) continue;
-    if (field.shape === 'list' && Array.isArray(item)) item.forEach((element, i) => violations.push(...mobileAppViolations(element, field.nested!, `${at}.${key}[${i}]`)));
-    else if (field.shape === 'map' && JSON_TYPES.Map(item)) for (const [name, element] of Object.entries(item)) violations.push(...mobileAppViolations(element, field.nested, `${at}.${key}.${name}`));
+    if (field.shape === 'list' && Array.isArray(item))
+      item.forEach((element, i) =>
+        violations.push(...mobileAppViolations(element, field.nested!, `${at}.${key}[${i}]`)),
+      );
+    else if (field.shape === 'map' && JSON_TYPES.Map(item))
+      for (const [name, element] of Object.entries(item))
+        violations.push(...mobileAppViolations(element, field.nested, `${at}.${key}.${name}`));
     else if (field.shape === 'object') violations.push(...mobileAppViolations(item, field.nested, `${at}.${key}`));
   }
   return violations;
@@ -76,7 +87,11 @@ export function mobileAppEventClass(event: { type: string; op?: string }): strin
       remove_subgroups: 'UserGroupRemoveSubgroupsEvent',
       remove: 'UserGroupRemoveEvent',
     },
-    channel_folder: { add: 'ChannelFolderAddEvent', update: 'ChannelFolderUpdateEvent', reorder: 'ChannelFolderReorderEvent' },
+    channel_folder: {
+      add: 'ChannelFolderAddEvent',
+      update: 'ChannelFolderUpdateEvent',
+      reorder: 'ChannelFolderReorderEvent',
+    },
     update_message_flags: { add: 'UpdateMessageFlagsAddEvent', remove: 'UpdateMessageFlagsRemoveEvent' },
     user_settings: { update: 'UserSettingsUpdateEvent' },
   };

@@ -27,8 +27,20 @@ export function directTyping(sender: TestUser, recipients: TestUser[], op: 'star
   };
 }
 
-export function streamTyping(sender: TestUser, streamId: number, topic: string, op: 'start' | 'stop' = 'start'): ZulipEvent {
-  return { type: 'typing', op, message_type: 'stream', sender: { user_id: sender.id, email: sender.email }, stream_id: streamId, topic };
+export function streamTyping(
+  sender: TestUser,
+  streamId: number,
+  topic: string,
+  op: 'start' | 'stop' = 'start',
+): ZulipEvent {
+  return {
+    type: 'typing',
+    op,
+    message_type: 'stream',
+    sender: { user_id: sender.id, email: sender.email },
+    stream_id: streamId,
+    topic,
+  };
 }
 
 let nextMessageId = 1000;
@@ -86,7 +98,12 @@ export function directMessageEvent(sender: TestUser, recipients: TestUser[]): Zu
       is_me_message: false,
       reactions: [],
       submessages: [],
-      display_recipient: recipients.map((user) => ({ id: user.id, email: user.email, full_name: user.profile.full_name, is_mirror_dummy: false })),
+      display_recipient: recipients.map((user) => ({
+        id: user.id,
+        email: user.email,
+        full_name: user.profile.full_name,
+        is_mirror_dummy: false,
+      })),
       type: 'private',
       avatar_url: 'https://secure.gravatar.com/avatar/0123456789abcdef0123456789abcdef?d=identicon&version=1',
       _external_avatar: true,

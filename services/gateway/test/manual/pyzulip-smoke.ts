@@ -53,7 +53,11 @@ async function main() {
   const me = await stack.createUser({ fullName: 'Py Thon' });
   const other = await stack.createUser({ fullName: 'Other' });
   // Not spawnSync: the stack runs in this process and must keep answering.
-  const child = spawn('/usr/bin/python3', ['-c', SCRIPT, me.deliveryEmail, me.apiKey, stack.gatewayUrl, other.deliveryEmail], { stdio: 'inherit' });
+  const child = spawn(
+    '/usr/bin/python3',
+    ['-c', SCRIPT, me.deliveryEmail, me.apiKey, stack.gatewayUrl, other.deliveryEmail],
+    { stdio: 'inherit' },
+  );
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   await stack.close();
   process.exit(code ?? 1);

@@ -121,10 +121,15 @@ sys.exit(0 if all(results) else 1)
 async function failedRequests(): Promise<string[]> {
   const metrics = await metricsRegistry().getMetricsAsJSON();
   const requests = metrics.find((metric) => metric.name === 'teamchat_http_requests_total');
-  return (requests?.values ?? [])
-    // 499: the long-poll cut short when the client is stopped.
-    .filter((value) => Number(value.labels.status) >= 400 && Number(value.labels.status) !== 499)
-    .map((value) => `${value.labels.service} ${value.labels.method} ${value.labels.route} -> ${value.labels.status} (x${value.value})`);
+  return (
+    (requests?.values ?? [])
+      // 499: the long-poll cut short when the client is stopped.
+      .filter((value) => Number(value.labels.status) >= 400 && Number(value.labels.status) !== 499)
+      .map(
+        (value) =>
+          `${value.labels.service} ${value.labels.method} ${value.labels.route} -> ${value.labels.status} (x${value.value})`,
+      )
+  );
 }
 
 async function main() {
@@ -133,16 +138,40 @@ async function main() {
   const other = await stack.createUser({ fullName: 'Other Person' });
   const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'zulip-terminal-'));
   // zulip-terminal refuses a zuliprc others can read.
-  fs.writeFileSync(path.join(workdir, 'zuliprc'), `[api]\nemail=${me.deliveryEmail}\nkey=${me.apiKey}\nsite=${stack.gatewayUrl}\n`, { mode: 0o600 });
-  await me.client.post('/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'terminal' }]), principals: JSON.stringify([me.id, other.id]) });
-  await other.client.post('/api/v1/messages', { type: 'stream', to: 'terminal', topic: 'greetings', content: 'hello from **other**' });
-  await other.client.post('/api/v1/messages', { type: 'private', to: JSON.stringify([me.id]), content: 'a direct hello' });
+  fs.writeFileSync(
+    path.join(workdir, 'zuliprc'),
+    `[api]\nemail=${me.deliveryEmail}\nkey=${me.apiKey}\nsite=${stack.gatewayUrl}\n`,
+    { mode: 0o600 },
+  );
+  await me.client.post('/api/v1/users/me/subscriptions', {
+    subscriptions: JSON.stringify([{ name: 'terminal' }]),
+    principals: JSON.stringify([me.id, other.id]),
+  });
+  await other.client.post('/api/v1/messages', {
+    type: 'stream',
+    to: 'terminal',
+    topic: 'greetings',
+    content: 'hello from **other**',
+  });
+  await other.client.post('/api/v1/messages', {
+    type: 'private',
+    to: JSON.stringify([me.id]),
+    content: 'a direct hello',
+  });
 
   // Not spawnSync: the stack runs in this process and must keep answering.
-  const child = spawn('/usr/bin/python3', ['-c', SCRIPT, workdir, other.deliveryEmail, other.apiKey, stack.gatewayUrl], { stdio: 'inherit' });
+  const child = spawn(
+    '/usr/bin/python3',
+    ['-c', SCRIPT, workdir, other.deliveryEmail, other.apiKey, stack.gatewayUrl],
+    { stdio: 'inherit' },
+  );
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   const failed = await failedRequests();
-  console.log(failed.length ? `requests answered with an error:\n  ${failed.join('\n  ')}` : 'no request was answered with an error');
+  console.log(
+    failed.length
+      ? `requests answered with an error:\n  ${failed.join('\n  ')}`
+      : 'no request was answered with an error',
+  );
   await stack.close();
   fs.rmSync(workdir, { recursive: true, force: true });
   process.exit(code === 0 && !failed.length ? 0 : 1);

@@ -25,15 +25,32 @@ import { refreshFirstMessageIds } from './first-message-ids';
 const refused = () => new JsonableError("You don't have permission to delete this message");
 
 /** Zulip's validate_can_delete_message. */
-async function checkCanDelete(db: TxClient, user: UserProfile, message: Message, stream: Stream | null, deleteLimitSeconds: number | null): Promise<void> {
+async function checkCanDelete(
+  db: TxClient,
+  user: UserProfile,
+  message: Message,
+  stream: Stream | null,
+  deleteLimitSeconds: number | null,
+): Promise<void> {
   const viewer = viewerOf(user);
-  if (stream !== null ? await canDeleteAnyMessageInChannel(db, viewer, stream) : await hasRealmPermission(db, user, 'can_delete_any_message_group')) return;
+  if (
+    stream !== null
+      ? await canDeleteAnyMessageInChannel(db, viewer, stream)
+      : await hasRealmPermission(db, user, 'can_delete_any_message_group')
+  )
+    return;
   if (message.sender_id !== user.id) {
     // One's own bots' messages count as one's own.
-    const sender = await db.userProfile.findUnique({ where: { id: message.sender_id }, select: { bot_owner_id: true } });
+    const sender = await db.userProfile.findUnique({
+      where: { id: message.sender_id },
+      select: { bot_owner_id: true },
+    });
     if (sender?.bot_owner_id !== user.id) throw refused();
   }
-  const canDeleteOwn = stream !== null ? await canDeleteOwnMessageInChannel(db, viewer, stream) : await hasRealmPermission(db, user, 'can_delete_own_message_group');
+  const canDeleteOwn =
+    stream !== null
+      ? await canDeleteOwnMessageInChannel(db, viewer, stream)
+      : await hasRealmPermission(db, user, 'can_delete_own_message_group');
   if (!canDeleteOwn) throw refused();
   if (deleteLimitSeconds !== null && Date.now() - message.date_sent.getTime() > deleteLimitSeconds * 1000) {
     throw new JsonableError('The time limit for deleting this message has passed');

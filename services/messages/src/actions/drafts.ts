@@ -24,11 +24,23 @@ export interface DraftInput {
 
 export async function checkDraftsEnabled(deps: MessagesDeps, userId: number) {
   const actor = await loadActor(deps.db, userId);
-  if (!userSettings(actor.user).enable_drafts_synchronization) throw new JsonableError('User has disabled synchronizing drafts.');
+  if (!userSettings(actor.user).enable_drafts_synchronization)
+    throw new JsonableError('User has disabled synchronizing drafts.');
   return actor;
 }
 
-type Reader = Pick<TxClient, 'userProfile' | 'stream' | 'subscription' | 'groupSetting' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership' | '$queryRaw' | 'userMessage'>;
+type Reader = Pick<
+  TxClient,
+  | 'userProfile'
+  | 'stream'
+  | 'subscription'
+  | 'groupSetting'
+  | 'userGroup'
+  | 'userGroupMembership'
+  | 'groupGroupMembership'
+  | '$queryRaw'
+  | 'userMessage'
+>;
 
 /** Zulip's further_validated_draft_dict: the columns to store. */
 async function validatedDraft(db: Reader, user: { id: number; realm_id: number; role: number }, input: DraftInput) {
@@ -46,11 +58,19 @@ async function validatedDraft(db: Reader, user: { id: number; realm_id: number; 
   if (input.type === 'private' && input.to.length > 0) {
     const ids = [...new Set(input.to)];
     const users = await db.userProfile.findMany({ where: { realm_id: user.realm_id, id: { in: ids } } });
-    for (const id of ids) if (!users.some((candidate) => candidate.id === id)) throw new JsonableError(`Invalid user ID ${id}`);
-    for (const recipient of users) if (!recipient.is_active) throw new JsonableError(`'${recipient.email}' is no longer using Zulip.`);
+    for (const id of ids)
+      if (!users.some((candidate) => candidate.id === id)) throw new JsonableError(`Invalid user ID ${id}`);
+    for (const recipient of users)
+      if (!recipient.is_active) throw new JsonableError(`'${recipient.email}' is no longer using Zulip.`);
     // The conversation's other participants; a conversation with oneself lists oneself.
     const others = ids.filter((id) => id !== user.id).sort((a, b) => a - b);
-    return { type: 'private', to: others.length ? others : [user.id], topic: '', content, last_edit_time: lastEditTime };
+    return {
+      type: 'private',
+      to: others.length ? others : [user.id],
+      topic: '',
+      content,
+      last_edit_time: lastEditTime,
+    };
   }
   // Unaddressed (and direct drafts without recipients, as Zulip stores them).
   return { type: '', to: [], topic: '', content, last_edit_time: lastEditTime };
@@ -64,20 +84,32 @@ export async function doCreateDrafts(deps: MessagesDeps, userId: number, inputs:
     const drafts: Draft[] = [];
     for (const row of rows) drafts.push(await tx.db.draft.create({ data: { user_profile_id: user.id, ...row } }));
     if (drafts.length > 0) {
-      await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'drafts', op: 'add', drafts: drafts.map(draftDict) }, [user.id]);
+      await deps.bus.sendEventOnCommit(
+        tx,
+        user.realm_id,
+        { type: 'drafts', op: 'add', drafts: drafts.map(draftDict) },
+        [user.id],
+      );
     }
     return drafts.map((draft) => draft.id);
   });
 }
 
-export async function doEditDraft(deps: MessagesDeps, userId: number, draftId: number, input: DraftInput): Promise<void> {
+export async function doEditDraft(
+  deps: MessagesDeps,
+  userId: number,
+  draftId: number,
+  input: DraftInput,
+): Promise<void> {
   const { user } = await checkDraftsEnabled(deps, userId);
   const existing = await deps.db.draft.findFirst({ where: { id: draftId, user_profile_id: user.id } });
   if (!existing) throw new ResourceNotFoundError('Draft does not exist');
   const row = await validatedDraft(deps.db, user, input);
   await transaction(deps.db, async (tx) => {
     const draft = await tx.db.draft.update({ where: { id: draftId }, data: row });
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'drafts', op: 'update', draft: draftDict(draft) }, [user.id]);
+    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'drafts', op: 'update', draft: draftDict(draft) }, [
+      user.id,
+    ]);
   });
 }
 

@@ -66,7 +66,12 @@ type Settings = ReturnType<typeof realmMessageSettings>;
 type Db = TxClient;
 
 /** Zulip's validate_user_can_edit_message: content edits are the sender's, within the realm's limit. */
-export function checkCanEditContent(settings: Settings, user: Pick<UserProfile, 'id'>, message: Pick<Message, 'sender_id' | 'date_sent'>, bufferSeconds: number): void {
+export function checkCanEditContent(
+  settings: Settings,
+  user: Pick<UserProfile, 'id'>,
+  message: Pick<Message, 'sender_id' | 'date_sent'>,
+  bufferSeconds: number,
+): void {
   if (!settings.allow_message_editing) throw new JsonableError('Your organization has turned off message editing');
   if (message.sender_id !== user.id) throw new JsonableError("You don't have permission to edit this message");
   const limit = settings.message_content_edit_limit_seconds;
@@ -79,7 +84,13 @@ export function checkCanEditContent(settings: Settings, user: Pick<UserProfile, 
  * A move permission (Zulip's can_edit_topic, can_resolve_topics, can_move_messages_out_of_channel):
  * the realm's setting, the channel's setting, or administering the channel.
  */
-async function canMoveInChannel(db: Db, user: UserProfile, stream: Stream, realmSetting: string, channelSetting: string): Promise<boolean> {
+async function canMoveInChannel(
+  db: Db,
+  user: UserProfile,
+  stream: Stream,
+  realmSetting: string,
+  channelSetting: string,
+): Promise<boolean> {
   if (await hasRealmPermission(db, user, realmSetting)) return true;
   if (await hasGroupPermission(db, user.id, 'stream', stream.id, channelSetting)) return true;
   return hasGroupPermission(db, user.id, 'stream', stream.id, 'can_administer_channel_group');
@@ -110,28 +121,46 @@ type TopicMessage = { id: number; date_sent: Date };
  * Zulip's check_time_limit_for_change_all_propagate_mode. `topicMessages` gives the topic's
  * movable messages (movableTopicMessages), read only when a limit applies.
  */
-async function checkChangeAllTimeLimit(settings: Settings, topicMessages: () => Promise<TopicMessage[]>, topicEdited: boolean, streamEdited: boolean) {
+async function checkChangeAllTimeLimit(
+  settings: Settings,
+  topicMessages: () => Promise<TopicMessage[]>,
+  topicEdited: boolean,
+  streamEdited: boolean,
+) {
   const deadlines: number[] = [];
-  if (topicEdited && settings.move_messages_within_stream_limit_seconds !== null) deadlines.push(settings.move_messages_within_stream_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
-  if (streamEdited && settings.move_messages_between_streams_limit_seconds !== null) deadlines.push(settings.move_messages_between_streams_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
+  if (topicEdited && settings.move_messages_within_stream_limit_seconds !== null)
+    deadlines.push(settings.move_messages_within_stream_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
+  if (streamEdited && settings.move_messages_between_streams_limit_seconds !== null)
+    deadlines.push(settings.move_messages_between_streams_limit_seconds + EDIT_LIMIT_BUFFER_SECONDS);
   if (deadlines.length === 0) return;
   const oldestAllowed = Date.now() - Math.min(...deadlines) * 1000;
   const messages = await topicMessages();
   const allowed = messages.filter((message) => message.date_sent.getTime() > oldestAllowed);
   if (allowed.length === messages.length) return;
-  throw new JsonableError(`You only have permission to move the ${allowed.length}/${messages.length} most recent messages in this topic.`, {
-    code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
-    data: { first_message_id_allowed_to_move: allowed[0]?.id ?? null, total_messages_in_topic: messages.length, total_messages_allowed_to_move: allowed.length },
-  });
+  throw new JsonableError(
+    `You only have permission to move the ${allowed.length}/${messages.length} most recent messages in this topic.`,
+    {
+      code: 'MOVE_MESSAGES_TIME_LIMIT_EXCEEDED',
+      data: {
+        first_message_id_allowed_to_move: allowed[0]?.id ?? null,
+        total_messages_in_topic: messages.length,
+        total_messages_allowed_to_move: allowed.length,
+      },
+    },
+  );
 }
-
 
 /**
  * Zulip's check_attachment_reference_change: uploads the new content no longer links are
  * unlinked from the message, new ones are claimed. Returns has_attachment and the acting user's
  * uploads that no message links any more (the response's detached_uploads).
  */
-async function relinkAttachments(db: Db, message: Message, content: string, actingUserId: number): Promise<{ hasAttachment: boolean; detached: AttachmentDict[] }> {
+async function relinkAttachments(
+  db: Db,
+  message: Message,
+  content: string,
+  actingUserId: number,
+): Promise<{ hasAttachment: boolean; detached: AttachmentDict[] }> {
   const kept = new Set(linkedUploadPathIds(content));
   const linked = await db.$queryRaw<{ id: number; path_id: string; owner_id: number }[]>`
     SELECT a.id, a.path_id, a.owner_id FROM attachment_message am JOIN attachment a ON a.id = am.attachment_id WHERE am.message_id = ${message.id}`;
@@ -141,17 +170,26 @@ async function relinkAttachments(db: Db, message: Message, content: string, acti
     const droppedIds = dropped.map((attachment) => attachment.id);
     // Before unlinking: the dropped uploads no other message links, of those the acting user owns.
     const orphaned = new Set(await attachmentsOrphanedBy(db, [message.id]));
-    detachedIds = dropped.filter((attachment) => attachment.owner_id === actingUserId && orphaned.has(attachment.id)).map((attachment) => attachment.id);
+    detachedIds = dropped
+      .filter((attachment) => attachment.owner_id === actingUserId && orphaned.has(attachment.id))
+      .map((attachment) => attachment.id);
     await db.$executeRaw`DELETE FROM attachment_message WHERE message_id = ${message.id} AND attachment_id = ANY(${droppedIds}::int[])`;
   }
   // The uploads still linked are all kept ones, which the sender (the editor, who can read the
   // message) may claim again: the message has uploads exactly when claiming links any.
-  const hasAttachment = kept.size > 0 && (await claimAttachments(db, { id: message.id, realm_id: message.realm_id, sender_id: message.sender_id, content }));
+  const hasAttachment =
+    kept.size > 0 &&
+    (await claimAttachments(db, { id: message.id, realm_id: message.realm_id, sender_id: message.sender_id, content }));
   return { hasAttachment, detached: detachedIds.length ? await attachmentDicts(db, { ids: detachedIds }) : [] };
 }
 
 /** PATCH /messages/{message_id} */
-export async function doUpdateMessage(deps: MessagesDeps, userId: number, messageId: number, input: EditMessageInput): Promise<{ detached_uploads: AttachmentDict[] }> {
+export async function doUpdateMessage(
+  deps: MessagesDeps,
+  userId: number,
+  messageId: number,
+  input: EditMessageInput,
+): Promise<{ detached_uploads: AttachmentDict[] }> {
   const { user, realm } = await loadActor(deps.db, userId);
   const settings = realmMessageSettings(realm);
   return transaction(deps.db, async (tx) => {
@@ -164,44 +202,69 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     if (topicInput === message.topic) topicInput = undefined;
 
     // The request itself (Zulip's validate_message_edit_payload).
-    if (topicInput === undefined && input.content === undefined && input.streamId === undefined) throw new JsonableError('Nothing to change');
+    if (topicInput === undefined && input.content === undefined && input.streamId === undefined)
+      throw new JsonableError('Nothing to change');
     if (stream === null) {
       if (input.streamId !== undefined) throw new JsonableError('Direct messages cannot be moved to channels.');
       if (topicInput !== undefined) throw new JsonableError('Direct messages cannot have topics.');
     }
-    if (input.propagateMode !== 'change_one' && topicInput === undefined && input.streamId === undefined) throw new JsonableError('Invalid propagate_mode without topic edit');
-    if (topicInput === RESOLVED_TOPIC_PREFIX.trim() || topicInput === `${RESOLVED_TOPIC_PREFIX}${EMPTY_TOPIC_DISPLAY_NAME}`) {
+    if (input.propagateMode !== 'change_one' && topicInput === undefined && input.streamId === undefined)
+      throw new JsonableError('Invalid propagate_mode without topic edit');
+    if (
+      topicInput === RESOLVED_TOPIC_PREFIX.trim() ||
+      topicInput === `${RESOLVED_TOPIC_PREFIX}${EMPTY_TOPIC_DISPLAY_NAME}`
+    ) {
       throw new JsonableError('General chat cannot be marked as resolved');
     }
     if (topicInput !== undefined) checkTopicPrintable(topicInput);
-    if (input.streamId !== undefined && input.content !== undefined) throw new JsonableError('Cannot change message content while changing channel');
+    if (input.streamId !== undefined && input.content !== undefined)
+      throw new JsonableError('Cannot change message content while changing channel');
 
     // What changes (Zulip's build_message_edit_request).
-    const content = input.content === undefined ? undefined : input.content.trimEnd() === '' ? '(deleted)' : normalizeBody(input.content);
+    const content =
+      input.content === undefined
+        ? undefined
+        : input.content.trimEnd() === ''
+          ? '(deleted)'
+          : normalizeBody(input.content);
     const origTopic = message.topic;
     // The topic's messages the user may move, read once for the time-limit check and the move.
     let movable: Promise<TopicMessage[]> | undefined;
     const topicMessages = () => (movable ??= movableTopicMessages(db, user, stream!, origTopic));
     const topicEdited = topicInput !== undefined;
-    const targetTopic = topicInput === undefined ? origTopic : truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
+    const targetTopic =
+      topicInput === undefined ? origTopic : truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
     const resolving = topicEdited ? resolveChange(origTopic, targetTopic) : null;
     const topicResolved = resolving === 'resolved';
     const topicUnresolved = resolving === 'unresolved';
     let targetStream = stream;
     if (stream !== null && input.streamId !== undefined && input.streamId !== stream.id) {
       // The channel messages move to: in the realm, not archived, and readable ("Invalid channel ID").
-      targetStream = (await accessStreamById(db, viewerOf(user), input.streamId, { requireActiveChannel: true })).stream;
+      targetStream = (await accessStreamById(db, viewerOf(user), input.streamId, { requireActiveChannel: true }))
+        .stream;
     }
     const streamEdited = stream !== null && targetStream !== null && targetStream.id !== stream.id;
-    if (stream !== null && input.streamId !== undefined && !streamEdited && !topicEdited && content === undefined) throw new JsonableError('Nothing to change');
-    if (targetStream !== null) checkTopicsPolicy(realm, targetStream, targetTopic, { checkEmptyTopic: topicEdited || streamEdited });
+    if (stream !== null && input.streamId !== undefined && !streamEdited && !topicEdited && content === undefined)
+      throw new JsonableError('Nothing to change');
+    if (targetStream !== null)
+      checkTopicsPolicy(realm, targetStream, targetTopic, { checkEmptyTopic: topicEdited || streamEdited });
 
     // Permissions for moving.
     if (stream !== null && topicEdited) {
       if (topicResolved || topicUnresolved) {
-        if (!(await canMoveInChannel(db, user, stream, 'can_resolve_topics_group', 'can_resolve_topics_group'))) throw new JsonableError("You don't have permission to resolve topics in this channel.");
+        if (!(await canMoveInChannel(db, user, stream, 'can_resolve_topics_group', 'can_resolve_topics_group')))
+          throw new JsonableError("You don't have permission to resolve topics in this channel.");
       } else {
-        if (!(await canMoveInChannel(db, user, stream, 'can_move_messages_between_topics_group', 'can_move_messages_within_channel_group'))) throw new JsonableError("You don't have permission to edit this message");
+        if (
+          !(await canMoveInChannel(
+            db,
+            user,
+            stream,
+            'can_move_messages_between_topics_group',
+            'can_move_messages_within_channel_group',
+          ))
+        )
+          throw new JsonableError("You don't have permission to edit this message");
         const limit = settings.move_messages_within_stream_limit_seconds;
         if (limit !== null && !isModerator(user.role) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
           throw new JsonableError("The time limit for editing this message's topic has passed.");
@@ -214,19 +277,43 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     let mentions: { mentioned: Set<number>; topicParticipants: Set<number> } | null = null;
     if (content !== undefined) {
       rendering = renderMessageMarkdown(content, await loadMarkdownData(db, viewerOf(user), content));
-      mentions = await checkMentions(db, user, stream && { streamId: stream.id, topic: targetTopic, subscriberCount: async () => (await activeSubscriberIds(db, [stream.id])).get(stream.id)!.length }, rendering);
+      mentions = await checkMentions(
+        db,
+        user,
+        stream && {
+          streamId: stream.id,
+          topic: targetTopic,
+          subscriberCount: async () => (await activeSubscriberIds(db, [stream.id])).get(stream.id)!.length,
+        },
+        rendering,
+      );
     }
 
     if (stream !== null && targetStream !== null) {
       if (streamEdited) {
-        if (!(await canMoveInChannel(db, user, stream, 'can_move_messages_between_channels_group', 'can_move_messages_out_of_channel_group'))) throw new JsonableError("You don't have permission to move this message");
+        if (
+          !(await canMoveInChannel(
+            db,
+            user,
+            stream,
+            'can_move_messages_between_channels_group',
+            'can_move_messages_out_of_channel_group',
+          ))
+        )
+          throw new JsonableError("You don't have permission to move this message");
         await checkCanSendToStream(db, user, targetStream);
         const limit = settings.move_messages_between_streams_limit_seconds;
         if (limit !== null && !isModerator(user.role) && ageMs > (limit + EDIT_LIMIT_BUFFER_SECONDS) * 1000) {
           throw new JsonableError("The time limit for editing this message's channel has passed");
         }
       }
-      if (input.propagateMode === 'change_all' && !isModerator(user.role) && (topicEdited || streamEdited) && !topicResolved && !topicUnresolved) {
+      if (
+        input.propagateMode === 'change_all' &&
+        !isModerator(user.role) &&
+        (topicEdited || streamEdited) &&
+        !topicResolved &&
+        !topicUnresolved
+      ) {
         await checkChangeAllTimeLimit(settings, topicMessages, topicEdited, streamEdited);
       }
     }
@@ -234,7 +321,13 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     // ---- the change (Zulip's do_update_message)
     const now = new Date();
     const timestamp = Math.floor(now.getTime() / 1000);
-    const event: ZulipEventOf<'update_message'> = { type: 'update_message', user_id: user.id, edit_timestamp: timestamp, message_id: message.id, rendering_only: false };
+    const event: ZulipEventOf<'update_message'> = {
+      type: 'update_message',
+      user_id: user.id,
+      edit_timestamp: timestamp,
+      message_id: message.id,
+      rendering_only: false,
+    };
     const historyEntry: Record<string, unknown> = { user_id: user.id, timestamp };
     const updates: Prisma.MessageUpdateInput = { last_edit_time: now };
     let detached: AttachmentDict[] = [];
@@ -247,11 +340,28 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
       event.content = content;
       event.rendered_content = rendering.html;
       event.is_me_message = content.startsWith('/me ') && !content.includes('\n');
-      Object.assign(updates, { content, rendered_content: rendering.html, rendered_content_version: 1, has_link: rendering.hasLink, has_image: rendering.hasImage });
+      Object.assign(updates, {
+        content,
+        rendered_content: rendering.html,
+        rendered_content_version: 1,
+        has_link: rendering.hasLink,
+        has_image: rendering.hasImage,
+      });
       // Mention flags follow the new content (Zulip's update_user_message_flags).
-      const mask = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned | MessageFlag.has_alert_word;
-      const holders = await db.$queryRaw<{ id: number }[]>`SELECT user_profile_id AS id FROM user_message WHERE message_id = ${message.id}`;
-      const alerted = await usersAlertedBy(db, message.realm_id, holders.map((row) => row.id), content);
+      const mask =
+        MessageFlag.mentioned |
+        MessageFlag.stream_wildcard_mentioned |
+        MessageFlag.topic_wildcard_mentioned |
+        MessageFlag.has_alert_word;
+      const holders = await db.$queryRaw<
+        { id: number }[]
+      >`SELECT user_profile_id AS id FROM user_message WHERE message_id = ${message.id}`;
+      const alerted = await usersAlertedBy(
+        db,
+        message.realm_id,
+        holders.map((row) => row.id),
+        content,
+      );
       await db.$executeRaw`
         UPDATE user_message SET flags = (flags & ${~mask})
           | CASE WHEN user_profile_id = ANY(${[...mentions.mentioned]}::int[]) THEN ${MessageFlag.mentioned} ELSE 0 END
@@ -307,8 +417,14 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
 
     // Recipients: everyone with a row for the message, with their flags after the edit; in a
     // channel with shared history, its other subscribers too (as read).
-    const rows = await db.userMessage.findMany({ where: { message_id: message.id }, select: { user_profile_id: true, flags: true } });
-    let users: { id: number; flags: string[] }[] = rows.map((row) => ({ id: row.user_profile_id, flags: flagsList(row.flags) }));
+    const rows = await db.userMessage.findMany({
+      where: { message_id: message.id },
+      select: { user_profile_id: true, flags: true },
+    });
+    let users: { id: number; flags: string[] }[] = rows.map((row) => ({
+      id: row.user_profile_id,
+      flags: flagsList(row.flags),
+    }));
     let losingAccess = new Set<number>();
     if (streamEdited) {
       const move = await applyStreamMove(deps, tx, stream!, targetStream!, origTopic, changedIds);
@@ -318,7 +434,9 @@ export async function doUpdateMessage(deps: MessagesDeps, userId: number, messag
     }
     if (stream !== null && stream.history_public_to_subscribers) {
       const have = new Set(users.map((entry) => entry.id));
-      const subscribers = sortedUnion(...(await activeSubscriberIds(db, [...new Set([stream.id, targetStream!.id])])).values());
+      const subscribers = sortedUnion(
+        ...(await activeSubscriberIds(db, [...new Set([stream.id, targetStream!.id])])).values(),
+      );
       for (const id of subscribers) {
         if (!have.has(id) && !losingAccess.has(id)) {
           users.push({ id, flags: ['read'] });
@@ -347,7 +465,11 @@ async function applyStreamMove(
 ): Promise<{ losingRows: Set<number>; losingAccess: Set<number> }> {
   const db = tx.db;
   const toSubscribers = new Set(
-    (await db.$queryRaw<{ id: number }[]>`SELECT user_profile_id AS id FROM subscription WHERE stream_id = ${to.id} AND active`).map((row) => row.id),
+    (
+      await db.$queryRaw<
+        { id: number }[]
+      >`SELECT user_profile_id AS id FROM subscription WHERE stream_id = ${to.id} AND active`
+    ).map((row) => row.id),
   );
   // Everyone ever subscribed to the old channel (their rows may date from then) and not to the new one.
   const fromAll = await db.$queryRaw<{ id: number; role: number }[]>`
@@ -372,5 +494,8 @@ async function applyStreamMove(
       losingAccess.map((row) => row.id),
     );
   }
-  return { losingRows: new Set(losingRows.map((row) => row.id)), losingAccess: new Set(losingAccess.map((row) => row.id)) };
+  return {
+    losingRows: new Set(losingRows.map((row) => row.id)),
+    losingAccess: new Set(losingAccess.map((row) => row.id)),
+  };
 }

@@ -18,14 +18,23 @@ export async function refreshFirstMessageIds(
 ): Promise<void> {
   const db = tx.db;
   for (const stream of streams) {
-    const [row] = await db.$queryRaw<{ first: number | null }[]>`SELECT min(id)::int AS first FROM message WHERE stream_id = ${stream.id}`;
+    const [row] = await db.$queryRaw<
+      { first: number | null }[]
+    >`SELECT min(id)::int AS first FROM message WHERE stream_id = ${stream.id}`;
     const first = row?.first ?? null;
     if (first === stream.first_message_id) continue;
     await db.stream.update({ where: { id: stream.id }, data: { first_message_id: first } });
     await deps.bus.sendEventOnCommit(
       tx,
       stream.realm_id,
-      { type: 'stream', op: 'update', property: 'first_message_id', value: first, stream_id: stream.id, name: stream.name },
+      {
+        type: 'stream',
+        op: 'update',
+        property: 'first_message_id',
+        value: first,
+        stream_id: stream.id,
+        name: stream.name,
+      },
       audience ?? (await metadataAccessUserIds(db, stream)),
     );
   }

@@ -28,9 +28,11 @@ export type FlagOperation = 'add' | 'remove';
 
 /** Checks flag and operation with Zulip's errors, in Zulip's order; returns the flag's bit. */
 export function checkFlagUpdate(flag: string, operation: string): number {
-  if (!MESSAGE_FLAG_NAMES.includes(flag as MessageFlagName) || NON_API_FLAGS.has(flag)) throw new JsonableError(`Invalid flag: '${flag}'`);
+  if (!MESSAGE_FLAG_NAMES.includes(flag as MessageFlagName) || NON_API_FLAGS.has(flag))
+    throw new JsonableError(`Invalid flag: '${flag}'`);
   if (NON_EDITABLE_FLAGS.has(flag)) throw new JsonableError(`Flag not editable: '${flag}'`);
-  if (operation !== 'add' && operation !== 'remove') throw new JsonableError(`Invalid message flag operation: '${operation}'`);
+  if (operation !== 'add' && operation !== 'remove')
+    throw new JsonableError(`Invalid message flag operation: '${operation}'`);
   return MessageFlag[flag as MessageFlagName];
 }
 
@@ -41,7 +43,14 @@ type FlagsOutboxRow = OutboxRow & { payload: { event: { messages: number[] } } }
  * The outbox row of a flag statement: the update_message_flags event for the viewer, listing
  * the messages `updated` (a SQL expression over `from`) in `order`.
  */
-function flagsEvent(deps: MessagesDeps, viewer: Viewer, operation: FlagOperation, flag: string, from: Prisma.Sql, order: Prisma.Sql) {
+function flagsEvent(
+  deps: MessagesDeps,
+  viewer: Viewer,
+  operation: FlagOperation,
+  flag: string,
+  from: Prisma.Sql,
+  order: Prisma.Sql,
+) {
   return deps.bus.outboxWrite({
     realmId: viewer.realm_id,
     event: {
@@ -69,10 +78,24 @@ export interface FlagUpdateResult {
  * change the flag where it differs, and write the event listing what changed to the outbox;
  * then publish it (the outbox relay covers a failure).
  */
-async function updateReceivedFlags(deps: MessagesDeps, viewer: Viewer, operation: FlagOperation, flag: string, bit: number, ids: number[]): Promise<number[]> {
+async function updateReceivedFlags(
+  deps: MessagesDeps,
+  viewer: Viewer,
+  operation: FlagOperation,
+  flag: string,
+  bit: number,
+  ids: number[],
+): Promise<number[]> {
   const adding = operation === 'add';
   const differs = adding ? Prisma.sql`= 0` : Prisma.sql`<> 0`;
-  const outbox = flagsEvent(deps, viewer, operation, flag, Prisma.sql`changed`, Prisma.sql`array_position(${ids}::int[], message_id)`);
+  const outbox = flagsEvent(
+    deps,
+    viewer,
+    operation,
+    flag,
+    Prisma.sql`changed`,
+    Prisma.sql`array_position(${ids}::int[], message_id)`,
+  );
   const [row] = await deps.db.$queryRaw<FlagsOutboxRow[]>(Prisma.sql`
     WITH locked AS (
       SELECT id FROM user_message
@@ -129,7 +152,14 @@ export async function doUpdateFlagsOverRange(
   const target = adding ? bit : 0;
   const differs = adding ? Prisma.sql`= 0` : Prisma.sql`<> 0`;
   const needHistorical = (HISTORICAL_FLAGS & bit) !== target;
-  const outbox = flagsEvent(deps, viewer, operation, flag, Prisma.sql`(SELECT message_id FROM changed UNION ALL SELECT message_id FROM historical) AS updated`, Prisma.sql`message_id`);
+  const outbox = flagsEvent(
+    deps,
+    viewer,
+    operation,
+    flag,
+    Prisma.sql`(SELECT message_id FROM changed UNION ALL SELECT message_id FROM historical) AS updated`,
+    Prisma.sql`message_id`,
+  );
   const [row] = await deps.db.$queryRaw<
     {
       processed: number;
@@ -210,7 +240,10 @@ export async function doUpdateMessageFlags(
       const have = new Set(existing.map((row) => row.message_id));
       const missing = ids.filter((id) => !have.has(id));
       if (missing.length > 0) {
-        const messages = await tx.db.message.findMany({ where: { id: { in: missing }, realm_id: viewer.realm_id }, select: { id: true, realm_id: true, stream_id: true } });
+        const messages = await tx.db.message.findMany({
+          where: { id: { in: missing }, realm_id: viewer.realm_id },
+          select: { id: true, realm_id: true, stream_id: true },
+        });
         if (messages.length !== missing.length) throw new JsonableError('Invalid message(s)');
         for (const message of messages) {
           if (!(await hasMessageAccess(tx.db, viewer, message))) throw new JsonableError('Invalid message(s)');
@@ -235,8 +268,14 @@ export async function doUpdateMessageFlags(
     const changedSet = new Set([...updated.map((row) => row.message_id), ...inserted]);
     const changed = ids.filter((id) => changedSet.has(id));
 
-    const details = flag === 'read' && !adding ? { message_details: await unreadMessageDetails(tx.db, viewer.id, changed) } : {};
-    await deps.bus.sendEventOnCommit(tx, viewer.realm_id, { type: 'update_message_flags', op: operation, operation, flag, messages: changed, all: false, ...details }, [viewer.id]);
+    const details =
+      flag === 'read' && !adding ? { message_details: await unreadMessageDetails(tx.db, viewer.id, changed) } : {};
+    await deps.bus.sendEventOnCommit(
+      tx,
+      viewer.realm_id,
+      { type: 'update_message_flags', op: operation, operation, flag, messages: changed, all: false, ...details },
+      [viewer.id],
+    );
     return { changed, ignoredChannelIds };
   });
 }
@@ -245,9 +284,15 @@ export async function doUpdateMessageFlags(
  * What clients need to put newly unread messages into their unread_msgs (Zulip's
  * format_unread_message_details).
  */
-export async function unreadMessageDetails(db: Pick<TxClient, '$queryRaw'>, userId: number, ids: number[]): Promise<Record<string, Record<string, unknown>>> {
+export async function unreadMessageDetails(
+  db: Pick<TxClient, '$queryRaw'>,
+  userId: number,
+  ids: number[],
+): Promise<Record<string, Record<string, unknown>>> {
   if (ids.length === 0) return {};
-  const rows = await db.$queryRaw<{ id: number; stream_id: number | null; topic: string; dm_key: string | null; flags: number; muted: boolean }[]>`
+  const rows = await db.$queryRaw<
+    { id: number; stream_id: number | null; topic: string; dm_key: string | null; flags: number; muted: boolean }[]
+  >`
     SELECT m.id, m.stream_id, m.topic, m.dm_key, um.flags,
       (COALESCE(s.is_muted, FALSE) OR EXISTS (
         SELECT 1 FROM user_topic ut WHERE ut.user_profile_id = ${userId} AND ut.stream_id = m.stream_id
@@ -258,7 +303,8 @@ export async function unreadMessageDetails(db: Pick<TxClient, '$queryRaw'>, user
   const details: Record<string, Record<string, unknown>> = {};
   for (const row of rows) {
     const direct = (row.flags & (MessageFlag.mentioned | MessageFlag.group_mentioned)) !== 0;
-    const wildcard = (row.flags & (MENTION_FLAGS_MASK & ~(MessageFlag.mentioned | MessageFlag.group_mentioned))) !== 0 && !row.muted;
+    const wildcard =
+      (row.flags & (MENTION_FLAGS_MASK & ~(MessageFlag.mentioned | MessageFlag.group_mentioned))) !== 0 && !row.muted;
     const detail: Record<string, unknown> =
       row.stream_id !== null
         ? { type: 'stream', stream_id: row.stream_id, topic: row.topic, unmuted_stream_msg: !row.muted }
@@ -282,12 +328,22 @@ async function markReadWhere(tx: Tx, deps: MessagesDeps, viewer: Viewer, conditi
     RETURNING um.message_id`);
   const ids = rows.map((row) => row.message_id).sort((a, b) => a - b);
   if (ids.length > 0) {
-    await deps.bus.sendEventOnCommit(tx, viewer.realm_id, { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: ids, all: false }, [viewer.id]);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      viewer.realm_id,
+      { type: 'update_message_flags', op: 'add', operation: 'add', flag: 'read', messages: ids, all: false },
+      [viewer.id],
+    );
   }
   return ids;
 }
 
-export async function doMarkStreamAsRead(deps: MessagesDeps, viewer: Viewer, streamId: number, topic?: string): Promise<number> {
+export async function doMarkStreamAsRead(
+  deps: MessagesDeps,
+  viewer: Viewer,
+  streamId: number,
+  topic?: string,
+): Promise<number> {
   const condition =
     topic === undefined || topic === ''
       ? Prisma.sql`m.stream_id = ${streamId}`

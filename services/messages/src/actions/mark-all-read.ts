@@ -12,5 +12,10 @@ export async function doMarkAllAsRead(deps: MessagesDeps, user: { id: number; re
     batchSize: deps.config.MARK_ALL_READ_BATCH_SIZE,
     pauseMs: deps.config.MARK_ALL_READ_BATCH_PAUSE_MS,
   };
-  return deps.jobs.runWithBudget(JOB_QUEUES.markAllRead, `mark-all-read-${user.id}`, data, deps.config.MARK_ALL_READ_BUDGET_MS);
+  return deps.jobs.runWithBudget(
+    JOB_QUEUES.markAllRead,
+    `mark-all-read-${user.id}`,
+    data,
+    deps.config.MARK_ALL_READ_BUDGET_MS,
+  );
 }

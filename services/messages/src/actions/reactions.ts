@@ -26,7 +26,15 @@ export interface RemoveReactionInput {
 
 type Reaction = { emoji_name: string; emoji_code: string; reaction_type: string };
 
-async function notifyReaction(deps: MessagesDeps, tx: Tx, actor: Actor, message: { id: number }, stream: Stream | null, reaction: Reaction, op: 'add' | 'remove') {
+async function notifyReaction(
+  deps: MessagesDeps,
+  tx: Tx,
+  actor: Actor,
+  message: { id: number },
+  stream: Stream | null,
+  reaction: Reaction,
+  op: 'add' | 'remove',
+) {
   const users = await messageActionAudience(tx.db, [message.id], stream);
   const { user } = actor;
   const event: ZulipEventOf<'reaction'> = {
@@ -43,7 +51,12 @@ async function notifyReaction(deps: MessagesDeps, tx: Tx, actor: Actor, message:
 }
 
 /** POST /messages/{message_id}/reactions (Zulip's check_add_reaction). */
-export async function doAddReaction(deps: MessagesDeps, userId: number, messageId: number, input: AddReactionInput): Promise<void> {
+export async function doAddReaction(
+  deps: MessagesDeps,
+  userId: number,
+  messageId: number,
+  input: AddReactionInput,
+): Promise<void> {
   const actor = await loadActor(deps.db, userId);
   await transaction(deps.db, async (tx) => {
     const { message, received, stream } = await accessMessageForUpdate(tx.db, viewerOf(actor.user), messageId);
@@ -78,18 +91,31 @@ export async function doAddReaction(deps: MessagesDeps, userId: number, messageI
 }
 
 /** DELETE /messages/{message_id}/reactions (Zulip's remove_reaction). */
-export async function doRemoveReaction(deps: MessagesDeps, userId: number, messageId: number, input: RemoveReactionInput): Promise<void> {
+export async function doRemoveReaction(
+  deps: MessagesDeps,
+  userId: number,
+  messageId: number,
+  input: RemoveReactionInput,
+): Promise<void> {
   const actor = await loadActor(deps.db, userId);
   await transaction(deps.db, async (tx) => {
     const { message, stream } = await accessMessageForUpdate(tx.db, viewerOf(actor.user), messageId);
     let emojiCode = input.emojiCode;
     if (emojiCode === undefined) {
-      if (input.emojiName === undefined) throw new JsonableError('At least one of the following arguments must be present: emoji_name, emoji_code');
+      if (input.emojiName === undefined)
+        throw new JsonableError('At least one of the following arguments must be present: emoji_name, emoji_code');
       emojiCode = emojiDataFor(input.emojiName).emoji_code;
     }
     // No emoji check: the row proves the emoji was valid when added (it may be gone since).
     const existing = await tx.db.reaction.findUnique({
-      where: { message_id_user_profile_id_emoji_code_reaction_type: { message_id: message.id, user_profile_id: userId, emoji_code: emojiCode, reaction_type: input.reactionType } },
+      where: {
+        message_id_user_profile_id_emoji_code_reaction_type: {
+          message_id: message.id,
+          user_profile_id: userId,
+          emoji_code: emojiCode,
+          reaction_type: input.reactionType,
+        },
+      },
     });
     if (!existing) throw new JsonableError("Reaction doesn't exist.", { code: 'REACTION_DOES_NOT_EXIST' });
     await tx.db.reaction.delete({ where: { id: existing.id } });

@@ -33,11 +33,23 @@ import type { MessagesDeps } from '../deps';
 import { usersAlertedBy } from '../lib/alert-words';
 import { checkMentions } from '../lib/mentions';
 import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
-import { checkTopicInput, checkTopicsPolicy, streamForSending, usersForRecipients, type PrivateRecipients, type StreamIndicator } from '../lib/recipients';
-
+import {
+  checkTopicInput,
+  checkTopicsPolicy,
+  streamForSending,
+  usersForRecipients,
+  type PrivateRecipients,
+  type StreamIndicator,
+} from '../lib/recipients';
 
 export type SendMessageInput =
-  | { type: 'stream'; to: StreamIndicator | undefined; topic: string | undefined; content: string; options: SendOptions }
+  | {
+      type: 'stream';
+      to: StreamIndicator | undefined;
+      topic: string | undefined;
+      content: string;
+      options: SendOptions;
+    }
   | { type: 'private'; to: PrivateRecipients; content: string; options: SendOptions };
 
 export interface SendOptions {
@@ -59,7 +71,11 @@ type Target =
   | { kind: 'stream'; stream: Stream; topic: string; recipientIds: number[] }
   | { kind: 'private'; participants: UserProfile[]; key: string };
 
-export async function doSendMessage(deps: MessagesDeps, requester: Requester, input: SendMessageInput): Promise<{ id: number }> {
+export async function doSendMessage(
+  deps: MessagesDeps,
+  requester: Requester,
+  input: SendMessageInput,
+): Promise<{ id: number }> {
   const db = deps.db;
   const viewer = { id: requester.userId, realm_id: requester.realmId, role: requester.role };
 
@@ -77,7 +93,8 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   const content = normalizeBody(input.content);
 
   // Independent reads at once: the sender, the channel, what the content mentions, the new id.
-  const streamLoaded = input.type === 'stream' ? streamForSending(db, requester.realmId, input.to!) : Promise.resolve(null);
+  const streamLoaded =
+    input.type === 'stream' ? streamForSending(db, requester.realmId, input.to!) : Promise.resolve(null);
   const markdownLoaded = loadMarkdownData(db, viewer, content);
   const idLoaded = db.$queryRaw<{ id: number }[]>`SELECT nextval(pg_get_serial_sequence('message', 'id'))::int AS id`;
   for (const pending of [streamLoaded, markdownLoaded, idLoaded]) pending.catch(() => {});
@@ -114,7 +131,11 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   const { mentioned: mentionedIds, topicParticipants } = await checkMentions(
     db,
     sender,
-    stream && { streamId: stream.stream.id, topic: stream.topic, subscriberCount: async () => stream.recipientIds.length },
+    stream && {
+      streamId: stream.stream.id,
+      topic: stream.topic,
+      subscriberCount: async () => stream.recipientIds.length,
+    },
     rendering,
   );
 
@@ -123,7 +144,12 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   if (target.kind === 'stream' && mentionedIds.size > 0) {
     // Mentioned generic bots receive the message even when not subscribed.
     const bots = await db.userProfile.findMany({
-      where: { id: { in: [...mentionedIds].filter((id) => !recipientIds.includes(id)) }, is_bot: true, bot_type: 1, is_active: true },
+      where: {
+        id: { in: [...mentionedIds].filter((id) => !recipientIds.includes(id)) },
+        is_bot: true,
+        bot_type: 1,
+        is_active: true,
+      },
       select: { id: true },
     });
     recipientIds.push(...bots.map((bot) => bot.id));
@@ -159,7 +185,14 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     sending_client: input.options.sendingClient,
   };
   const participants: DisplayRecipientUser[] =
-    target.kind === 'private' ? target.participants.map((user) => ({ id: user.id, email: user.email, full_name: user.full_name, is_mirror_dummy: false })) : [];
+    target.kind === 'private'
+      ? target.participants.map((user) => ({
+          id: user.id,
+          email: user.email,
+          full_name: user.full_name,
+          is_mirror_dummy: false,
+        }))
+      : [];
   const wide = wideMessageDict(row, {
     sender,
     realmStringId: realm.string_id,
@@ -173,7 +206,9 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
   const { localId, senderQueueId } = input.options;
   const echo = localId !== undefined && senderQueueId !== undefined ? { queueId: senderQueueId, localId } : undefined;
   // The sender first: with thousands of recipients, they see their message soonest.
-  const order = recipientIds.map((userId, index) => ({ id: userId, bits: flags[index] })).sort((a, b) => Number(b.id === sender.id) - Number(a.id === sender.id));
+  const order = recipientIds
+    .map((userId, index) => ({ id: userId, bits: flags[index] }))
+    .sort((a, b) => Number(b.id === sender.id) - Number(a.id === sender.id));
   const messageOutbox = deps.bus.outboxWrite({
     realmId: realm.id,
     event: { type: 'message', message: wide },
@@ -186,7 +221,14 @@ export async function doSendMessage(deps: MessagesDeps, requester: Requester, in
     firstInChannel &&
     deps.bus.outboxWrite({
       realmId: realm.id,
-      event: { type: 'stream', op: 'update', property: 'first_message_id', value: id, stream_id: firstInChannel.id, name: firstInChannel.name },
+      event: {
+        type: 'stream',
+        op: 'update',
+        property: 'first_message_id',
+        value: id,
+        stream_id: firstInChannel.id,
+        name: firstInChannel.name,
+      },
       users: await metadataAccessUserIds(db, firstInChannel),
       from: Prisma.sql`first_message`,
     });

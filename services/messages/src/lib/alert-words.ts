@@ -10,7 +10,10 @@ const AFTER = /[\s'"),.:;?!>]/;
 
 /** Code is not prose: fenced blocks and inline code spans are not searched. */
 function searchableText(content: string): string {
-  return content.replace(/(```|~~~)[\s\S]*?(?:\1|$)/g, ' ').replace(/`[^`\n]*`/g, ' ').toLowerCase();
+  return content
+    .replace(/(```|~~~)[\s\S]*?(?:\1|$)/g, ' ')
+    .replace(/`[^`\n]*`/g, ' ')
+    .toLowerCase();
 }
 
 function containsWord(text: string, word: string): boolean {
@@ -23,7 +26,12 @@ function containsWord(text: string, word: string): boolean {
 }
 
 /** Which of `userIds` have an alert word in `content`. */
-export async function usersAlertedBy(db: Pick<TxClient, '$queryRaw'>, realmId: number, userIds: number[], content: string): Promise<Set<number>> {
+export async function usersAlertedBy(
+  db: Pick<TxClient, '$queryRaw'>,
+  realmId: number,
+  userIds: number[],
+  content: string,
+): Promise<Set<number>> {
   const rows = await db.$queryRaw<{ user_profile_id: number; word: string }[]>`
     SELECT user_profile_id, word FROM alert_word WHERE realm_id = ${realmId} AND user_profile_id = ANY(${userIds}::int[])`;
   const alerted = new Set<number>();

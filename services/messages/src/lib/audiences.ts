@@ -21,7 +21,8 @@ export async function messageActionAudience(
   if (messageIds.length === 0) return [];
   let rows: { id: number }[];
   if (stream === null) {
-    rows = await db.$queryRaw`SELECT DISTINCT user_profile_id AS id FROM user_message WHERE message_id = ANY(${messageIds}::int[])`;
+    rows =
+      await db.$queryRaw`SELECT DISTINCT user_profile_id AS id FROM user_message WHERE message_id = ANY(${messageIds}::int[])`;
   } else if (!stream.history_public_to_subscribers) {
     rows = await db.$queryRaw`
       SELECT DISTINCT s.user_profile_id AS id FROM subscription s JOIN user_profile u ON u.id = s.user_profile_id

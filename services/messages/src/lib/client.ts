@@ -10,7 +10,18 @@ export function sendingClientName(req: Request, clientParam: string | undefined)
   return match?.[1]?.trim() || 'Unspecified';
 }
 
-const HUMAN_CLIENTS = ['zulipandroid', 'zulipios', 'zulipdesktop', 'zulipmobile', 'zulipelectron', 'zulipterminal', 'snipe', 'website', 'ios', 'android'];
+const HUMAN_CLIENTS = [
+  'zulipandroid',
+  'zulipios',
+  'zulipdesktop',
+  'zulipmobile',
+  'zulipelectron',
+  'zulipterminal',
+  'snipe',
+  'website',
+  'ios',
+  'android',
+];
 
 /**
  * Whether a message sent from this client starts out read for its sender: yes from Zulip's own

@@ -19,7 +19,12 @@ function htmlDiff(before: string, after: string): string {
 }
 
 /** Null when the realm does not allow viewing edit history. */
-export async function editHistory(deps: MessagesDeps, userId: number, messageId: number, allowEmptyTopicName: boolean): Promise<Snapshot[] | null> {
+export async function editHistory(
+  deps: MessagesDeps,
+  userId: number,
+  messageId: number,
+  allowEmptyTopicName: boolean,
+): Promise<Snapshot[] | null> {
   const { user, realm } = await loadActor(deps.db, userId);
   const policy = realmMessageSettings(realm).message_edit_history_visibility_policy;
   if (policy === 'none') return null;
@@ -50,12 +55,18 @@ export async function editHistory(deps: MessagesDeps, userId: number, messageId:
     }
     snapshots.push(snapshot);
   }
-  const original: Snapshot = { content, rendered_content: rendered, timestamp: Math.floor(message.date_sent.getTime() / 1000), user_id: message.sender_id };
+  const original: Snapshot = {
+    content,
+    rendered_content: rendered,
+    timestamp: Math.floor(message.date_sent.getTime() / 1000),
+    user_id: message.sender_id,
+  };
   if (isStream) original.topic = topic;
   snapshots.push(original);
   const shown = (name: unknown) => (name === '' && !allowEmptyTopicName ? EMPTY_TOPIC_DISPLAY_NAME : name);
   // With "moves", content edits are not shown: every snapshot shows the current content.
-  const visible = policy === 'all' ? snapshots : visibleMoves(snapshots, message.content, message.rendered_content ?? '');
+  const visible =
+    policy === 'all' ? snapshots : visibleMoves(snapshots, message.content, message.rendered_content ?? '');
   return visible.reverse().map((snapshot) => {
     const out = { ...snapshot };
     if ('topic' in out) out.topic = shown(out.topic);

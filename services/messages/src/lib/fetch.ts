@@ -2,7 +2,13 @@
 // REPEATABLE READ snapshot so the search and the message bodies agree.
 
 import { transaction, type Realm } from '@teamchat/db';
-import { compileNarrow, fetchMessageRange, hasMessageAccess, type FinalizeOptions, type NarrowTerm } from '@teamchat/domain';
+import {
+  compileNarrow,
+  fetchMessageRange,
+  hasMessageAccess,
+  type FinalizeOptions,
+  type NarrowTerm,
+} from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { flagsOf, messagesForIds } from './messages';
 
@@ -35,16 +41,28 @@ export async function fetchMessages(
             visible.push(id);
             continue;
           }
-          const message = await db.message.findFirst({ where: { id, realm_id: viewer.realm_id }, select: { id: true, realm_id: true, stream_id: true } });
+          const message = await db.message.findFirst({
+            where: { id, realm_id: viewer.realm_id },
+            select: { id: true, realm_id: true, stream_id: true },
+          });
           if (message && (await hasMessageAccess(db, viewer, message))) visible.push(id);
         }
         const matching = narrow.conditions.length ? await narrowMembers(db, narrow, visible) : visible;
-        const messages = await messagesForIds(db, realm, matching, flags, { ...request.finalize, search: narrow.search });
+        const messages = await messagesForIds(db, realm, matching, flags, {
+          ...request.finalize,
+          search: narrow.search,
+        });
         return { messages, found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
       }
       const range = await fetchMessageRange(db, narrow, request);
       const flags = new Map(range.rows.map((row) => [row.id, row.flags]));
-      const messages = await messagesForIds(db, realm, range.rows.map((row) => row.id), flags, { ...request.finalize, search: narrow.search });
+      const messages = await messagesForIds(
+        db,
+        realm,
+        range.rows.map((row) => row.id),
+        flags,
+        { ...request.finalize, search: narrow.search },
+      );
       return {
         messages,
         found_anchor: range.foundAnchor,
@@ -59,10 +77,18 @@ export async function fetchMessages(
 }
 
 /** Which of `ids` match the narrow (their full range, each id its own anchor). */
-async function narrowMembers(db: Parameters<typeof fetchMessageRange>[0], narrow: Awaited<ReturnType<typeof compileNarrow>>, ids: number[]): Promise<number[]> {
+async function narrowMembers(
+  db: Parameters<typeof fetchMessageRange>[0],
+  narrow: Awaited<ReturnType<typeof compileNarrow>>,
+  ids: number[],
+): Promise<number[]> {
   const matching: number[] = [];
   for (const id of ids) {
-    const range = await fetchMessageRange(db, { ...narrow, includeHistory: true, needsMessage: true }, { anchor: id, includeAnchor: true, numBefore: 0, numAfter: 0 });
+    const range = await fetchMessageRange(
+      db,
+      { ...narrow, includeHistory: true, needsMessage: true },
+      { anchor: id, includeAnchor: true, numBefore: 0, numAfter: 0 },
+    );
     if (range.foundAnchor) matching.push(id);
   }
   return matching;

@@ -4,7 +4,12 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { TxClient, UserProfile } from '@teamchat/db';
-import { hasRealmPermission, hasUserGroupPermission, recursiveGroupMemberIds, type RenderingResult } from '@teamchat/domain';
+import {
+  hasRealmPermission,
+  hasUserGroupPermission,
+  recursiveGroupMemberIds,
+  type RenderingResult,
+} from '@teamchat/domain';
 
 /** Zulip's Realm.WILDCARD_MENTION_THRESHOLD. */
 const WILDCARD_MENTION_THRESHOLD = 15;
@@ -12,7 +17,11 @@ const WILDCARD_MENTION_THRESHOLD = 15;
 type Reader = Parameters<typeof hasRealmPermission>[0] & Pick<TxClient, '$queryRaw' | 'userGroup'>;
 
 /** Who took part in a topic: its senders and those who reacted in it (topic wildcard mentions reach them). */
-export async function topicParticipantIds(db: Pick<TxClient, '$queryRaw'>, streamId: number, topic: string): Promise<Set<number>> {
+export async function topicParticipantIds(
+  db: Pick<TxClient, '$queryRaw'>,
+  streamId: number,
+  topic: string,
+): Promise<Set<number>> {
   const rows = await db.$queryRaw<{ id: number }[]>`
     SELECT m.sender_id AS id FROM message m WHERE m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})
     UNION
@@ -40,20 +49,34 @@ export async function checkMentions(
 ): Promise<{ mentioned: Set<number>; topicParticipants: Set<number> }> {
   let topicParticipants = new Set<number>();
   if (channel !== null) {
-    if (rendering.streamWildcard && (await channel.subscriberCount()) > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
-      throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', { code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED' });
+    if (
+      rendering.streamWildcard &&
+      (await channel.subscriberCount()) > WILDCARD_MENTION_THRESHOLD &&
+      !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))
+    ) {
+      throw new JsonableError('You do not have permission to use channel wildcard mentions in this channel.', {
+        code: 'STREAM_WILDCARD_MENTION_NOT_ALLOWED',
+      });
     }
     if (rendering.topicWildcard) {
       topicParticipants = await topicParticipantIds(db, channel.streamId, channel.topic);
       topicParticipants.add(sender.id);
-      if (topicParticipants.size > WILDCARD_MENTION_THRESHOLD && !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))) {
-        throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', { code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED' });
+      if (
+        topicParticipants.size > WILDCARD_MENTION_THRESHOLD &&
+        !(await hasRealmPermission(db, sender, 'can_mention_many_users_group'))
+      ) {
+        throw new JsonableError('You do not have permission to use topic wildcard mentions in this topic.', {
+          code: 'TOPIC_WILDCARD_MENTION_NOT_ALLOWED',
+        });
       }
     }
   }
   const mentioned = new Set(rendering.mentionedUserIds);
   if (rendering.mentionedGroupIds.size > 0) {
-    const groups = await db.userGroup.findMany({ where: { id: { in: [...rendering.mentionedGroupIds] } }, select: { id: true, name: true } });
+    const groups = await db.userGroup.findMany({
+      where: { id: { in: [...rendering.mentionedGroupIds] } },
+      select: { id: true, name: true },
+    });
     for (const group of groups) {
       if (!(await hasUserGroupPermission(db, sender, group.id, 'can_mention_group'))) {
         throw new JsonableError(`You are not allowed to mention user group '${group.name}'.`);

@@ -19,7 +19,19 @@ import {
 
 type Reader = Pick<
   TxClient,
-  '$queryRaw' | 'message' | 'userMessage' | 'userProfile' | 'stream' | 'reaction' | 'realm' | 'linkifier' | 'subscription' | 'groupSetting' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership'
+  | '$queryRaw'
+  | 'message'
+  | 'userMessage'
+  | 'userProfile'
+  | 'stream'
+  | 'reaction'
+  | 'realm'
+  | 'linkifier'
+  | 'subscription'
+  | 'groupSetting'
+  | 'userGroup'
+  | 'userGroupMembership'
+  | 'groupGroupMembership'
 >;
 
 export const INVALID_MESSAGES = 'Invalid message(s)';
@@ -35,10 +47,12 @@ export async function accessMessage(db: Reader, viewer: Viewer, messageId: numbe
     where: { user_profile_id_message_id: { user_profile_id: viewer.id, message_id: messageId } },
     select: { flags: true },
   });
-  const stream: Stream | null = message.stream_id === null ? null : await db.stream.findUnique({ where: { id: message.stream_id } });
+  const stream: Stream | null =
+    message.stream_id === null ? null : await db.stream.findUnique({ where: { id: message.stream_id } });
   // Having received a channel message is not enough (Zulip's has_message_access): one who
   // left a private channel no longer reads it.
-  if (!(await hasMessageAccess(db, viewer, message, { received: userMessage !== null, stream }))) throw new JsonableError(INVALID_MESSAGES);
+  if (!(await hasMessageAccess(db, viewer, message, { received: userMessage !== null, stream })))
+    throw new JsonableError(INVALID_MESSAGES);
   if (userMessage) return { message, flags: userMessage.flags, received: true, stream };
   return { message, flags: HISTORICAL_FLAGS, received: false, stream };
 }
@@ -61,18 +75,34 @@ export async function accessMessageForUpdate(db: Reader, viewer: Viewer, message
 
 const MATCH_START = 'TCHLSTART';
 const MATCH_STOP = 'TCHLSTOP';
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
-const highlight = (text: string) => text.split(MATCH_START).join('<span class="highlight">').split(MATCH_STOP).join('</span>');
+const escapeHtml = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#x27;');
+const highlight = (text: string) =>
+  text.split(MATCH_START).join('<span class="highlight">').split(MATCH_STOP).join('</span>');
 
 /** Zulip's match_content / match_subject: the search's words highlighted. */
-async function searchHighlights(db: Reader, ids: number[], search: string): Promise<Map<number, { match_content: string; match_subject: string }>> {
+async function searchHighlights(
+  db: Reader,
+  ids: number[],
+  search: string,
+): Promise<Map<number, { match_content: string; match_subject: string }>> {
   const options = `HighlightAll=TRUE, StartSel=${MATCH_START}, StopSel=${MATCH_STOP}`;
   const rows = await db.$queryRaw<{ id: number; content: string; topic: string }[]>`
     SELECT m.id,
       ts_headline('english', COALESCE(m.rendered_content, ''), plainto_tsquery('english', ${search}), ${options}) AS content,
       ts_headline('english', m.topic, plainto_tsquery('english', ${search}), ${options}) AS topic
     FROM message m WHERE m.id = ANY(${ids}::int[])`;
-  return new Map(rows.map((row) => [row.id, { match_content: highlight(row.content), match_subject: highlight(escapeHtml(row.topic)) }]));
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      { match_content: highlight(row.content), match_subject: highlight(escapeHtml(row.topic)) },
+    ]),
+  );
 }
 
 /**

@@ -6,13 +6,26 @@ import { anyUserInGroup, isGuest, realmSettingGroup, SystemGroup } from '@teamch
 
 type Reader = Pick<
   TxClient,
-  '$queryRaw' | 'subscription' | 'stream' | 'groupSetting' | 'userGroup' | 'userGroupMembership' | 'groupGroupMembership' | 'userProfile' | 'userMessage' | 'message'
+  | '$queryRaw'
+  | 'subscription'
+  | 'stream'
+  | 'groupSetting'
+  | 'userGroup'
+  | 'userGroupMembership'
+  | 'groupGroupMembership'
+  | 'userProfile'
+  | 'userMessage'
+  | 'message'
 >;
 
 type Sender = Pick<UserProfile, 'id' | 'role' | 'is_bot' | 'bot_owner_id' | 'realm_id'>;
 
 /** can_send_message_group membership and subscription of one user, in one query. */
-async function postingRights(db: Reader, userId: number, streamId: number): Promise<{ canSend: boolean; subscribed: boolean }> {
+async function postingRights(
+  db: Reader,
+  userId: number,
+  streamId: number,
+): Promise<{ canSend: boolean; subscribed: boolean }> {
   const [row] = await db.$queryRaw<{ can_send: boolean; subscribed: boolean }[]>`
     WITH RECURSIVE groups(id) AS (
       SELECT gs.group_id FROM group_setting gs
@@ -33,7 +46,8 @@ async function postingRights(db: Reader, userId: number, streamId: number): Prom
 export async function checkCanSendToStream(db: Reader, sender: Sender, stream: Stream): Promise<void> {
   const own = await postingRights(db, sender.id, stream.id);
   // A bot may post where its owner may.
-  const owner = sender.is_bot && sender.bot_owner_id !== null ? await postingRights(db, sender.bot_owner_id, stream.id) : null;
+  const owner =
+    sender.is_bot && sender.bot_owner_id !== null ? await postingRights(db, sender.bot_owner_id, stream.id) : null;
   if (!own.canSend && !owner?.canSend) throw new JsonableError('You do not have permission to post in this channel.');
   const refused = new JsonableError(`Not authorized to send to channel '${stream.name}'`);
   if (stream.is_archived) throw refused;
@@ -49,7 +63,12 @@ export async function checkCanSendToStream(db: Reader, sender: Sender, stream: S
  * direct_message_permission_group, and starting a new conversation needs
  * direct_message_initiator_group.
  */
-export async function checkCanSendDirectMessage(db: Reader, sender: Sender, recipients: Pick<UserProfile, 'id' | 'is_bot'>[], dmKey: string): Promise<void> {
+export async function checkCanSendDirectMessage(
+  db: Reader,
+  sender: Sender,
+  recipients: Pick<UserProfile, 'id' | 'is_bot'>[],
+  dmKey: string,
+): Promise<void> {
   if (sender.is_bot) return;
   if (recipients.every((user) => user.is_bot || user.id === sender.id)) return;
   // Every realm has both settings (made with the realm).
@@ -57,11 +76,16 @@ export async function checkCanSendDirectMessage(db: Reader, sender: Sender, reci
   const everyone = [...new Set([sender.id, ...recipients.map((user) => user.id)])];
   if (!(await anyUserInGroup(db, permission.id, everyone))) {
     throw new JsonableError(
-      permission.name === SystemGroup.NOBODY ? 'Direct messages are disabled in this organization.' : 'This conversation does not include any users who can authorize it.',
+      permission.name === SystemGroup.NOBODY
+        ? 'Direct messages are disabled in this organization.'
+        : 'This conversation does not include any users who can authorize it.',
     );
   }
   const initiator = (await realmSettingGroup(db, sender.realm_id, 'direct_message_initiator_group'))!;
   if (await anyUserInGroup(db, initiator.id, [sender.id])) return;
-  const previous = await db.message.findFirst({ where: { realm_id: sender.realm_id, dm_key: dmKey }, select: { id: true } });
+  const previous = await db.message.findFirst({
+    where: { realm_id: sender.realm_id, dm_key: dmKey },
+    select: { id: true },
+  });
   if (!previous) throw new JsonableError('You do not have permission to initiate direct message conversations.');
 }

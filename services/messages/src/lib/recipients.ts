@@ -42,7 +42,8 @@ export function extractPrivateRecipients(raw: string): PrivateRecipients {
     if (data.some((item) => typeof item !== 'string')) throw mixed();
     return [...new Set((data as string[]).map((email) => email.trim()))].filter(Boolean);
   }
-  if (typeof data[0] !== 'number' || !Number.isInteger(data[0])) throw new JsonableError('Invalid data type for recipients');
+  if (typeof data[0] !== 'number' || !Number.isInteger(data[0]))
+    throw new JsonableError('Invalid data type for recipients');
   if (data.some((item) => typeof item !== 'number' || !Number.isInteger(item))) throw mixed();
   return [...new Set(data as number[])];
 }
@@ -77,14 +78,22 @@ export function checkTopicsPolicy(
 ): void {
   const policy = topicsPolicyOf(realm, stream);
   if ((options.checkEmptyTopic ?? true) && policy === 'disable_empty_topic' && topic === '') {
-    throw new JsonableError(`Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`);
+    throw new JsonableError(
+      `Sending messages to the ${EMPTY_TOPIC_DISPLAY_NAME} topic is not allowed in this channel.`,
+    );
   }
   if (policy === 'empty_topic_only' && topic !== '') {
     throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
   }
 }
 
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+const escapeHtml = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#x27;');
 
 type Reader = Pick<TxClient, 'stream' | 'userProfile'>;
 
@@ -93,21 +102,33 @@ export async function streamForSending(db: Reader, realmId: number, indicator: S
   if (typeof indicator === 'number') {
     const stream = await db.stream.findFirst({ where: { id: indicator, realm_id: realmId } });
     if (!stream) {
-      throw new JsonableError(`Channel with ID '${indicator}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream_id: indicator } });
+      throw new JsonableError(`Channel with ID '${indicator}' does not exist`, {
+        code: 'STREAM_DOES_NOT_EXIST',
+        data: { stream_id: indicator },
+      });
     }
     return stream;
   }
   const name = indicator.trim();
   checkStreamName(name);
-  const stream = await db.stream.findFirst({ where: { realm_id: realmId, name: { equals: name, mode: 'insensitive' } } });
+  const stream = await db.stream.findFirst({
+    where: { realm_id: realmId, name: { equals: name, mode: 'insensitive' } },
+  });
   if (!stream) {
-    throw new JsonableError(`Channel '${escapeHtml(name)}' does not exist`, { code: 'STREAM_DOES_NOT_EXIST', data: { stream: escapeHtml(name) } });
+    throw new JsonableError(`Channel '${escapeHtml(name)}' does not exist`, {
+      code: 'STREAM_DOES_NOT_EXIST',
+      data: { stream: escapeHtml(name) },
+    });
   }
   return stream;
 }
 
 /** Users named by email or id, in the realm; the first unknown one is Zulip's error. */
-export async function usersForRecipients(db: Reader, realmId: number, recipients: PrivateRecipients): Promise<UserProfile[]> {
+export async function usersForRecipients(
+  db: Reader,
+  realmId: number,
+  recipients: PrivateRecipients,
+): Promise<UserProfile[]> {
   if (recipients.length === 0) return [];
   if (typeof recipients[0] === 'number') {
     const ids = recipients as number[];
@@ -117,7 +138,10 @@ export async function usersForRecipients(db: Reader, realmId: number, recipients
   }
   const emails = recipients as string[];
   const users = await db.userProfile.findMany({
-    where: { realm_id: realmId, OR: emails.map((email) => ({ email: { equals: email, mode: 'insensitive' as const } })) },
+    where: {
+      realm_id: realmId,
+      OR: emails.map((email) => ({ email: { equals: email, mode: 'insensitive' as const } })),
+    },
   });
   const byEmail = new Map(users.map((user) => [user.email.toLowerCase(), user]));
   return emails.map((email) => byEmail.get(email.toLowerCase()) ?? raise(`Invalid email '${email}'`));

@@ -35,7 +35,10 @@ const draftValidator: v.Validator<DraftInput> = v.object(
 /** GET /drafts */
 export async function getDrafts({ deps, requester }: AuthedContext<MessagesDeps>) {
   const { user } = await checkDraftsEnabled(deps, requester.userId);
-  const drafts = await deps.db.draft.findMany({ where: { user_profile_id: user.id }, orderBy: [{ last_edit_time: 'asc' }, { id: 'asc' }] });
+  const drafts = await deps.db.draft.findMany({
+    where: { user_profile_id: user.id },
+    orderBy: [{ last_edit_time: 'asc' }, { id: 'asc' }],
+  });
   return { count: drafts.length, drafts: drafts.map(draftDict) };
 }
 

@@ -37,13 +37,23 @@ export async function updateMessageFlagsForNarrow({ deps, requester, params }: A
     throw new JsonableError('The anchor can only be excluded at an end of the range');
   }
   // Clamp so num_before + num_after <= 5000, num_before keeping at least half when both are large.
-  const numBefore = Math.min(parsed.num_before, Math.max(MAX_MESSAGES_PER_UPDATE - parsed.num_after, MAX_MESSAGES_PER_UPDATE / 2));
+  const numBefore = Math.min(
+    parsed.num_before,
+    Math.max(MAX_MESSAGES_PER_UPDATE - parsed.num_after, MAX_MESSAGES_PER_UPDATE / 2),
+  );
   const numAfter = Math.min(parsed.num_after, MAX_MESSAGES_PER_UPDATE - numBefore);
 
   const { user } = await loadActor(deps.db, requester.userId);
   const viewer = viewerOf(user);
   const narrow = await compileNarrow(deps.db, viewer, parsed.narrow);
-  const result = await doUpdateFlagsOverRange(deps, viewer, narrow, { anchor, includeAnchor: parsed.include_anchor, numBefore, numAfter }, parsed.op as FlagOperation, parsed.flag);
+  const result = await doUpdateFlagsOverRange(
+    deps,
+    viewer,
+    narrow,
+    { anchor, includeAnchor: parsed.include_anchor, numBefore, numAfter },
+    parsed.op as FlagOperation,
+    parsed.flag,
+  );
   return {
     processed_count: result.processedIds.count,
     updated_count: result.updatedCount,
@@ -51,7 +61,9 @@ export async function updateMessageFlagsForNarrow({ deps, requester, params }: A
     last_processed_id: result.processedIds.last,
     found_oldest: result.foundOldest,
     found_newest: result.foundNewest,
-    ...(parsed.flag === 'read' && parsed.op === 'remove' ? { ignored_because_not_subscribed_channels: result.ignoredChannelIds } : {}),
+    ...(parsed.flag === 'read' && parsed.op === 'remove'
+      ? { ignored_because_not_subscribed_channels: result.ignoredChannelIds }
+      : {}),
   };
 }
 
@@ -72,7 +84,10 @@ export async function markStreamAsRead({ deps, requester, params }: AuthedContex
 
 /** POST /mark_topic_as_read */
 export async function markTopicAsRead({ deps, requester, params }: AuthedContext<MessagesDeps>) {
-  const { stream_id: streamId, topic_name: topicName } = params.parse({ stream_id: required(param.json(v.id())), topic_name: required(param.string()) });
+  const { stream_id: streamId, topic_name: topicName } = params.parse({
+    stream_id: required(param.json(v.id())),
+    topic_name: required(param.string()),
+  });
   const { user } = await loadActor(deps.db, requester.userId);
   await accessStreamById(deps.db, viewerOf(user), streamId);
   if (topicName) {

@@ -76,7 +76,10 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
     include_anchor: optional(param.bool(), true),
     num_before: optional(param.int({ min: 0 }), 0),
     num_after: optional(param.int({ min: 0 }), 0),
-    narrow: optional(param.json((value, name) => parseNarrow(value, name)), null),
+    narrow: optional(
+      param.json((value, name) => parseNarrow(value, name)),
+      null,
+    ),
     use_first_unread_anchor: optional(param.bool(), false),
     client_gravatar: optional(param.bool(), true),
     apply_markdown: optional(param.bool(), true),
@@ -96,7 +99,8 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
   const anchor = parsed.message_ids === undefined ? parseAnchor(parsed.anchor, parsed.use_first_unread_anchor) : 0;
   const requested = parsed.message_ids?.length ?? parsed.num_before + parsed.num_after;
   if (requested > MAX_MESSAGES_PER_FETCH) throw new JsonableError(tooManyMessages());
-  if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor) throw new JsonableError('The anchor can only be excluded at an end of the range');
+  if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor)
+    throw new JsonableError('The anchor can only be excluded at an end of the range');
 
   const { user, realm } = await loadActor(deps.db, requester.userId);
   return fetchMessages(deps, viewerOf(user), realm, {
@@ -106,7 +110,11 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
     numBefore: parsed.num_before,
     numAfter: parsed.num_after,
     messageIds: parsed.message_ids,
-    finalize: { applyMarkdown: parsed.apply_markdown, clientGravatar: parsed.client_gravatar, allowEmptyTopicName: parsed.allow_empty_topic_name },
+    finalize: {
+      applyMarkdown: parsed.apply_markdown,
+      clientGravatar: parsed.client_gravatar,
+      allowEmptyTopicName: parsed.allow_empty_topic_name,
+    },
   });
 }
 

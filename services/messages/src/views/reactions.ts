@@ -1,4 +1,13 @@
-import { optional, param, pathInt, required, RESPONDED, sendJson, type AuthedContext, type ViewResult } from '@teamchat/core';
+import {
+  optional,
+  param,
+  pathInt,
+  required,
+  RESPONDED,
+  sendJson,
+  type AuthedContext,
+  type ViewResult,
+} from '@teamchat/core';
 import { doAddReaction, doRemoveReaction } from '../actions/reactions';
 import type { MessagesDeps } from '../deps';
 import { emojiDataFile } from '../lib/emoji';
@@ -17,7 +26,11 @@ export async function addReaction({ deps, requester, params, req }: AuthedContex
     emoji_code: optional(param.string()),
     reaction_type: optional(param.string()),
   });
-  await doAddReaction(deps, requester.userId, messageId, { emojiName: parsed.emoji_name, emojiCode: parsed.emoji_code, reactionType: parsed.reaction_type });
+  await doAddReaction(deps, requester.userId, messageId, {
+    emojiName: parsed.emoji_name,
+    emojiCode: parsed.emoji_code,
+    reactionType: parsed.reaction_type,
+  });
   return {};
 }
 
@@ -29,6 +42,10 @@ export async function removeReaction({ deps, requester, params, req }: AuthedCon
     emoji_code: optional(param.string()),
     reaction_type: optional(param.string(), 'unicode_emoji'),
   });
-  await doRemoveReaction(deps, requester.userId, messageId, { emojiName: parsed.emoji_name, emojiCode: parsed.emoji_code, reactionType: parsed.reaction_type });
+  await doRemoveReaction(deps, requester.userId, messageId, {
+    emojiName: parsed.emoji_name,
+    emojiCode: parsed.emoji_code,
+    reactionType: parsed.reaction_type,
+  });
   return {};
 }

@@ -24,7 +24,11 @@ export interface StoredUpload {
  * realm's quota check, and tells the owner's clients. If the quota refuses it, the caller
  * removes the bytes.
  */
-export async function doCreateAttachment(deps: AttachmentActionDeps, owner: Requester, upload: StoredUpload): Promise<AttachmentDict> {
+export async function doCreateAttachment(
+  deps: AttachmentActionDeps,
+  owner: Requester,
+  upload: StoredUpload,
+): Promise<AttachmentDict> {
   return transaction(deps.db, async (tx) => {
     await checkUploadWithinQuota(tx.db, owner.realmId, upload.size, { lock: true });
     const row = await tx.db.attachment.create({
@@ -58,13 +62,19 @@ export const INVALID_ATTACHMENT = 'Invalid attachment';
  * (Zulip's do_delete_attachment). The bytes go before the commit: if storage fails, nothing
  * changes and the client may retry.
  */
-export async function doDeleteAttachment(deps: AttachmentActionDeps, requester: Requester, attachmentId: number): Promise<void> {
+export async function doDeleteAttachment(
+  deps: AttachmentActionDeps,
+  requester: Requester,
+  attachmentId: number,
+): Promise<void> {
   await transaction(deps.db, async (tx) => {
     const [deleted] = await tx.db.$queryRaw<{ path_id: string }[]>`
       DELETE FROM attachment WHERE id = ${attachmentId} AND owner_id = ${requester.userId} RETURNING path_id`;
     if (!deleted) throw new JsonableError(INVALID_ATTACHMENT);
     const used = await uploadSpaceUsed(tx.db, requester.realmId);
-    await deps.bus.sendEventOnCommit(tx, requester.realmId, attachmentEvent('remove', { id: attachmentId }, used), [requester.userId]);
+    await deps.bus.sendEventOnCommit(tx, requester.realmId, attachmentEvent('remove', { id: attachmentId }, used), [
+      requester.userId,
+    ]);
     try {
       await deps.storage.delete(uploadKeys(deps.storage, deleted.path_id));
     } catch (error) {

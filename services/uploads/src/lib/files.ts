@@ -12,7 +12,10 @@ import { JsonableError } from '@teamchat/core';
 export function sanitizeName(value: string, options: { strict?: boolean } = {}): string {
   const kept = options.strict
     ? value.replace(/[^A-Za-z0-9_ .-]/g, '').trim()
-    : value.normalize('NFKC').replace(/[^\p{L}\p{N}_\s.-]/gu, '').trim();
+    : value
+        .normalize('NFKC')
+        .replace(/[^\p{L}\p{N}_\s.-]/gu, '')
+        .trim();
   const name = kept.replace(/[-\s]+/g, '-');
   return name === '' || name === '.' || name === '..' ? 'uploaded-file' : name;
 }

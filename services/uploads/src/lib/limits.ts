@@ -30,10 +30,16 @@ const QUOTA_LOCK_NAMESPACE = 0x7570_6c64; // "upld"
  * (Zulip's check_upload_within_quota). Inside a transaction it also locks the realm's quota
  * until commit, so two uploads cannot both pass on the same remaining space.
  */
-export async function checkUploadWithinQuota(db: Pick<TxClient, '$queryRaw' | 'realm'>, realmId: number, size: number, options: { lock?: boolean } = {}): Promise<void> {
+export async function checkUploadWithinQuota(
+  db: Pick<TxClient, '$queryRaw' | 'realm'>,
+  realmId: number,
+  size: number,
+  options: { lock?: boolean } = {},
+): Promise<void> {
   const realm = await db.realm.findUnique({ where: { id: realmId }, select: { upload_quota_bytes: true } });
   if (realm?.upload_quota_bytes === null || realm?.upload_quota_bytes === undefined) return;
-  if (options.lock) await db.$queryRaw`SELECT pg_advisory_xact_lock(${QUOTA_LOCK_NAMESPACE}::int, ${realmId}::int)::text`;
+  if (options.lock)
+    await db.$queryRaw`SELECT pg_advisory_xact_lock(${QUOTA_LOCK_NAMESPACE}::int, ${realmId}::int)::text`;
   const used = await uploadSpaceUsed(db, realmId);
   if (used + size > Number(realm.upload_quota_bytes)) throw new RealmUploadQuotaError();
 }

@@ -15,7 +15,12 @@ import { S3Store, type MetadataValue } from '@tus/s3-store';
 const PARALLEL_PARTS = 4;
 
 export class BufferedPartsS3Store extends S3Store {
-  protected override async uploadParts(metadata: MetadataValue, readStream: Readable, currentPartNumber: number, offset: number): Promise<number> {
+  protected override async uploadParts(
+    metadata: MetadataValue,
+    readStream: Readable,
+    currentPartNumber: number,
+    offset: number,
+  ): Promise<number> {
     const size = metadata.file.size;
     const partSize = this.calcOptimalPartSize(size);
     const inFlight = new Set<Promise<void>>();

@@ -23,15 +23,29 @@ function signingKey(secret: string): Buffer {
 
 /** "/user_uploads/temporary/{token}/{file name}" for the upload at `pathId` of `realmId`. */
 export function temporaryFileUrl(secret: string, realmId: number, pathId: string): string {
-  const token = jwt.sign({ p: pathId, r: realmId }, signingKey(secret), { algorithm: 'HS256', expiresIn: LIFETIME_SECONDS, audience: AUDIENCE });
+  const token = jwt.sign({ p: pathId, r: realmId }, signingKey(secret), {
+    algorithm: 'HS256',
+    expiresIn: LIFETIME_SECONDS,
+    audience: AUDIENCE,
+  });
   return `${TEMPORARY_URL_PREFIX}${token}/${encodeURIComponent(pathId.split('/').at(-1)!)}`;
 }
 
 /** The upload a temporary URL's token names, or null if the token is forged, expired or malformed. */
-export function uploadOfTemporaryToken(secret: string, token: string, nowSeconds = Math.floor(Date.now() / 1000)): { pathId: string; realmId: number } | null {
+export function uploadOfTemporaryToken(
+  secret: string,
+  token: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): { pathId: string; realmId: number } | null {
   try {
-    const payload = jwt.verify(token, signingKey(secret), { algorithms: ['HS256'], audience: AUDIENCE, clockTimestamp: nowSeconds }) as { p?: unknown; r?: unknown };
-    return typeof payload.p === 'string' && typeof payload.r === 'number' ? { pathId: payload.p, realmId: payload.r } : null;
+    const payload = jwt.verify(token, signingKey(secret), {
+      algorithms: ['HS256'],
+      audience: AUDIENCE,
+      clockTimestamp: nowSeconds,
+    }) as { p?: unknown; r?: unknown };
+    return typeof payload.p === 'string' && typeof payload.r === 'number'
+      ? { pathId: payload.p, realmId: payload.r }
+      : null;
   } catch {
     return null;
   }

@@ -90,15 +90,18 @@ class RedisLock implements Lock {
       await new Promise((resolve) => setTimeout(resolve, this.locker.retryDelayMs));
     }
     this.locker.held.set(this.id, requestRelease);
-    this.renewal = setInterval(() => {
-      redis.eval(EXTEND_IF_OWNER, 1, this.locker.key(this.id), this.token, this.locker.ttlMs).then(
-        (extended) => {
-          // Lost (expired while this process stalled): let the request go.
-          if (extended === 0) void requestRelease();
-        },
-        () => {},
-      );
-    }, Math.floor(this.locker.ttlMs / 3));
+    this.renewal = setInterval(
+      () => {
+        redis.eval(EXTEND_IF_OWNER, 1, this.locker.key(this.id), this.token, this.locker.ttlMs).then(
+          (extended) => {
+            // Lost (expired while this process stalled): let the request go.
+            if (extended === 0) void requestRelease();
+          },
+          () => {},
+        );
+      },
+      Math.floor(this.locker.ttlMs / 3),
+    );
     this.renewal.unref();
   }
 

@@ -95,7 +95,11 @@ function webBody(req: IncomingMessage): { stream: ReadableStream<Uint8Array>; di
  * Hands one request to tus (what its handle() does, with webBody) and writes its answer. The
  * request carries its Node request and response as srvx's do, for tus and for requesterOf.
  */
-export async function handleTusRequest(server: Server, req: IncomingMessage & { originalUrl?: string }, res: ServerResponse): Promise<void> {
+export async function handleTusRequest(
+  server: Server,
+  req: IncomingMessage & { originalUrl?: string },
+  res: ServerResponse,
+): Promise<void> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
@@ -120,7 +124,8 @@ export async function handleTusRequest(server: Server, req: IncomingMessage & { 
       if (name === 'connection' && !req.destroyed) return;
       res.setHeader(name, value);
     });
-    if (response.body && req.method !== 'HEAD') await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res);
+    if (response.body && req.method !== 'HEAD')
+      await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res);
     else res.end();
   } finally {
     body?.discardRest();
@@ -176,7 +181,8 @@ interface TusStorage {
 }
 
 function createTusStorage(deps: Omit<UploadsDeps, 'tus'>): TusStorage {
-  const attachmentExists = async (pathId: string) => (await deps.db.attachment.count({ where: { path_id: pathId } })) > 0;
+  const attachmentExists = async (pathId: string) =>
+    (await deps.db.attachment.count({ where: { path_id: pathId } })) > 0;
   const { storage } = deps.config;
   if (storage.kind === 'local') {
     // Writes "<dir>/<path id>" and "<dir>/<path id>.json" (see uploadKeys).
@@ -254,7 +260,8 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
     allowedOrigins: [],
     generateUrl: (_req, { path, id }) => `${path}/${encodeUploadId(id)}`,
     getFileIdFromRequest: (_req, lastPath) => decodeUploadId(lastPath),
-    namingFunction: (req, metadata) => newPathId(requesterOf(req).realmId, sanitizeName(metadata?.filename ?? '', { strict: true })),
+    namingFunction: (req, metadata) =>
+      newPathId(requesterOf(req).realmId, sanitizeName(metadata?.filename ?? '', { strict: true })),
     onIncomingRequest: async (req, pathId) => {
       if (req.method !== 'POST') await assertOwnUpload(req, pathId);
     },
@@ -275,7 +282,11 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
     onUploadFinish: async (req, upload) => {
       const body = JSON.stringify(await finishUpload(req, upload));
       // A PATCH may answer 200 with a body (as Zulip's tusd does); a creation must stay 201 with its Location.
-      return { status_code: req.method === 'PATCH' ? 200 : undefined, headers: { 'Content-Type': 'application/json' }, body };
+      return {
+        status_code: req.method === 'PATCH' ? 200 : undefined,
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      };
     },
   });
 }

@@ -50,17 +50,25 @@ function pathIdOf(urlPath: string, prefix: string): string | null {
 }
 
 /** The upload at the URL path after `prefix`, if the requester may read it (404 / 403 otherwise). */
-async function accessibleUpload({ deps, req, requester }: AuthedContext<UploadsDeps>, prefix: string): Promise<Attachment> {
+async function accessibleUpload(
+  { deps, req, requester }: AuthedContext<UploadsDeps>,
+  prefix: string,
+): Promise<Attachment> {
   const pathId = pathIdOf(req.path, prefix);
   if (pathId === null) throw new FileNotFoundError();
   const attachment = await deps.db.attachment.findFirst({ where: { path_id: pathId, realm_id: requester.realmId } });
   if (!attachment) throw new FileNotFoundError();
   const viewer = { id: requester.userId, realm_id: requester.realmId, role: requester.role };
-  if (!(await canAccessAttachment(deps.db, viewer, attachment))) throw new JsonableError(NOT_AUTHORIZED, { status: 403 });
+  if (!(await canAccessAttachment(deps.db, viewer, attachment)))
+    throw new JsonableError(NOT_AUTHORIZED, { status: 403 });
   return attachment;
 }
 
-async function serveFile(ctx: AuthedContext<UploadsDeps>, attachment: Attachment, forceDownload: boolean): Promise<ViewResult> {
+async function serveFile(
+  ctx: AuthedContext<UploadsDeps>,
+  attachment: Attachment,
+  forceDownload: boolean,
+): Promise<ViewResult> {
   const { deps, req, res } = ctx;
 
   const size = Number(attachment.size);
@@ -108,8 +116,10 @@ async function serveFile(ctx: AuthedContext<UploadsDeps>, attachment: Attachment
   return RESPONDED;
 }
 
-export const serveUpload = async (ctx: AuthedContext<UploadsDeps>) => serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/'), false);
-export const downloadUpload = async (ctx: AuthedContext<UploadsDeps>) => serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/download/'), true);
+export const serveUpload = async (ctx: AuthedContext<UploadsDeps>) =>
+  serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/'), false);
+export const downloadUpload = async (ctx: AuthedContext<UploadsDeps>) =>
+  serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/download/'), true);
 
 /** GET /api/v1/user_uploads/{realm_id}/{...} (Zulip's serve_file_url_backend): a temporary URL of the file. */
 export async function getTemporaryFileUrl(ctx: AuthedContext<UploadsDeps>) {
@@ -124,9 +134,12 @@ export async function getTemporaryFileUrl(ctx: AuthedContext<UploadsDeps>) {
  */
 export async function serveTemporaryFile(ctx: AuthedContext<UploadsDeps>) {
   const [token, fileName, ...rest] = ctx.req.path.slice(TEMPORARY_URL_PREFIX.length).split('/');
-  const upload = rest.length === 0 && token && fileName ? uploadOfTemporaryToken(ctx.deps.env.INTERNAL_JWT_SECRET, token) : null;
+  const upload =
+    rest.length === 0 && token && fileName ? uploadOfTemporaryToken(ctx.deps.env.INTERNAL_JWT_SECRET, token) : null;
   if (!upload || safeDecode(fileName) !== upload.pathId.split('/').at(-1)) throw new JsonableError('Invalid filename');
-  const attachment = await ctx.deps.db.attachment.findFirst({ where: { path_id: upload.pathId, realm_id: upload.realmId } });
+  const attachment = await ctx.deps.db.attachment.findFirst({
+    where: { path_id: upload.pathId, realm_id: upload.realmId },
+  });
   if (!attachment) throw new FileNotFoundError();
   return serveFile(ctx, attachment, false);
 }

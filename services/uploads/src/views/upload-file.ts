@@ -50,10 +50,17 @@ function storageEngine(deps: UploadsDeps, requester: Requester): multer.StorageE
   };
 }
 
-async function receiveFiles(req: Request, res: Response, deps: UploadsDeps, requester: Requester): Promise<ReceivedFile[]> {
+async function receiveFiles(
+  req: Request,
+  res: Response,
+  deps: UploadsDeps,
+  requester: Requester,
+): Promise<ReceivedFile[]> {
   const parse = multer({ storage: storageEngine(deps, requester), limits: { files: 1, fields: 1000 } }).any();
   try {
-    await new Promise<void>((resolve, reject) => parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())),
+    );
   } catch (error) {
     throw asUploadError(error, deps.config.maxFileSizeBytes);
   }
@@ -68,7 +75,8 @@ function asUploadError(error: unknown, maxBytes: number): unknown {
   }
   const message = (error as Error)?.message ?? '';
   // busboy's refusals: "Malformed part header", "Unexpected end of form", "Multipart: Boundary not found"...
-  if (/Multipart|Malformed|Unexpected end of (form|file)|boundary|aborted/i.test(message)) return new JsonableError('Malformed multipart body');
+  if (/Multipart|Malformed|Unexpected end of (form|file)|boundary|aborted/i.test(message))
+    return new JsonableError('Malformed multipart body');
   return error;
 }
 

@@ -10,7 +10,11 @@ import { lockUser } from '../lib/locks';
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
 /** Adds the words the user does not have yet (ignoring case); returns the new list. */
-export async function doAddAlertWords(deps: Deps, user: Pick<UserProfile, 'id' | 'realm_id'>, words: string[]): Promise<string[]> {
+export async function doAddAlertWords(
+  deps: Deps,
+  user: Pick<UserProfile, 'id' | 'realm_id'>,
+  words: string[],
+): Promise<string[]> {
   return transaction(deps.db, async (tx) => {
     await lockUser(tx.db, user.id);
     // Among new spellings of one word the last given wins, as in Zulip; a word the user
@@ -28,12 +32,17 @@ export async function doAddAlertWords(deps: Deps, user: Pick<UserProfile, 'id' |
 }
 
 /** Removes the given words, ignoring case; returns the new list. */
-export async function doRemoveAlertWords(deps: Deps, user: Pick<UserProfile, 'id' | 'realm_id'>, words: string[]): Promise<string[]> {
+export async function doRemoveAlertWords(
+  deps: Deps,
+  user: Pick<UserProfile, 'id' | 'realm_id'>,
+  words: string[],
+): Promise<string[]> {
   return transaction(deps.db, async (tx) => {
     await lockUser(tx.db, user.id);
     const lowered = [...new Set(words.map((word) => word.toLowerCase()))];
     if (lowered.length) {
-      await tx.db.$executeRaw`DELETE FROM alert_word WHERE user_profile_id = ${user.id} AND lower(word) = ANY(${lowered}::text[])`;
+      await tx.db
+        .$executeRaw`DELETE FROM alert_word WHERE user_profile_id = ${user.id} AND lower(word) = ANY(${lowered}::text[])`;
     }
     return notify(deps, tx, user);
   });

@@ -45,10 +45,11 @@ export function inviteLink(realm: Pick<Realm, 'host'>, key: string, scheme: stri
  */
 function checkRoleBasedPermissions(invitedAs: number, actor: UserProfile): void {
   if (invitedAs === Role.OWNER && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
-  if (invitedAs === Role.ADMINISTRATOR && !isAdministrator(actor.role)) throw new JsonableError('Must be an organization administrator');
-  if (invitedAs === Role.MODERATOR && !isModerator(actor.role)) throw new JsonableError('Must be an organization administrator');
+  if (invitedAs === Role.ADMINISTRATOR && !isAdministrator(actor.role))
+    throw new JsonableError('Must be an organization administrator');
+  if (invitedAs === Role.MODERATOR && !isModerator(actor.role))
+    throw new JsonableError('Must be an organization administrator');
 }
-
 
 /**
  * Zulip's get_streams_to_which_user_cannot_add_subscribers with allow_default_streams: the
@@ -64,7 +65,8 @@ async function streamsActorCannotAddSubscribersTo(tx: Tx, actor: UserProfile, st
     if (isGuest(actor.role)) refused.push(stream);
     else if (stream.is_default) continue;
     else if (await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_administer_channel_group')) continue;
-    else if (!(await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_add_subscribers_group'))) refused.push(stream);
+    else if (!(await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_add_subscribers_group')))
+      refused.push(stream);
   }
   return refused;
 }
@@ -86,7 +88,8 @@ export async function doCreateMultiuseInvite(
   input: NewMultiuseInvite,
 ): Promise<string> {
   return transaction(deps.db, async (tx) => {
-    if (!(await hasRealmPermission(tx.db, actor, 'create_multiuse_invite_group'))) throw new JsonableError('Insufficient permission');
+    if (!(await hasRealmPermission(tx.db, actor, 'create_multiuse_invite_group')))
+      throw new JsonableError('Insufficient permission');
     checkRoleBasedPermissions(input.inviteAs, actor);
     const streams: Stream[] = [];
     for (const streamId of input.streamIds) {
@@ -102,8 +105,10 @@ export async function doCreateMultiuseInvite(
     if ((await streamsActorCannotAddSubscribersTo(tx, actor, streams)).length) {
       throw new JsonableError('You do not have permission to subscribe other users to channels.');
     }
-    for (const groupId of input.groupIds) await accessUserGroupForUpdate(tx.db, actor, groupId, 'can_add_members_group', { allowDeactivated: false });
-    if (input.welcomeMessageCustomText !== null && !isAdministrator(actor.role)) throw new JsonableError('Must be an organization administrator');
+    for (const groupId of input.groupIds)
+      await accessUserGroupForUpdate(tx.db, actor, groupId, 'can_add_members_group', { allowDeactivated: false });
+    if (input.welcomeMessageCustomText !== null && !isAdministrator(actor.role))
+      throw new JsonableError('Must be an organization administrator');
 
     const invite = await tx.db.multiuseInvite.create({
       data: {
@@ -153,7 +158,9 @@ export async function listInvites(deps: Deps, { user: actor, realm }: Actor) {
 /** DELETE /invites/multiuse/{id} (Zulip's access_multiuse_invite_by_id + do_revoke_multi_use_invite). */
 export async function doRevokeMultiuseInvite(deps: Deps, actor: UserProfile, inviteId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
-    const [row] = await tx.db.$queryRaw<{ id: number }[]>`SELECT id FROM multiuse_invite WHERE id = ${inviteId} FOR UPDATE`;
+    const [row] = await tx.db.$queryRaw<
+      { id: number }[]
+    >`SELECT id FROM multiuse_invite WHERE id = ${inviteId} FOR UPDATE`;
     const invite = row ? await tx.db.multiuseInvite.findUnique({ where: { id: row.id } }) : null;
     if (!invite || invite.realm_id !== actor.realm_id) throw new JsonableError('No such invitation');
     if (invite.referred_by_id !== actor.id) {

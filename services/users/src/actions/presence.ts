@@ -64,10 +64,17 @@ const RECORD_PING = `
  * the pool (through Prisma's client engine the old transaction of three statements cost ~3 ms
  * of CPU). News to tell goes through a transaction with its event.
  */
-export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: PresenceStatus, now = new Date()): Promise<void> {
+export async function doUpdatePresence(
+  deps: Deps,
+  user: PresenceActor,
+  status: PresenceStatus,
+  now = new Date(),
+): Promise<void> {
   const active = status === 'active';
-  const lastActiveStale = active && (!user.last_active_at || now.getTime() - user.last_active_at.getTime() >= LAST_ACTIVE_PRECISION_MS);
-  const recordPing = (db: Parameters<typeof queryRows>[0]) => queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale]);
+  const lastActiveStale =
+    active && (!user.last_active_at || now.getTime() - user.last_active_at.getTime() >= LAST_ACTIVE_PRECISION_MS);
+  const recordPing = (db: Parameters<typeof queryRows>[0]) =>
+    queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale]);
   const news = isNews(user.presence, status, now);
   if (!news && !isStale(user.presence, status, now)) return;
   if (!news || (await tooManyForPresenceEvents(deps, user.realm_id))) {
@@ -95,8 +102,11 @@ export async function doUpdatePresence(deps: Deps, user: PresenceActor, status: 
 
 /** Whether the ping has a stored time to move forward: connected, or active when it says so. */
 function isStale(before: StoredPresence | null, status: PresenceStatus, now: Date): boolean {
-  const olderThanMinFreq = (time: Date | null | undefined) => !time || now.getTime() - time.getTime() > PRESENCE_UPDATE_MIN_FREQ_MS;
-  return olderThanMinFreq(before?.last_connected_time) || (status === 'active' && olderThanMinFreq(before?.last_active_time));
+  const olderThanMinFreq = (time: Date | null | undefined) =>
+    !time || now.getTime() - time.getTime() > PRESENCE_UPDATE_MIN_FREQ_MS;
+  return (
+    olderThanMinFreq(before?.last_connected_time) || (status === 'active' && olderThanMinFreq(before?.last_active_time))
+  );
 }
 
 /**

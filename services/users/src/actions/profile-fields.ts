@@ -3,7 +3,13 @@
 
 import { JsonableError } from '@teamchat/core';
 import { transaction, type CustomProfileField, type Tx, type UserProfile } from '@teamchat/db';
-import { isAdministrator, PROFILE_FIELD_TYPES, profileFieldDict, renderMarkdown, userIdsWhoCanAccessUser } from '@teamchat/domain';
+import {
+  isAdministrator,
+  PROFILE_FIELD_TYPES,
+  profileFieldDict,
+  renderMarkdown,
+  userIdsWhoCanAccessUser,
+} from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { activeUserIds } from '../lib/users';
 import { lockRealm } from '../lib/locks';
@@ -46,10 +52,13 @@ function checkFieldData(fieldType: number, data: Record<string, unknown>): strin
     const texts = new Set<string>();
     for (const [key, choice] of choices) {
       const option = choice as Record<string, unknown> | null;
-      if (typeof option !== 'object' || option === null || Array.isArray(option)) throw new JsonableError(`field_data[${JSON.stringify(key)}] is not a dict`);
+      if (typeof option !== 'object' || option === null || Array.isArray(option))
+        throw new JsonableError(`field_data[${JSON.stringify(key)}] is not a dict`);
       for (const part of ['text', 'order']) {
-        if (!(part in option)) throw new JsonableError(`field_data[${JSON.stringify(key)}] is missing the '${part}' key`);
-        if (typeof option[part] !== 'string') throw new JsonableError(`field_data[${JSON.stringify(key)}]["${part}"] is not a string`);
+        if (!(part in option))
+          throw new JsonableError(`field_data[${JSON.stringify(key)}] is missing the '${part}' key`);
+        if (typeof option[part] !== 'string')
+          throw new JsonableError(`field_data[${JSON.stringify(key)}]["${part}"] is not a string`);
       }
       if (texts.has(option.text as string)) throw new JsonableError('Field must not have duplicate choices.');
       texts.add(option.text as string);
@@ -58,11 +67,13 @@ function checkFieldData(fieldType: number, data: Record<string, unknown>): strin
   }
   if (fieldType === ProfileFieldType.EXTERNAL_ACCOUNT) {
     const subtype = data.subtype;
-    if (typeof subtype !== 'string') throw new JsonableError('field_data is missing the \'subtype\' key');
+    if (typeof subtype !== 'string') throw new JsonableError("field_data is missing the 'subtype' key");
     if (subtype === 'custom') {
       const pattern = data.url_pattern;
-      if (typeof pattern !== 'string' || !pattern) throw new JsonableError('Custom external account must define URL pattern');
-      if ((pattern.match(/%\(username\)s/g) ?? []).length !== 1) throw new JsonableError("URL pattern must contain '%(username)s'.");
+      if (typeof pattern !== 'string' || !pattern)
+        throw new JsonableError('Custom external account must define URL pattern');
+      if ((pattern.match(/%\(username\)s/g) ?? []).length !== 1)
+        throw new JsonableError("URL pattern must contain '%(username)s'.");
     } else if (!EXTERNAL_ACCOUNT_SUBTYPES.includes(subtype)) {
       throw new JsonableError('Invalid external account type');
     }
@@ -72,20 +83,34 @@ function checkFieldData(fieldType: number, data: Record<string, unknown>): strin
 }
 
 /** Zulip's create_realm_custom_profile_field checks, then the field and the custom_profile_fields event. */
-export async function doCreateProfileField(deps: Deps, realmId: number, input: NewProfileField): Promise<CustomProfileField> {
+export async function doCreateProfileField(
+  deps: Deps,
+  realmId: number,
+  input: NewProfileField,
+): Promise<CustomProfileField> {
   if (!PROFILE_FIELD_TYPES.some((type) => type.id === input.fieldType)) throw new JsonableError('Invalid field type.');
-  if (input.displayInProfileSummary && (input.fieldType === ProfileFieldType.LONG_TEXT || input.fieldType === ProfileFieldType.USER)) {
+  if (
+    input.displayInProfileSummary &&
+    (input.fieldType === ProfileFieldType.LONG_TEXT || input.fieldType === ProfileFieldType.USER)
+  ) {
     throw new JsonableError('Field type not supported for display in profile summary.');
   }
   if (!input.name.trim()) throw new JsonableError('Label cannot be blank.');
-  if ([...input.hint].length > HINT_MAX_LENGTH) throw new JsonableError(`hint is too long (limit: ${HINT_MAX_LENGTH} characters)`);
-  if ([...input.name].length > NAME_MAX_LENGTH) throw new JsonableError(`name is too long (limit: ${NAME_MAX_LENGTH} characters)`);
+  if ([...input.hint].length > HINT_MAX_LENGTH)
+    throw new JsonableError(`hint is too long (limit: ${HINT_MAX_LENGTH} characters)`);
+  if ([...input.name].length > NAME_MAX_LENGTH)
+    throw new JsonableError(`name is too long (limit: ${NAME_MAX_LENGTH} characters)`);
   const fieldData = checkFieldData(input.fieldType, input.fieldData);
   return transaction(deps.db, async (tx) => {
     await lockRealm(tx.db, realmId);
     if (input.displayInProfileSummary) {
-      const shown = await tx.db.customProfileField.count({ where: { realm_id: realmId, display_in_profile_summary: true } });
-      if (shown >= MAX_SUMMARY_FIELDS) throw new JsonableError(`Only ${MAX_SUMMARY_FIELDS} custom profile fields can be displayed in the profile summary.`);
+      const shown = await tx.db.customProfileField.count({
+        where: { realm_id: realmId, display_in_profile_summary: true },
+      });
+      if (shown >= MAX_SUMMARY_FIELDS)
+        throw new JsonableError(
+          `Only ${MAX_SUMMARY_FIELDS} custom profile fields can be displayed in the profile summary.`,
+        );
     }
     if (await tx.db.customProfileField.findFirst({ where: { realm_id: realmId, name: input.name } })) {
       throw new JsonableError('A field with that name already exists.');
@@ -104,8 +129,16 @@ export async function doCreateProfileField(deps: Deps, realmId: number, input: N
         editable_by_user: input.editableByUser,
       },
     });
-    const fields = await tx.db.customProfileField.findMany({ where: { realm_id: realmId }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
-    await deps.bus.sendEventOnCommit(tx, realmId, { type: 'custom_profile_fields', fields: fields.map(profileFieldDict) }, await activeUserIds(tx.db, realmId));
+    const fields = await tx.db.customProfileField.findMany({
+      where: { realm_id: realmId },
+      orderBy: [{ order: 'asc' }, { id: 'asc' }],
+    });
+    await deps.bus.sendEventOnCommit(
+      tx,
+      realmId,
+      { type: 'custom_profile_fields', fields: fields.map(profileFieldDict) },
+      await activeUserIds(tx.db, realmId),
+    );
     return field;
   });
 }
@@ -123,7 +156,10 @@ async function checkValue(tx: Tx, field: CustomProfileField, value: string | num
   const name = field.name;
   if (field.field_type === ProfileFieldType.USER) {
     if (!Array.isArray(value)) throw new JsonableError(`${name} is not a list`);
-    const users = await tx.db.userProfile.findMany({ where: { id: { in: value }, realm_id: field.realm_id }, select: { id: true, is_active: true, is_bot: true } });
+    const users = await tx.db.userProfile.findMany({
+      where: { id: { in: value }, realm_id: field.realm_id },
+      select: { id: true, is_active: true, is_bot: true },
+    });
     for (const id of value) {
       const user = users.find((candidate) => candidate.id === id);
       if (!user) throw new JsonableError(`Invalid user ID: ${id}`);
@@ -141,7 +177,8 @@ async function checkValue(tx: Tx, field: CustomProfileField, value: string | num
       return value;
     }
     case ProfileFieldType.DATE:
-      if (!DATE_PATTERN.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw new JsonableError(`${name} is not a date`);
+      if (!DATE_PATTERN.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
+        throw new JsonableError(`${name} is not a date`);
       return value;
     case ProfileFieldType.URL:
       try {
@@ -163,9 +200,17 @@ async function checkValue(tx: Tx, field: CustomProfileField, value: string | num
  * entry is checked before anything changes; each changed value is announced to those who
  * may see the user.
  */
-export async function setProfileData(deps: Deps, tx: Tx, actor: UserProfile, targetId: number, updates: ProfileDataUpdate[]): Promise<void> {
+export async function setProfileData(
+  deps: Deps,
+  tx: Tx,
+  actor: UserProfile,
+  targetId: number,
+  updates: ProfileDataUpdate[],
+): Promise<void> {
   const target = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId } });
-  const fields = await tx.db.customProfileField.findMany({ where: { realm_id: target.realm_id, id: { in: updates.map((update) => update.id) } } });
+  const fields = await tx.db.customProfileField.findMany({
+    where: { realm_id: target.realm_id, id: { in: updates.map((update) => update.id) } },
+  });
   const planned: { field: CustomProfileField; value: string | null }[] = [];
   for (const update of updates) {
     const field = fields.find((candidate) => candidate.id === update.id);
@@ -173,12 +218,15 @@ export async function setProfileData(deps: Deps, tx: Tx, actor: UserProfile, tar
     if (!isAdministrator(actor.role) && !field.editable_by_user) {
       throw new JsonableError('You are not allowed to change this field. Contact an administrator to update it.');
     }
-    const empty = update.value === null || update.value === '' || (Array.isArray(update.value) && update.value.length === 0);
+    const empty =
+      update.value === null || update.value === '' || (Array.isArray(update.value) && update.value.length === 0);
     planned.push({ field, value: empty ? null : await checkValue(tx, field, update.value!) });
   }
   const audience = await userIdsWhoCanAccessUser(tx.db, target);
   for (const { field, value } of planned) {
-    const existing = await tx.db.customProfileFieldValue.findUnique({ where: { user_profile_id_field_id: { user_profile_id: target.id, field_id: field.id } } });
+    const existing = await tx.db.customProfileFieldValue.findUnique({
+      where: { user_profile_id_field_id: { user_profile_id: target.id, field_id: field.id } },
+    });
     if ((existing?.value ?? null) === value) continue;
     const rendered = value !== null && RENDERED_TYPES.includes(field.field_type) ? renderMarkdown(value) : null;
     if (value === null) {
@@ -191,11 +239,20 @@ export async function setProfileData(deps: Deps, tx: Tx, actor: UserProfile, tar
       });
     }
     const change = rendered === null ? { id: field.id, value } : { id: field.id, value, rendered_value: rendered };
-    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, custom_profile_field: change } }, audience);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      target.realm_id,
+      { type: 'realm_user', op: 'update', person: { user_id: target.id, custom_profile_field: change } },
+      audience,
+    );
   }
 }
 
 /** PATCH /users/me/profile_data */
-export async function doUpdateOwnProfileData(deps: Deps, actor: UserProfile, updates: ProfileDataUpdate[]): Promise<void> {
+export async function doUpdateOwnProfileData(
+  deps: Deps,
+  actor: UserProfile,
+  updates: ProfileDataUpdate[],
+): Promise<void> {
   await transaction(deps.db, (tx) => setProfileData(deps, tx, actor, actor.id, updates));
 }

@@ -23,7 +23,13 @@ export function validateToken(token: string, kind: number): void {
 }
 
 /** Registers a device; registering the same token again only refreshes it. */
-export async function doAddPushToken(deps: Deps, userId: number, kind: number, token: string, iosAppId: string | null): Promise<void> {
+export async function doAddPushToken(
+  deps: Deps,
+  userId: number,
+  kind: number,
+  token: string,
+  iosAppId: string | null,
+): Promise<void> {
   validateToken(token, kind);
   await deps.db.pushDeviceToken.upsert({
     where: { user_profile_id_kind_token: { user_profile_id: userId, kind, token } },

@@ -2,7 +2,13 @@
 // higher roles members of lower groups) and the default value of every realm group setting.
 
 import { transaction, type Db, type Realm, type TxClient } from '@teamchat/db';
-import { REALM_GROUP_SETTING_DEFAULTS, SYSTEM_GROUPS, SystemGroup, USER_GROUP_PERMISSION_SETTINGS, type SystemGroupName } from '@teamchat/domain';
+import {
+  REALM_GROUP_SETTING_DEFAULTS,
+  SYSTEM_GROUPS,
+  SystemGroup,
+  USER_GROUP_PERMISSION_SETTINGS,
+  type SystemGroupName,
+} from '@teamchat/domain';
 import { JsonableError } from '@teamchat/core';
 
 export interface CreateRealmInput {

@@ -6,7 +6,14 @@
 
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
-import { DISPLAY_SETTINGS_LEGACY, hashPassword, NOTIFICATION_SETTINGS_LEGACY, PASSWORD_MIN_LENGTH, userSettings, verifyPassword } from '@teamchat/domain';
+import {
+  DISPLAY_SETTINGS_LEGACY,
+  hashPassword,
+  NOTIFICATION_SETTINGS_LEGACY,
+  PASSWORD_MIN_LENGTH,
+  userSettings,
+  verifyPassword,
+} from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { languageName, type SettingValue } from '../lib/settings';
 import { lockUser } from '../lib/locks';
@@ -25,8 +32,12 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
   // The password hash is slow: computed before the transaction holds the row lock.
   let passwordHash: string | undefined;
   if (change.password) {
-    const current = await deps.db.userProfile.findUniqueOrThrow({ where: { id: userId }, select: { password_hash: true } });
-    if (!(await verifyPassword(change.password.old ?? '', current.password_hash))) throw new JsonableError('Wrong password!');
+    const current = await deps.db.userProfile.findUniqueOrThrow({
+      where: { id: userId },
+      select: { password_hash: true },
+    });
+    if (!(await verifyPassword(change.password.old ?? '', current.password_hash)))
+      throw new JsonableError('Wrong password!');
     if ([...change.password.new].length < PASSWORD_MIN_LENGTH) throw new JsonableError('New password is too weak!');
     passwordHash = await hashPassword(change.password.new);
   }
@@ -34,10 +45,12 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
   await transaction(deps.db, async (tx) => {
     await lockUser(tx.db, userId);
     let user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
-    if (passwordHash !== undefined) await tx.db.userProfile.update({ where: { id: userId }, data: { password_hash: passwordHash } });
+    if (passwordHash !== undefined)
+      await tx.db.userProfile.update({ where: { id: userId }, data: { password_hash: passwordHash } });
 
     // The view lets only humans here: no realm_bot update.
-    if (change.fullName !== undefined && change.fullName !== user.full_name) user = await changeFullName(deps, tx, userId, change.fullName);
+    if (change.fullName !== undefined && change.fullName !== user.full_name)
+      user = await changeFullName(deps, tx, userId, change.fullName);
 
     const current = userSettings(user) as Record<string, unknown>;
     const changed = change.settings.filter(([name, value]) => current[name] !== value);
@@ -47,9 +60,11 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
 
     const stored = Object.fromEntries(changed.filter(([name]) => name !== 'timezone' && name !== 'default_language'));
     const columns: { timezone?: string; default_language?: string } = {};
-    for (const [name, value] of changed) if (name === 'timezone' || name === 'default_language') columns[name] = String(value);
+    for (const [name, value] of changed)
+      if (name === 'timezone' || name === 'default_language') columns[name] = String(value);
     if (Object.keys(stored).length) {
-      await tx.db.$executeRaw`UPDATE user_profile SET settings = settings || ${JSON.stringify(stored)}::jsonb WHERE id = ${userId}`;
+      await tx.db
+        .$executeRaw`UPDATE user_profile SET settings = settings || ${JSON.stringify(stored)}::jsonb WHERE id = ${userId}`;
     }
     if (Object.keys(columns).length) user = await tx.db.userProfile.update({ where: { id: userId }, data: columns });
 
@@ -57,15 +72,36 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
   });
 }
 
-async function announceSetting(deps: Deps, tx: Tx, user: UserProfile, name: string, value: SettingValue): Promise<void> {
+async function announceSetting(
+  deps: Deps,
+  tx: Tx,
+  user: UserProfile,
+  name: string,
+  value: SettingValue,
+): Promise<void> {
   const language = name === 'default_language' ? { language_name: languageName(String(value)) } : {};
   const own = [user.id];
-  await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'user_settings', op: 'update', property: name, value, ...language }, own);
+  await deps.bus.sendEventOnCommit(
+    tx,
+    user.realm_id,
+    { type: 'user_settings', op: 'update', property: name, value, ...language },
+    own,
+  );
   if (NOTIFICATION_SETTINGS_LEGACY.has(name)) {
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'update_global_notifications', user: user.email, notification_name: name, setting: value }, own);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      user.realm_id,
+      { type: 'update_global_notifications', user: user.email, notification_name: name, setting: value },
+      own,
+    );
   }
   if (DISPLAY_SETTINGS_LEGACY.has(name)) {
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'update_display_settings', user: user.email, setting_name: name, setting: value, ...language }, own);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      user.realm_id,
+      { type: 'update_display_settings', user: user.email, setting_name: name, setting: value, ...language },
+      own,
+    );
   }
   if (name === 'timezone') await sendPersonUpdate(deps, tx, user, { email: user.email, timezone: value });
 }

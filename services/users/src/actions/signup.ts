@@ -16,11 +16,19 @@ export const LINK_EXPIRED = 'The confirmation link has expired or been deactivat
 const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
 
 /** The invitation behind a link key, if it belongs to this realm and can still be used. */
-export async function usableInvite(deps: Pick<Deps, 'db'>, realmId: number, key: string): Promise<MultiuseInvite & { realm: Realm }> {
+export async function usableInvite(
+  deps: Pick<Deps, 'db'>,
+  realmId: number,
+  key: string,
+): Promise<MultiuseInvite & { realm: Realm }> {
   // No key holds characters PostgreSQL text cannot (NUL): such a link is simply unknown.
   if (key.includes('\u0000')) throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
-  const invite = await deps.db.multiuseInvite.findUnique({ where: { confirmation_key: key }, include: { realm: true } });
-  if (!invite || invite.realm_id !== realmId || invite.realm.deactivated) throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
+  const invite = await deps.db.multiuseInvite.findUnique({
+    where: { confirmation_key: key },
+    include: { realm: true },
+  });
+  if (!invite || invite.realm_id !== realmId || invite.realm.deactivated)
+    throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
   if (!isUsable(invite)) throw new JsonableError(LINK_EXPIRED);
   return invite;
 }
@@ -41,7 +49,12 @@ export interface SignupServices {
  * Creates the account an invitation link promises: role, groups (those still active),
  * the invitation's channels and, if it says so, the realm's default channels.
  */
-export async function doAcceptMultiuseInvite(deps: Deps, services: SignupServices, realmId: number, signup: Signup): Promise<CreatedUser> {
+export async function doAcceptMultiuseInvite(
+  deps: Deps,
+  services: SignupServices,
+  realmId: number,
+  signup: Signup,
+): Promise<CreatedUser> {
   const invite = await usableInvite(deps, realmId, signup.key);
   const email = signup.email.trim();
   if (!EMAIL_PATTERN.test(email)) throw new JsonableError('Enter a valid email address.');
@@ -61,7 +74,10 @@ export async function doAcceptMultiuseInvite(deps: Deps, services: SignupService
     where: {
       realm_id: invite.realm_id,
       is_archived: false,
-      OR: [{ id: { in: invite.stream_ids } }, ...(invite.include_realm_default_subscriptions ? [{ is_default: true }] : [])],
+      OR: [
+        { id: { in: invite.stream_ids } },
+        ...(invite.include_realm_default_subscriptions ? [{ is_default: true }] : []),
+      ],
     },
     orderBy: { id: 'asc' },
   });
@@ -71,13 +87,22 @@ export async function doAcceptMultiuseInvite(deps: Deps, services: SignupService
       await callService(services.channelsUrl, deps.env.INTERNAL_JWT_SECRET, {
         method: 'POST',
         path: '/api/v1/users/me/subscriptions',
-        actingAs: { userId: inviter.id, realmId: inviter.realm_id, role: inviter.role, email: inviter.email, isBot: inviter.is_bot },
+        actingAs: {
+          userId: inviter.id,
+          realmId: inviter.realm_id,
+          role: inviter.role,
+          email: inviter.email,
+          isBot: inviter.is_bot,
+        },
         params: { subscriptions: streams.map((stream) => ({ name: stream.name })), principals: [created.user.id] },
       });
     } catch (error) {
       // The account exists and works; only its first subscriptions are missing. Say so in the
       // log rather than failing a signup the person cannot repeat (their email is now taken).
-      services.logger.error({ err: error, user_id: created.user.id, invite_id: invite.id }, 'subscribing a new user to the invitation channels failed');
+      services.logger.error(
+        { err: error, user_id: created.user.id, invite_id: invite.id },
+        'subscribing a new user to the invitation channels failed',
+      );
     }
   }
   return created;

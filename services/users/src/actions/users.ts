@@ -87,23 +87,40 @@ export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserIn
       },
     });
     if (visibility !== EmailVisibility.EVERYONE) {
-      user = await tx.db.userProfile.update({ where: { id: user.id }, data: { email: placeholderEmail(user.id, realm) } });
+      user = await tx.db.userProfile.update({
+        where: { id: user.id },
+        data: { email: placeholderEmail(user.id, realm) },
+      });
     }
     const systemGroups = await tx.db.userGroup.findMany({
-      where: { realm_id: realm.id, is_system_group: true, name: { in: directSystemGroupsForRole(role, isFullMember(realm, user.date_joined)) } },
+      where: {
+        realm_id: realm.id,
+        is_system_group: true,
+        name: { in: directSystemGroupsForRole(role, isFullMember(realm, user.date_joined)) },
+      },
       select: { id: true },
     });
     const extraGroups = input.groupIds?.length
-      ? await tx.db.userGroup.findMany({ where: { realm_id: realm.id, id: { in: input.groupIds }, named: true, deactivated: false }, select: { id: true } })
+      ? await tx.db.userGroup.findMany({
+          where: { realm_id: realm.id, id: { in: input.groupIds }, named: true, deactivated: false },
+          select: { id: true },
+        })
       : [];
     const groups = [...systemGroups, ...extraGroups];
-    await tx.db.userGroupMembership.createMany({ data: groups.map((group) => ({ user_group_id: group.id, user_profile_id: user.id })) });
+    await tx.db.userGroupMembership.createMany({
+      data: groups.map((group) => ({ user_group_id: group.id, user_profile_id: user.id })),
+    });
     const apiKey = await issueApiKey(tx, user.id, input.description ?? 'signup');
 
     await notifyCreatedUser(deps, tx, user);
     const audience = await activeUserIds(tx.db, realm.id);
     for (const group of groups) {
-      await deps.bus.sendEventOnCommit(tx, realm.id, { type: 'user_group', op: 'add_members', group_id: group.id, user_ids: [user.id] }, audience);
+      await deps.bus.sendEventOnCommit(
+        tx,
+        realm.id,
+        { type: 'user_group', op: 'add_members', group_id: group.id, user_ids: [user.id] },
+        audience,
+      );
     }
     return { user, apiKey };
   });
@@ -121,7 +138,12 @@ async function notifyCreatedUser(deps: Deps, tx: Tx, user: UserProfile): Promise
   for (const group of [seeing, notSeeing]) {
     if (group.length === 0) continue;
     const person = apiUserDict(user, group[0], { profileData });
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'realm_user', op: 'add', person }, group.map((viewer) => viewer.id));
+    await deps.bus.sendEventOnCommit(
+      tx,
+      user.realm_id,
+      { type: 'realm_user', op: 'add', person },
+      group.map((viewer) => viewer.id),
+    );
   }
 }
 
@@ -142,7 +164,13 @@ export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<st
     const old = await tx.db.apiKey.findMany({ where: { user_profile_id: userId }, select: { key_hash: true } });
     await tx.db.apiKey.deleteMany({ where: { user_profile_id: userId } });
     const apiKey = await issueApiKey(tx, userId, 'regenerated');
-    tx.onCommit(() => invalidateAuthCache(deps.redis, deps.env.REDIS_PREFIX, old.map((row) => row.key_hash)));
+    tx.onCommit(() =>
+      invalidateAuthCache(
+        deps.redis,
+        deps.env.REDIS_PREFIX,
+        old.map((row) => row.key_hash),
+      ),
+    );
     return apiKey;
   });
 }
@@ -154,13 +182,29 @@ export async function doSetPassword(deps: Deps, userId: number, password: string
 /** After commit, the gateway forgets what it cached about these users' keys (role, activity). */
 async function invalidateKeysAfterCommit(deps: Deps, tx: Tx, userIds: number[]): Promise<void> {
   const keys = await tx.db.apiKey.findMany({ where: { user_profile_id: { in: userIds } }, select: { key_hash: true } });
-  tx.onCommit(() => invalidateAuthCache(deps.redis, deps.env.REDIS_PREFIX, keys.map((key) => key.key_hash)));
+  tx.onCommit(() =>
+    invalidateAuthCache(
+      deps.redis,
+      deps.env.REDIS_PREFIX,
+      keys.map((key) => key.key_hash),
+    ),
+  );
 }
 
 /** realm_user update about `target`, to everyone who can access them. */
-export async function sendPersonUpdate(deps: Deps, tx: Tx, target: UserProfile, person: Record<string, unknown>): Promise<void> {
+export async function sendPersonUpdate(
+  deps: Deps,
+  tx: Tx,
+  target: UserProfile,
+  person: Record<string, unknown>,
+): Promise<void> {
   const audience = await userIdsWhoCanAccessUser(tx.db, target);
-  await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, ...person } }, audience);
+  await deps.bus.sendEventOnCommit(
+    tx,
+    target.realm_id,
+    { type: 'realm_user', op: 'update', person: { user_id: target.id, ...person } },
+    audience,
+  );
 }
 
 /**
@@ -171,8 +215,11 @@ async function changeUserRole(deps: Deps, tx: Tx, targetId: number, role: number
   const before = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId }, include: { realm: true } });
   await lockRealm(tx.db, before.realm_id);
   if (before.role === Role.OWNER && role !== Role.OWNER && !before.is_bot) {
-    const owners = await tx.db.userProfile.count({ where: { realm_id: before.realm_id, role: Role.OWNER, is_active: true, is_bot: false } });
-    if (owners <= 1) throw new JsonableError('The owner permission cannot be removed from the only organization owner.');
+    const owners = await tx.db.userProfile.count({
+      where: { realm_id: before.realm_id, role: Role.OWNER, is_active: true, is_bot: false },
+    });
+    if (owners <= 1)
+      throw new JsonableError('The owner permission cannot be removed from the only organization owner.');
   }
   const target = await tx.db.userProfile.update({ where: { id: targetId }, data: { role } });
   const wanted = await tx.db.userGroup.findMany({
@@ -192,16 +239,28 @@ async function changeUserRole(deps: Deps, tx: Tx, targetId: number, role: number
   const leaving = [...currentIds].filter((id) => !wantedIds.has(id));
   const joining = [...wantedIds].filter((id) => !currentIds.has(id));
   await tx.db.userGroupMembership.deleteMany({ where: { user_profile_id: target.id, user_group_id: { in: leaving } } });
-  await tx.db.userGroupMembership.createMany({ data: joining.map((groupId) => ({ user_group_id: groupId, user_profile_id: target.id })) });
+  await tx.db.userGroupMembership.createMany({
+    data: joining.map((groupId) => ({ user_group_id: groupId, user_profile_id: target.id })),
+  });
 
   await sendPersonUpdate(deps, tx, target, { role });
   if (target.is_bot) await sendBotUpdate(deps, tx, target, { role });
   const everyone = await activeUserIds(tx.db, target.realm_id);
   for (const groupId of leaving) {
-    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: groupId, user_ids: [target.id] }, everyone);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      target.realm_id,
+      { type: 'user_group', op: 'remove_members', group_id: groupId, user_ids: [target.id] },
+      everyone,
+    );
   }
   for (const groupId of joining) {
-    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] }, everyone);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      target.realm_id,
+      { type: 'user_group', op: 'add_members', group_id: groupId, user_ids: [target.id] },
+      everyone,
+    );
   }
   await invalidateKeysAfterCommit(deps, tx, [target.id]);
 }
@@ -221,7 +280,12 @@ export interface UserUpdate {
 }
 
 /** An administrator's changes to one user (PATCH /users/{id}), all or nothing. */
-export async function doUpdateUser(deps: Deps, actor: UserProfile, targetId: number, update: UserUpdate): Promise<void> {
+export async function doUpdateUser(
+  deps: Deps,
+  actor: UserProfile,
+  targetId: number,
+  update: UserUpdate,
+): Promise<void> {
   await transaction(deps.db, async (tx) => {
     if (update.role !== undefined) await changeUserRole(deps, tx, targetId, update.role);
     if (update.fullName !== undefined) await changeFullName(deps, tx, targetId, update.fullName);
@@ -237,7 +301,12 @@ export async function doChangeUserRole(deps: Deps, targetId: number, role: numbe
 async function sendBotUpdate(deps: Deps, tx: Tx, bot: UserProfile, fields: Record<string, unknown>): Promise<void> {
   const audience = new Set(await activeAdministratorIds(tx.db, bot.realm_id));
   if (bot.bot_owner_id !== null) audience.add(bot.bot_owner_id);
-  await deps.bus.sendEventOnCommit(tx, bot.realm_id, { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } }, [...audience]);
+  await deps.bus.sendEventOnCommit(
+    tx,
+    bot.realm_id,
+    { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } },
+    [...audience],
+  );
 }
 
 /**
@@ -250,7 +319,8 @@ export async function doDeactivateOwnUser(deps: Deps, userId: number): Promise<v
     await lockRealm(tx.db, user.realm_id);
     const activeUsers = await tx.db.userProfile.count({ where: { realm_id: user.realm_id, is_active: true } });
     if (activeUsers === 1) throw new CannotDeactivateLastUserError(false);
-    if (user.role === Role.OWNER && !user.is_bot && (await activeHumanOwnerCount(tx, user.realm_id)) === 1) throw new CannotDeactivateLastUserError(true);
+    if (user.role === Role.OWNER && !user.is_bot && (await activeHumanOwnerCount(tx, user.realm_id)) === 1)
+      throw new CannotDeactivateLastUserError(true);
     await deactivateInTransaction(deps, tx, user);
   });
 }
@@ -260,7 +330,11 @@ export async function doDeactivateOwnUser(deps: Deps, userId: number): Promise<v
  * checked access): owners only by owners, never the only human owner. Re-checked under the
  * realm lock, so two concurrent requests cannot deactivate the last two owners.
  */
-export async function doDeactivateUser(deps: Deps, actor: Pick<UserProfile, 'role' | 'realm_id'>, targetId: number): Promise<void> {
+export async function doDeactivateUser(
+  deps: Deps,
+  actor: Pick<UserProfile, 'role' | 'realm_id'>,
+  targetId: number,
+): Promise<void> {
   await transaction(deps.db, async (tx) => {
     // The caller found the target in the actor's realm.
     await lockRealm(tx.db, actor.realm_id);
@@ -287,9 +361,14 @@ async function activeHumanOwnerCount(tx: Tx, realmId: number): Promise<number> {
  * invitations stop working, and the gateway forgets their keys.
  */
 async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
-  const bots = user.is_bot ? [] : await tx.db.userProfile.findMany({ where: { bot_owner_id: user.id, is_active: true, is_bot: true } });
+  const bots = user.is_bot
+    ? []
+    : await tx.db.userProfile.findMany({ where: { bot_owner_id: user.id, is_active: true, is_bot: true } });
   const deactivated = [user, ...bots];
-  await tx.db.userProfile.updateMany({ where: { id: { in: deactivated.map((u) => u.id) } }, data: { is_active: false } });
+  await tx.db.userProfile.updateMany({
+    where: { id: { in: deactivated.map((u) => u.id) } },
+    data: { is_active: false },
+  });
   const revoked = await tx.db.multiuseInvite.updateMany({
     where: { referred_by_id: user.id, status: 0, OR: [{ expiry_date: null }, { expiry_date: { gt: new Date() } }] },
     data: { expiry_date: new Date() },
@@ -299,7 +378,12 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
     const updated = { ...target, is_active: false };
     await sendPeerEvents(deps, tx, updated, 'peer_remove');
     const audience = await userIdsWhoCanAccessUser(tx.db, updated, { throughChannels: false });
-    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } }, audience);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      target.realm_id,
+      { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: false } },
+      audience,
+    );
     const hears = new Set(audience);
     const unaware = everyone.filter((id) => !hears.has(id));
     if (unaware.length) {
@@ -308,17 +392,35 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
       const losingAccess = unaware.filter((id) => peers.has(id));
       if (losingAccess.length) {
         const person = { user_id: target.id, full_name: INACCESSIBLE_USER_NAME };
-        await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'remove', person }, losingAccess);
+        await deps.bus.sendEventOnCommit(
+          tx,
+          target.realm_id,
+          { type: 'realm_user', op: 'remove', person },
+          losingAccess,
+        );
       }
-      const memberships = await tx.db.userGroupMembership.findMany({ where: { user_profile_id: target.id, user_group: { named: true } }, select: { user_group_id: true }, orderBy: { user_group_id: 'asc' } });
+      const memberships = await tx.db.userGroupMembership.findMany({
+        where: { user_profile_id: target.id, user_group: { named: true } },
+        select: { user_group_id: true },
+        orderBy: { user_group_id: 'asc' },
+      });
       for (const { user_group_id } of memberships) {
-        await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] }, unaware);
+        await deps.bus.sendEventOnCommit(
+          tx,
+          target.realm_id,
+          { type: 'user_group', op: 'remove_members', group_id: user_group_id, user_ids: [target.id] },
+          unaware,
+        );
       }
     }
     if (target.is_bot) await sendBotUpdate(deps, tx, updated, { is_active: false });
   }
   if (revoked.count > 0) await notifyInvitesChanged(deps, tx, user.realm_id, null);
-  await invalidateKeysAfterCommit(deps, tx, deactivated.map((u) => u.id));
+  await invalidateKeysAfterCommit(
+    deps,
+    tx,
+    deactivated.map((u) => u.id),
+  );
 }
 
 /**
@@ -328,17 +430,32 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
  * add_members for their groups (clients dropped them from every group on deactivation).
  * Reactivating an active user changes nothing.
  */
-export async function doReactivateUser(deps: Deps, actor: Pick<UserProfile, 'id' | 'realm_id'>, targetId: number): Promise<void> {
+export async function doReactivateUser(
+  deps: Deps,
+  actor: Pick<UserProfile, 'id' | 'realm_id'>,
+  targetId: number,
+): Promise<void> {
   await transaction(deps.db, async (tx) => {
     // The caller found the target in the actor's realm.
     await lockRealm(tx.db, actor.realm_id);
     const before = await tx.db.userProfile.findUniqueOrThrow({ where: { id: targetId }, include: { bot_owner: true } });
     if (before.is_active) return;
-    const newOwner = before.is_bot && before.bot_owner !== null && !before.bot_owner.is_active && before.bot_owner_id !== actor.id ? actor.id : null;
-    const target = await tx.db.userProfile.update({ where: { id: targetId }, data: { is_active: true, ...(newOwner !== null ? { bot_owner_id: newOwner } : {}) } });
+    const newOwner =
+      before.is_bot && before.bot_owner !== null && !before.bot_owner.is_active && before.bot_owner_id !== actor.id
+        ? actor.id
+        : null;
+    const target = await tx.db.userProfile.update({
+      where: { id: targetId },
+      data: { is_active: true, ...(newOwner !== null ? { bot_owner_id: newOwner } : {}) },
+    });
 
     const audience = await userIdsWhoCanAccessUser(tx.db, target);
-    await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } }, audience);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      target.realm_id,
+      { type: 'realm_user', op: 'update', person: { user_id: target.id, is_active: true } },
+      audience,
+    );
     if (target.is_bot) {
       await sendBotUpdate(deps, tx, target, { is_active: true });
       if (newOwner !== null) {
@@ -348,9 +465,18 @@ export async function doReactivateUser(deps: Deps, actor: Pick<UserProfile, 'id'
     }
     await sendPeerEvents(deps, tx, target, 'peer_add');
     const everyone = await activeUserIds(tx.db, target.realm_id);
-    const memberships = await tx.db.userGroupMembership.findMany({ where: { user_profile_id: target.id, user_group: { named: true } }, select: { user_group_id: true }, orderBy: { user_group_id: 'asc' } });
+    const memberships = await tx.db.userGroupMembership.findMany({
+      where: { user_profile_id: target.id, user_group: { named: true } },
+      select: { user_group_id: true },
+      orderBy: { user_group_id: 'asc' },
+    });
     for (const { user_group_id } of memberships) {
-      await deps.bus.sendEventOnCommit(tx, target.realm_id, { type: 'user_group', op: 'add_members', group_id: user_group_id, user_ids: [target.id] }, everyone);
+      await deps.bus.sendEventOnCommit(
+        tx,
+        target.realm_id,
+        { type: 'user_group', op: 'add_members', group_id: user_group_id, user_ids: [target.id] },
+        everyone,
+      );
     }
     await invalidateKeysAfterCommit(deps, tx, [target.id]);
   });
@@ -360,23 +486,47 @@ export async function doReactivateUser(deps: Deps, actor: Pick<UserProfile, 'id'
  * peer_remove / peer_add for every channel the user is subscribed to, to those who track its
  * subscriber list (computed with the user's new activity: a deactivated user is nobody's peer).
  */
-async function sendPeerEvents(deps: Deps, tx: Tx, user: Pick<UserProfile, 'id' | 'realm_id'>, op: 'peer_add' | 'peer_remove'): Promise<void> {
+async function sendPeerEvents(
+  deps: Deps,
+  tx: Tx,
+  user: Pick<UserProfile, 'id' | 'realm_id'>,
+  op: 'peer_add' | 'peer_remove',
+): Promise<void> {
   const streams = await tx.db.stream.findMany({
-    where: { realm_id: user.realm_id, is_archived: false, subscriptions: { some: { user_profile_id: user.id, active: true } } },
+    where: {
+      realm_id: user.realm_id,
+      is_archived: false,
+      subscriptions: { some: { user_profile_id: user.id, active: true } },
+    },
     select: { id: true, realm_id: true, invite_only: true, is_web_public: true },
     orderBy: { id: 'asc' },
   });
   if (streams.length === 0) return;
-  const settings = await streamSettingGroups(tx.db, streams.map((stream) => stream.id));
+  const settings = await streamSettingGroups(
+    tx.db,
+    streams.map((stream) => stream.id),
+  );
   for (const stream of streams) {
-    const audience = (await metadataAccessUserIds(tx.db, stream, settings.get(stream.id) ?? {})).filter((id) => id !== user.id);
+    const audience = (await metadataAccessUserIds(tx.db, stream, settings.get(stream.id) ?? {})).filter(
+      (id) => id !== user.id,
+    );
     if (audience.length === 0) continue;
-    await deps.bus.sendEventOnCommit(tx, user.realm_id, { type: 'subscription', op, stream_ids: [stream.id], user_ids: [user.id] }, audience);
+    await deps.bus.sendEventOnCommit(
+      tx,
+      user.realm_id,
+      { type: 'subscription', op, stream_ids: [stream.id], user_ids: [user.id] },
+      audience,
+    );
   }
 }
 
 /** invites_changed to the realm's administrators and the inviter (Zulip's notify_invites_changed). */
-export async function notifyInvitesChanged(deps: Pick<Deps, 'bus'>, tx: Tx, realmId: number, inviterId: number | null): Promise<void> {
+export async function notifyInvitesChanged(
+  deps: Pick<Deps, 'bus'>,
+  tx: Tx,
+  realmId: number,
+  inviterId: number | null,
+): Promise<void> {
   const audience = new Set(await activeAdministratorIds(tx.db, realmId));
   if (inviterId !== null) {
     const inviter = await tx.db.userProfile.findUnique({ where: { id: inviterId }, select: { is_active: true } });

@@ -12,7 +12,10 @@ import {
   type Actor,
 } from '@teamchat/domain';
 
-type Reader = Pick<TxClient, '$queryRaw' | 'userProfile' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'realm'>;
+type Reader = Pick<
+  TxClient,
+  '$queryRaw' | 'userProfile' | 'userGroup' | 'groupSetting' | 'userGroupMembership' | 'groupGroupMembership' | 'realm'
+>;
 
 /** Zulip's @require_member_or_admin. */
 export function requireMemberOrAdmin(actor: Pick<UserProfile, 'role' | 'is_bot'>): void {
@@ -31,7 +34,10 @@ export function requireAdministrator(actor: Pick<UserProfile, 'role'>): void {
 }
 
 /** Zulip's UserProfile.can_admin_user: administrators, and owners of bots for their bots. */
-export function canAdministerUser(actor: Pick<UserProfile, 'id' | 'role' | 'realm_id'>, target: Pick<UserProfile, 'bot_owner_id' | 'realm_id'>): boolean {
+export function canAdministerUser(
+  actor: Pick<UserProfile, 'id' | 'role' | 'realm_id'>,
+  target: Pick<UserProfile, 'bot_owner_id' | 'realm_id'>,
+): boolean {
   if (target.bot_owner_id === actor.id) return true;
   return isAdministrator(actor.role) && actor.realm_id === target.realm_id;
 }
@@ -44,7 +50,12 @@ export interface UserAccessOptions {
 }
 
 /** Zulip's access_user_common. */
-async function accessUserCommon(db: Reader, actor: UserProfile, target: UserProfile, options: UserAccessOptions): Promise<UserProfile> {
+async function accessUserCommon(
+  db: Reader,
+  actor: UserProfile,
+  target: UserProfile,
+  options: UserAccessOptions,
+): Promise<UserProfile> {
   if (target.is_bot && !options.allowBots) throw new JsonableError('No such user');
   if (!target.is_active && !options.allowDeactivated) throw new JsonableError('User is deactivated');
   if (!options.forAdmin) {
@@ -55,7 +66,12 @@ async function accessUserCommon(db: Reader, actor: UserProfile, target: UserProf
   return target;
 }
 
-export async function accessUserById(db: Reader, actor: UserProfile, userId: number, options: UserAccessOptions): Promise<UserProfile> {
+export async function accessUserById(
+  db: Reader,
+  actor: UserProfile,
+  userId: number,
+  options: UserAccessOptions,
+): Promise<UserProfile> {
   const target = await db.userProfile.findFirst({ where: { id: userId, realm_id: actor.realm_id } });
   if (!target) throw new JsonableError('No such user');
   return accessUserCommon(db, actor, target, options);
@@ -89,14 +105,24 @@ export async function accessUserByEmail(
 }
 
 /** A user named in a path by id or by email (GET /users/{user_id_or_email}...). */
-export async function accessUserByIdOrEmail(db: Reader, actor: Actor, key: string, options: UserAccessOptions): Promise<UserProfile> {
+export async function accessUserByIdOrEmail(
+  db: Reader,
+  actor: Actor,
+  key: string,
+  options: UserAccessOptions,
+): Promise<UserProfile> {
   if (!/^[0-9]+$/.test(key)) return accessUserByEmail(db, actor, key, options);
   if (Number(key) > 2 ** 31 - 1) throw new JsonableError('No such user');
   return accessUserById(db, actor.user, Number(key), options);
 }
 
 /** Zulip's user_ids_to_users: every id must be a (by default active) user of the realm. */
-export async function usersByIds(db: Reader, realmId: number, userIds: number[], options: { allowDeactivated: boolean }): Promise<UserProfile[]> {
+export async function usersByIds(
+  db: Reader,
+  realmId: number,
+  userIds: number[],
+  options: { allowDeactivated: boolean },
+): Promise<UserProfile[]> {
   const users = await db.userProfile.findMany({
     where: { id: { in: userIds }, realm_id: realmId, ...(options.allowDeactivated ? {} : { is_active: true }) },
   });

@@ -66,7 +66,15 @@ export function checkLinkifier(pattern: string, urlTemplate: string): void {
   }
   const groups = patternGroupNames(pattern);
   const missingInPattern = [...variables].filter((name) => !groups.has(name)).sort();
-  if (missingInPattern.length) throw new LinkifierError(`Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`, '__all__');
+  if (missingInPattern.length)
+    throw new LinkifierError(
+      `Group '${missingInPattern[0]}' in URL template is not present in linkifier pattern.`,
+      '__all__',
+    );
   const missingInTemplate = [...groups].filter((name) => !variables.has(name)).sort();
-  if (missingInTemplate.length) throw new LinkifierError(`Group '${missingInTemplate[0]}' in linkifier pattern is not present in URL template.`, '__all__');
+  if (missingInTemplate.length)
+    throw new LinkifierError(
+      `Group '${missingInTemplate[0]}' in linkifier pattern is not present in URL template.`,
+      '__all__',
+    );
 }

@@ -7,8 +7,16 @@ import { profileValue } from './profile-data';
  * sqlPool): it is among a client's most frequent requests, and through Prisma its three reads
  * cost about ten times the query itself (the client engine prepares each one at every call).
  */
-export async function readOwnUser(db: Db, userId: number): Promise<{ user: OwnUserRow; maxMessageId: number; profileData: ProfileData } | null> {
-  const { rows } = await sqlPool(db).query<OwnUserRow & { max_message_id: number | null; profile_values: { field_id: number; value: string; rendered_value: string | null }[] }>({
+export async function readOwnUser(
+  db: Db,
+  userId: number,
+): Promise<{ user: OwnUserRow; maxMessageId: number; profileData: ProfileData } | null> {
+  const { rows } = await sqlPool(db).query<
+    OwnUserRow & {
+      max_message_id: number | null;
+      profile_values: { field_id: number; value: string; rendered_value: string | null }[];
+    }
+  >({
     name: 'own-user',
     text: `
       SELECT u.id, u.realm_id, u.email, u.delivery_email, u.full_name, u.role, u.is_bot, u.is_active,

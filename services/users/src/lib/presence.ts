@@ -23,7 +23,9 @@ export interface PresenceActor {
  * loadActor does.
  */
 export async function readPresenceActor(db: Db, userId: number): Promise<PresenceActor> {
-  const [row] = await queryRows<Omit<PresenceActor, 'presence'> & StoredPresence & { is_active: boolean; has_presence: boolean }>(
+  const [row] = await queryRows<
+    Omit<PresenceActor, 'presence'> & StoredPresence & { is_active: boolean; has_presence: boolean }
+  >(
     db,
     'presence-actor',
     `SELECT u.id, u.realm_id, u.email, u.role, u.is_bot, u.is_active, u.last_active_at,

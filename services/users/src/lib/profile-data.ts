@@ -4,7 +4,10 @@ import type { ProfileData } from '@teamchat/domain';
 type Reader = Pick<TxClient, 'customProfileFieldValue'>;
 
 /** Custom profile field values by user id (Zulip's profile_data), for some users or a whole realm. */
-export async function profileDataByUser(db: Reader, scope: { userIds: number[] } | { realmId: number }): Promise<Map<number, ProfileData>> {
+export async function profileDataByUser(
+  db: Reader,
+  scope: { userIds: number[] } | { realmId: number },
+): Promise<Map<number, ProfileData>> {
   const values = await db.customProfileFieldValue.findMany({
     where: 'userIds' in scope ? { user_profile_id: { in: scope.userIds } } : { field: { realm_id: scope.realmId } },
     orderBy: { field_id: 'asc' },

@@ -30,16 +30,66 @@ const MAX_EMAIL_BATCHING_SECONDS = 7 * 24 * 60 * 60;
  * translations for), named in English for language_name.
  */
 export const LANGUAGE_CODES = [
-  'ar', 'be', 'bg', 'bn', 'ca', 'cs', 'cy', 'da', 'de', 'el', 'en', 'en_GB', 'eo', 'es', 'fa', 'fi', 'fr', 'gl', 'gu', 'hi',
-  'hu', 'id', 'it', 'ja', 'ko', 'lt', 'ml', 'mn', 'nl', 'no', 'pl', 'pt', 'pt_BR', 'pt_PT', 'ro', 'ru', 'si', 'sk', 'sr',
-  'sv', 'ta', 'te', 'tl', 'tr', 'uk', 'uz', 'vi', 'zh-hans', 'zh-hant', 'zh_TW',
+  'ar',
+  'be',
+  'bg',
+  'bn',
+  'ca',
+  'cs',
+  'cy',
+  'da',
+  'de',
+  'el',
+  'en',
+  'en_GB',
+  'eo',
+  'es',
+  'fa',
+  'fi',
+  'fr',
+  'gl',
+  'gu',
+  'hi',
+  'hu',
+  'id',
+  'it',
+  'ja',
+  'ko',
+  'lt',
+  'ml',
+  'mn',
+  'nl',
+  'no',
+  'pl',
+  'pt',
+  'pt_BR',
+  'pt_PT',
+  'ro',
+  'ru',
+  'si',
+  'sk',
+  'sr',
+  'sv',
+  'ta',
+  'te',
+  'tl',
+  'tr',
+  'uk',
+  'uz',
+  'vi',
+  'zh-hans',
+  'zh-hant',
+  'zh_TW',
 ] as const;
 
 const languageNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' });
 
 /** The English name of a language code (Zulip's get_language_name), e.g. "de" → "German". */
 export function languageName(code: string): string {
-  const tag = code.replace('_', '-').replace(/^zh-hans$/i, 'zh-Hans').replace(/^zh-hant$/i, 'zh-Hant');
+  const tag = code
+    .replace('_', '-')
+    .replace(/^zh-hans$/i, 'zh-Hans')
+    .replace(/^zh-hant$/i, 'zh-Hant');
   try {
     return languageNames.of(tag) ?? code;
   } catch {
@@ -103,8 +153,15 @@ export const defaultLanguageType: ParamType<string> = param.string();
 export { timezoneType };
 
 /** Zulip's check_settings_values: the checks REQ cannot make. */
-export function checkSettingValues(values: { default_language?: string; notification_sound?: SettingValue; email_notifications_batching_period_seconds?: SettingValue }): void {
-  if (values.default_language !== undefined && !(LANGUAGE_CODES as readonly string[]).includes(values.default_language)) {
+export function checkSettingValues(values: {
+  default_language?: string;
+  notification_sound?: SettingValue;
+  email_notifications_batching_period_seconds?: SettingValue;
+}): void {
+  if (
+    values.default_language !== undefined &&
+    !(LANGUAGE_CODES as readonly string[]).includes(values.default_language)
+  ) {
     throw new InvalidArgumentError('Invalid default_language');
   }
   const sound = values.notification_sound;
@@ -116,4 +173,3 @@ export function checkSettingValues(values: { default_language?: string; notifica
     throw new InvalidArgumentError(`Invalid email batching period: ${period} seconds`);
   }
 }
-

@@ -3,12 +3,22 @@
 
 import { appendTo, JsonableError, type GroupObjection } from '@teamchat/core';
 import type { TxClient, UserGroup, UserProfile } from '@teamchat/db';
-import { hasRealmPermission, hasUserGroupPermission, USER_GROUP_INVALID_NAME_PREFIXES, USER_GROUP_NAME_MAX_LENGTH } from '@teamchat/domain';
+import {
+  hasRealmPermission,
+  hasUserGroupPermission,
+  USER_GROUP_INVALID_NAME_PREFIXES,
+  USER_GROUP_NAME_MAX_LENGTH,
+} from '@teamchat/domain';
 
 type Reader = TxClient;
 
 /** A named group of the realm, locked for the rest of the transaction. */
-export async function lockUserGroup(db: Reader, realmId: number, groupId: number, options: { allowDeactivated: boolean }): Promise<UserGroup> {
+export async function lockUserGroup(
+  db: Reader,
+  realmId: number,
+  groupId: number,
+  options: { allowDeactivated: boolean },
+): Promise<UserGroup> {
   const [row] = await db.$queryRaw<{ id: number }[]>`
     SELECT id FROM user_group WHERE id = ${groupId} AND realm_id = ${realmId} AND named FOR UPDATE`;
   if (!row) throw new JsonableError('Invalid user group');
@@ -33,7 +43,8 @@ export async function accessUserGroupForUpdate(
   if (group.is_system_group) throw new JsonableError('Insufficient permission');
   if (await hasRealmPermission(db, actor, 'can_manage_all_groups')) return group;
   if (await hasUserGroupPermission(db, actor, group.id, 'can_manage_group')) return group;
-  if (permission !== 'can_manage_group' && (await hasUserGroupPermission(db, actor, group.id, permission))) return group;
+  if (permission !== 'can_manage_group' && (await hasUserGroupPermission(db, actor, group.id, permission)))
+    return group;
   throw new JsonableError('Insufficient permission');
 }
 
@@ -61,7 +72,9 @@ export async function deactivationObjections(db: Reader, group: UserGroup): Prom
     select: { supergroup: { select: { id: true, named: true, deactivated: true } } },
     orderBy: { supergroup_id: 'asc' },
   });
-  const namedSupergroups = supergroups.filter((row) => row.supergroup.named && !row.supergroup.deactivated).map((row) => row.supergroup.id);
+  const namedSupergroups = supergroups
+    .filter((row) => row.supergroup.named && !row.supergroup.deactivated)
+    .map((row) => row.supergroup.id);
   if (namedSupergroups.length) objections.push({ type: 'subgroup', supergroup_ids: namedSupergroups });
 
   const holders = [group.id, ...supergroups.filter((row) => !row.supergroup.named).map((row) => row.supergroup.id)];
@@ -79,13 +92,21 @@ export async function deactivationObjections(db: Reader, group: UserGroup): Prom
   };
   const channels = byOwner('stream');
   if (channels.size) {
-    const active = await db.stream.findMany({ where: { id: { in: [...channels.keys()] }, is_archived: false }, select: { id: true } });
-    for (const { id } of active.sort((a, b) => a.id - b.id)) objections.push({ type: 'channel', channel_id: id, settings: channels.get(id)! });
+    const active = await db.stream.findMany({
+      where: { id: { in: [...channels.keys()] }, is_archived: false },
+      select: { id: true },
+    });
+    for (const { id } of active.sort((a, b) => a.id - b.id))
+      objections.push({ type: 'channel', channel_id: id, settings: channels.get(id)! });
   }
   const groups = byOwner('user_group');
   if (groups.size) {
-    const active = await db.userGroup.findMany({ where: { id: { in: [...groups.keys()] }, named: true, deactivated: false }, select: { id: true } });
-    for (const { id } of active.sort((a, b) => a.id - b.id)) objections.push({ type: 'user_group', group_id: id, settings: groups.get(id)! });
+    const active = await db.userGroup.findMany({
+      where: { id: { in: [...groups.keys()] }, named: true, deactivated: false },
+      select: { id: true },
+    });
+    for (const { id } of active.sort((a, b) => a.id - b.id))
+      objections.push({ type: 'user_group', group_id: id, settings: groups.get(id)! });
   }
   const realmSettings = byOwner('realm').get(group.realm_id);
   if (realmSettings) objections.push({ type: 'realm', settings: realmSettings });

@@ -17,7 +17,9 @@ export async function listAlertWords({ deps, requester }: AuthedContext<UsersDep
 
 /** POST /users/me/alert_words */
 export async function addAlertWords({ deps, params, requester }: AuthedContext<UsersDeps>) {
-  const { alert_words } = params.parse({ alert_words: required(param.json(v.list(v.str({ maxLength: MAX_ALERT_WORD_LENGTH })))) });
+  const { alert_words } = params.parse({
+    alert_words: required(param.json(v.list(v.str({ maxLength: MAX_ALERT_WORD_LENGTH })))),
+  });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   return { alert_words: await doAddAlertWords(deps, actor, cleanAlertWords(alert_words)) };
 }

@@ -29,7 +29,8 @@ export async function fetchApiKey({ deps, params, realmId, req }: ViewContext<Us
   });
   if (!(await passwordMatches(password, user?.password_hash)) || !user) throw new AuthenticationFailedError();
   if (!user.is_active) throw new AuthenticationFailedError('Account is deactivated', 'USER_DEACTIVATED');
-  if (user.realm.deactivated) throw new AuthenticationFailedError('This organization has been deactivated', 'REALM_DEACTIVATED');
+  if (user.realm.deactivated)
+    throw new AuthenticationFailedError('This organization has been deactivated', 'REALM_DEACTIVATED');
   await attempt?.succeeded();
   const apiKey = await doIssueApiKey(deps, user.id, 'fetch_api_key');
   return { api_key: apiKey, email: user.delivery_email, user_id: user.id };

@@ -13,7 +13,10 @@ import { requireMemberOrAdmin } from '../lib/access';
 /** POST /invites/multiuse */
 export async function createMultiuseInvite({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const input = params.parse({
-    invite_expires_in_minutes: optional(param.json(v.nullable(v.int({ min: 0, max: 2 ** 31 - 1 }))), INVITATION_LINK_VALIDITY_MINUTES as number | null),
+    invite_expires_in_minutes: optional(
+      param.json(v.nullable(v.int({ min: 0, max: 2 ** 31 - 1 }))),
+      INVITATION_LINK_VALIDITY_MINUTES as number | null,
+    ),
     invite_as: optional(param.json(v.literal(...(ROLE_VALUES as number[]))), 400),
     stream_ids: optional(param.json(v.list(v.id())), []),
     group_ids: optional(param.json(v.list(v.id())), []),

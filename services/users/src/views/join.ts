@@ -2,7 +2,15 @@
 // creates the account (POST); POST /api/v1/invites/multiuse/accept does the same for API clients.
 // None of these need credentials: the link's key is the credential.
 
-import { asJsonableError, RESPONDED, required, param, type AuthedContext, type ViewContext, type ViewResult } from '@teamchat/core';
+import {
+  asJsonableError,
+  RESPONDED,
+  required,
+  param,
+  type AuthedContext,
+  type ViewContext,
+  type ViewResult,
+} from '@teamchat/core';
 import type { Response } from 'express';
 import { doAcceptMultiuseInvite, usableInvite } from '../actions/signup';
 import type { UsersDeps } from '../deps';
@@ -15,7 +23,9 @@ function sendPage(res: Response, status: number, title: string, body: string): t
   res
     .status(status)
     .type('html')
-    .send(`<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`);
+    .send(
+      `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`,
+    );
   return RESPONDED;
 }
 
@@ -68,7 +78,12 @@ export async function submitJoinForm(ctx: AuthedContext<UsersDeps>): Promise<Vie
   if (!wantsHtml(ctx)) return accept(ctx, key);
   try {
     const result = await accept(ctx, key);
-    return sendPage(ctx.res, 200, 'Welcome!', `<p>Your account ${escapeHtml(result.email)} is ready. Log in with your email and password.</p>`);
+    return sendPage(
+      ctx.res,
+      200,
+      'Welcome!',
+      `<p>Your account ${escapeHtml(result.email)} is ready. Log in with your email and password.</p>`,
+    );
   } catch (error) {
     const jsonable = asJsonableError(error);
     return sendPage(ctx.res, jsonable.status, 'Sign-up failed', `<p>${escapeHtml(jsonable.message)}</p>`);

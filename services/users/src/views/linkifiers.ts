@@ -1,6 +1,13 @@
 import { param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { loadActor } from '@teamchat/domain';
-import { doAddLinkifier, doRemoveLinkifier, doReorderLinkifiers, doUpdateLinkifier, linkifierDict, realmLinkifiers } from '../actions/linkifiers';
+import {
+  doAddLinkifier,
+  doRemoveLinkifier,
+  doReorderLinkifiers,
+  doUpdateLinkifier,
+  linkifierDict,
+  realmLinkifiers,
+} from '../actions/linkifiers';
 import type { UsersDeps } from '../deps';
 import { requireAdministrator } from '../lib/access';
 

@@ -1,5 +1,10 @@
 import { optional, param, required, v, type AuthedContext } from '@teamchat/core';
-import { doAddNavigationView, doRemoveNavigationView, doUpdateNavigationView, navigationViewDict } from '../actions/navigation-views';
+import {
+  doAddNavigationView,
+  doRemoveNavigationView,
+  doUpdateNavigationView,
+  navigationViewDict,
+} from '../actions/navigation-views';
 import type { UsersDeps } from '../deps';
 
 /** The fragment in the path: it may span several segments ("narrow/is/starred") or be %2F-encoded. */
@@ -11,7 +16,10 @@ function pathFragment(ctx: AuthedContext<UsersDeps>): string {
 
 /** GET /navigation_views */
 export async function getNavigationViews({ deps, requester }: AuthedContext<UsersDeps>) {
-  const views = await deps.db.navigationView.findMany({ where: { user_profile_id: requester.userId }, orderBy: { id: 'asc' } });
+  const views = await deps.db.navigationView.findMany({
+    where: { user_profile_id: requester.userId },
+    orderBy: { id: 'asc' },
+  });
   return { navigation_views: views.map(navigationViewDict) };
 }
 
@@ -22,7 +30,13 @@ export async function addNavigationView({ deps, params, requester }: AuthedConte
     is_pinned: required(param.bool()),
     name: optional(param.string({ strip: true, nonEmpty: true })),
   });
-  await doAddNavigationView(deps, { id: requester.userId, realm_id: requester.realmId }, fragment, is_pinned, name ?? null);
+  await doAddNavigationView(
+    deps,
+    { id: requester.userId, realm_id: requester.realmId },
+    fragment,
+    is_pinned,
+    name ?? null,
+  );
   return {};
 }
 
@@ -33,7 +47,10 @@ export async function updateNavigationView(ctx: AuthedContext<UsersDeps>) {
     is_pinned: optional(param.bool()),
     name: optional(param.string({ strip: true, nonEmpty: true })),
   });
-  await doUpdateNavigationView(ctx.deps, { id: ctx.requester.userId, realm_id: ctx.requester.realmId }, fragment, { isPinned: is_pinned, name });
+  await doUpdateNavigationView(ctx.deps, { id: ctx.requester.userId, realm_id: ctx.requester.realmId }, fragment, {
+    isPinned: is_pinned,
+    name,
+  });
   return {};
 }
 

@@ -51,10 +51,18 @@ export async function getRealmPresence({ deps, requester }: AuthedContext<UsersD
 export async function getUserPresence({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const actor = await loadActor(deps.db, requester.userId);
   const key = String(req.params.user_id_or_email);
-  const target = await accessUserByIdOrEmail(deps.db, actor, key, { allowDeactivated: true, allowBots: true, forAdmin: false });
+  const target = await accessUserByIdOrEmail(deps.db, actor, key, {
+    allowDeactivated: true,
+    allowBots: true,
+    forAdmin: false,
+  });
   if (target.is_bot) throw new JsonableError('Presence is not supported for bot users.');
   const stored = await deps.db.userPresence.findUnique({ where: { user_profile_id: target.id } });
   if (!stored?.last_connected_time) throw new JsonableError(`No presence data for ${key}`);
-  const presence = legacyPresence(stored.last_active_time?.getTime() ?? null, stored.last_connected_time.getTime(), new Date());
+  const presence = legacyPresence(
+    stored.last_active_time?.getTime() ?? null,
+    stored.last_connected_time.getTime(),
+    new Date(),
+  );
   return { presence: { website: presence, aggregated: presence } };
 }

@@ -11,7 +11,10 @@ export const profileDataUpdates: v.Validator<ProfileDataUpdate[]> = v.list(
 
 /** GET /realm/profile_fields */
 export async function listProfileFields({ deps, requester }: AuthedContext<UsersDeps>) {
-  const fields = await deps.db.customProfileField.findMany({ where: { realm_id: requester.realmId }, orderBy: [{ order: 'asc' }, { id: 'asc' }] });
+  const fields = await deps.db.customProfileField.findMany({
+    where: { realm_id: requester.realmId },
+    orderBy: [{ order: 'asc' }, { id: 'asc' }],
+  });
   return { custom_fields: fields.map(profileFieldDict) };
 }
 
@@ -54,6 +57,10 @@ export async function removeOwnProfileData({ deps, params, requester }: AuthedCo
   const { data } = params.parse({ data: required(param.json(v.list(v.id()))) });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireHuman(actor);
-  await doUpdateOwnProfileData(deps, actor, data.map((id) => ({ id, value: null })));
+  await doUpdateOwnProfileData(
+    deps,
+    actor,
+    data.map((id) => ({ id, value: null })),
+  );
   return {};
 }

@@ -3,9 +3,17 @@ import { checkFullName, loadActor } from '@teamchat/domain';
 import { doChangeSettings } from '../actions/settings';
 import type { UsersDeps } from '../deps';
 import { requireHuman } from '../lib/access';
-import { checkSettingValues, defaultLanguageType, STORED_SETTING_TYPES, timezoneType, type SettingValue } from '../lib/settings';
+import {
+  checkSettingValues,
+  defaultLanguageType,
+  STORED_SETTING_TYPES,
+  timezoneType,
+  type SettingValue,
+} from '../lib/settings';
 
-const settingSpecs = Object.fromEntries(Object.entries(STORED_SETTING_TYPES).map(([name, type]) => [name, optional(type)]));
+const settingSpecs = Object.fromEntries(
+  Object.entries(STORED_SETTING_TYPES).map(([name, type]) => [name, optional(type)]),
+);
 
 /**
  * PATCH /settings (Zulip's json_change_settings, human users only). `email` (an address change
@@ -23,7 +31,11 @@ export async function updateSettings({ deps, params, requester }: AuthedContext<
     timezone: optional(timezoneType),
   });
   const stored = params.parse(settingSpecs) as Record<string, SettingValue | undefined>;
-  checkSettingValues({ default_language, notification_sound: stored.notification_sound, email_notifications_batching_period_seconds: stored.email_notifications_batching_period_seconds });
+  checkSettingValues({
+    default_language,
+    notification_sound: stored.notification_sound,
+    email_notifications_batching_period_seconds: stored.email_notifications_batching_period_seconds,
+  });
 
   // Zulip checks the name only when it differs, and strips it.
   const fullName = full_name !== undefined && full_name !== actor.full_name ? checkFullName(full_name) : undefined;

@@ -6,7 +6,12 @@ import {
   USER_GROUP_PERMISSION_SETTINGS,
   type GroupSettingValue,
 } from '@teamchat/domain';
-import { doCreateUserGroup, doDeactivateUserGroup, doUpdateUserGroup, doUpdateUserGroupMembership } from '../actions/user-groups';
+import {
+  doCreateUserGroup,
+  doDeactivateUserGroup,
+  doUpdateUserGroup,
+  doUpdateUserGroupMembership,
+} from '../actions/user-groups';
 import type { UsersDeps } from '../deps';
 import { requireMemberOrAdmin } from '../lib/access';
 
@@ -26,21 +31,27 @@ export async function getUserGroups({ deps, params, requester }: AuthedContext<U
   const { include_deactivated_groups } = params.parse({ include_deactivated_groups: optional(param.bool(), false) });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
-  return { user_groups: await userGroupDicts(deps.db, actor.realm_id, { includeDeactivated: include_deactivated_groups }) };
+  return {
+    user_groups: await userGroupDicts(deps.db, actor.realm_id, { includeDeactivated: include_deactivated_groups }),
+  };
 }
 
 /** POST /user_groups/create */
 export async function createUserGroup({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
-  if (!(await hasRealmPermission(deps.db, actor, 'can_create_groups'))) throw new JsonableError('Insufficient permission');
+  if (!(await hasRealmPermission(deps.db, actor, 'can_create_groups')))
+    throw new JsonableError('Insufficient permission');
   const input = params.parse({
     name: required(param.string()),
     description: required(param.string()),
     members: required(param.json(v.list(v.id()))),
     subgroups: optional(param.json(v.list(v.id())), []),
     ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingValue))])),
-  }) as { name: string; description: string; members: number[]; subgroups: number[] } & Record<string, GroupSettingValue | undefined>;
+  }) as { name: string; description: string; members: number[]; subgroups: number[] } & Record<
+    string,
+    GroupSettingValue | undefined
+  >;
   const groupId = await doCreateUserGroup(deps, actor, {
     name: input.name,
     description: input.description,
@@ -62,8 +73,15 @@ export async function updateUserGroupMembers({ deps, params, requester, req }: A
   });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
-  if (!change.add?.length && !change.delete?.length && !change.add_subgroups?.length && !change.delete_subgroups?.length) {
-    throw new JsonableError('Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".');
+  if (
+    !change.add?.length &&
+    !change.delete?.length &&
+    !change.add_subgroups?.length &&
+    !change.delete_subgroups?.length
+  ) {
+    throw new JsonableError(
+      'Nothing to do. Specify at least one of "add", "delete", "add_subgroups" or "delete_subgroups".',
+    );
   }
   await doUpdateUserGroupMembership(deps, actor, groupId, {
     add: change.add,
@@ -77,10 +95,14 @@ export async function updateUserGroupMembers({ deps, params, requester, req }: A
 /** POST /user_groups/{id}/subgroups (the older form of subgroup changes). */
 export async function updateUserGroupSubgroups({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
-  const change = params.parse({ add: optional(param.json(v.list(v.id()))), delete: optional(param.json(v.list(v.id()))) });
+  const change = params.parse({
+    add: optional(param.json(v.list(v.id()))),
+    delete: optional(param.json(v.list(v.id()))),
+  });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
-  if (!change.add?.length && !change.delete?.length) throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
+  if (!change.add?.length && !change.delete?.length)
+    throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
   await doUpdateUserGroupMembership(deps, actor, groupId, { addSubgroups: change.add, deleteSubgroups: change.delete });
   return {};
 }
@@ -89,7 +111,9 @@ async function readableGroup(ctx: AuthedContext<UsersDeps>) {
   const groupId = pathInt(ctx.req, 'user_group_id');
   const { user: actor } = await loadActor(ctx.deps.db, ctx.requester.userId);
   requireMemberOrAdmin(actor);
-  const group = await ctx.deps.db.userGroup.findFirst({ where: { id: groupId, realm_id: actor.realm_id, named: true } });
+  const group = await ctx.deps.db.userGroup.findFirst({
+    where: { id: groupId, realm_id: actor.realm_id, named: true },
+  });
   if (!group) throw new JsonableError('Invalid user group');
   if (group.deactivated) throw new JsonableError('User group is deactivated.');
   return { actor, group };
@@ -118,7 +142,9 @@ export async function getUserGroupSubgroups(ctx: AuthedContext<UsersDeps>) {
   const { direct_subgroup_only } = ctx.params.parse({ direct_subgroup_only: optional(param.bool(), false) });
   const { group } = await readableGroup(ctx);
   const rows = direct_subgroup_only
-    ? await ctx.deps.db.$queryRaw<{ id: number }[]>`SELECT subgroup_id AS id FROM group_group_membership WHERE supergroup_id = ${group.id} ORDER BY 1`
+    ? await ctx.deps.db.$queryRaw<
+        { id: number }[]
+      >`SELECT subgroup_id AS id FROM group_group_membership WHERE supergroup_id = ${group.id} ORDER BY 1`
     : await ctx.deps.db.$queryRaw<{ id: number }[]>`
         WITH RECURSIVE groups(id) AS (
           SELECT subgroup_id FROM group_group_membership WHERE supergroup_id = ${group.id}
@@ -153,13 +179,26 @@ export async function updateUserGroup({ deps, params, requester, req }: AuthedCo
     description: optional(param.string()),
     deactivated: optional(param.bool()),
     ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingChange))])),
-  }) as { name?: string; description?: string; deactivated?: boolean } & Record<string, { new: GroupSettingValue; old?: GroupSettingValue } | undefined>;
+  }) as { name?: string; description?: string; deactivated?: boolean } & Record<
+    string,
+    { new: GroupSettingValue; old?: GroupSettingValue } | undefined
+  >;
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   const settings = Object.fromEntries(SETTING_NAMES.map((name) => [name, input[name]]));
-  if (input.name === undefined && input.description === undefined && input.deactivated === undefined && Object.values(settings).every((value) => value === undefined)) {
+  if (
+    input.name === undefined &&
+    input.description === undefined &&
+    input.deactivated === undefined &&
+    Object.values(settings).every((value) => value === undefined)
+  ) {
     throw new JsonableError('No new data supplied');
   }
-  await doUpdateUserGroup(deps, actor, groupId, { name: input.name, description: input.description, deactivated: input.deactivated, settings });
+  await doUpdateUserGroup(deps, actor, groupId, {
+    name: input.name,
+    description: input.description,
+    deactivated: input.deactivated,
+    settings,
+  });
   return {};
 }

@@ -42,7 +42,10 @@ export async function getUsers({ deps, params, requester }: AuthedContext<UsersD
     members: users.map((user) =>
       hidden.has(user.id)
         ? inaccessibleUserDict(user.id, realm)
-        : apiUserDict(user, actor, { clientGravatar: client_gravatar, profileData: profiles ? (profiles.get(user.id) ?? {}) : undefined }),
+        : apiUserDict(user, actor, {
+            clientGravatar: client_gravatar,
+            profileData: profiles ? (profiles.get(user.id) ?? {}) : undefined,
+          }),
     ),
   };
 }
@@ -51,8 +54,14 @@ export async function getUsers({ deps, params, requester }: AuthedContext<UsersD
 export async function getUser({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
   const actor = await loadActor(deps.db, requester.userId);
-  const target = await accessUserByIdOrEmail(deps.db, actor, String(req.params.user), { allowDeactivated: true, allowBots: true, forAdmin: false });
-  const profile = include_custom_profile_fields ? ((await profileDataByUser(deps.db, { userIds: [target.id] })).get(target.id) ?? {}) : undefined;
+  const target = await accessUserByIdOrEmail(deps.db, actor, String(req.params.user), {
+    allowDeactivated: true,
+    allowBots: true,
+    forAdmin: false,
+  });
+  const profile = include_custom_profile_fields
+    ? ((await profileDataByUser(deps.db, { userIds: [target.id] })).get(target.id) ?? {})
+    : undefined;
   return { user: apiUserDict(target, actor.user, { clientGravatar: client_gravatar, profileData: profile }) };
 }
 
@@ -64,21 +73,31 @@ export async function updateUser({ deps, params, requester, req }: AuthedContext
   const targetId = pathInt(req, 'user');
   const { full_name, role, profile_data } = params.parse({
     full_name: optional(param.string()),
-    role: optional(param.json(v.refine(v.int(), (value) => {
-      if (!ROLE_VALUES.includes(value)) throw new InvalidArgumentError('Invalid role');
-    }))),
+    role: optional(
+      param.json(
+        v.refine(v.int(), (value) => {
+          if (!ROLE_VALUES.includes(value)) throw new InvalidArgumentError('Invalid role');
+        }),
+      ),
+    ),
     profile_data: optional(param.json(profileDataUpdates)),
   });
   const { user: actor } = await loadActor(deps.db, requester.userId);
-  const target = await accessUserById(deps.db, actor, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
+  const target = await accessUserById(deps.db, actor, targetId, {
+    allowDeactivated: true,
+    allowBots: true,
+    forAdmin: true,
+  });
   let newRole: number | undefined;
   if (role !== undefined && role !== target.role) {
-    if ((role === Role.OWNER || target.role === Role.OWNER) && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
+    if ((role === Role.OWNER || target.role === Role.OWNER) && !isOwner(actor.role))
+      throw new OrganizationOwnerRequiredError();
     if (!isAdministrator(actor.role)) throw new OrganizationAdministratorRequiredError();
     newRole = role;
   }
   let newName: string | undefined;
-  if (full_name !== undefined && full_name !== target.full_name && full_name.trim() !== '') newName = checkFullName(full_name);
+  if (full_name !== undefined && full_name !== target.full_name && full_name.trim() !== '')
+    newName = checkFullName(full_name);
   await doUpdateUser(deps, actor, target.id, { role: newRole, fullName: newName, profileData: profile_data });
   return {};
 }
@@ -108,7 +127,11 @@ export async function deactivateUser({ deps, requester, req }: AuthedContext<Use
 export async function reactivateUser({ deps, requester, req }: AuthedContext<UsersDeps>) {
   const targetId = pathInt(req, 'user');
   const { user: actor } = await loadActor(deps.db, requester.userId);
-  const target = await accessUserById(deps.db, actor, targetId, { allowDeactivated: true, allowBots: true, forAdmin: true });
+  const target = await accessUserById(deps.db, actor, targetId, {
+    allowDeactivated: true,
+    allowBots: true,
+    forAdmin: true,
+  });
   await doReactivateUser(deps, actor, target.id);
   return {};
 }
