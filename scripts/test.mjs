@@ -1,6 +1,6 @@
 // npm test: every test, on a fresh clone. Installs what it needs, finds (or starts) PostgreSQL
 // and Redis, builds the services (multi-process tests run the bundles), checks the sources (import
-// cycles, types, lint), runs jest.
+// cycles, types, lint, format), runs jest.
 // Arguments go to jest: npm test -- services/users
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -27,6 +27,7 @@ if (jestArgs.length === 0) {
     ['import cycles', ['scripts/check-cycles.mjs']],
     ['type-checking', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']],
     ['lint', ['node_modules/eslint/bin/eslint.js', 'packages', 'services', 'tests', 'bench']],
+    ['format', ['node_modules/prettier/bin/prettier.cjs', '--check', '--log-level', 'warn', '.']],
   ];
   for (const [title, args] of checks) {
     console.log(`» ${title}`);

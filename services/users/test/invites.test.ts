@@ -388,13 +388,11 @@ describe('joining through the link', () => {
       person: { user_id: response.body.user_id, role: Role.MODERATOR, delivery_email: 'newcomer@example.com' },
     });
     // The link stays usable for the next person.
-    const second = await stack
-      .anonymous()
-      .post(new URL(link).pathname, {
-        email: 'second@example.com',
-        full_name: 'Second Comer',
-        password: 'another password',
-      });
+    const second = await stack.anonymous().post(new URL(link).pathname, {
+      email: 'second@example.com',
+      full_name: 'Second Comer',
+      password: 'another password',
+    });
     expect(second.status).toBe(200);
   });
 
@@ -422,15 +420,13 @@ describe('joining through the link', () => {
     await cast.admin.client.delete(`/api/v1/invites/multiuse/${revokedRow.id}`);
     const good = keyOf(await invite(cast.admin));
     const join = (key: string, details: Record<string, string> = {}) =>
-      stack
-        .anonymous()
-        .post('/api/v1/invites/multiuse/accept', {
-          key,
-          email: 'late@example.com',
-          full_name: 'Late Comer',
-          password: 'late password',
-          ...details,
-        });
+      stack.anonymous().post('/api/v1/invites/multiuse/accept', {
+        key,
+        email: 'late@example.com',
+        full_name: 'Late Comer',
+        password: 'late password',
+        ...details,
+      });
 
     expectError(await join(expired), 400, 'BAD_REQUEST', 'The confirmation link has expired or been deactivated.');
     expectError(
@@ -468,15 +464,12 @@ describe('joining through the link', () => {
     // A link of one realm does not work on another realm's host.
     await stack.createRealm('elsewhere', 'elsewhere.example.test');
     expectError(
-      await stack
-        .anonymous()
-        .withHost('elsewhere.example.test')
-        .post('/api/v1/invites/multiuse/accept', {
-          key: good,
-          email: 'x@example.com',
-          full_name: 'Some One',
-          password: 'password!',
-        }),
+      await stack.anonymous().withHost('elsewhere.example.test').post('/api/v1/invites/multiuse/accept', {
+        key: good,
+        email: 'x@example.com',
+        full_name: 'Some One',
+        password: 'password!',
+      }),
       404,
       'BAD_REQUEST',
     );

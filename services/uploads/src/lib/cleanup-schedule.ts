@@ -17,15 +17,13 @@ export async function scheduleUnreferencedCleanup(deps: Pick<BaseDeps, 'jobs'>, 
   const data: UnreferencedCleanupData = {
     unreferencedOlderThanWeeks: config.env.UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS,
   };
-  await deps.jobs
-    .queue(JOB_QUEUES.uploadsCleanup)
-    .upsertJobScheduler(
-      UNREFERENCED_CLEANUP_SCHEDULER,
-      { every: config.env.UPLOADS_CLEANUP_EVERY_MS },
-      {
-        name: 'delete-unreferenced',
-        data,
-        opts: { removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
-      },
-    );
+  await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).upsertJobScheduler(
+    UNREFERENCED_CLEANUP_SCHEDULER,
+    { every: config.env.UPLOADS_CLEANUP_EVERY_MS },
+    {
+      name: 'delete-unreferenced',
+      data,
+      opts: { removeOnComplete: true, removeOnFail: 100, attempts: 3, backoff: { type: 'exponential', delay: 1000 } },
+    },
+  );
 }
