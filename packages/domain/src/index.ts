@@ -21,3 +21,4 @@ export * from './linkifier-engine';
 export * from './url-sanitizer';
 export * from './alert-words';
 export * from './names';
+export * from './html';

@@ -6,6 +6,7 @@ import { Prisma, type Realm, type Stream, type TxClient } from '@teamchat/db';
 import { realmMessageSettings, visibleEditHistory } from './context';
 import {
   buildWideMessageDicts,
+  escapeHtml,
   finalizeMessageDict,
   flagsList,
   hasMessageAccess,
@@ -75,13 +76,6 @@ export async function accessMessageForUpdate(db: Reader, viewer: Viewer, message
 
 const MATCH_START = 'TCHLSTART';
 const MATCH_STOP = 'TCHLSTOP';
-const escapeHtml = (text: string) =>
-  text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#x27;');
 const highlight = (text: string) =>
   text.split(MATCH_START).join('<span class="highlight">').split(MATCH_STOP).join('</span>');
 

@@ -4,7 +4,13 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { Realm, Stream, TxClient, UserProfile } from '@teamchat/db';
-import { checkStreamName, EMPTY_TOPIC_DISPLAY_NAME, normalizeTopicInput, unprintablePosition } from '@teamchat/domain';
+import {
+  checkStreamName,
+  EMPTY_TOPIC_DISPLAY_NAME,
+  escapeHtml,
+  normalizeTopicInput,
+  unprintablePosition,
+} from '@teamchat/domain';
 
 export type StreamIndicator = string | number;
 export type PrivateRecipients = string[] | number[];
@@ -86,14 +92,6 @@ export function checkTopicsPolicy(
     throw new JsonableError(`Only the ${EMPTY_TOPIC_DISPLAY_NAME} topic is allowed in this channel.`);
   }
 }
-
-const escapeHtml = (text: string) =>
-  text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#x27;');
 
 type Reader = Pick<TxClient, 'stream' | 'userProfile'>;
 

@@ -11,13 +11,10 @@ import {
   type ViewContext,
   type ViewResult,
 } from '@teamchat/core';
+import { escapeHtml } from '@teamchat/domain';
 import type { Response } from 'express';
 import { doAcceptMultiuseInvite, usableInvite } from '../actions/signup';
 import type { UsersDeps } from '../deps';
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 function sendPage(res: Response, status: number, title: string, body: string): typeof RESPONDED {
   res

@@ -1,5 +1,12 @@
 import type { ViewContext } from '@teamchat/core';
-import { realmIconUrl, realmUrl, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
+import {
+  escapeHtml,
+  realmIconUrl,
+  realmUrl,
+  ZULIP_FEATURE_LEVEL,
+  ZULIP_MERGE_BASE,
+  ZULIP_VERSION,
+} from '@teamchat/domain';
 import type { UsersDeps } from '../deps';
 
 /**
@@ -46,8 +53,4 @@ export async function getServerSettings({ deps, realmId }: ViewContext<UsersDeps
     realm_description: realm.description ? `<p>${escapeHtml(realm.description)}</p>` : '',
     realm_web_public_access_enabled: webPublicChannels > 0,
   };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
