@@ -41,7 +41,8 @@ function defaultSources(): ZulipOpenApiSources {
 const sha256Of = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
 /**
- * Where zulip.yaml is, in this order: ZULIP_OPENAPI_PATH; a `shared/zulip-openapi/zulip.yaml`
+ * Where zulip.yaml is, in this order: ZULIP_OPENAPI_PATH; the repository's own copy (checked
+ * against the pinned sha256); a `shared/zulip-openapi/zulip.yaml`
  * beside the checkout; a copy downloaded earlier into var/; else it is downloaded now from
  * Zulip's repository (the release tag) and kept only if its sha256 is the pinned one.
  */
@@ -51,6 +52,9 @@ export function resolveZulipOpenApiPath(sources: ZulipOpenApiSources = defaultSo
     if (!fs.existsSync(configured)) throw new Error(`ZULIP_OPENAPI_PATH is ${configured}, which does not exist`);
     return configured;
   }
+  // The copy the repository carries (packages/testing/zulip-openapi/SOURCE.md), when unmodified.
+  const vendored = path.join(sources.checkoutDir, 'packages', 'testing', 'zulip-openapi', 'zulip.yaml');
+  if (fs.existsSync(vendored) && sha256Of(vendored) === sources.sha256) return vendored;
   const besideCheckout = path.resolve(sources.checkoutDir, '..', 'shared', 'zulip-openapi', 'zulip.yaml');
   if (fs.existsSync(besideCheckout)) return besideCheckout;
   const downloaded = path.join(sources.varDir, 'zulip-openapi', `zulip-${sources.sha256.slice(0, 12)}.yaml`);
