@@ -336,11 +336,12 @@ export class QueueStore {
     return channel.slice(`${this.prefix}events:wake:`.length);
   }
 
-  userIndex(userId: number): string {
+  /** `'*'`: the pattern of every user index. */
+  userIndex(userId: number | '*'): string {
     return `${this.prefix}events:user:${userId}`;
   }
 
-  realmWideIndex(realmId: number): string {
+  realmWideIndex(realmId: number | '*'): string {
     return `${this.prefix}events:realm-wide:${realmId}`;
   }
 
@@ -527,6 +528,35 @@ export class QueueStore {
     for (const queueId of victims) await this.delete(queueId, userId, realmId);
     await this.forget([...gone, ...victims].map((queueId) => ({ queueId, userId })));
     return victims;
+  }
+
+  /**
+   * Deletes every queue and queue index of this prefix, waking the polls parked on those queues
+   * (their next poll answers BAD_EVENT_QUEUE_ID). For a Redis that lost writes: see rollback-watch.ts.
+   * Returns how many queues there were.
+   */
+  async dropAll(): Promise<number> {
+    let dropped = 0;
+    const metaKey = /\{q:([^}]+)\}:m$/;
+    for (const pattern of [`${this.prefix}{q:*`, this.userIndex('*'), this.realmWideIndex('*')]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length === 0) continue;
+        const pipeline = this.redis.pipeline();
+        for (const key of keys) {
+          pipeline.unlink(key);
+          const queueId = metaKey.exec(key)?.[1];
+          if (queueId === undefined) continue;
+          dropped++;
+          // The message tcQueueDelete sends: the parked poll looks at its queue again.
+          pipeline.publish(this.wakeChannel(queueId), 'x');
+        }
+        await pipeline.exec();
+      } while (cursor !== '0');
+    }
+    return dropped;
   }
 
   /** Removes queues that are gone from the indexes that still list them. */

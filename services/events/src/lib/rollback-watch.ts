@@ -77,44 +77,13 @@ export class RollbackWatch {
         { confirmed_epoch: confirmed },
         'Redis lost acknowledged writes (restored from an older copy?): dropping every event queue',
       );
-      const dropped = await this.dropEveryQueue();
+      const dropped = await this.store.dropAll();
       this.logger.warn({ queues: dropped }, 'event queues dropped; clients re-register');
       await redis.tcEpochAdvance(this.epochKey, '0', next);
     }
     await this.db.$executeRaw`
       UPDATE event_tier_epoch SET confirmed = GREATEST(confirmed, ${issued}) WHERE namespace = ${this.namespace}`;
     return outcome;
-  }
-
-  /**
-   * Deletes every queue and queue index, and wakes the polls parked on those queues (their next
-   * poll answers BAD_EVENT_QUEUE_ID). Queues created meanwhile go too: their clients re-register.
-   */
-  private async dropEveryQueue(): Promise<number> {
-    let dropped = 0;
-    for (const pattern of [
-      `${this.store.prefix}{q:*`,
-      `${this.store.prefix}events:user:*`,
-      `${this.store.prefix}events:realm-wide:*`,
-    ]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length === 0) continue;
-        const pipeline = this.redis.pipeline();
-        for (const key of keys) {
-          pipeline.unlink(key);
-          const queueId = /\{q:([^}]+)\}:m$/.exec(key)?.[1];
-          if (queueId !== undefined) {
-            dropped++;
-            pipeline.publish(this.store.wakeChannel(queueId), 'x');
-          }
-        }
-        await pipeline.exec();
-      } while (cursor !== '0');
-    }
-    return dropped;
   }
 
   start(intervalMs: number): void {
