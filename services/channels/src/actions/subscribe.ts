@@ -7,20 +7,22 @@ import {
   canAdministerChannel,
   checkStreamName,
   groupSettingIds,
+  type GroupSettingValue,
   hasContentAccess,
   inChannelSetting,
   isAdministrator,
   isGuest,
   isOwner,
   loadViewerContext,
+  metadataAccessUserIds,
   renderMarkdown,
   STREAM_GROUP_SETTING_DEFAULTS,
   streamSettingGroups,
   systemGroupId,
-  type GroupSettingValue,
+  unsubscribedMetadataAccessUserIds,
+  viewerOf,
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { creationAudience, peerAudience } from '../lib/audiences';
 import { sendPeerEvent, sendStreamCreationEvent } from './channel-events';
 import {
   DELETE_PERMISSION_SETTINGS,
@@ -41,7 +43,7 @@ import {
 import { pickColors, streamsByName } from '../lib/streams';
 import { subscriptionDicts } from '../lib/subscription-dicts';
 import { inTransaction } from '../lib/transactions';
-import { usersByPrincipals, viewerOf } from '../lib/users';
+import { usersByPrincipals } from '../lib/users';
 import { sendDefaultStreamsEvent } from './default-streams';
 
 export interface ChannelRequest {
@@ -278,7 +280,7 @@ async function createStream(
     });
   }
   const settings = await groupSettingIds(db, 'stream', stream.id);
-  await sendStreamCreationEvent(deps, tx, stream, await creationAudience(db, stream, settings));
+  await sendStreamCreationEvent(deps, tx, stream, await unsubscribedMetadataAccessUserIds(db, stream, settings));
   return stream;
 }
 
@@ -358,7 +360,7 @@ export async function bulkAddSubscriptions(
     // Those who could not see the channel before need it to exist before their subscription does.
     let needCreation: number[] = [];
     if (stream.invite_only) {
-      const alreadyAware = new Set(await creationAudience(db, stream, settings));
+      const alreadyAware = new Set(await unsubscribedMetadataAccessUserIds(db, stream, settings));
       needCreation = newUserIds.filter((id) => !alreadyAware.has(id) && !admins.has(id));
     } else if (!stream.is_web_public) {
       needCreation = newUserIds.filter((id) => guests.has(id));
@@ -390,7 +392,7 @@ export async function bulkAddSubscriptions(
   for (const stream of streams) {
     const newUserIds = added.filter((change) => change.stream.id === stream.id).map((change) => change.userId);
     if (newUserIds.length === 0) continue;
-    const audience = await peerAudience(db, stream, settingsByStream.get(stream.id)!);
+    const audience = await metadataAccessUserIds(db, stream, settingsByStream.get(stream.id)!);
     await sendPeerEvent(deps, tx, stream.realm_id, 'peer_add', stream.id, newUserIds, audience);
   }
   return { added, already };

@@ -9,14 +9,15 @@ import {
   isAdministrator,
   isGuest,
   loadViewerContext,
+  metadataAccessUserIds,
   streamSettingGroups,
+  viewerOf,
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { peerAudience } from '../lib/audiences';
 import { sendPeerEvent, sendStreamDeletionEvent } from './channel-events';
 import { streamsByName } from '../lib/streams';
 import { inTransaction } from '../lib/transactions';
-import { usersByPrincipals, viewerOf } from '../lib/users';
+import { usersByPrincipals } from '../lib/users';
 import { checkSubscriptionChangeCount } from './subscribe';
 
 export interface UnsubscribeResult {
@@ -127,7 +128,7 @@ export async function bulkRemoveSubscriptions(
   for (const stream of streams) {
     const leavers = subs.filter((sub) => sub.stream_id === stream.id).map((sub) => sub.user_profile_id);
     if (leavers.length === 0) continue;
-    const audience = await peerAudience(db, stream, settingsByStream.get(stream.id)!);
+    const audience = await metadataAccessUserIds(db, stream, settingsByStream.get(stream.id)!);
     await sendPeerEvent(deps, tx, stream.realm_id, 'peer_remove', stream.id, leavers, audience);
   }
   return result;

@@ -5,9 +5,7 @@ import { loadActor } from '@teamchat/domain';
 
 type Reader = Pick<TxClient, 'userProfile'>;
 
-// Kept for files being edited elsewhere (views/subscriptions.ts, actions/subscribe.ts,
-// actions/unsubscribe.ts); new code uses loadActor and viewerOf from @teamchat/domain.
-export { viewerOf } from '@teamchat/domain';
+/** The acting user's row (loadActor, which refuses a deactivated account). */
 export const actingUser = async (db: Reader, requester: Requester): Promise<UserProfile> =>
   (await loadActor(db, requester.userId)).user;
 

@@ -1,7 +1,7 @@
 // /users/me/subscriptions and friends: parse, call one action, answer.
 import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { transaction } from '@teamchat/db';
-import { accessStreamById, API_STREAM_GROUP_SETTINGS, SERVER_LIMITS } from '@teamchat/domain';
+import { accessStreamById, API_STREAM_GROUP_SETTINGS, SERVER_LIMITS, viewerOf } from '@teamchat/domain';
 import { doAddSubscriptions, type SubscribeInput } from '../actions/subscribe';
 import { doChangeSubscriptionProperties } from '../actions/subscription-properties';
 import { doRemoveSubscriptions } from '../actions/unsubscribe';
@@ -14,7 +14,7 @@ import {
   topicsPolicyParam,
 } from '../lib/params';
 import { subscriptionDicts } from '../lib/subscription-dicts';
-import { actingUser, viewerOf } from '../lib/users';
+import { actingUser } from '../lib/users';
 import { checkColor } from '../actions/subscription-properties';
 
 type Ctx = AuthedContext<ChannelsDeps>;

@@ -2,9 +2,6 @@
 import type { Realm } from '@teamchat/db';
 import { REALM_SETTING_DEFAULTS, realmSettings, type RealmSettings } from '@teamchat/domain';
 
-// Kept for views/* (being edited elsewhere): the acting user is @teamchat/domain's loadActor.
-export { loadActor, viewerOf, type Actor } from '@teamchat/domain';
-
 /** The realm settings the messages service acts on, typed (a stored value of the wrong type counts as the default). */
 export function realmMessageSettings(realm: Pick<Realm, 'settings'>) {
   const settings = realmSettings(realm);

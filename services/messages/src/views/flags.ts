@@ -1,9 +1,8 @@
 import { JsonableError, LIST_LIMITS, optional, param, required, v, type AuthedContext } from '@teamchat/core';
-import { accessStreamById, compileNarrow, parseAnchor, parseNarrow } from '@teamchat/domain';
+import { accessStreamById, compileNarrow, loadActor, parseAnchor, parseNarrow, viewerOf } from '@teamchat/domain';
 import { doMarkStreamAsRead, doUpdateFlagsOverRange, doUpdateMessageFlags, type FlagOperation } from '../actions/flags';
 import { doMarkAllAsRead } from '../actions/mark-all-read';
 import type { MessagesDeps } from '../deps';
-import { loadActor, viewerOf } from '../lib/context';
 
 /** Zulip's MAX_MESSAGES_PER_UPDATE. */
 const MAX_MESSAGES_PER_UPDATE = LIST_LIMITS.messagesPerFlagUpdate;

@@ -1,9 +1,15 @@
 import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
-import { loadMarkdownData, parseAnchor, parseNarrow, renderMessageMarkdown } from '@teamchat/domain';
+import {
+  loadActor,
+  loadMarkdownData,
+  parseAnchor,
+  parseNarrow,
+  renderMessageMarkdown,
+  viewerOf,
+} from '@teamchat/domain';
 import { doSendMessage, normalizeBody } from '../actions/send-message';
 import type { MessagesDeps } from '../deps';
 import { defaultReadBySender, sendingClientName } from '../lib/client';
-import { loadActor, viewerOf } from '../lib/context';
 import { fetchMessages } from '../lib/fetch';
 import { accessMessage, messagesForIds } from '../lib/messages';
 import {
