@@ -14,4 +14,38 @@ export async function settledWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
+export interface Repeating {
+  /** No further round starts; waits for the one in progress, at most `boundMs`. */
+  stop(boundMs: number): Promise<void>;
+}
+
+/**
+ * Runs `round` after `firstDelayMs`, then again `intervalMs` after each round settles (never two
+ * at once, so a slow dependency does not pile rounds up). A failed round goes to `onError`.
+ */
+export function repeat(
+  round: () => Promise<unknown>,
+  options: { intervalMs: number; firstDelayMs?: number; onError: (error: unknown) => void },
+): Repeating {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  const loop = () => {
+    if (stopped) return;
+    running = round()
+      .catch(options.onError)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(loop, options.intervalMs);
+      });
+  };
+  timer = setTimeout(loop, options.firstDelayMs ?? options.intervalMs);
+  return {
+    async stop(boundMs) {
+      stopped = true;
+      clearTimeout(timer);
+      await settledWithin(running, boundMs);
+    },
+  };
+}
+
 function noop(): void {}

@@ -3,7 +3,7 @@
 // waking polls, and relaying outbox rows whose after-commit publish failed.
 
 import { createRedis, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
-import { createServiceApp, settledWithin } from '@teamchat/core';
+import { createServiceApp, repeat, settledWithin } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
 import type { EventsDeps } from './deps';
@@ -91,18 +91,13 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   intake.start();
 
   // Outbox rows whose after-commit publish failed are published by the relay (safe in every replica).
-  let relayTimer: NodeJS.Timeout | undefined;
-  let relaying: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  const relayLoop = () => {
-    if (stopped || config.EVENTS_RELAY_INTERVAL_MS <= 0) return;
-    relaying = relayRound(base)
-      .catch((error) => logger.warn({ err: error }, 'outbox relay failed'))
-      .finally(() => {
-        if (!stopped) relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);
-      });
-  };
-  relayTimer = setTimeout(relayLoop, config.EVENTS_RELAY_INTERVAL_MS);
+  const relay =
+    config.EVENTS_RELAY_INTERVAL_MS > 0
+      ? repeat(() => relayRound(base), {
+          intervalMs: config.EVENTS_RELAY_INTERVAL_MS,
+          onError: (error) => logger.warn({ err: error }, 'outbox relay failed'),
+        })
+      : undefined;
 
   // Redis restored from an older copy: its queues would silently miss events (rollback-watch.ts).
   const rollbackWatch = new RollbackWatch(commands, base.db, store, base.bus.keys.custom('events', 'epoch'), logger);
@@ -143,12 +138,11 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   let stopping: Promise<void> | undefined;
   const stopBackgroundWork = () =>
     (stopping ??= (async () => {
-      stopped = true;
-      clearTimeout(relayTimer);
+      // A relay round stuck on an unreachable PostgreSQL must not hold the shutdown: its rows stay for the next relay.
+      const relayStopped = relay?.stop(2000);
       await intake.stop();
       await rollbackWatch.stop();
-      // A relay round stuck on an unreachable PostgreSQL must not hold the shutdown: its rows stay for the next relay.
-      await settledWithin(relaying, 2000);
+      await relayStopped;
     })());
 
   return {

@@ -15,7 +15,7 @@
 // hold (EVENT_OUTBOX_HOLD_MS, longer than a round) republishes those events instead.
 
 import type { Redis } from '@teamchat/bus';
-import { settledWithin, type Logger } from '@teamchat/core';
+import { repeat, type Logger, type Repeating } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { QueueStore } from './queue-store';
@@ -37,10 +37,7 @@ interface AdvanceCommand {
 export type RollbackRound = 'ok' | 'rolled-back';
 
 export class RollbackWatch {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> = Promise.resolve();
-  private stopped = false;
-  private failing = false;
+  private rounds: Repeating | undefined;
   private readonly metrics = eventTierMetrics();
 
   /** The row of event_tier_epoch: the deployment's Redis key prefix (one per Redis namespace). */
@@ -86,26 +83,20 @@ export class RollbackWatch {
     return outcome;
   }
 
+  /** Rounds every `intervalMs` until stopped; failures (Redis or PostgreSQL away) are logged once per outage. */
   start(intervalMs: number): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.running = this.round()
-        .then(() => (this.failing = false))
-        .catch((error) => {
-          // Redis or PostgreSQL away: the next round checks again once both answer.
-          if (!this.failing) this.logger.warn({ err: error }, 'redis rollback check failed');
-          this.failing = true;
-        })
-        .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, intervalMs);
-        });
-    };
-    this.timer = setTimeout(loop, 0);
+    let failing = false;
+    this.rounds = repeat(() => this.round().then(() => (failing = false)), {
+      intervalMs,
+      firstDelayMs: 0,
+      onError: (error) => {
+        if (!failing) this.logger.warn({ err: error }, 'redis rollback check failed');
+        failing = true;
+      },
+    });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await settledWithin(this.running, 2000);
+    await this.rounds?.stop(2000);
   }
 }
