@@ -45,13 +45,48 @@ export function preloadPath(service: string): string {
   return path.join(repoRoot, 'services', service, 'dist/telemetry.js');
 }
 
-/** A port nobody listens on right now (the OS picks it). */
-export async function freePort(): Promise<number> {
+/*
+ * Ports handed to processes we start. Not the OS's pick (listen on 0): that comes from the ephemeral
+ * range (ip_local_port_range, 32768-60999 here), where any outgoing connection — a Redis or
+ * PostgreSQL client of another test — may take the port in the moment between our check and the
+ * child's listen (CI failed once on EADDRINUSE that way). Below that range only listeners bind, and
+ * each jest worker (or other process) takes its own slice of it, never handing out a port twice.
+ */
+const PORT_RANGE_START = 20_000;
+const PORT_RANGE_END = 32_700;
+const PORT_SLICES = 16;
+const handedOut = new Set<number>();
+let nextCandidate: number | undefined;
+
+function portSlice(): { start: number; size: number } {
+  const size = Math.floor((PORT_RANGE_END - PORT_RANGE_START) / PORT_SLICES);
+  const worker = Number(process.env.JEST_WORKER_ID);
+  const index = Number.isInteger(worker) && worker > 0 ? (worker - 1) % PORT_SLICES : process.pid % PORT_SLICES;
+  return { start: PORT_RANGE_START + index * size, size };
+}
+
+async function canListen(port: number): Promise<boolean> {
   const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => resolve(true));
+  });
+  if (listening) await new Promise((resolve) => server.close(resolve));
+  return listening;
+}
+
+/** A port nobody listens on right now, outside the ephemeral range and not handed out before by this process. */
+export async function freePort(): Promise<number> {
+  const { start, size } = portSlice();
+  nextCandidate ??= start + Math.floor(Math.random() * size);
+  for (let tried = 0; tried < size; tried++) {
+    const port = start + ((nextCandidate - start + tried) % size);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    nextCandidate = port + 1;
+    return port;
+  }
+  throw new Error(`no free port left in ${start}-${start + size - 1}`);
 }
 
 export type LogLine = Record<string, unknown> & { msg?: string; level?: string };
