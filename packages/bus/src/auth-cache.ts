@@ -3,8 +3,7 @@
 // invalidateAuthCache after their transaction commits: it deletes the Redis entries and
 // announces them to every gateway, which drops its in-process copies.
 
-import type { Redis } from './redis';
-import { RedisKeys } from './redis';
+import { crossSlotPipeline, RedisKeys, type Redis } from './redis';
 
 export const AUTH_CACHE_TTL_SECONDS = 60;
 
@@ -36,9 +35,10 @@ export async function writeAuthCache(
 export async function invalidateAuthCache(redis: Redis, prefix: string, apiKeyHashes: string[]): Promise<void> {
   if (apiKeyHashes.length === 0) return;
   const keys = new RedisKeys(prefix);
-  await redis
-    .multi()
-    .del(...apiKeyHashes.map((hash) => keys.auth(hash)))
-    .publish(keys.authInvalidations(), JSON.stringify(apiKeyHashes))
-    .exec();
+  // The entries first, then the announcement: a gateway that re-reads on the announcement finds them gone.
+  // One DEL per key, as their slots differ in a Redis Cluster.
+  const deletes = crossSlotPipeline(redis);
+  for (const hash of apiKeyHashes) deletes.del(keys.auth(hash));
+  for (const [error] of (await deletes.exec()) ?? []) if (error) throw error;
+  await redis.publish(keys.authInvalidations(), JSON.stringify(apiKeyHashes));
 }

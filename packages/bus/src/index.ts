@@ -1,4 +1,19 @@
-export { createRedis, RedisKeys, settleOnClose, type Redis, type RedisClientOptions } from './redis';
+export {
+  clusterNodes,
+  createRedis,
+  crossSlotPipeline,
+  duplicateRedis,
+  forEachMaster,
+  isCluster,
+  sameSlotGroups,
+  RedisKeys,
+  settleOnClose,
+  slotOf,
+  spreadTag,
+  type Redis,
+  type RedisClientOptions,
+  type RedisTarget,
+} from './redis';
 export {
   EventBus,
   OutboxWrite,

@@ -19,13 +19,13 @@ export class JobClient {
   constructor(
     private readonly connection: Redis,
     private readonly blockingConnection: () => Redis,
-    private readonly prefix: string,
+    private readonly prefixOf: (queue: JobQueueName) => string,
   ) {}
 
   queue<Name extends JobQueueName>(name: Name): JobQueue<Name> {
     let queue = this.queues.get(name) as JobQueue<Name> | undefined;
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefixOf(name) });
       this.queues.set(name, queue);
     }
     return queue;
@@ -36,7 +36,7 @@ export class JobClient {
     if (!events) {
       const connection = this.blockingConnection();
       this.ownConnections.push(connection);
-      events = new QueueEvents(name, { connection, prefix: this.prefix });
+      events = new QueueEvents(name, { connection, prefix: this.prefixOf(name) });
       this.events.set(name, events);
       await events.waitUntilReady();
     }

@@ -1,6 +1,38 @@
-import Redis, { type RedisOptions } from 'ioredis';
+import calculateSlot from 'cluster-key-slot';
+import { JOB_QUEUES, type JobQueueName } from './job-data';
+import IORedis, { Cluster, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
 
-export type { Redis };
+/** A connection to the deployment's Redis: one server (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type Redis = IORedis | Cluster;
+
+/** Where Redis is: REDIS_CLUSTER_NODES (host:port,host:port,...) when set, else REDIS_URL. */
+export interface RedisTarget {
+  REDIS_URL: string;
+  REDIS_CLUSTER_NODES?: string;
+}
+
+export function isCluster(redis: Redis): redis is Cluster {
+  return redis instanceof Cluster;
+}
+
+/** The Redis Cluster slot (0-16383) of a key or shard channel. */
+export function slotOf(key: string): number {
+  return calculateSlot(key);
+}
+
+/**
+ * The seed nodes of REDIS_CLUSTER_NODES, or undefined for a single server. Entries are host:port
+ * (IPv6 as [addr]:port); credentials come from REDIS_URL.
+ */
+export function clusterNodes(target: RedisTarget): { host: string; port: number }[] | undefined {
+  const list = target.REDIS_CLUSTER_NODES?.trim();
+  if (!list) return undefined;
+  return list.split(',').map((entry) => {
+    const match = /^\[?([^\]]+?)\]?:(\d+)$/.exec(entry.trim());
+    if (!match) throw new Error(`REDIS_CLUSTER_NODES: "${entry}" is not host:port`);
+    return { host: match[1], port: Number(match[2]) };
+  });
+}
 
 export interface RedisClientOptions {
   /** A connection BullMQ may block on (it requires maxRetriesPerRequest: null). */
@@ -24,29 +56,144 @@ export interface RedisClientOptions {
 }
 
 /**
- * A new ioredis connection. Commands issued while Redis is unreachable wait in ioredis's
- * offline queue and run on reconnect. Close every client (quit()) or the process will not exit.
+ * A new ioredis connection (a Cluster when the target names cluster nodes). Commands issued while
+ * Redis is unreachable wait in ioredis's offline queue and run on reconnect. Close every client
+ * (quit()) or the process will not exit.
  */
-export function createRedis(url: string, options: RedisClientOptions = {}): Redis {
-  const redisOptions: RedisOptions = {
+export function createRedis(target: string | RedisTarget, options: RedisClientOptions = {}): Redis {
+  const resolved: RedisTarget = typeof target === 'string' ? { REDIS_URL: target } : target;
+  const nodeOptions: RedisOptions = {
     connectionName: options.name,
     maxRetriesPerRequest: options.blocking ? null : 50,
     ...(options.failFast ? { enableOfflineQueue: false, autoResendUnfulfilledCommands: false } : {}),
-    ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
     enableReadyCheck: true,
     retryStrategy: (attempt) => Math.min(50 * attempt, 2000),
   };
-  const connection = new Redis(url, redisOptions);
+  const nodes = clusterNodes(resolved);
+  let connection: Redis;
+  if (nodes) {
+    const url = new URL(resolved.REDIS_URL);
+    const clusterOptions: ClusterOptions = {
+      redisOptions: {
+        ...nodeOptions,
+        ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+        ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      },
+      // Wake-ups are shard channels (SSUBSCRIBE): one subscriber per master, resubscribed after a failover.
+      shardedSubscribers: true,
+      scaleReads: 'master',
+      enableOfflineQueue: !options.failFast,
+      enableAutoPipelining: options.autoPipelining ?? false,
+      enableReadyCheck: true,
+      // A master's failover takes the cluster's node timeout plus an election: keep retrying meanwhile.
+      retryDelayOnFailover: 200,
+      retryDelayOnClusterDown: 200,
+      retryDelayOnTryAgain: 100,
+      clusterRetryStrategy: (attempt) => Math.min(100 * attempt, 2000),
+    };
+    connection = new Cluster(nodes, clusterOptions);
+  } else {
+    connection = new IORedis(resolved.REDIS_URL, {
+      ...nodeOptions,
+      ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
+    });
+  }
   const logger = options.logger;
   if (logger) {
     let reported = false;
-    connection.on('error', (error: Error) => {
+    const report = (error: Error) => {
       if (!reported) logger.warn({ err: error, connection: options.name }, 'redis connection error; reconnecting');
       reported = true;
-    });
+    };
+    connection.on('error', report);
+    // A Cluster reports each node's trouble on its own and stays "ready" while others answer.
+    connection.on('node error', report);
     connection.on('ready', () => (reported = false));
   }
   return connection;
+}
+
+/** A new connection to the same Redis (a subscriber, say), named for CLIENT LIST. */
+export function duplicateRedis(redis: Redis, name: string): Redis {
+  if (!isCluster(redis)) return redis.duplicate({ connectionName: name });
+  return redis.duplicate(undefined, { redisOptions: { ...redis.options.redisOptions, connectionName: name } });
+}
+
+/**
+ * A pipeline whose commands may touch keys of any slot. A single server takes them as one
+ * pipeline; a Cluster accepts a pipeline only when all its keys live on one node, so there the
+ * commands are grouped by the node serving the slot of their first argument (every command and
+ * script we batch names its key first), one pipeline per node, run together; exec() answers in
+ * the order the commands were added, as a pipeline does. Not atomic (neither is a pipeline).
+ */
+export function crossSlotPipeline(redis: Redis): ChainableCommander {
+  if (!isCluster(redis)) return redis.pipeline();
+  const calls: { name: string; args: unknown[] }[] = [];
+  const batch: ChainableCommander = new Proxy({} as ChainableCommander, {
+    get(_, property) {
+      if (property === 'length') return calls.length;
+      if (property === 'exec') return () => runGrouped(redis, calls);
+      if (typeof property !== 'string') return undefined;
+      return (...args: unknown[]) => {
+        calls.push({ name: property, args });
+        return batch;
+      };
+    },
+  });
+  return batch;
+}
+
+async function runGrouped(
+  cluster: Cluster,
+  calls: { name: string; args: unknown[] }[],
+): Promise<[Error | null, unknown][]> {
+  const groups = new Map<string, number[]>();
+  calls.forEach((call, index) => {
+    const slot = slotOf(String(call.args[0]));
+    // The nodes serving the slot (master first), as ioredis compares them; the slot itself before the map is known.
+    const owner = cluster.slots[slot]?.join(',') ?? `slot:${slot}`;
+    const members = groups.get(owner) ?? [];
+    members.push(index);
+    groups.set(owner, members);
+  });
+  const results: [Error | null, unknown][] = new Array(calls.length);
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      const pipeline = cluster.pipeline() as unknown as Record<string, (...args: unknown[]) => void> &
+        ChainableCommander;
+      for (const index of indexes) pipeline[calls[index].name](...calls[index].args);
+      const replies = await pipeline.exec();
+      indexes.forEach((index, i) => {
+        results[index] = replies?.[i] ?? [new Error('Redis pipeline was discarded'), null];
+      });
+    }),
+  );
+  return results;
+}
+
+/**
+ * Keys (or shard channels) grouped so that each group may go in one multi-key command: all of
+ * them for a single server, one group per slot in a Cluster (which refuses cross-slot commands).
+ */
+export function sameSlotGroups(redis: Redis, keys: string[]): string[][] {
+  if (!isCluster(redis)) return keys.length ? [keys] : [];
+  const groups = new Map<number, string[]>();
+  for (const key of keys) {
+    const slot = slotOf(key);
+    const group = groups.get(slot);
+    if (group) group.push(key);
+    else groups.set(slot, [key]);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Runs `visit` on every master (one server: on it): what SCAN and other node-local commands need
+ * in a Cluster, where a key pattern spans every node.
+ */
+export async function forEachMaster(redis: Redis, visit: (node: IORedis) => Promise<void>): Promise<void> {
+  if (!isCluster(redis)) return visit(redis);
+  await Promise.all(redis.nodes('master').map(visit));
 }
 
 /**
@@ -54,12 +201,49 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
  * drops the commands that were in flight when a connection broke and never settles them.
  */
 export function settleOnClose<T>(connection: Redis, command: Promise<T>): Promise<T> {
+  // A Cluster stays up while one node's connection breaks: any node closing fails the command.
+  const emitters: (IORedis | Cluster)[] = isCluster(connection) ? [connection, ...connection.nodes()] : [connection];
   let onClose: (() => void) | undefined;
   const closed = new Promise<never>((_, reject) => {
     onClose = () => reject(new Error('Redis connection closed with the command in flight'));
-    connection.once('close', onClose);
+    for (const emitter of emitters) emitter.once('close', onClose);
   });
-  return Promise.race([command, closed]).finally(() => connection.off('close', onClose!));
+  return Promise.race([command, closed]).finally(() => {
+    for (const emitter of emitters) emitter.off('close', onClose!);
+  });
+}
+
+const SLOTS = 16384;
+const spreadTags = new Map<string, string>();
+
+/** The index-th term of the base-2 van der Corput sequence: 0, 1/2, 1/4, 3/4, 1/8, ... */
+function vanDerCorput(index: number): number {
+  let value = 0;
+  for (let bit = 0.5, rest = index; rest > 0; bit /= 2, rest >>= 1) if (rest & 1) value += bit;
+  return value;
+}
+
+/**
+ * A hash tag (without braces) for the index-th member of a family of keys (intake partitions,
+ * job queues) that places it evenly over the slots: the slots of members 0..N-1 follow the van
+ * der Corput sequence, evenly spread for every N, so a cluster with slots split evenly between M
+ * masters gives each at most ceil(N/M) of them. Plain tags ({0}..{N}) hash to clustered slots.
+ * The tag is `label:index` plus the first suffix that lands in the target window (deterministic).
+ */
+export function spreadTag(label: string, index: number): string {
+  const cacheKey = `${label}:${index}`;
+  const cached = spreadTags.get(cacheKey);
+  if (cached) return cached;
+  const window = SLOTS / 64;
+  const target = Math.floor(vanDerCorput(index) * SLOTS);
+  for (let suffix = 0; ; suffix++) {
+    const tag = `${label}:${index}~${suffix}`;
+    const slot = calculateSlot(tag);
+    if (slot >= target && slot < target + window) {
+      spreadTags.set(cacheKey, tag);
+      return tag;
+    }
+  }
 }
 
 /**
@@ -80,29 +264,37 @@ export class RedisKeys {
     return `${this.prefix}auth-invalidations`;
   }
 
+  /** The hash tag of one intake partition's keys: partitions spread evenly over a cluster's slots. */
+  private intake(partition: number): string {
+    return `${this.prefix}{${spreadTag('intake', partition)}}`;
+  }
+
   /** The intake stream of one partition: committed events waiting to be fanned out. */
   intakeStream(partition: number): string {
-    return `${this.prefix}{intake:${partition}}:stream`;
+    return `${this.intake(partition)}:stream`;
   }
 
   /** Who owns a partition's intake (consumer lease), in the stream's slot so reads can check it. */
   intakeLease(partition: number): string {
-    return `${this.prefix}{intake:${partition}}:lease`;
+    return `${this.intake(partition)}:lease`;
   }
 
   /** The partition lease's generation counter: the fencing token of each new owner. */
   intakeGeneration(partition: number): string {
-    return `${this.prefix}{intake:${partition}}:generation`;
+    return `${this.intake(partition)}:generation`;
   }
 
   /** Marks an outbox row as published, so the relay never sends it twice. */
   intakeSent(partition: number, outboxId: string): string {
-    return `${this.prefix}{intake:${partition}}:sent:${outboxId}`;
+    return `${this.intake(partition)}:sent:${outboxId}`;
   }
 
-  /** BullMQ's own prefix (BullMQ builds its keys itself). */
-  bullmq(): string {
-    return `${this.prefix}bull`;
+  /**
+   * BullMQ's prefix for one job queue (BullMQ builds its keys as prefix:queue:...). Each queue's
+   * keys share one hash tag, as BullMQ's scripts need in a Cluster, and queues spread over the slots.
+   */
+  bullmq(queue: JobQueueName): string {
+    return `${this.prefix}{${spreadTag('bull', Object.values(JOB_QUEUES).indexOf(queue))}}`;
   }
 
   /** Anything else a service needs, namespaced by the service. */

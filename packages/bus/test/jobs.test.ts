@@ -19,7 +19,7 @@ beforeAll(async () => {
       connections.push(blocking);
       return blocking;
     },
-    prefix,
+    () => prefix,
   );
   const workerConnection = createRedis(redisUrl, { blocking: true });
   connections.push(workerConnection);

@@ -2,7 +2,7 @@
 // row deleted by its producer after the hold; a failed publish leaves the row for the relay,
 // which publishes it exactly once; the dedup marker lives for the window only.
 import crypto from 'node:crypto';
-import Redis from 'ioredis';
+import IORedis from 'ioredis';
 import { createDb, Prisma, transaction, type Db } from '@teamchat/db';
 import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
 import {
@@ -13,6 +13,7 @@ import {
   type EventBusOptions,
   type IntakeEntry,
   type OutboxPayload,
+  type Redis,
 } from '../src';
 import { PublishedRowDeleter } from '../src/outbox';
 
@@ -57,7 +58,7 @@ function newBus(options: EventBusOptions = {}, connection: Redis = redis): Event
 
 /** A connection whose every command fails at once (Redis unreachable). */
 function unreachableRedis(): Redis {
-  const connection = new Redis('redis://127.0.0.1:9', {
+  const connection = new IORedis('redis://127.0.0.1:9', {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -74,6 +74,10 @@ export const env = {
 export const commonEnv = {
   DATABASE_URL: env.url('PostgreSQL connection string'),
   REDIS_URL: env.url('Redis connection string', 'redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: env.string(
+    'Redis Cluster seed nodes (host:port,host:port,...): when set, a Cluster instead of REDIS_URL (whose credentials it uses)',
+    '',
+  ),
   REDIS_PREFIX: env.string('prefix of every Redis key this deployment uses', 'tc:'),
   INTERNAL_JWT_SECRET: env.string('secret shared by the gateway and services to sign internal tokens'),
   LOG_LEVEL: env.string('pino log level', 'info'),

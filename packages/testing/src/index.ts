@@ -40,3 +40,4 @@ export {
   type StartServiceOptions,
 } from './processes';
 export { TcpProxy, type DelayRule } from './tcp-proxy';
+export { OwnRedisCluster, RedisClusterNode, type RedisClusterOptions } from './redis-cluster';

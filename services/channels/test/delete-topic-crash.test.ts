@@ -84,7 +84,7 @@ test('killed mid-job, resumed by another worker: every message deleted once, eve
     expect(TOTAL - left - Number(job.progress)).toBeLessThanOrEqual(1100);
 
     // The dead worker's lock would expire after its lockDuration; expire it now.
-    await stack.redis.del(`${stack.deps.bus.keys.bullmq()}:delete-topic:${job.id}:lock`);
+    await stack.redis.del(`${stack.deps.bus.keys.bullmq('delete-topic')}:delete-topic:${job.id}:lock`);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { createService } = require('@teamchat/service-worker') as {
       createService: (deps: unknown) => Promise<RunningService>;

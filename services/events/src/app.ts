@@ -4,7 +4,7 @@
 
 import { createRedis, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
 import { createServiceApp, repeat, settledWithin } from '@teamchat/core';
-import { eventTierMetrics } from '@teamchat/telemetry';
+import { eventTierMetrics, onScrape } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
 import type { EventsDeps } from './deps';
 import { loadEventsEnv } from './env';
@@ -13,6 +13,7 @@ import { IntakeConsumers } from './lib/intake';
 import { PollHub } from './lib/polls';
 import { QueueStore } from './lib/queue-store';
 import { startRedisMemorySampler } from './lib/redis-memory';
+import { sampleStandbyLag } from './lib/replica-lag';
 import { RollbackWatch } from './lib/rollback-watch';
 import { routes } from './routes';
 import { isPlainGetEvents, serveGetEvents } from './views/events';
@@ -43,13 +44,13 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   const connectionName = (role: string) => `events:${config.EVENTS_REPLICA_ID}:${role}`;
   const connections: Redis[] = [];
   const connect = (role: string, options: { blocking?: boolean; failFast?: boolean }) => {
-    const connection = createRedis(base.env.REDIS_URL, { ...options, name: connectionName(role) });
+    const connection = createRedis(base.env, { ...options, name: connectionName(role) });
     connection.on('error', (error) => logger.debug({ err: error, connection: role }, 'redis connection error'));
     return connection;
   };
   // Polls arriving together share one write to Redis (auto-pipelining batches the commands
   // issued within one turn of the event loop): on the long-poll path that write is most of the cost.
-  const commands: Redis = createRedis(base.env.REDIS_URL, { name: connectionName('commands'), autoPipelining: true });
+  const commands: Redis = createRedis(base.env, { name: connectionName('commands'), autoPipelining: true });
   commands.on('error', (error) => logger.debug({ err: error, connection: 'commands' }, 'redis connection error'));
   const subscriber = connect('wake', { blocking: true });
   connections.push(commands, subscriber);
@@ -105,6 +106,16 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
 
   // Headroom of the noeviction Redis (alerted on): sampled by every replica.
   const memorySampler = startRedisMemorySampler(commands, logger);
+  // Read at scrape time for the operator's dashboard: which partitions this replica owns, and
+  // how far PostgreSQL's standbys are behind (the primary's view, whichever replica is scraped).
+  const stopScrapeHooks = [
+    onScrape(() => {
+      const owned = new Set(intake.ownedPartitions());
+      for (let partition = 0; partition < base.env.EVENT_PARTITIONS; partition++)
+        eventTierMetrics().partitionOwned.set({ partition: String(partition) }, owned.has(partition) ? 1 : 0);
+    }),
+    onScrape(() => sampleStandbyLag(base.db)),
+  ];
 
   const deps: EventsDeps = { ...base, events: { config, store, polls } };
   const app = createServiceApp({
@@ -159,6 +170,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       polls.close();
       await stopBackgroundWork();
       await memorySampler.stop();
+      for (const stop of stopScrapeHooks) stop();
       // QUIT waits for Redis's answer: with Redis unreachable, give up after a second.
       await settledWithin(Promise.all(connections.map((connection) => connection.quit().catch(() => undefined))), 1000);
       for (const connection of connections) connection.disconnect();

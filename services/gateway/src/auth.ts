@@ -3,7 +3,7 @@
 // for a minute, and for a few seconds in the gateway's own memory; actions that change a
 // user's key, email, role or activity invalidate both (see invalidateAuthCache).
 
-import { readAuthCache, RedisKeys, writeAuthCache, type CachedAuth, type Redis } from '@teamchat/bus';
+import { duplicateRedis, readAuthCache, RedisKeys, writeAuthCache, type CachedAuth, type Redis } from '@teamchat/bus';
 import { UnauthorizedError, type Requester } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
@@ -104,7 +104,7 @@ export class Authenticator {
     private readonly redisPrefix: string,
   ) {
     this.local = new LocalAuthCache(
-      redis.duplicate({ connectionName: 'gateway-auth-invalidations' }),
+      duplicateRedis(redis, 'gateway-auth-invalidations'),
       new RedisKeys(redisPrefix).authInvalidations(),
     );
   }

@@ -10,7 +10,7 @@ async function main() {
   const env = loadGatewayEnv();
   const logger = createLogger('gateway', env.LOG_LEVEL);
   const db = createDb(env.DATABASE_URL, { poolSize: env.DB_POOL_SIZE });
-  const redis = createRedis(env.REDIS_URL, { name: 'gateway', logger });
+  const redis = createRedis(env, { name: 'gateway', logger });
   const gateway = createGateway({
     env,
     db,

@@ -22,7 +22,7 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
     (processor) =>
       new Worker(processor.queue, (job) => processor.process(job, deps), {
         connection: deps.newBlockingRedis(`worker:${processor.queue}`),
-        prefix: deps.bus.keys.bullmq(),
+        prefix: deps.bus.keys.bullmq(processor.queue),
         concurrency: processor.concurrency,
         lockDuration: config.WORKER_JOB_LOCK_MS,
         stalledInterval: config.WORKER_STALLED_CHECK_MS,

@@ -7,7 +7,7 @@
 // leave it only when acknowledged), so a lost wake-up only delays an answer.
 
 import type http from 'node:http';
-import type { Redis } from '@teamchat/bus';
+import { sameSlotGroups, type Redis } from '@teamchat/bus';
 import { BadEventQueueIdError, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { PollMode, PollResult, QueueStore } from './queue-store';
@@ -39,6 +39,12 @@ interface ParkedPoll {
   heartbeat?: NodeJS.Timeout;
 }
 
+/** What a poll answer's events are (the heartbeat is the only event of its answer). */
+function answerKind(events: string): 'events' | 'heartbeat' | 'empty' {
+  if (events === '[]') return 'empty';
+  return events.startsWith('[{"type":"heartbeat"') ? 'heartbeat' : 'events';
+}
+
 /** The success body, built around the events JSON array the queue script returned as text. */
 export function eventsBody(queueId: string, events: string, ignored: string[]): string {
   const extra = ignored.length ? `,"ignored_parameters_unsupported":${JSON.stringify(ignored)}` : '';
@@ -66,6 +72,8 @@ export class PollHub {
   private draining = false;
   /** What the event tier's autoscaler scales on (k8s/base/events/hpa.yaml). */
   private readonly parkedGauge = eventTierMetrics().parkedPolls;
+  /** Answers by what they carried: per replica, what the dashboard shows beside the parked polls. */
+  private readonly deliveries = eventTierMetrics().deliveries;
 
   constructor(
     private readonly store: QueueStore,
@@ -75,11 +83,14 @@ export class PollHub {
   ) {}
 
   start(): void {
-    this.subscriber.on('message', (channel: string, message: string) =>
+    // Wake-ups are shard channels (SPUBLISH from the queue's scripts, in the queue's slot).
+    this.subscriber.on('smessage', (channel: string, message: string) =>
       this.onWake(this.store.queueIdOfChannel(channel), message),
     );
-    // Wake-ups published while the subscriber was reconnecting are lost: look at every parked queue again.
-    this.subscriber.on('ready', () => setTimeout(() => this.wakeAll(), 50));
+    // Wake-ups published while the subscriber was reconnecting are lost: look at every parked queue
+    // again. A Cluster has one subscriber per master, each reconnecting on its own (+subscriber).
+    for (const reconnected of ['ready', '+subscriber', 'subscribersReady'])
+      this.subscriber.on(reconnected, () => setTimeout(() => this.wakeAll(), 50));
     this.sweepTimer = setInterval(() => this.unsubscribeIdle(), Math.max(1000, this.options.subscriptionLingerMs / 2));
   }
 
@@ -255,6 +266,7 @@ export class PollHub {
   }
 
   private respond(request: PollRequest, events: string): void {
+    this.deliveries.inc({ answer: answerKind(events) });
     sendJson(
       request.res,
       200,
@@ -279,8 +291,8 @@ export class PollHub {
       this.pendingSubscriptions = batch;
       setImmediate(() => {
         this.pendingSubscriptions = null;
-        this.subscriber
-          .subscribe(...batch.queueIds.map((id) => this.store.wakeChannel(id)))
+        const channels = batch.queueIds.map((id) => this.store.wakeChannel(id));
+        Promise.all(sameSlotGroups(this.subscriber, channels).map((group) => this.subscriber.ssubscribe(...group)))
           .then(() => {
             for (const id of batch.queueIds) this.subscribed.add(id);
             batch.resolve();
@@ -307,9 +319,10 @@ export class PollHub {
       this.subscribed.delete(queueId);
       this.lastUsed.delete(queueId);
     }
-    this.subscriber.unsubscribe(...idle.map((id) => this.store.wakeChannel(id))).catch((error) => {
-      this.logger.warn({ err: error }, 'unsubscribing idle queues failed');
-    });
+    const channels = idle.map((id) => this.store.wakeChannel(id));
+    Promise.all(sameSlotGroups(this.subscriber, channels).map((group) => this.subscriber.sunsubscribe(...group))).catch(
+      (error) => this.logger.warn({ err: error }, 'unsubscribing idle queues failed'),
+    );
   }
 
   /** Graceful stop: every parked poll is answered now (no events); new polls no longer park. */

@@ -20,7 +20,7 @@
 // however long the queue is kept alive by polls: a poll that finds the index's time running
 // short (field i) lists the queue again and extends the index (refreshIndexes).
 
-import type { Redis } from '@teamchat/bus';
+import { crossSlotPipeline, forEachMaster, type Redis } from '@teamchat/bus';
 import type { QueueDescriptor } from './queue-options';
 import type { Snapshot } from './snapshot';
 
@@ -112,7 +112,7 @@ if count == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'n', nextId)
 if length > tonumber(ARGV[1]) then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-  redis.call('PUBLISH', ARGV[2], 'x')
+  redis.call('SPUBLISH', ARGV[2], 'x')
   return -2
 end
 local ttl = redis.call('PTTL', KEYS[1])
@@ -122,7 +122,7 @@ if f[7] then
   -- A poll is parked on an empty queue: these events are all it can be waiting for. They go
   -- in the wake-up itself (it answers without another round trip) and stay queued until acknowledged.
   redis.call('HDEL', KEYS[1], 'k')
-  redis.call('PUBLISH', ARGV[2], 'e' .. f[7] .. ':' .. table.concat(redis.call('LRANGE', KEYS[2], -count, -1), ','))
+  redis.call('SPUBLISH', ARGV[2], 'e' .. f[7] .. ':' .. table.concat(redis.call('LRANGE', KEYS[2], -count, -1), ','))
 end
 return count
 `;
@@ -180,7 +180,7 @@ if mode == 'read' or mode == 'readpark' then
   if last < pruned then return {'pruned'} end
   if last >= tonumber(f[2]) then
     redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-    if f[4] then redis.call('PUBLISH', ARGV[5], 'x') end
+    if f[4] then redis.call('SPUBLISH', ARGV[5], 'x') end
     return {'bad'}
   end
   if last > pruned then
@@ -204,7 +204,7 @@ if mode == 'read' or mode == 'readpark' then
   seq = redis.call('HINCRBY', KEYS[1], 'q', 1)
   if f[4] then
     redis.call('HDEL', KEYS[1], 'k')
-    redis.call('PUBLISH', ARGV[5], 's')
+    redis.call('SPUBLISH', ARGV[5], 's')
   end
 else
   seq = tonumber(ARGV[3])
@@ -236,7 +236,7 @@ local f = redis.call('HMGET', KEYS[1], 'u', 'r')
 if not f[1] or f[2] ~= ARGV[3] then return 0 end
 if f[1] ~= ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-redis.call('PUBLISH', ARGV[2], 'x')
+redis.call('SPUBLISH', ARGV[2], 'x')
 return 1
 `;
 
@@ -327,13 +327,14 @@ export class QueueStore {
     return [`${tag}:m`, `${tag}:e`, `${tag}:x`];
   }
 
+  /** The queue's shard channel (SPUBLISH/SSUBSCRIBE): in the queue's slot, so its scripts may publish to it. */
   wakeChannel(queueId: string): string {
-    return `${this.prefix}events:wake:${queueId}`;
+    return `${this.prefix}{q:${queueId}}:wake`;
   }
 
   /** The queue id a wake channel belongs to. */
   queueIdOfChannel(channel: string): string {
-    return channel.slice(`${this.prefix}events:wake:`.length);
+    return channel.slice(`${this.prefix}{q:`.length, -'}:wake'.length);
   }
 
   /** `'*'`: the pattern of every user index. */
@@ -357,7 +358,7 @@ export class QueueStore {
     const lifespanMs = descriptor.lifespanSecs * 1000;
     const ttlMs = lifespanMs + this.options.parkAllowanceMs;
     const indexTtlMs = INDEX_TTL_FACTOR * ttlMs + this.options.indexMarginMs;
-    const pipeline = this.redis.pipeline() as ScriptedPipeline;
+    const pipeline = crossSlotPipeline(this.redis) as ScriptedPipeline;
     const { userId, realmId } = descriptor;
     pipeline.tcQueueCreate(
       this.keys(queueId)[0],
@@ -397,7 +398,7 @@ export class QueueStore {
    */
   private async refreshIndexes(queueId: string, userId: number, refresh: string): Promise<void> {
     const [until, ttlMs, realmWide, realmId] = refresh.split(':').map(Number);
-    const pipeline = this.redis.pipeline() as ScriptedPipeline;
+    const pipeline = crossSlotPipeline(this.redis) as ScriptedPipeline;
     // The expiry is measured from when it runs, after the script that computed `until`.
     this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: realmWide === 1 }, ttlMs);
     pipeline.tcQueueIndexed(this.keys(queueId)[0], until);
@@ -416,21 +417,21 @@ export class QueueStore {
 
   async descriptors(queueIds: string[]): Promise<(QueueDescriptor | null)[]> {
     if (queueIds.length === 0) return [];
-    const pipeline = this.redis.pipeline();
+    const pipeline = crossSlotPipeline(this.redis);
     for (const queueId of queueIds) pipeline.hget(this.keys(queueId)[0], 'd');
     const results = throwPipelineErrors(await pipeline.exec());
     return results.map((raw) => (typeof raw === 'string' ? (JSON.parse(raw) as QueueDescriptor) : null));
   }
 
   async queuesOfUsers(userIds: number[]): Promise<Map<number, string[]>> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = crossSlotPipeline(this.redis);
     for (const userId of userIds) pipeline.smembers(this.userIndex(userId));
     const results = throwPipelineErrors(await pipeline.exec()) as string[][];
     return new Map(userIds.map((userId, i) => [userId, results[i]]));
   }
 
   async realmWideQueues(realmIds: number[]): Promise<Map<number, string[]>> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = crossSlotPipeline(this.redis);
     for (const realmId of realmIds) pipeline.smembers(this.realmWideIndex(realmId));
     const results = throwPipelineErrors(await pipeline.exec()) as string[][];
     return new Map(realmIds.map((realmId, i) => [realmId, results[i]]));
@@ -441,7 +442,7 @@ export class QueueStore {
     const out: AppendOutcome[] = [];
     const fenceArgs = fence ? [`g${fence.partition}`, fence.generation] : ['', 0];
     for (let start = 0; start < appends.length; start += chunkSize) {
-      const pipeline = this.redis.pipeline() as ScriptedPipeline;
+      const pipeline = crossSlotPipeline(this.redis) as ScriptedPipeline;
       for (const append of appends.slice(start, start + chunkSize)) {
         const args: (string | number)[] = [this.options.maxEvents, this.wakeChannel(append.queueId), ...fenceArgs];
         for (const group of append.groups)
@@ -500,7 +501,7 @@ export class QueueStore {
   async collectBeyondLimit(userId: number, realmId: number, limit: number, keep: string): Promise<string[]> {
     const queueIds = await this.redis.smembers(this.userIndex(userId));
     if (queueIds.length <= limit) return [];
-    const pipeline = this.redis.pipeline();
+    const pipeline = crossSlotPipeline(this.redis);
     for (const queueId of queueIds) {
       const meta = this.keys(queueId)[0];
       pipeline.hmget(meta, 'l', 'k');
@@ -538,31 +539,35 @@ export class QueueStore {
   async dropAll(): Promise<number> {
     let dropped = 0;
     const metaKey = /\{q:([^}]+)\}:m$/;
-    for (const pattern of [`${this.prefix}{q:*`, this.userIndex('*'), this.realmWideIndex('*')]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length === 0) continue;
-        const pipeline = this.redis.pipeline();
-        for (const key of keys) {
-          pipeline.unlink(key);
-          const queueId = metaKey.exec(key)?.[1];
-          if (queueId === undefined) continue;
-          dropped++;
-          // The message tcQueueDelete sends: the parked poll looks at its queue again.
-          pipeline.publish(this.wakeChannel(queueId), 'x');
-        }
-        await pipeline.exec();
-      } while (cursor !== '0');
-    }
+    // SCAN sees one node's keys: in a Cluster every master is scanned, and each key (and the
+    // queue's wake channel, in the same slot) is dropped on the node that holds it.
+    await forEachMaster(this.redis, async (node) => {
+      for (const pattern of [`${this.prefix}{q:*`, this.userIndex('*'), this.realmWideIndex('*')]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          cursor = next;
+          if (keys.length === 0) continue;
+          const pipeline = node.pipeline();
+          for (const key of keys) {
+            pipeline.unlink(key);
+            const queueId = metaKey.exec(key)?.[1];
+            if (queueId === undefined) continue;
+            dropped++;
+            // The message tcQueueDelete sends: the parked poll looks at its queue again.
+            pipeline.spublish(this.wakeChannel(queueId), 'x');
+          }
+          await pipeline.exec();
+        } while (cursor !== '0');
+      }
+    });
     return dropped;
   }
 
   /** Removes queues that are gone from the indexes that still list them. */
   async forget(entries: StaleIndexEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const pipeline = this.redis.pipeline();
+    const pipeline = crossSlotPipeline(this.redis);
     for (const { queueId, userId, realmId } of entries) {
       if (userId !== undefined) pipeline.srem(this.userIndex(userId), queueId);
       if (realmId !== undefined) pipeline.srem(this.realmWideIndex(realmId), queueId);
