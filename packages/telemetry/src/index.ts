@@ -14,6 +14,6 @@ export {
   type MetricsExposition,
   type ScrapeHook,
 } from './metrics';
-export { eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics } from './standard-metrics';
+export { databaseMetrics, eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics } from './standard-metrics';
 export { activeTraceIds, type TraceIds } from './trace-context';
 export { flushTelemetry, setProcessLogger, type HookLogger } from './process-hooks';

@@ -122,6 +122,37 @@ export const eventTierMetrics = perRegistry(() => ({
     name: 'teamchat_redis_memory_max_bytes',
     help: 'maxmemory of the Redis the event tier uses (0: no limit), sampled by each replica',
   }),
+  partitionOwned: gauge({
+    name: 'teamchat_event_partition_owned',
+    help: 'Intake partitions by whether this replica holds their lease (1) or not (0), read at scrape time; summed over replicas each partition should be 1',
+    labelNames: ['partition'],
+  }),
+  deliveries: counter({
+    name: 'teamchat_event_deliveries_total',
+    help: 'GET /events answers this replica sent, by what they carried: events, a heartbeat, or nothing (superseded, dont_block, shutdown)',
+    labelNames: ['answer'],
+  }),
+}));
+
+/**
+ * PostgreSQL streaming replicas as the primary sees them (pg_stat_replication), read at scrape
+ * time by the event tier: what an operator adding a read replica (DATABASE_REPLICA_URL) watches.
+ */
+export const databaseMetrics = perRegistry(() => ({
+  replicas: gauge({
+    name: 'teamchat_db_replicas_streaming',
+    help: 'Standbys streaming from the primary PostgreSQL (pg_stat_replication, state streaming)',
+  }),
+  replicaLagSeconds: gauge({
+    name: 'teamchat_db_replica_lag_seconds',
+    help: 'How long ago the newest WAL a standby has replayed was written on the primary (replay_lag; 0 once caught up), by standby application_name',
+    labelNames: ['replica'],
+  }),
+  replicaLagBytes: gauge({
+    name: 'teamchat_db_replica_lag_bytes',
+    help: 'WAL the primary has written that a standby has not replayed yet, by standby application_name',
+    labelNames: ['replica'],
+  }),
 }));
 
 /** BullMQ jobs; the worker's telemetry preload records these for every queue it consumes. */
