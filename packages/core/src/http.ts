@@ -70,6 +70,12 @@ export interface ServiceAppOptions<D> {
   ready?: () => Promise<void>;
   /** Largest accepted form body (BODY_LIMITS.default when not given). */
   bodyLimitBytes?: number;
+  /**
+   * Runs after a user's request other than GET succeeds, before it is answered (the read
+   * replica's read-your-writes: where that write left the primary). Its failure is not the
+   * request's: the write has committed.
+   */
+  afterWrite?: (requester: Requester) => Promise<void>;
 }
 
 export function jsonSuccess(
@@ -198,6 +204,11 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
           },
         };
         const result = await route.view(ctx as AuthedContext<D>);
+        if (options.afterWrite && ctx.requester && route.method !== 'GET') {
+          await options
+            .afterWrite(ctx.requester)
+            .catch((error: unknown) => ctx.log.warn({ err: error }, 'afterWrite failed'));
+        }
         if (result === RESPONDED || res.headersSent) return;
         jsonSuccess(res, result ?? {}, params.ignored());
       },

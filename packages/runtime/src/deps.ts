@@ -12,8 +12,17 @@ import {
   OUTBOX_DELETE_INTERVAL_MS,
   type Redis,
 } from '@teamchat/bus';
-import { commonEnv, createLogger, env, EnvError, loadEnv, type EnvOf, type Logger } from '@teamchat/core';
-import { createDb, type Db } from '@teamchat/db';
+import {
+  commonEnv,
+  createLogger,
+  env,
+  EnvError,
+  isStoreUnavailable,
+  loadEnv,
+  type EnvOf,
+  type Logger,
+} from '@teamchat/core';
+import { createDb, ReadRouter, type Db } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
 
 /** The event outbox's timings (docs/operations.md, Redis sizing): producers and the relay must agree on them. */
@@ -32,6 +41,19 @@ const eventOutboxEnvSpec = {
   ),
 };
 
+/** The read replica (docs/operations.md, Read replica): unset, every read goes to the primary. */
+const replicaEnvSpec = {
+  DATABASE_REPLICA_URL: env.string('PostgreSQL streaming standby for heavy reads (empty: none)', ''),
+  DATABASE_REPLICA_MAX_LAG_MS: env.int('a standby further behind the primary than this serves no read', 10_000),
+  DATABASE_REPLICA_POLL_MS: env.int("how often each process samples the standby's replay position", 20),
+  DATABASE_REPLICA_REGISTER_WAIT_MS: env.int(
+    "how long register waits for the standby to replay the primary's position before reading the primary",
+    100,
+  ),
+};
+
+export type ReplicaEnv = EnvOf<typeof replicaEnvSpec>;
+
 export const baseEnvSpec = {
   ...commonEnv,
   EXTERNAL_SCHEME: env.string('scheme clients use to reach the gateway (http or https)', 'http'),
@@ -39,13 +61,15 @@ export const baseEnvSpec = {
   DB_POOL_SIZE: env.int('PostgreSQL connections per process', 10),
   METRICS_PORT: env.int('admin port serving GET /metrics, never published (0: PORT + 1000)', 0),
   ...eventOutboxEnvSpec,
+  ...replicaEnvSpec,
 };
 
 export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
 
 /** The common settings, as tests and tools may also write them by hand: the outbox timings and the metrics port may be left to their defaults. */
-export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | 'METRICS_PORT'> &
-  Partial<EventOutboxEnv> & { METRICS_PORT?: number };
+export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | keyof ReplicaEnv | 'METRICS_PORT'> &
+  Partial<EventOutboxEnv> &
+  Partial<ReplicaEnv> & { METRICS_PORT?: number };
 
 /**
  * The relay must only see rows whose publish failed: a published row is deleted after the hold
@@ -64,8 +88,10 @@ function checkOutboxTimings(config: EventOutboxEnv): void {
 
 export interface BaseDeps {
   /** The settings, defaults filled in. */
-  env: BaseEnv & EventOutboxEnv;
+  env: BaseEnv & EventOutboxEnv & ReplicaEnv;
   db: Db;
+  /** Where heavy reads go: the standby when it has replayed the reader's last write, else `db`. */
+  reads: ReadRouter;
   /** For ordinary commands; never block on it. */
   redis: Redis;
   /** A new connection that may block (BullMQ workers, pub/sub subscribers). Closed by close(). */
@@ -81,12 +107,12 @@ export async function storesReachable(deps: Pick<BaseDeps, 'db' | 'redis'>): Pro
   await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
 }
 
-export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseEnv & EventOutboxEnv {
+export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseEnv & EventOutboxEnv & ReplicaEnv {
   return loadEnv(baseEnvSpec, source);
 }
 
 export function createBaseDeps(service: string, input: BaseEnv, options: { logger?: Logger } = {}): BaseDeps {
-  const baseEnv = { ...loadEnv(eventOutboxEnvSpec, {}), ...input };
+  const baseEnv = { ...loadEnv(eventOutboxEnvSpec, {}), ...loadEnv(replicaEnvSpec, {}), ...input };
   checkOutboxTimings(baseEnv);
   const logger = options.logger ?? createLogger(service, baseEnv.LOG_LEVEL);
   const db = createDb(baseEnv.DATABASE_URL, { poolSize: baseEnv.DB_POOL_SIZE });
@@ -104,10 +130,12 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     logger,
     onPublishFailure: () => eventTierMetrics().publishFailures.inc(),
   });
+  const reads = createReadRouter(db, redis, baseEnv, logger);
   const jobs = new JobClient(redis, () => newBlockingRedis('jobs'), bus.keys.bullmq());
   return {
     env: baseEnv,
     db,
+    reads,
     redis,
     newBlockingRedis,
     bus,
@@ -120,7 +148,43 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
       await Promise.all(
         [redis, ...blocking].map((connection) => connection.quit().catch(() => connection.disconnect())),
       );
-      await db.$disconnect();
+      await reads.close();
+      await Promise.all([db.$disconnect(), reads.replica?.$disconnect()]);
     },
   };
+}
+
+/**
+ * The read router of a process: with DATABASE_REPLICA_URL, a second client on the standby, and
+ * each user's last write position in Redis (`<prefix>wal:<user id>`, expiring once no standby
+ * within DATABASE_REPLICA_MAX_LAG_MS can still be behind it).
+ */
+function createReadRouter(db: Db, redis: Redis, config: BaseEnv & ReplicaEnv, logger: Logger): ReadRouter {
+  const replica = config.DATABASE_REPLICA_URL
+    ? createDb(config.DATABASE_REPLICA_URL, { poolSize: config.DB_POOL_SIZE })
+    : undefined;
+  const key = (userId: number) => `${config.REDIS_PREFIX}wal:${userId}`;
+  let unavailable = false;
+  return new ReadRouter(db, {
+    replica,
+    pollIntervalMs: config.DATABASE_REPLICA_POLL_MS,
+    maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+    isUnavailable: isStoreUnavailable,
+    positions: {
+      async record(userId, lsn, ttlMs) {
+        await redis.set(key(userId), lsn, 'PX', ttlMs);
+      },
+      lookup: (userId) => redis.get(key(userId)),
+    },
+    onRouted(source, reason) {
+      // Once per outage: a standby that stops answering (and comes back) is worth one line each.
+      if (!unavailable && (reason === 'unavailable' || reason === 'replica failed')) {
+        unavailable = true;
+        logger.warn({ reason }, 'read replica unavailable: reads go to the primary');
+      } else if (unavailable && source === 'replica') {
+        unavailable = false;
+        logger.info('read replica serving reads again');
+      }
+    },
+  });
 }

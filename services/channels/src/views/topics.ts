@@ -13,11 +13,14 @@ type Ctx = AuthedContext<ChannelsDeps>;
 export async function getTopics({ deps, params, req, requester }: Ctx) {
   const streamId = pathInt(req, 'stream_id');
   const { allow_empty_topic_name } = params.parse({ allow_empty_topic_name: optional(param.bool(), false) });
-  const { user } = await loadActor(deps.db, requester.userId);
-  const { stream } = await accessStreamById(deps.db, viewerOf(user), streamId, { requireActiveChannel: true });
-  // Protected history: only the topics of messages one received.
-  const receivedBy = stream.history_public_to_subscribers ? null : user.id;
-  return { topics: await topicHistory(deps.db, stream.id, receivedBy, allow_empty_topic_name) };
+  // A heavy read: the read replica serves it once it has replayed the requester's last write.
+  return deps.reads.readFor(requester.userId, async (db) => {
+    const { user } = await loadActor(db, requester.userId);
+    const { stream } = await accessStreamById(db, viewerOf(user), streamId, { requireActiveChannel: true });
+    // Protected history: only the topics of messages one received.
+    const receivedBy = stream.history_public_to_subscribers ? null : user.id;
+    return { topics: await topicHistory(db, stream.id, receivedBy, allow_empty_topic_name) };
+  });
 }
 
 /** POST /streams/{stream_id}/delete_topic */

@@ -12,6 +12,7 @@ import { fetchInitialState, sectionsFor, STATE_SECTIONS } from '@teamchat/state'
 import type { EventsDeps } from '../deps';
 import { isRealmWide, type QueueRequest } from '../lib/queue-options';
 import { parseSnapshot } from '../lib/snapshot';
+import { completeStandbySnapshot } from '../lib/standby-snapshot';
 
 export interface RegisteredQueue {
   queueId: string;
@@ -62,27 +63,36 @@ export async function doRegisterQueue(
   });
   await collectExcessQueues(deps, requester, queueId);
   try {
-    const { snapshot, state } = await deps.db.$transaction(
-      async (db) => {
-        // First statement: the transaction's snapshot is taken here and every section reads through it.
-        const [row] = await db.$queryRaw<{ snapshot: string }[]>`SELECT pg_current_snapshot()::text AS snapshot`;
-        const [realm, user] = await Promise.all([
-          db.realm.findUniqueOrThrow({ where: { id: requester.realmId } }),
-          db.userProfile.findUniqueOrThrow({ where: { id: requester.userId } }),
-        ]);
-        const sections = sectionsFor(STATE_SECTIONS, request.fetchEventTypes);
-        const state = await fetchInitialState(sections, {
-          db,
-          realm,
-          user,
-          options: request.registerOptions,
-          scheme: deps.env.EXTERNAL_SCHEME,
-        });
-        return { snapshot: row.snapshot, state };
-      },
-      { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000, maxWait: 10_000 },
+    // The read replica may serve it once it has replayed everything committed until now (the
+    // queue exists now: events published before are not in it, so the state must show them),
+    // which includes the requester's own last write.
+    const server = deps.reads.upToNow(deps.env.DATABASE_REPLICA_REGISTER_WAIT_MS);
+    const { snapshot, state } = await deps.reads.run(server, (source) =>
+      source.$transaction(
+        async (db) => {
+          // First statement: the transaction's snapshot is taken here and every section reads through it.
+          const [row] = await db.$queryRaw<{ snapshot: string; standby: boolean }[]>`
+          SELECT pg_current_snapshot()::text AS snapshot, pg_is_in_recovery() AS standby`;
+          const printed = parseSnapshot(row.snapshot);
+          const snapshot = row.standby ? await completeStandbySnapshot(db, printed) : printed;
+          const [realm, user] = await Promise.all([
+            db.realm.findUniqueOrThrow({ where: { id: requester.realmId } }),
+            db.userProfile.findUniqueOrThrow({ where: { id: requester.userId } }),
+          ]);
+          const sections = sectionsFor(STATE_SECTIONS, request.fetchEventTypes);
+          const state = await fetchInitialState(sections, {
+            db,
+            realm,
+            user,
+            options: request.registerOptions,
+            scheme: deps.env.EXTERNAL_SCHEME,
+          });
+          return { snapshot, state };
+        },
+        { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000, maxWait: 10_000 },
+      ),
     );
-    await store.setSnapshot(queueId, parseSnapshot(snapshot));
+    await store.setSnapshot(queueId, snapshot);
     return {
       queueId,
       state: {

@@ -108,19 +108,22 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
   if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor)
     throw new JsonableError('The anchor can only be excluded at an end of the range');
 
-  const { user, realm } = await loadActor(deps.db, requester.userId);
-  return fetchMessages(deps, viewerOf(user), realm, {
-    narrow: parsed.narrow,
-    anchor,
-    includeAnchor,
-    numBefore: parsed.num_before,
-    numAfter: parsed.num_after,
-    messageIds: parsed.message_ids,
-    finalize: {
-      applyMarkdown: parsed.apply_markdown,
-      clientGravatar: parsed.client_gravatar,
-      allowEmptyTopicName: parsed.allow_empty_topic_name,
-    },
+  // A heavy read: the read replica serves it once it has replayed the requester's last write.
+  return deps.reads.readFor(requester.userId, async (db) => {
+    const { user, realm } = await loadActor(db, requester.userId);
+    return fetchMessages({ ...deps, db }, viewerOf(user), realm, {
+      narrow: parsed.narrow,
+      anchor,
+      includeAnchor,
+      numBefore: parsed.num_before,
+      numAfter: parsed.num_after,
+      messageIds: parsed.message_ids,
+      finalize: {
+        applyMarkdown: parsed.apply_markdown,
+        clientGravatar: parsed.client_gravatar,
+        allowEmptyTopicName: parsed.allow_empty_topic_name,
+      },
+    });
   });
 }
 

@@ -34,10 +34,14 @@ const readOptions = {
 /** GET /users: every user of the realm; a restricted guest sees "Unknown user" for the others. */
 export async function getUsers({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
-  const { user: actor, realm } = await loadActor(deps.db, requester.userId);
-  const users = await realmUsersForApi(deps.db, actor.realm_id);
-  const hidden = await inaccessibleUserIds(deps.db, actor, users);
-  const profiles = include_custom_profile_fields ? await profileDataByUser(deps.db, { realmId: actor.realm_id }) : null;
+  // A heavy read: the read replica serves it once it has replayed the requester's last write.
+  const { actor, realm, users, hidden, profiles } = await deps.reads.readFor(requester.userId, async (db) => {
+    const { user: actor, realm } = await loadActor(db, requester.userId);
+    const users = await realmUsersForApi(db, actor.realm_id);
+    const hidden = await inaccessibleUserIds(db, actor, users);
+    const profiles = include_custom_profile_fields ? await profileDataByUser(db, { realmId: actor.realm_id }) : null;
+    return { actor, realm, users, hidden, profiles };
+  });
   return {
     members: users.map((user) =>
       hidden.has(user.id)
