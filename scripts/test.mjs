@@ -2,7 +2,13 @@
 // and Redis, builds the services (multi-process tests run the bundles), checks the sources (import
 // cycles, types, lint, format), runs jest.
 // Arguments go to jest: npm test -- services/users
-import { spawnSync } from 'node:child_process';
+// The cluster pass: the Redis-touching suites (CLUSTER_SUITES) again against a real Redis Cluster
+// (3 masters, 3 replicas, started here and stopped after), with TEST_REDIS_CLUSTER_NODES set. The
+// whole run does it after the main pass; `npm test -- --cluster [paths]` does only it (on `paths`,
+// else CLUSTER_SUITES). A TEST_REDIS_CLUSTER_NODES already set names a cluster to use instead.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import readline from 'node:readline';
 import path from 'node:path';
 import { build } from './build.mjs';
 import { root } from './lib/deps.mjs';
@@ -19,9 +25,33 @@ const env = {
   TURBO_TELEMETRY_DISABLED: '1',
 };
 
-const jestArgs = process.argv.slice(2);
+/** The suites that touch Redis, run once more against a Redis Cluster (docs: tests/README.md). */
+const CLUSTER_SUITES = [
+  'packages/bus/test',
+  'services/events/test',
+  'services/gateway/test/auth.test.ts',
+  'services/gateway/test/rate-limit.test.ts',
+  'services/gateway/test/event-queue-limits.test.ts',
+  'services/uploads/test/tus-locker.test.ts',
+  'services/uploads/test/tus.test.ts',
+  'services/messages/test/mark-all-read.test.ts',
+  'services/channels/test/delete-topic-crash.test.ts',
+  'services/users/test/zulip-js.test.ts',
+  'services/messages/test/zulip-js.test.ts',
+  'services/channels/test/zulip-js.test.ts',
+  'services/events/test/zulip-js.test.ts',
+];
+/**
+ * Inherently single-server, left out of the cluster pass: readiness.test.ts cuts the replica's
+ * Redis with a TCP proxy in front of one server (a Cluster's clients follow the nodes' own addresses).
+ */
+const SINGLE_SERVER_ONLY = ['services/events/test/readiness\\.test\\.ts'];
+
+const clusterOnly = process.argv[2] === '--cluster';
+const jestArgs = process.argv.slice(clusterOnly ? 3 : 2);
+const wholeRun = jestArgs.length === 0 && !clusterOnly;
 let status = 0;
-if (jestArgs.length === 0) {
+if (wholeRun) {
   // The whole-tree checks, each failing the run on any finding (a run of chosen test files skips them).
   const checks = [
     ['import cycles', ['scripts/check-cycles.mjs']],
@@ -38,14 +68,54 @@ if (jestArgs.length === 0) {
     if (result.status !== 0 && status === 0) status = result.status ?? 1;
   }
 }
-if (status === 0) {
-  status =
-    spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...jestArgs], {
-      cwd: root,
-      stdio: 'inherit',
-      env,
-    }).status ?? 1;
+const jest = (args, jestEnv) =>
+  spawnSync(process.execPath, [path.join(root, 'node_modules/jest/bin/jest.js'), ...args], {
+    cwd: root,
+    stdio: 'inherit',
+    env: jestEnv,
+  }).status ?? 1;
+if (status === 0 && !clusterOnly) status = jest(jestArgs, env);
+if (status === 0 && (wholeRun || clusterOnly)) {
+  const started = Date.now();
+  const cluster = await startRedisCluster();
+  console.log(`» cluster pass: Redis Cluster ${cluster.seedList}`);
+  try {
+    const paths = clusterOnly && jestArgs.length ? jestArgs : CLUSTER_SUITES;
+    const ignore = `--testPathIgnorePatterns=(/node_modules/|${SINGLE_SERVER_ONLY.join('|')})`;
+    status = jest([ignore, ...paths], {
+      ...env,
+      TEST_REDIS_CLUSTER_NODES: cluster.seedList,
+    });
+  } finally {
+    await cluster.stop();
+  }
+  console.log(`» cluster pass ${status === 0 ? 'passed' : 'failed'} (${Math.round((Date.now() - started) / 1000)} s)`);
 }
 await redis.stop();
 await postgres.stop();
 process.exit(status);
+
+/**
+ * A Redis Cluster for the cluster pass: OwnRedisCluster (packages/testing) in a tsx child that
+ * prints the seed list and stops the cluster when its stdin closes (also if this process dies).
+ */
+async function startRedisCluster() {
+  if (process.env.TEST_REDIS_CLUSTER_NODES)
+    return { seedList: process.env.TEST_REDIS_CLUSTER_NODES, stop: async () => {} };
+  const child = spawn(
+    process.execPath,
+    [path.join(root, 'node_modules/tsx/dist/cli.mjs'), path.join(root, 'packages/testing/src/redis-cluster-cli.ts')],
+    { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const firstLine = once(readline.createInterface({ input: child.stdout }), 'line').then(([line]) => line);
+  const line = await Promise.race([firstLine, exited.then(() => undefined)]);
+  if (!line) throw new Error('the Redis Cluster did not start');
+  return {
+    seedList: JSON.parse(line).seedList,
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}

@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BaseEnv } from '@teamchat/runtime';
-import { freePort, residentBytes, testRedisUrl } from '@teamchat/testing';
+import { freePort, residentBytes, testRedisTarget } from '@teamchat/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -26,7 +26,7 @@ export function benchEnv(
 ): { env: BaseEnv; serviceEnv: Record<string, string> } {
   const env: BaseEnv = {
     DATABASE_URL: databaseUrl,
-    REDIS_URL: testRedisUrl(),
+    ...testRedisTarget(),
     REDIS_PREFIX: `${settings.prefix}${crypto.randomBytes(4).toString('hex')}:`,
     INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
     LOG_LEVEL: 'warn',

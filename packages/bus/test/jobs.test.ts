@@ -1,27 +1,28 @@
 // JobClient.runWithBudget against real Redis and a real BullMQ worker.
 import crypto from 'node:crypto';
 import { Job, Worker } from 'bullmq';
-import { createRedis, JobClient, JOB_QUEUES, type Redis } from '../src';
+import { deleteTestRedisKeys, testRedisConnection } from '@teamchat/testing';
+import { JobClient, JOB_QUEUES, type Redis } from '../src';
 
-const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const prefix = `t:${crypto.randomBytes(6).toString('hex')}:bull`;
+// One hash tag for every queue's keys: BullMQ's scripts touch several keys of a queue at once (a Cluster's rule).
+const prefix = `t:{${crypto.randomBytes(6).toString('hex')}}:bull`;
 let connections: Redis[] = [];
 let client: JobClient;
 let worker: Worker;
 
 beforeAll(async () => {
-  const connection = createRedis(redisUrl);
+  const connection = testRedisConnection();
   connections.push(connection);
   client = new JobClient(
     connection,
     () => {
-      const blocking = createRedis(redisUrl, { blocking: true });
+      const blocking = testRedisConnection({ blocking: true });
       connections.push(blocking);
       return blocking;
     },
     () => prefix,
   );
-  const workerConnection = createRedis(redisUrl, { blocking: true });
+  const workerConnection = testRedisConnection({ blocking: true });
   connections.push(workerConnection);
   worker = new Worker(JOB_QUEUES.uploadsCleanup, async () => ({ done: true }), {
     connection: workerConnection,
@@ -33,8 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker.close();
   await client.close();
-  const keys = await connections[0].keys(`${prefix}*`);
-  if (keys.length) await connections[0].del(...keys);
+  await deleteTestRedisKeys(connections[0], `${prefix}*`);
   for (const connection of connections) connection.disconnect();
   connections = [];
 });
@@ -70,7 +70,7 @@ test('joining a job that was already running waits for it, then runs a fresh one
   const runs: { id: string; startedAt: number; endedAt: number }[] = [];
   let firstStarted!: () => void;
   const started = new Promise<void>((resolve) => (firstStarted = resolve));
-  const connection = createRedis(redisUrl, { blocking: true });
+  const connection = testRedisConnection({ blocking: true });
   const slow = new Worker(
     JOB_QUEUES.markAllRead,
     async (job) => {

@@ -4,9 +4,8 @@
 import crypto from 'node:crypto';
 import IORedis from 'ioredis';
 import { createDb, Prisma, transaction, type Db } from '@teamchat/db';
-import { createTestDatabase, testRedisUrl } from '@teamchat/testing';
+import { createTestDatabase, deleteTestRedisKeys, testRedisConnection } from '@teamchat/testing';
 import {
-  createRedis,
   EventBus,
   outboxBacklog,
   relayOutbox,
@@ -30,7 +29,7 @@ const buses: EventBus[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   db = createDb(database.url, { poolSize: 4 });
-  redis = createRedis(testRedisUrl());
+  redis = testRedisConnection();
 });
 
 beforeEach(async () => {
@@ -40,8 +39,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await Promise.all(buses.splice(0).map((bus) => bus.close()));
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
+  await deleteTestRedisKeys(redis, `${prefix}*`);
 });
 
 afterAll(async () => {

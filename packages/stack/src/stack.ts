@@ -20,7 +20,7 @@ import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type Ru
 import { createLogger } from '@teamchat/core';
 import { doCreateRealm, doCreateUser, type CreateUserInput } from '@teamchat/service-users';
 import { createGateway } from '@teamchat/service-gateway';
-import { ApiClient, createTestDatabase, testRedisUrl, type TestDatabase } from '@teamchat/testing';
+import { ApiClient, createTestDatabase, testRedisTarget, type TestDatabase } from '@teamchat/testing';
 
 export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'worker';
 
@@ -90,7 +90,7 @@ export class Stack {
     const prefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
     const env: BaseEnv = {
       DATABASE_URL: database.url,
-      REDIS_URL: testRedisUrl(),
+      ...testRedisTarget(),
       REDIS_PREFIX: prefix,
       INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
       LOG_LEVEL: options.logs?.level ?? process.env.TEST_LOG_LEVEL ?? 'silent',

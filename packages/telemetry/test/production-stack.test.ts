@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Role } from '@teamchat/domain';
 import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, createTestDatabase, testRedisUrl } from '@teamchat/testing';
+import { ApiClient, createTestDatabase, testRedisTarget } from '@teamchat/testing';
 import { OtlpReceiver, SpanKind, type ReceivedSpan } from './support/otlp-receiver';
 import {
   builtServices,
@@ -177,7 +177,7 @@ beforeAll(async () => {
     PATH: process.env.PATH,
     UPLOADS_LOCAL_DIR: uploadsDir,
     DATABASE_URL: database.url,
-    REDIS_URL: testRedisUrl(),
+    ...testRedisTarget(),
     REDIS_PREFIX: redisPrefix,
     INTERNAL_JWT_SECRET: secret,
     HOST: '127.0.0.1',
@@ -209,7 +209,7 @@ beforeAll(async () => {
 
   deps = createBaseDeps('production-stack-test', {
     DATABASE_URL: database.url,
-    REDIS_URL: testRedisUrl(),
+    ...testRedisTarget(),
     REDIS_PREFIX: redisPrefix,
     INTERNAL_JWT_SECRET: secret,
     LOG_LEVEL: 'silent',

@@ -8,7 +8,15 @@ export {
   databaseUrl,
   type TestDatabase,
 } from './database';
-export { testRedisUrl } from './redis';
+export {
+  deleteTestRedisKeys,
+  testRedisClusterNodes,
+  testRedisConnection,
+  testRedisKeys,
+  testRedisServers,
+  testRedisTarget,
+  testRedisUrl,
+} from './redis';
 export {
   zulipOpenApiPath,
   validateSuccessResponse,

@@ -81,8 +81,10 @@ export async function freePort(): Promise<number> {
   nextCandidate ??= start + Math.floor(Math.random() * size);
   for (let tried = 0; tried < size; tried++) {
     const port = start + ((nextCandidate - start + tried) % size);
-    if (handedOut.has(port) || !(await canListen(port))) continue;
+    if (handedOut.has(port)) continue;
+    // Taken before the check awaits: concurrent callers (Promise.all) must not both get this port.
     handedOut.add(port);
+    if (!(await canListen(port))) continue;
     nextCandidate = port + 1;
     return port;
   }

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, ofType, testRedisUrl } from '@teamchat/testing';
+import { captureEvents, ofType, testRedisTarget } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import type { RunningService } from '@teamchat/runtime';
 import { insertMessages, uniqueName } from './helpers';
@@ -32,7 +32,7 @@ function startWorkerProcess(): ChildProcess {
     env: {
       ...process.env,
       DATABASE_URL: stack.database.url,
-      REDIS_URL: testRedisUrl(),
+      ...testRedisTarget(),
       REDIS_PREFIX: stack.deps.env.REDIS_PREFIX,
       INTERNAL_JWT_SECRET: stack.deps.env.INTERNAL_JWT_SECRET,
       PORT: '0',

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import { createRedis, RedisKeys, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue } from '@teamchat/testing';
+import { registerEventQueue, testRedisConnection } from '@teamchat/testing';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { Fanout, FencedError, type StreamEntry } from '../src/lib/fanout';
 import { FencedStream, INTAKE_GROUP, IntakeConsumers } from '../src/lib/intake';
@@ -18,7 +18,7 @@ let stack: Stack;
 let redis: Redis;
 beforeAll(async () => {
   stack = await startStack({ services: ['events'] });
-  redis = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { failFast: true });
+  redis = testRedisConnection({ failFast: true });
   await once(redis, 'ready');
 });
 afterAll(async () => {
@@ -181,7 +181,7 @@ test('an owner periodically applies entries stranded pending under another consu
   const intake = new IntakeConsumers(
     stack.redis,
     () => {
-      const connection = createRedis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { failFast: true });
+      const connection = testRedisConnection({ failFast: true });
       connections.push(connection);
       return connection;
     },
@@ -218,6 +218,7 @@ test('an owner periodically applies entries stranded pending under another consu
   } finally {
     await intake.stop();
     for (const connection of connections) connection.disconnect();
-    await redis.del(stream, keys.intakeLease(0), keys.intakeGeneration(0), keys.custom('events', 'replicas'));
+    await redis.del(stream, keys.intakeLease(0), keys.intakeGeneration(0));
+    await redis.del(keys.custom('events', 'replicas'));
   }
 });

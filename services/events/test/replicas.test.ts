@@ -6,7 +6,8 @@ import { createLogger } from '@teamchat/core';
 import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import Redis from 'ioredis';
+import { testRedisConnection, testRedisServers } from '@teamchat/testing';
+import IORedis from 'ioredis';
 import { Fanout, type StreamEntry } from '../src/lib/fanout';
 import { INTAKE_GROUP } from '../src/lib/intake';
 import { QueueStore } from '../src/lib/queue-store';
@@ -187,7 +188,7 @@ test('a replica killed after appending but before acknowledging: the next owner 
   const after = await produce(users, 10, { from: 10 });
   const { deps } = stack;
   const stream = deps.bus.keys.intakeStream(realmPartition());
-  const zombie = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const zombie = testRedisConnection();
   try {
     const reply = (await zombie.xreadgroup('GROUP', INTAKE_GROUP, 'zombie', 'COUNT', 100, 'STREAMS', stream, '>')) as [
       string,
@@ -264,22 +265,33 @@ test('SIGTERM answers parked polls at once with no events, exits 0, and clients 
 test('Redis connections dropping while events flow lose nothing', async () => {
   cluster = await EventCluster.start(stack, 2, FAST_HEARTBEAT);
   const subs = await subscribers(3);
-  const admin = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
-  const producerConnection = await stack.redis.client('ID');
+  const admin = testRedisConnection();
+  // On every server (each node of a Cluster): the id the producer's connection has there.
+  const producerConnections = new Map(
+    await Promise.all(
+      testRedisServers(stack.redis).map(
+        async ({ address, server }) => [address, Number(await server.client('ID'))] as const,
+      ),
+    ),
+  );
   const killConnections = async () => {
-    const list = (await admin.client('LIST')) as string;
-    const ids = list
-      .split('\n')
-      .map((line) => ({ id: /\bid=(\d+)/.exec(line)?.[1], name: /\bname=(\S*)/.exec(line)?.[1] ?? '' }))
-      .filter(
-        ({ id, name }) =>
-          id &&
-          (cluster!.replicas.some((replica) => name.startsWith(`events:${replica.replicaId}:`)) ||
-            Number(id) === producerConnection),
-      )
-      .map(({ id }) => id!);
-    for (const id of ids) await admin.client('KILL', 'ID', id).catch(() => undefined);
-    return ids.length;
+    let killed = 0;
+    for (const { address, server: node } of testRedisServers(admin)) {
+      const list = (await node.client('LIST')) as string;
+      const ids = list
+        .split('\n')
+        .map((line) => ({ id: /\bid=(\d+)/.exec(line)?.[1], name: /\bname=(\S*)/.exec(line)?.[1] ?? '' }))
+        .filter(
+          ({ id, name }) =>
+            id &&
+            (cluster!.replicas.some((replica) => name.startsWith(`events:${replica.replicaId}:`)) ||
+              Number(id) === producerConnections.get(address)),
+        )
+        .map(({ id }) => id!);
+      for (const id of ids) await node.client('KILL', 'ID', id).catch(() => undefined);
+      killed += ids.length;
+    }
+    return killed;
   };
   try {
     let killed = 0;
@@ -304,7 +316,7 @@ test('an event whose after-commit publish failed is relayed from the outbox', as
   cluster = await EventCluster.start(stack, 2, FAST_HEARTBEAT);
   const subs = await subscribers(1);
   // A producer whose Redis is unreachable: the row commits, the publish fails.
-  const unreachable = new Redis('redis://127.0.0.1:9', {
+  const unreachable = new IORedis('redis://127.0.0.1:9', {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

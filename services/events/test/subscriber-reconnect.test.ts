@@ -4,7 +4,7 @@
 // no events (its client polls again), never a 500; later polls park and get their events.
 import crypto from 'node:crypto';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, type EventQueue } from '@teamchat/testing';
+import { registerEventQueue, testRedisServers, type EventQueue } from '@teamchat/testing';
 import { alertWords, commitEvent } from './support/producers';
 
 const REPLICA_ID = `wake-test-${crypto.randomBytes(4).toString('hex')}`;
@@ -19,12 +19,15 @@ afterAll(() => stack.close());
 
 /** Drops this replica's subscriber connection (only this test's replica: its id is unique). */
 async function killSubscriber(): Promise<number> {
-  const clients = (await stack.redis.client('LIST')) as string;
   let killed = 0;
-  for (const line of clients.split('\n')) {
-    if (!line.includes(`name=events:${REPLICA_ID}:wake`)) continue;
-    const id = /\bid=(\d+)/.exec(line)?.[1];
-    if (id) killed += Number(await stack.redis.client('KILL', 'ID', id));
+  // On every server: in a Cluster the replica subscribes on each master (shard channels).
+  for (const { server } of testRedisServers(stack.redis)) {
+    const clients = (await server.client('LIST')) as string;
+    for (const line of clients.split('\n')) {
+      if (!line.includes(`name=events:${REPLICA_ID}:wake`)) continue;
+      const id = /\bid=(\d+)/.exec(line)?.[1];
+      if (id) killed += Number(await server.client('KILL', 'ID', id));
+    }
   }
   return killed;
 }

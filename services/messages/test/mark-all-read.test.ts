@@ -138,6 +138,7 @@ describe('a worker that dies mid-job', () => {
         ...process.env,
         DATABASE_URL: stack.database.url,
         REDIS_URL: env.REDIS_URL,
+        ...(env.REDIS_CLUSTER_NODES ? { REDIS_CLUSTER_NODES: env.REDIS_CLUSTER_NODES } : {}),
         REDIS_PREFIX: env.REDIS_PREFIX,
         EVENT_PARTITIONS: String(env.EVENT_PARTITIONS),
         INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET,

@@ -1,7 +1,7 @@
 // The tus lock shared by uploads replicas through Redis.
 import crypto from 'node:crypto';
-import { createRedis, type Redis } from '@teamchat/bus';
-import { testRedisUrl } from '@teamchat/testing';
+import type { Redis } from '@teamchat/bus';
+import { testRedisConnection } from '@teamchat/testing';
 import { ERRORS } from '@tus/utils';
 import { RedisLocker } from '../src/lib/tus-redis';
 
@@ -9,7 +9,7 @@ describe('RedisLocker', () => {
   const prefix = `t:${crypto.randomBytes(6).toString('hex')}:tus-lock:`;
   const connections: Redis[] = [];
   const connect = () => {
-    const connection = createRedis(testRedisUrl());
+    const connection = testRedisConnection();
     connections.push(connection);
     return connection;
   };

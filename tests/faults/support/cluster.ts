@@ -28,6 +28,8 @@ export type ServiceKind = (typeof ALL_SERVICES)[number];
 export interface ClusterOptions {
   databaseUrl: string;
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES: the processes use a Redis Cluster with these seeds (credentials from redisUrl). */
+  redisClusterNodes?: string;
   eventReplicas?: number;
   env?: NodeJS.ProcessEnv;
   /** Log lines kept per process (long runs). */
@@ -109,6 +111,7 @@ export class ProcessCluster {
     cluster.deps = createBaseDeps('faults-test', {
       DATABASE_URL: options.databaseUrl,
       REDIS_URL: options.redisUrl,
+      ...(options.redisClusterNodes ? { REDIS_CLUSTER_NODES: options.redisClusterNodes } : {}),
       REDIS_PREFIX: cluster.redisPrefix,
       INTERNAL_JWT_SECRET: cluster.secret,
       LOG_LEVEL: 'silent',
@@ -132,6 +135,7 @@ export class ProcessCluster {
       PATH: process.env.PATH,
       DATABASE_URL: this.options.databaseUrl,
       REDIS_URL: this.options.redisUrl,
+      ...(this.options.redisClusterNodes ? { REDIS_CLUSTER_NODES: this.options.redisClusterNodes } : {}),
       REDIS_PREFIX: this.redisPrefix,
       INTERNAL_JWT_SECRET: this.secret,
       HOST: '127.0.0.1',

@@ -8,8 +8,9 @@
 // completed exactly once.
 
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { JobQueueName } from '@teamchat/bus';
 import { MessageFlag } from '@teamchat/domain';
-import { createTestDatabase, testRedisUrl, type ApiClient } from '@teamchat/testing';
+import { createTestDatabase, testRedisClusterNodes, testRedisUrl, type ApiClient } from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from './cluster';
 
 export const EVENT_TYPES = ['message', 'update_message_flags', 'attachment'];
@@ -416,7 +417,7 @@ export async function jobProblems(
   queue = 'mark-all-read',
 ): Promise<{ problems: string[]; added: number; completed: number; stalled: number }> {
   const problems: string[] = [];
-  const key = `${cluster.redisPrefix}bull:${queue}:events`;
+  const key = `${cluster.deps.bus.keys.bullmq(queue as JobQueueName)}:${queue}:events`;
   const entries = (await cluster.deps.redis.xrange(key, '-', '+')) as [string, string[]][];
   const open = new Map<string, boolean>();
   let added = 0;
@@ -548,6 +549,7 @@ export function useProcessCluster(eventReplicas: number): {
     context.cluster = await ProcessCluster.start({
       databaseUrl: database.url,
       redisUrl: testRedisUrl(),
+      redisClusterNodes: testRedisClusterNodes(),
       eventReplicas,
     });
     Object.assign(context, await createParticipants(context.cluster));

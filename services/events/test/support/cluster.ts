@@ -11,7 +11,7 @@ import { createLogger } from '@teamchat/core';
 import { listen, serverUrl, type RunningService } from '@teamchat/runtime';
 import { createGateway } from '@teamchat/service-gateway';
 import { GENEROUS_RATE_LIMITS, type Stack, type TestUser } from '@teamchat/stack';
-import { ApiClient, Balancer, buildServices, freePort, repoRoot, testRedisUrl } from '@teamchat/testing';
+import { ApiClient, Balancer, buildServices, freePort, repoRoot, testRedisTarget } from '@teamchat/testing';
 
 export { freePort };
 
@@ -124,7 +124,7 @@ export class EventCluster {
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: this.stack.database.url,
-        REDIS_URL: testRedisUrl(),
+        ...testRedisTarget(),
         REDIS_PREFIX: deps.env.REDIS_PREFIX,
         INTERNAL_JWT_SECRET: deps.env.INTERNAL_JWT_SECRET,
         EVENT_PARTITIONS: String(deps.env.EVENT_PARTITIONS),
@@ -157,8 +157,9 @@ export class EventCluster {
 
   /** The replica owning an intake partition right now (by its lease). */
   async partitionOwner(partition: number): Promise<Replica | undefined> {
-    const owner = await this.stack.redis.get(`${this.stack.deps.env.REDIS_PREFIX}events:lease:${partition}`);
-    return this.replicas.find((replica) => replica.replicaId === owner);
+    // The lease's value is `<replica id>/<generation>`.
+    const lease = await this.stack.redis.get(this.stack.deps.bus.keys.intakeLease(partition));
+    return this.replicas.find((replica) => lease?.startsWith(`${replica.replicaId}/`));
   }
 
   async stop(): Promise<void> {
