@@ -213,7 +213,8 @@ describe('infra/Dockerfile', () => {
 });
 
 describe('Kubernetes manifests (k8s/)', () => {
-  const overlays = ['dev', 'prod'] as const;
+  /** external-stores is production with a Redis Cluster and a PostgreSQL read replica by URL. */
+  const overlays = ['dev', 'prod', 'external-stores'] as const;
   const rendered = Object.fromEntries(
     overlays.map((overlay) => [overlay, renderKustomization(path.join(repoRoot, 'k8s/overlays', overlay))]),
   ) as Record<(typeof overlays)[number], Resource[]>;
@@ -329,7 +330,7 @@ describe('Kubernetes manifests (k8s/)', () => {
       const present = new Set(resources.map((resource) => `${resource.kind}/${resource.metadata.name}`));
       // Production's Secrets are created out of band; docs/operations.md says how.
       const external =
-        overlay === 'prod'
+        overlay !== 'dev'
           ? new Set(['Secret/teamchat-secrets', 'Secret/teamchat-storage-secrets', 'Secret/teamchat-tls'])
           : new Set<string>();
       const operations = read('docs/operations.md');
@@ -478,9 +479,9 @@ describe('Kubernetes manifests (k8s/)', () => {
       const annotations = ingresses.flatMap((ingress) => Object.keys(ingress.metadata.annotations ?? {}));
       // No annotation that would let clients' own X-Forwarded-For through (those are controller settings, documented).
       expect(annotations.filter((name) => /forwarded|real-ip|snippet/.test(name))).toEqual([]);
-      const host = overlay === 'prod' ? 'chat.example.com' : 'teamchat.localtest.me';
+      const host = overlay === 'dev' ? 'teamchat.localtest.me' : 'chat.example.com';
       expect(new Set(routes.map((route) => route.host))).toEqual(new Set([host]));
-      if (overlay === 'prod')
+      if (overlay !== 'dev')
         for (const ingress of ingresses)
           expect(ingress.spec.tls).toEqual([{ hosts: [host], secretName: 'teamchat-tls' }]);
     },
@@ -510,6 +511,7 @@ describe('Kubernetes manifests (k8s/)', () => {
     for (const [overlay, namespace] of [
       ['dev', 'teamchat-dev'],
       ['prod', 'teamchat'],
+      ['external-stores', 'teamchat'],
     ] as const) {
       for (const resource of rendered[overlay]) {
         if (resource.kind === 'Namespace') expect(resource.metadata.name).toBe(namespace);
@@ -518,10 +520,89 @@ describe('Kubernetes manifests (k8s/)', () => {
     }
     for (const name of ['postgres', 'redis']) expect(find(rendered.dev, 'StatefulSet', name)).toBeDefined();
     expect(find(rendered.dev, 'Secret', 'teamchat-secrets')).toBeDefined();
-    expect(rendered.prod.some((resource) => resource.kind === 'Secret' || resource.kind === 'StatefulSet')).toBe(false);
+    for (const overlay of ['prod', 'external-stores'] as const)
+      expect(rendered[overlay].some((resource) => resource.kind === 'Secret' || resource.kind === 'StatefulSet')).toBe(
+        false,
+      );
     const redis = podTemplate(find(rendered.dev, 'StatefulSet', 'redis')!)!.spec.containers[0];
     expect(redis.args.join(' ')).toContain('--maxmemory-policy noeviction');
   });
+
+  test('external-stores: production plus a Redis Cluster and a read replica by URL, nothing else; migrations stay on the primary', () => {
+    const external = rendered['external-stores'];
+    const config = find(external, 'ConfigMap', 'teamchat-config')!;
+    // host:port seeds, comma-separated (packages/bus reads them); the password stays in REDIS_URL.
+    expect(config.data.REDIS_CLUSTER_NODES).toMatch(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/);
+    const replicaUrl = {
+      name: 'DATABASE_REPLICA_URL',
+      valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_REPLICA_URL' } },
+    };
+    for (const { name } of PROCESSES) {
+      const pod = podTemplate(find(external, 'Deployment', name)!)!;
+      expect([name, pod.spec.containers[0].env]).toEqual([name, expect.arrayContaining([replicaUrl])]);
+      // The schema check and the migrations run against the primary only.
+      const init = pod.spec.initContainers[0];
+      expect([name, init.env.map((variable: { name: string }) => variable.name)]).not.toContainEqual([
+        name,
+        expect.arrayContaining(['DATABASE_REPLICA_URL']),
+      ]);
+    }
+    const job = podTemplate(find(external, 'Job', 'migrate')!)!.spec.containers[0];
+    expect(job.env.map((variable: { name: string }) => variable.name)).not.toContain('DATABASE_REPLICA_URL');
+    // Take those two settings out again and what is left is the production overlay, unchanged.
+    const withoutStores = structuredClone(external).map((resource) => {
+      if (resource.kind === 'ConfigMap' && resource.metadata.name === 'teamchat-config')
+        delete resource.data.REDIS_CLUSTER_NODES;
+      const pod = resource.kind === 'Deployment' ? podTemplate(resource) : undefined;
+      if (pod)
+        pod.spec.containers[0].env = pod.spec.containers[0].env.filter(
+          (variable: { name: string }) => variable.name !== 'DATABASE_REPLICA_URL',
+        );
+      return resource;
+    });
+    expect(withoutStores).toEqual(rendered.prod);
+    // The Secret is created out of band: the docs name its new key, and both settings.
+    const operations = read('docs/operations.md');
+    for (const variable of ['DATABASE_REPLICA_URL', 'REDIS_CLUSTER_NODES', 'k8s/overlays/external-stores'])
+      expect([variable, operations.includes(variable)]).toEqual([variable, true]);
+  });
+
+  test.each(overlays)(
+    '%s: nothing pins a client or a long-poll to a replica, so added event replicas take polls',
+    (overlay) => {
+      const resources = rendered[overlay];
+      // The gateway reaches each tier through its Service (kube-proxy picks a ready pod per
+      // connection): no session affinity, not headless (the gateway would keep the addresses it resolved).
+      for (const { name } of HTTP_BACKENDS) {
+        const service = find(resources, 'Service', name)!;
+        expect([name, service.spec.sessionAffinity ?? 'None', service.spec.clusterIP ?? '']).toEqual([
+          name,
+          'None',
+          '',
+        ]);
+      }
+      // No cookie or hash affinity at the Ingress: every request may land on any gateway.
+      const annotations = resources
+        .filter((resource) => resource.kind === 'Ingress')
+        .flatMap((ingress) => Object.keys(ingress.metadata.annotations ?? {}));
+      expect(annotations.filter((name) => /affinity|session-cookie|upstream-hash-by/.test(name))).toEqual([]);
+      // A long-poll is one request, and the gateway retires each upstream connection after
+      // UPSTREAM_SOCKET_MAX_AGE_MS: within the event HPA's scale-up window, new replicas carry
+      // polls before it decides again.
+      const gatewayEnv = podTemplate(find(resources, 'Deployment', 'gateway')!)!.spec.containers[0].env as {
+        name: string;
+        value?: string;
+      }[];
+      const maxAgeMs = Number(
+        gatewayEnv.find((variable) => variable.name === 'UPSTREAM_SOCKET_MAX_AGE_MS')?.value ??
+          /maxAgeMs:\s*([\d_]+)/.exec(read('services/gateway/src/env.ts'))![1].replaceAll('_', ''),
+      );
+      const scaleUpWindow = find(resources, 'HorizontalPodAutoscaler', 'events')!.spec.behavior.scaleUp
+        .stabilizationWindowSeconds;
+      expect(maxAgeMs).toBeGreaterThan(0);
+      expect(maxAgeMs).toBeLessThanOrEqual(scaleUpWindow * 1000);
+    },
+  );
 });
 
 describe('the kustomize renderer', () => {
