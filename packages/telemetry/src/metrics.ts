@@ -104,6 +104,8 @@ export function histogram<L extends string>(options: MetricOptions<L> & { bucket
 
 /** Registers a hook that runs before every scrape; returns a function that removes it. */
 export function onScrape(hook: ScrapeHook): () => void {
+  // Exported at 0 from the first hook on, so dashboards and increase() see its first failure.
+  scrapeFailures();
   state().scrapeHooks.add(hook);
   return () => state().scrapeHooks.delete(hook);
 }
