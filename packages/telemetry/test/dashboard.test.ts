@@ -13,7 +13,7 @@ import YAML from 'yaml';
 import { Role } from '@teamchat/domain';
 import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, testRedisUrl } from '@teamchat/testing';
+import { ApiClient, testRedisTarget } from '@teamchat/testing';
 import { databaseMetrics, eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics } from '@teamchat/telemetry';
 import {
   builtServices,
@@ -244,7 +244,7 @@ describe('against a running stack', () => {
       PATH: process.env.PATH,
       UPLOADS_LOCAL_DIR: uploadsDir,
       DATABASE_URL: databaseUrl,
-      REDIS_URL: testRedisUrl(),
+      ...testRedisTarget(),
       REDIS_PREFIX: redisPrefix,
       INTERNAL_JWT_SECRET: secret,
       HOST: '127.0.0.1',
@@ -262,7 +262,7 @@ describe('against a running stack', () => {
 
     deps = createBaseDeps('dashboard-test', {
       DATABASE_URL: databaseUrl,
-      REDIS_URL: testRedisUrl(),
+      ...testRedisTarget(),
       REDIS_PREFIX: redisPrefix,
       INTERNAL_JWT_SECRET: secret,
       LOG_LEVEL: 'silent',
