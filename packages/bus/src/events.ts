@@ -33,9 +33,29 @@ export interface IntakeEntry {
   users: Recipient[];
   /** Local echo of a message event, for the event tier only (never shown to clients as such). */
   echo?: LocalEcho;
+  /**
+   * With recipient shards (EVENT_RECIPIENT_SHARDS > 1): the shard this entry serves, of how many.
+   * `users` then lists only that shard's users, and realm-wide queues take the entry only when
+   * their user is in it. Absent: one shard.
+   */
+  shard?: { index: number; of: number };
+}
+
+/** The recipient shard of a user (EVENT_RECIPIENT_SHARDS): all of a user's events go through one partition. */
+export function recipientShard(userId: number, shards: number): number {
+  return userId % shards;
+}
+
+/**
+ * Channel messages may reach realm-wide queues (all_public_streams) of any user, so every shard
+ * gets them, even with no recipient of its own.
+ */
+function reachesRealmWideQueues(event: ZulipEvent): boolean {
+  return event.type === 'message' && (event.message as { type?: string } | undefined)?.type === 'stream';
 }
 
 export const DEFAULT_EVENT_PARTITIONS = 8;
+export const DEFAULT_RECIPIENT_SHARDS = 1;
 export const DEFAULT_OUTBOX_HOLD_MS = 1500;
 export const DEFAULT_RELAY_GRACE_MS = 5000;
 export const DEFAULT_DEDUP_WINDOW_SECS = 600;
@@ -69,6 +89,12 @@ export interface EventBusOptions {
   logger?: Pick<Logger, 'warn'>;
   /** Called for each failed after-commit publish (the process's metric). */
   onPublishFailure?: () => void;
+  /**
+   * EVENT_RECIPIENT_SHARDS: each realm's events are split by recipient (user id modulo this) over
+   * as many intake partitions, so one organisation's fan-out can use that many event replicas.
+   * At most the number of partitions; producers and event replicas must agree.
+   */
+  recipientShards?: number;
 }
 
 /**
@@ -115,8 +141,40 @@ export class EventBus {
     }
   }
 
-  partitionOf(realmId: number): number {
-    return realmId % this.partitions;
+  /** The recipient shards of a realm (EVENT_RECIPIENT_SHARDS). */
+  get recipientShards(): number {
+    return this.options.recipientShards ?? DEFAULT_RECIPIENT_SHARDS;
+  }
+
+  /**
+   * The intake partition of a realm's recipient shard. A realm's shards take consecutive
+   * partitions (distinct, as shards <= partitions); with one shard, the realm's partition.
+   */
+  partitionOf(realmId: number, shard = 0): number {
+    return (realmId * this.recipientShards + shard) % this.partitions;
+  }
+
+  /**
+   * The entry as its shards' entries (one, unchanged, without sharding): each shard's entry lists
+   * that shard's recipients, and a shard with none gets the entry only if realm-wide queues may want it.
+   */
+  private splitByShard(entry: IntakeEntry): { partition: number; entry: IntakeEntry }[] {
+    const shards = this.recipientShards;
+    if (shards === 1) return [{ partition: this.partitionOf(entry.realmId), entry }];
+    const users: Recipient[][] = Array.from({ length: shards }, () => []);
+    for (const recipient of entry.users)
+      users[recipientShard(typeof recipient === 'number' ? recipient : recipient.id, shards)].push(recipient);
+    const everyShard = reachesRealmWideQueues(entry.event);
+    return users.flatMap((shardUsers, index) =>
+      shardUsers.length === 0 && !everyShard
+        ? []
+        : [
+            {
+              partition: this.partitionOf(entry.realmId, index),
+              entry: { ...entry, users: shardUsers, shard: { index, of: shards } },
+            },
+          ],
+    );
   }
 
   /**
@@ -192,15 +250,21 @@ export class EventBus {
    * whether it appended. Leaves the row where it is (the relay deletes the rows it handles).
    */
   async publishOnce(entry: IntakeEntry): Promise<boolean> {
-    const partition = this.partitionOf(entry.realmId);
-    const id = await (this.redis as unknown as PublishOnce).teamchatPublishOnce(
-      this.keys.intakeStream(partition),
-      this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
-      JSON.stringify(entry),
-      entry.outboxId ?? '',
-      this.dedupWindowSecs,
+    // One entry per shard, each deduplicated in its own partition: a publish that failed half-way
+    // is completed by the relay without sending the other half twice.
+    const appended = await Promise.all(
+      this.splitByShard(entry).map(async ({ partition, entry: shardEntry }) => {
+        const id = await (this.redis as unknown as PublishOnce).teamchatPublishOnce(
+          this.keys.intakeStream(partition),
+          this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
+          JSON.stringify(shardEntry),
+          entry.outboxId ?? '',
+          this.dedupWindowSecs,
+        );
+        return id !== null;
+      }),
     );
-    return id !== null;
+    return appended.some(Boolean);
   }
 
   /** Waits for the publishes under way, then deletes the rows they published (after their hold). */

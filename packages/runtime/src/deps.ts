@@ -5,6 +5,7 @@ import {
   createRedis,
   DEFAULT_DEDUP_WINDOW_SECS,
   DEFAULT_EVENT_PARTITIONS,
+  DEFAULT_RECIPIENT_SHARDS,
   DEFAULT_OUTBOX_HOLD_MS,
   DEFAULT_RELAY_GRACE_MS,
   EventBus,
@@ -58,6 +59,10 @@ export const baseEnvSpec = {
   ...commonEnv,
   EXTERNAL_SCHEME: env.string('scheme clients use to reach the gateway (http or https)', 'http'),
   EVENT_PARTITIONS: env.int('intake stream partitions of the event tier', DEFAULT_EVENT_PARTITIONS),
+  EVENT_RECIPIENT_SHARDS: env.int(
+    "intake partitions each organisation's events are split over by recipient (at most EVENT_PARTITIONS)",
+    DEFAULT_RECIPIENT_SHARDS,
+  ),
   DB_POOL_SIZE: env.int('PostgreSQL connections per process', 10),
   METRICS_PORT: env.int('admin port serving GET /metrics, never published (0: PORT + 1000)', 0),
   ...eventOutboxEnvSpec,
@@ -67,9 +72,16 @@ export const baseEnvSpec = {
 export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
 
 /** The common settings, as tests and tools may also write them by hand: the outbox timings and the metrics port may be left to their defaults. */
-export type BaseEnv = Omit<EnvOf<typeof baseEnvSpec>, keyof EventOutboxEnv | keyof ReplicaEnv | 'METRICS_PORT'> &
+export type BaseEnv = Omit<
+  EnvOf<typeof baseEnvSpec>,
+  keyof EventOutboxEnv | keyof ReplicaEnv | 'METRICS_PORT' | 'REDIS_CLUSTER_NODES' | 'EVENT_RECIPIENT_SHARDS'
+> &
   Partial<EventOutboxEnv> &
-  Partial<ReplicaEnv> & { METRICS_PORT?: number };
+  Partial<ReplicaEnv> & {
+    METRICS_PORT?: number;
+    REDIS_CLUSTER_NODES?: string;
+    EVENT_RECIPIENT_SHARDS?: number;
+  };
 
 /**
  * The relay must only see rows whose publish failed: a published row is deleted after the hold
@@ -84,6 +96,14 @@ function checkOutboxTimings(config: EventOutboxEnv): void {
   if (config.EVENT_DEDUP_WINDOW_SECS * 1000 <= config.EVENT_RELAY_GRACE_MS) {
     throw new EnvError('EVENT_DEDUP_WINDOW_SECS must exceed EVENT_RELAY_GRACE_MS');
   }
+}
+
+/** EVENT_RECIPIENT_SHARDS, checked: a realm's shards must take distinct partitions. */
+function recipientShards(config: Pick<BaseEnv, 'EVENT_PARTITIONS' | 'EVENT_RECIPIENT_SHARDS'>): number {
+  const shards = config.EVENT_RECIPIENT_SHARDS ?? DEFAULT_RECIPIENT_SHARDS;
+  if (shards < 1 || shards > config.EVENT_PARTITIONS)
+    throw new EnvError('EVENT_RECIPIENT_SHARDS must be between 1 and EVENT_PARTITIONS');
+  return shards;
 }
 
 export interface BaseDeps {
@@ -116,10 +136,10 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
   checkOutboxTimings(baseEnv);
   const logger = options.logger ?? createLogger(service, baseEnv.LOG_LEVEL);
   const db = createDb(baseEnv.DATABASE_URL, { poolSize: baseEnv.DB_POOL_SIZE });
-  const redis = createRedis(baseEnv.REDIS_URL, { name: `${service}`, logger });
+  const redis = createRedis(baseEnv, { name: `${service}`, logger });
   const blocking: Redis[] = [];
   const newBlockingRedis = (name = 'blocking') => {
-    const connection = createRedis(baseEnv.REDIS_URL, { blocking: true, name: `${service}:${name}`, logger });
+    const connection = createRedis(baseEnv, { blocking: true, name: `${service}:${name}`, logger });
     blocking.push(connection);
     return connection;
   };
@@ -129,9 +149,14 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     dedupWindowSecs: baseEnv.EVENT_DEDUP_WINDOW_SECS,
     logger,
     onPublishFailure: () => eventTierMetrics().publishFailures.inc(),
+    recipientShards: recipientShards(baseEnv),
   });
   const reads = createReadRouter(db, redis, baseEnv, logger);
-  const jobs = new JobClient(redis, () => newBlockingRedis('jobs'), bus.keys.bullmq());
+  const jobs = new JobClient(
+    redis,
+    () => newBlockingRedis('jobs'),
+    (queue) => bus.keys.bullmq(queue),
+  );
   return {
     env: baseEnv,
     db,

@@ -41,6 +41,8 @@ export interface StackOptions {
   logs?: { level: string; destination: NonNullable<Parameters<typeof createLogger>[2]> };
   /** The gateway's rate limits (default: generous, see GENEROUS_RATE_LIMITS). */
   rateLimits?: Partial<GatewayRateLimitEnv>;
+  /** Event-tier layout shared by producers and replicas (EVENT_PARTITIONS 4 and one recipient shard by default). */
+  eventTier?: Pick<BaseEnv, 'EVENT_PARTITIONS' | 'EVENT_RECIPIENT_SHARDS'>;
 }
 
 type GatewayRateLimitEnv = NonNullable<Parameters<typeof createGateway>[0]['env']>;
@@ -98,6 +100,7 @@ export class Stack {
       EXTERNAL_SCHEME: 'http',
       EVENT_PARTITIONS: 4,
       DB_POOL_SIZE: 8,
+      ...options.eventTier,
     };
     const logger = createLogger('test', env.LOG_LEVEL, options.logs?.destination);
     const deps = createBaseDeps('test', env, { logger });

@@ -5,7 +5,7 @@
 // below the newest one it applied, so re-processing an entry (after a replica died between
 // appending and XACK) adds nothing. Register's snapshot check runs in the same script.
 
-import type { IntakeEntry, Recipient } from '@teamchat/bus';
+import { recipientShard, type IntakeEntry, type Recipient } from '@teamchat/bus';
 import type { Db } from '@teamchat/db';
 import type { Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
@@ -212,7 +212,13 @@ export class Fanout {
       // Which queues get this entry, with the recipient's own fields (null: not a recipient).
       const targets = new Map<string, Record<string, unknown> | null>();
       if (isStreamMessage(entry) && publicStreams.has((entry.event.message as { stream_id: number }).stream_id)) {
-        for (const queueId of realmWide.get(entry.realmId) ?? []) targets.set(queueId, null);
+        for (const queueId of realmWide.get(entry.realmId) ?? []) {
+          // A sharded entry serves the realm-wide queues of its shard's users only (each shard got a copy).
+          const owner = descriptors.get(queueId)?.descriptor.userId;
+          if (entry.shard && (owner === undefined || recipientShard(owner, entry.shard.of) !== entry.shard.index))
+            continue;
+          targets.set(queueId, null);
+        }
       }
       for (const recipient of entry.users) {
         for (const queueId of queuesByUser.get(recipientId(recipient)) ?? [])

@@ -128,6 +128,7 @@ export class EventCluster {
         REDIS_PREFIX: deps.env.REDIS_PREFIX,
         INTERNAL_JWT_SECRET: deps.env.INTERNAL_JWT_SECRET,
         EVENT_PARTITIONS: String(deps.env.EVENT_PARTITIONS),
+        EVENT_RECIPIENT_SHARDS: String(deps.env.EVENT_RECIPIENT_SHARDS ?? 1),
         DB_POOL_SIZE: '3',
         HOST: '127.0.0.1',
         PORT: String(port),
