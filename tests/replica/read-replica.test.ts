@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { transaction } from '@teamchat/db';
+import { createBaseDeps } from '@teamchat/runtime';
 import { EventQueue, testRedisUrl, type ReceivedEvent } from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from '../faults/support/cluster';
 import { createParticipants } from '../faults/support/workload';
@@ -256,5 +257,47 @@ test('a killed standby: reads go to the primary without an error, and back to th
     expect(await fullNameSeenBy(writer, writer)).toBe('Renamed After The Outage');
   } finally {
     await replica.resumeReplay(database);
+  }
+});
+
+test('a standby further behind than DATABASE_REPLICA_MAX_LAG_MS serves nobody until it catches up', async () => {
+  const maxLagMs = 1500;
+  const deps = createBaseDeps('replica-lag-test', {
+    DATABASE_URL: replica.primaryUrl(database),
+    DATABASE_REPLICA_URL: replica.standbyUrl(database),
+    DATABASE_REPLICA_MAX_LAG_MS: maxLagMs,
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: cluster.redisPrefix,
+    INTERNAL_JWT_SECRET: cluster.secret,
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    EXTERNAL_SCHEME: 'http',
+    EVENT_PARTITIONS: 4,
+    DB_POOL_SIZE: 2,
+  });
+  const sourceFor = async (user: ClusterUser) => (await deps.reads.forUser(user.id)).source;
+  /** Polls the router until `source` is its choice for `user` (each process samples the standby on its own clock). */
+  const until = async (user: ClusterUser, source: 'primary' | 'replica') => {
+    const deadline = Date.now() + 30_000;
+    while ((await sourceFor(user)) !== source && Date.now() < deadline) await sleep(50);
+    return sourceFor(user);
+  };
+  try {
+    await replica.caughtUp(database);
+    expect(await until(reader, 'replica')).toBe('replica');
+    await replica.pauseReplay(database);
+    try {
+      await rename(writer, 'Renamed Past The Lag Horizon');
+      // Past the horizon (three times over), the paused standby serves nobody, not even those who did not write.
+      await sleep(3 * maxLagMs);
+      expect(await sourceFor(reader)).toBe('primary');
+      expect(deps.reads.replicaUsable).toBe(false);
+    } finally {
+      await replica.resumeReplay(database);
+    }
+    await replica.caughtUp(database);
+    expect(await until(reader, 'replica')).toBe('replica');
+  } finally {
+    await deps.close();
   }
 });
