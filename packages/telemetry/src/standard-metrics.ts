@@ -116,11 +116,13 @@ export const eventTierMetrics = perRegistry(() => ({
   }),
   redisMemoryUsedBytes: gauge({
     name: 'teamchat_redis_memory_used_bytes',
-    help: 'used_memory of the Redis the event tier uses (INFO memory), sampled by each replica',
+    help: 'used_memory of each Redis master the event tier uses (INFO memory, by node host:port), sampled by each replica',
+    labelNames: ['node'],
   }),
   redisMemoryMaxBytes: gauge({
     name: 'teamchat_redis_memory_max_bytes',
-    help: 'maxmemory of the Redis the event tier uses (0: no limit), sampled by each replica',
+    help: 'maxmemory of each Redis master the event tier uses (0: no limit, by node host:port), sampled by each replica',
+    labelNames: ['node'],
   }),
   partitionOwned: gauge({
     name: 'teamchat_event_partition_owned',

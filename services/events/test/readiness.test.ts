@@ -157,14 +157,22 @@ describe('the Redis memory headroom sampler', () => {
 
   test("sets the gauges to the Redis's own figures", async () => {
     const metrics = eventTierMetrics();
-    metrics.redisMemoryUsedBytes.set(-1);
-    metrics.redisMemoryMaxBytes.set(-1);
+    metrics.redisMemoryUsedBytes.reset();
+    metrics.redisMemoryMaxBytes.reset();
     const sampler = startRedisMemorySampler(stack.redis, createLogger('redis-memory', 'silent'), 60_000);
     try {
       await sampler.sample();
       const [, maxmemory] = (await stack.redis.config('GET', 'maxmemory')) as [string, string];
-      expect((await metrics.redisMemoryMaxBytes.get()).values[0].value).toBe(Number(maxmemory));
-      expect((await metrics.redisMemoryUsedBytes.get()).values[0].value).toBeGreaterThan(0);
+      // One series per master (one for a single server), named by its address.
+      const max = (await metrics.redisMemoryMaxBytes.get()).values;
+      const used = (await metrics.redisMemoryUsedBytes.get()).values;
+      expect(max.length).toBeGreaterThan(0);
+      expect(used.map((sample) => sample.labels.node)).toEqual(max.map((sample) => sample.labels.node));
+      for (const sample of max) {
+        expect(sample.labels.node).toMatch(/:\d+$/);
+        expect(sample.value).toBe(Number(maxmemory));
+      }
+      for (const sample of used) expect(sample.value).toBeGreaterThan(0);
     } finally {
       await sampler.stop();
     }

@@ -2,7 +2,7 @@
 // limit every write fails (queue appends, intake, jobs), so the headroom is alerted on
 // (infra/prometheus/alerts.yml, TeamchatRedisMemoryHeadroom) well before it runs out.
 
-import type { Redis } from '@teamchat/bus';
+import { forEachMaster, type Redis } from '@teamchat/bus';
 import type { Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 
@@ -30,7 +30,7 @@ export interface RedisMemorySampler {
 }
 
 /**
- * Samples `INFO memory` into teamchat_redis_memory_{used,max}_bytes at once and then every
+ * Samples `INFO memory` of every master into teamchat_redis_memory_{used,max}_bytes{node} at once and then every
  * `intervalMs`. While Redis is not connected nothing is sent (a command would wait in the
  * offline queue, and the gauges keep their last value); one failure is logged per outage.
  */
@@ -44,10 +44,14 @@ export function startRedisMemorySampler(redis: Redis, logger: Logger, intervalMs
   const sampleOnce = async () => {
     if (redis.status !== 'ready') return;
     try {
-      const memory = parseRedisMemory(await redis.info('memory'));
-      if (!memory) throw new Error('INFO memory lacks used_memory or maxmemory');
-      metrics.redisMemoryUsedBytes.set(memory.usedBytes);
-      metrics.redisMemoryMaxBytes.set(memory.maxBytes);
+      // Each master of a Redis Cluster fills up on its own: one series per node.
+      await forEachMaster(redis, async (node) => {
+        const memory = parseRedisMemory(await node.info('memory'));
+        if (!memory) throw new Error('INFO memory lacks used_memory or maxmemory');
+        const labels = { node: `${node.options.host}:${node.options.port}` };
+        metrics.redisMemoryUsedBytes.set(labels, memory.usedBytes);
+        metrics.redisMemoryMaxBytes.set(labels, memory.maxBytes);
+      });
       failing = false;
     } catch (error) {
       if (!failing) logger.warn({ err: error }, 'redis memory sample failed');
