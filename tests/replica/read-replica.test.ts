@@ -6,11 +6,13 @@
 
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { transaction } from '@teamchat/db';
+import { createDb, Prisma, transaction, UseThePrimary, type Db } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
 import { EventQueue, testRedisUrl, type ReceivedEvent } from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from '../faults/support/cluster';
 import { createParticipants } from '../faults/support/workload';
+import { parseSnapshot } from '../../services/events/src/lib/snapshot';
+import { completeStandbySnapshot, exportedInProgress } from '../../services/events/src/lib/standby-snapshot';
 import { StreamingReplica } from './support/streaming-replica';
 
 jest.setTimeout(180_000);
@@ -300,4 +302,54 @@ test('a standby further behind than DATABASE_REPLICA_MAX_LAG_MS serves nobody un
   } finally {
     await deps.close();
   }
+});
+
+test('the standby snapshot lists a running xid from its exported form; without the right to read it, UseThePrimary (register then runs on the primary)', async () => {
+  await replica.query('primary', database, 'DROP ROLE IF EXISTS plain_reader');
+  await replica.query('primary', database, 'CREATE ROLE plain_reader LOGIN');
+  await replica.query('primary', database, 'GRANT SELECT ON ALL TABLES IN SCHEMA public TO plain_reader');
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let heldXid!: (xid: string) => void;
+  const xidKnown = new Promise<string>((resolve) => (heldXid = resolve));
+  const held = transaction(
+    cluster.deps.db,
+    async (tx) => {
+      const [{ xid }] = await tx.db.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
+      heldXid(xid);
+      await gate;
+    },
+    { timeout: 120_000 },
+  );
+  const superuser = createDb(replica.standbyUrl(database), { poolSize: 1 });
+  const plain = createDb(replica.standbyUrl(database).replace('postgres@', 'plain_reader@'), { poolSize: 1 });
+  try {
+    const xid = await xidKnown;
+    await send(writer, 'held', 'committed while a transaction holds an xid');
+    await replica.caughtUp(database);
+    const snapshotOn = (db: Db) =>
+      db.$transaction(
+        async (tx) => {
+          const [row] = await tx.$queryRaw<{ snapshot: string }[]>`SELECT pg_current_snapshot()::text AS snapshot`;
+          const printed = parseSnapshot(row.snapshot);
+          return { printed, complete: await completeStandbySnapshot(tx, printed) };
+        },
+        { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
+      );
+    const { printed, complete } = await snapshotOn(superuser);
+    expect(printed.xip).not.toContain(xid);
+    expect(BigInt(printed.xmin) <= BigInt(xid) && BigInt(xid) < BigInt(printed.xmax)).toBe(true);
+    expect(complete.xip).toContain(xid);
+    await expect(snapshotOn(plain)).rejects.toBeInstanceOf(UseThePrimary);
+  } finally {
+    release();
+    await held;
+    await Promise.all([superuser.$disconnect(), plain.$disconnect()]);
+  }
+});
+
+test('exported snapshot lines: xip and sxp listed, an overflowed list refused', () => {
+  expect(exportedInProgress('vxid:2/8\nxmin:728\nxmax:730\nxcnt:0\nsof:0\nsxcnt:1\nsxp:728\nrec:1\n')).toEqual([728]);
+  expect(exportedInProgress('xmin:5\nxmax:9\nxcnt:1\nxip:6\nsof:0\nsxcnt:1\nsxp:7\n')).toEqual([6, 7]);
+  expect(exportedInProgress('xmin:5\nxmax:9\nxcnt:0\nsof:1\nsxcnt:0\nrec:1\n')).toBeNull();
 });
