@@ -82,7 +82,8 @@ if (status === 0 && (wholeRun || clusterOnly)) {
   try {
     const paths = clusterOnly && jestArgs.length ? jestArgs : CLUSTER_SUITES;
     const ignore = `--testPathIgnorePatterns=(/node_modules/|${SINGLE_SERVER_ONLY.join('|')})`;
-    status = jest([ignore, ...paths], {
+    // The option last: jest's array options take the words after them as more values.
+    status = jest([...paths, ignore], {
       ...env,
       TEST_REDIS_CLUSTER_NODES: cluster.seedList,
     });

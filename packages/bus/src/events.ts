@@ -20,7 +20,7 @@ import {
   type Recipient,
 } from './outbox';
 import type { Redis } from './redis';
-import { RedisKeys } from './redis';
+import { isCluster, RedisKeys } from './redis';
 
 /** What travels on the intake stream. */
 export interface IntakeEntry {
@@ -124,6 +124,8 @@ export class EventBus {
   private readonly dedupWindowSecs: number;
   /** After-commit publishes not yet answered, awaited by close(). */
   private readonly inFlight = new Set<Promise<void>>();
+  /** In a Cluster, the last publish sent to each partition (see inPartitionOrder). */
+  private readonly partitionTails = new Map<number, Promise<void>>();
 
   constructor(
     private readonly redis: Redis,
@@ -254,17 +256,41 @@ export class EventBus {
     // is completed by the relay without sending the other half twice.
     const appended = await Promise.all(
       this.splitByShard(entry).map(async ({ partition, entry: shardEntry }) => {
-        const id = await (this.redis as unknown as PublishOnce).teamchatPublishOnce(
-          this.keys.intakeStream(partition),
-          this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
-          JSON.stringify(shardEntry),
-          entry.outboxId ?? '',
-          this.dedupWindowSecs,
+        const id = await this.inPartitionOrder(partition, () =>
+          (this.redis as unknown as PublishOnce).teamchatPublishOnce(
+            this.keys.intakeStream(partition),
+            this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
+            JSON.stringify(shardEntry),
+            entry.outboxId ?? '',
+            this.dedupWindowSecs,
+          ),
         );
         return id !== null;
       }),
     );
     return appended.some(Boolean);
+  }
+
+  /**
+   * Sends a partition's publishes in the order they were asked for. Producers answer before their
+   * publish is done, so the intake's order is the commit order only if publishes arrive as sent:
+   * one server's connection keeps them in order, but a Cluster re-sends the commands a master's
+   * failover caught from several retry queues (connection closed, CLUSTERDOWN, MOVED), not in
+   * their order. There each publish to a partition waits for the one before it.
+   */
+  private inPartitionOrder<T>(partition: number, send: () => Promise<T>): Promise<T> {
+    if (!isCluster(this.redis)) return send();
+    const previous = this.partitionTails.get(partition);
+    const sent = previous ? previous.then(send) : send();
+    const settled = sent.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.partitionTails.set(partition, settled);
+    void settled.then(() => {
+      if (this.partitionTails.get(partition) === settled) this.partitionTails.delete(partition);
+    });
+    return sent;
   }
 
   /** Waits for the publishes under way, then deletes the rows they published (after their hold). */

@@ -55,6 +55,13 @@ export interface RedisClientOptions {
   logger?: { warn(details: object, message: string): void };
 }
 
+const FAILOVER_RETRY_MS = 200;
+/**
+ * How long a command to a Cluster master that stopped answering is retried while a replica takes
+ * over: Redis's default cluster-node-timeout (15 s) plus the election, with a margin.
+ */
+const CLUSTER_FAILOVER_WAIT_MS = 30_000;
+
 /**
  * A new ioredis connection (a Cluster when the target names cluster nodes). Commands issued while
  * Redis is unreachable wait in ioredis's offline queue and run on reconnect. Close every client
@@ -86,8 +93,12 @@ export function createRedis(target: string | RedisTarget, options: RedisClientOp
       enableAutoPipelining: options.autoPipelining ?? false,
       enableReadyCheck: true,
       // A master's failover takes the cluster's node timeout plus an election: keep retrying meanwhile.
-      retryDelayOnFailover: 200,
-      retryDelayOnClusterDown: 200,
+      retryDelayOnFailover: FAILOVER_RETRY_MS,
+      retryDelayOnClusterDown: FAILOVER_RETRY_MS,
+      // ioredis gives up after maxRedirections retries (16 by default: 3.2 s, shorter than any
+      // failover), and a publish that failed reaches its queues late, through the outbox relay,
+      // after events sent later. Fail-fast connections keep the default.
+      ...(options.failFast ? {} : { maxRedirections: Math.ceil(CLUSTER_FAILOVER_WAIT_MS / FAILOVER_RETRY_MS) }),
       retryDelayOnTryAgain: 100,
       clusterRetryStrategy: (attempt) => Math.min(100 * attempt, 2000),
     };
