@@ -5,7 +5,7 @@
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { recipientShard } from '@teamchat/bus';
 import { EventCluster, PollingClient, eventually } from './support/cluster';
-import { alertWords, commitEvent, sendTransient, streamMessageEvent } from './support/producers';
+import { commitEvent, sendAlternating, streamMessageEvent } from './support/producers';
 
 const SHARDS = 4;
 const PARTITIONS = 8;
@@ -68,18 +68,12 @@ test("one organisation's events go through a partition per shard, fanned out by 
     }
     const recipients = users.filter((_, i) => (n + i) % 3 !== 0);
     const word = `w${n}`;
-    if (n % 2 === 0)
-      await commitEvent(
-        stack,
-        alertWords([word]),
-        recipients.map((user) => user.id),
-      );
-    else
-      await sendTransient(
-        stack,
-        alertWords([word]),
-        recipients.map((user) => user.id),
-      );
+    await sendAlternating(
+      stack,
+      n,
+      word,
+      recipients.map((user) => user.id),
+    );
     for (const user of recipients) expectedWords.get(user.id)!.push(word);
     if (n % 4 === 0) {
       const message = streamMessageEvent(sender, stream);

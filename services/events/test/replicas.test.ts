@@ -12,7 +12,7 @@ import { Fanout, type StreamEntry } from '../src/lib/fanout';
 import { INTAKE_GROUP } from '../src/lib/intake';
 import { QueueStore } from '../src/lib/queue-store';
 import { EventCluster, PollingClient, eventually, sleep } from './support/cluster';
-import { alertWords, commitEvent, sendTransient } from './support/producers';
+import { alertWords, commitEvent, sendAlternating, sendTransient } from './support/producers';
 
 let stack: Stack;
 let cluster: EventCluster | undefined;
@@ -71,18 +71,12 @@ async function produce(
   for (let n = from; n < from + count; n++) {
     const recipients = users.filter((_, i) => (n + i) % 3 !== 0);
     const word = `event-${n}`;
-    if (n % 2 === 0)
-      await commitEvent(
-        stack,
-        alertWords([word]),
-        recipients.map((user) => user.id),
-      );
-    else
-      await sendTransient(
-        stack,
-        alertWords([word]),
-        recipients.map((user) => user.id),
-      );
+    await sendAlternating(
+      stack,
+      n,
+      word,
+      recipients.map((user) => user.id),
+    );
     for (const user of recipients) expected.get(user.id)!.push(word);
     await options.during?.(n - from + 1);
     if (options.pauseMs) await sleep(options.pauseMs);

@@ -55,7 +55,8 @@ export class Replica {
 }
 
 async function waitUntilReady(replica: Replica): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  // Generous: on a loaded machine several bundles booting at once take a while.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (!replica.alive) throw new Error(`replica ${replica.replicaId} exited:\n${replica.output}`);
     const ok = await new Promise<boolean>((resolve) => {

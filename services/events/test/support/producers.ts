@@ -13,6 +13,15 @@ export async function sendTransient(stack: Stack, event: ZulipEvent, users: Reci
   await stack.deps.bus.sendTransientEvent(stack.realm.id, event, users);
 }
 
+/**
+ * The n-th event of a stream that alternates how events travel: alert words `word` to `users`,
+ * through the outbox for even n, transient (straight to the intake) for odd n.
+ */
+export async function sendAlternating(stack: Stack, n: number, word: string, users: number[]): Promise<void> {
+  if (n % 2 === 0) await commitEvent(stack, alertWords([word]), users);
+  else await sendTransient(stack, alertWords([word]), users);
+}
+
 export function alertWords(words: string[]): ZulipEvent {
   return { type: 'alert_words', alert_words: words };
 }
