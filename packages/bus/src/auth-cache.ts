@@ -40,5 +40,7 @@ export async function invalidateAuthCache(redis: Redis, prefix: string, apiKeyHa
   const deletes = crossSlotPipeline(redis);
   for (const hash of apiKeyHashes) deletes.del(keys.auth(hash));
   for (const [error] of (await deletes.exec()) ?? []) if (error) throw error;
-  await redis.publish(keys.authInvalidations(), JSON.stringify(apiKeyHashes));
+  // A shard channel: SPUBLISH answers after the slot's master delivered it to every subscriber
+  // there, where a Cluster's PUBLISH reaches subscribers on other nodes later, over the cluster bus.
+  await redis.spublish(keys.authInvalidations(), JSON.stringify(apiKeyHashes));
 }

@@ -47,14 +47,16 @@ class LocalAuthCache {
     private readonly subscriber: Redis,
     private readonly channel: string,
   ) {
-    subscriber.on('message', (_channel: string, message: string) => this.invalidate(JSON.parse(message) as string[]));
-    subscriber.on('ready', () => void this.subscribe());
-    subscriber.on('close', () => this.forgetAll());
+    // A shard channel (see invalidateAuthCache). A Cluster subscribes on the channel's master with
+    // a connection of its own, replaced (-subscriber, then +subscriber) when that node goes away.
+    subscriber.on('smessage', (_channel: string, message: string) => this.invalidate(JSON.parse(message) as string[]));
+    for (const connected of ['ready', 'subscribersReady']) subscriber.on(connected, () => void this.subscribe());
+    for (const dropped of ['close', '-subscriber']) subscriber.on(dropped, () => this.forgetAll());
   }
 
   private async subscribe(): Promise<void> {
     try {
-      await this.subscriber.subscribe(this.channel);
+      await this.subscriber.ssubscribe(this.channel);
       // A lookup that began before now may have missed an invalidation: it must not be kept.
       this.generation++;
       this.subscribed = true;
