@@ -23,11 +23,12 @@ export interface S3TestServer {
 const ACCESS_KEY_ID = 'S3RVER';
 const SECRET_ACCESS_KEY = 'S3RVER';
 
-export async function startS3TestServer(options: { bucket?: string } = {}): Promise<S3TestServer> {
+/** `address`: where it listens (default 127.0.0.1; another host's address in a multi-host test). */
+export async function startS3TestServer(options: { bucket?: string; address?: string } = {}): Promise<S3TestServer> {
   const bucket = options.bucket ?? 'teamchat-uploads';
   const directory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-s3-'));
   const server = new S3rver({
-    address: '127.0.0.1',
+    address: options.address ?? '127.0.0.1',
     port: 0,
     silent: true,
     directory,
@@ -35,7 +36,7 @@ export async function startS3TestServer(options: { bucket?: string } = {}): Prom
   });
   server.middleware.unshift(multipartCompletion(directory));
   const address = await server.run();
-  const endpoint = `http://127.0.0.1:${address.port}`;
+  const endpoint = `http://${options.address ?? '127.0.0.1'}:${address.port}`;
   const config: S3StorageConfig = {
     bucket,
     endpoint,

@@ -199,6 +199,11 @@ export interface StartServiceOptions {
   /** The name its log lines use ("events" for every replica); defaults to `name`. */
   logName?: string;
   maxLogLines?: number;
+  /**
+   * A prefix that runs the process on another host of a test network, e.g. `['ip', 'netns', 'exec',
+   * ns]` (it execs, so the pid is the service's); env.HOST is then that host's address.
+   */
+  command?: string[];
 }
 
 /** Starts a built service (with its telemetry preload) and waits until it listens. */
@@ -219,8 +224,9 @@ export async function startServiceProcess(
   // The admin port (/metrics) defaults to a fixed port (the gateway's 9990) or PORT + 1000, either
   // of which another process of the machine may hold: a free one unless the caller chose one.
   if (!env.METRICS_PORT) env = { ...env, METRICS_PORT: String(await freePort()) };
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = `http://127.0.0.1:${env.PORT}`;
+  const [command, ...prefix] = [...(options.command ?? []), process.execPath];
+  const child = spawn(command, [...prefix, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = `http://${env.HOST ?? '127.0.0.1'}:${env.PORT}`;
   const service = new ServiceProcess(name, url, child, options.maxLogLines);
   const logName = options.logName ?? name;
   // Generous: on a loaded machine several bundles booting at once take a while.
@@ -247,6 +253,8 @@ export function residentBytes(pid: number): number | undefined {
 export interface BalancerTarget {
   port: number;
   alive: boolean;
+  /** Its address (default 127.0.0.1). */
+  host?: string;
 }
 
 /**
@@ -258,20 +266,33 @@ export class Balancer {
   private roundRobin = 0;
   private server: http.Server | undefined;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  /** Requests under way, by target (`host:port`), for dropInFlight. */
+  private readonly inFlight = new Map<string, Set<http.ClientRequest>>();
   url = '';
 
   constructor(private readonly targets: () => BalancerTarget[]) {}
 
-  async listen(port = 0): Promise<this> {
+  /**
+   * Ends the requests under way to a target (answered 502, or cut if the answer had begun), as
+   * a load balancer does to a backend its health check marked down (HAProxy's `on-marked-down
+   * shutdown-sessions`): a long-poll parked on a host cut off the network would hang otherwise.
+   */
+  dropInFlight(target: Pick<BalancerTarget, 'host' | 'port'>): number {
+    const requests = this.inFlight.get(`${target.host ?? '127.0.0.1'}:${target.port}`) ?? new Set();
+    for (const request of requests) request.destroy(new Error('target marked down'));
+    return requests.size;
+  }
+
+  async listen(port = 0, host = '127.0.0.1'): Promise<this> {
     const server = http.createServer((req, res) => this.balance(req, res));
     server.keepAliveTimeout = 65_000;
     server.requestTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
+      server.listen(port, host, () => resolve());
     });
     this.server = server;
-    this.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    this.url = `http://${host}:${(server.address() as net.AddressInfo).port}`;
     return this;
   }
 
@@ -295,9 +316,10 @@ export class Balancer {
       res.end(JSON.stringify({ result: 'error', msg: 'Bad gateway', code: 'BAD_REQUEST' }));
     };
     if (!target) return fail();
+    const key = `${target.host ?? '127.0.0.1'}:${target.port}`;
     const upstream = http.request(
       {
-        host: '127.0.0.1',
+        host: target.host ?? '127.0.0.1',
         port: target.port,
         method: req.method,
         path: req.url,
@@ -312,12 +334,16 @@ export class Balancer {
     );
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       // Nothing reached a target that refused the connection: another one may take it.
-      if (error.code === 'ECONNREFUSED' && pinned === undefined && attempt < live.length) {
+      const unreached = error.code === 'ECONNREFUSED' || error.code === 'EHOSTUNREACH';
+      if (unreached && pinned === undefined && attempt < live.length) {
         this.forward(req, res, body, attempt + 1);
         return;
       }
       fail();
     });
+    if (!this.inFlight.has(key)) this.inFlight.set(key, new Set());
+    this.inFlight.get(key)!.add(upstream);
+    upstream.on('close', () => this.inFlight.get(key)?.delete(upstream));
     res.on('close', () => {
       if (!res.writableFinished) upstream.destroy();
     });

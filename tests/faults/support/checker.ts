@@ -36,13 +36,28 @@ export const FAULT_KINDS = [
   'scale-in',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+/** A built-in kind, or one a given stack injects (CheckerStack.faults). */
+export type AnyFaultKind = FaultKind | (string & {});
+
+/**
+ * A stack the caller started and stops (e.g. on several hosts, tests/multihost), with its event
+ * replicas started with the settings' lease and heartbeats: the checker runs on it instead of
+ * on its own private Redis and database. The built-in Redis and proxy faults need the checker's
+ * own Redis; a given stack brings faults of its own.
+ */
+export interface CheckerStack {
+  cluster: ProcessCluster;
+  usedMemory(): Promise<number | undefined>;
+  /** Faults by kind: each injects one (and ends it) and names its target. */
+  faults: Record<string, () => Promise<{ target: string; detail?: string }>>;
+}
 
 export interface CheckerSettings {
   /** Length of the faulty part of the run (workload and faults), in seconds. */
   runSecs: number;
   /** Each fault kind this many times, spread evenly over the run in a shuffled order. */
   rounds: number;
-  kinds: readonly FaultKind[];
+  kinds: readonly AnyFaultKind[];
   replicas: number;
   users: number;
   /** Clients on ONE queue for the whole run (per user, round robin), and session clients. */
@@ -75,10 +90,13 @@ export interface CheckerSettings {
   settleMs: number;
   seed: number;
   log: (message: string) => void;
+  stack?: CheckerStack;
+  /** Given the clients once they exist (a test may look at what they received when). */
+  observe?: (clients: readonly SessionClient[]) => void;
 }
 
 export interface FaultRecord {
-  kind: FaultKind;
+  kind: AnyFaultKind;
   /** Seconds since the run started. */
   t: number;
   at: number;
@@ -166,9 +184,9 @@ function random(seed: number): () => number {
 }
 
 /** The schedule: every kind `rounds` times, each round shuffled, a scale-out always before its round's scale-in. */
-export function schedule(settings: Pick<CheckerSettings, 'kinds' | 'rounds' | 'seed'>): FaultKind[] {
+export function schedule(settings: Pick<CheckerSettings, 'kinds' | 'rounds' | 'seed'>): AnyFaultKind[] {
   const rand = random(settings.seed);
-  const out: FaultKind[] = [];
+  const out: AnyFaultKind[] = [];
   for (let round = 0; round < settings.rounds; round++) {
     const kinds = [...settings.kinds];
     for (let i = kinds.length - 1; i > 0; i--) {
@@ -200,22 +218,28 @@ const pick = (rand: () => number, [min, max]: [number, number]) => min + rand() 
 export async function runChecker(settings: CheckerSettings): Promise<CheckerReport> {
   const { log } = settings;
   const rand = random(settings.seed + 1);
-  const database = await createTestDatabase();
-  const redis = await OwnRedis.start({ fsync: 'always' });
+  const given = settings.stack;
+  const database = given ? undefined : await createTestDatabase();
+  const redis = given ? undefined : await OwnRedis.start({ fsync: 'always' });
+  const ownRedis = (): OwnRedis => {
+    if (!redis) throw new Error("this fault kind needs the checker's own Redis, not a given stack");
+    return redis;
+  };
   const proxies = new Map<string, TcpProxy>();
   const proxyOf = async (slotId: string) => {
     let proxy = proxies.get(slotId);
-    if (!proxy) proxies.set(slotId, (proxy = await new TcpProxy(() => redis.port).listen()));
+    if (!proxy) proxies.set(slotId, (proxy = await new TcpProxy(() => ownRedis().port).listen()));
     return proxy;
   };
   let cluster: ProcessCluster | undefined;
   const clients: SessionClient[] = [];
   try {
     // Proxies first: a proxy listening on a port the OS picks must not take one freePort() handed a slot.
-    for (let i = 0; i < settings.replicas; i++) await proxyOf(`events-${i}`);
-    cluster = await ProcessCluster.start({
-      databaseUrl: database.url,
-      redisUrl: redis.url,
+    if (!given) for (let i = 0; i < settings.replicas; i++) await proxyOf(`events-${i}`);
+    cluster = given?.cluster;
+    cluster ??= await ProcessCluster.start({
+      databaseUrl: database!.url,
+      redisUrl: ownRedis().url,
       eventReplicas: settings.replicas,
       maxLogLines: 2000,
       env: {
@@ -291,6 +315,7 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       );
     }
     for (const client of clients) client.start();
+    settings.observe?.(clients);
     runStarted = Date.now();
     workload.start();
 
@@ -299,7 +324,7 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     const processMemory = new Map<number, { process: string; samples: [number, number][] }>();
     const sampler = setInterval(() => {
       const t = since(Date.now());
-      void redis.usedMemory().then((bytes) => {
+      void (given ? given.usedMemory() : ownRedis().usedMemory()).then((bytes) => {
         if (bytes !== undefined) redisMemory.push({ t, used_mib: mib(bytes) });
       });
       for (const slot of theCluster.slots.values()) {
@@ -340,7 +365,7 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
       const from = holders.length ? holders : live;
       return from[rotation++ % from.length];
     };
-    const inject = async (kind: FaultKind): Promise<FaultRecord> => {
+    const inject = async (kind: AnyFaultKind): Promise<FaultRecord> => {
       const at = Date.now();
       let targetId = 'redis';
       let detail: string | undefined;
@@ -362,18 +387,18 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
           break;
         }
         case 'redis-stall':
-          await redis.stall(settings.faultMs);
+          await ownRedis().stall(settings.faultMs);
           break;
         case 'redis-kill-always':
         case 'redis-kill-everysec': {
           const fsync = kind === 'redis-kill-always' ? 'always' : 'everysec';
-          redis.setFsync(fsync);
+          ownRedis().setFsync(fsync);
           // A little traffic under this policy before the crash.
           await sleep(2000);
-          await redis.kill();
+          await ownRedis().kill();
           await sleep(settings.downMs);
-          await redis.startServer();
-          redis.setFsync('always');
+          await ownRedis().startServer();
+          ownRedis().setFsync('always');
           detail = `appendfsync ${fsync}`;
           break;
         }
@@ -409,6 +434,11 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
             detail = `exited after ${result.ms} ms (${result.signal ?? `code ${result.code}`})${result.ignored ? ': IGNORED SIGTERM, killed -9' : ''}`;
           }
           break;
+        }
+        default: {
+          const fault = given?.faults[kind];
+          if (!fault) throw new Error(`no fault of kind ${kind}`);
+          ({ target: targetId, detail } = await fault());
         }
       }
       return { kind, t: since(at), at, target: targetId, ms: Date.now() - at, detail };
@@ -635,10 +665,10 @@ export async function runChecker(settings: CheckerSettings): Promise<CheckerRepo
     };
   } finally {
     await Promise.all(clients.map((client) => client.stop()));
-    await cluster?.stop();
+    if (!given) await cluster?.stop();
     for (const proxy of proxies.values()) await proxy.close();
-    await redis.stop();
-    await database.drop();
+    await redis?.stop();
+    await database?.drop();
   }
 }
 

@@ -39,6 +39,18 @@ export interface ClusterOptions {
    * REDIS_URL through its proxy). A new event slot (addEventSlot) is asked too.
    */
   slotEnv?: (slot: Slot) => NodeJS.ProcessEnv | Promise<NodeJS.ProcessEnv>;
+  /** Where each slot runs (multi-host tests, tests/multihost); default 127.0.0.1 on this host. */
+  placement?: (slot: Pick<Slot, 'id' | 'kind'>) => SlotPlacement;
+  /** Where the event tier's balancer listens: an address every slot's host reaches (default 127.0.0.1). */
+  balancerHost?: string;
+  /** Whether the balancer may route to an event replica besides its process running (a health check's verdict). */
+  eventReplicaUp?: (slot: Slot) => boolean;
+}
+
+/** A slot's host: the address it binds (HOST) and the prefix that runs a process there (e.g. ip netns exec). */
+export interface SlotPlacement {
+  host: string;
+  command?: string[];
 }
 
 /** How a process answered SIGTERM. */
@@ -66,6 +78,9 @@ export interface Slot {
   id: string;
   kind: ServiceKind;
   port: number;
+  /** The address it listens on, and the command prefix that starts it there. */
+  host: string;
+  command?: string[];
   process?: ServiceProcess;
   /** Every process this slot ran (for logs and RSS), oldest first. */
   history: ServiceProcess[];
@@ -76,10 +91,14 @@ export class ProcessCluster {
   readonly redisPrefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
   readonly secret = crypto.randomBytes(24).toString('hex');
   readonly uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-uploads-'));
-  private readonly balancer = new Balancer(() =>
+  readonly balancer = new Balancer(() =>
     [...this.slots.values()]
       .filter((slot) => slot.kind === 'events')
-      .map((slot) => ({ port: slot.port, alive: slot.process?.running ?? false })),
+      .map((slot) => ({
+        host: slot.host,
+        port: slot.port,
+        alive: (slot.process?.running ?? false) && (this.options.eventReplicaUp?.(slot) ?? true),
+      })),
   );
   /** EVENTS_REPLICA_ID by pid (the lease owner names in Redis). */
   private readonly replicaIds = new Map<number, string>();
@@ -92,12 +111,11 @@ export class ProcessCluster {
   static async start(options: ClusterOptions): Promise<ProcessCluster> {
     buildServices([...ALL_SERVICES]);
     const cluster = new ProcessCluster(options);
-    await cluster.balancer.listen();
-    for (const kind of ['gateway', ...BACKENDS] as ServiceKind[])
-      cluster.slots.set(kind, { id: kind, kind, port: await freePort(), history: [] });
-    for (let i = 0; i < (options.eventReplicas ?? 2); i++)
-      cluster.slots.set(`events-${i}`, { id: `events-${i}`, kind: 'events', port: await freePort(), history: [] });
-    cluster.gatewayUrl = `http://127.0.0.1:${cluster.slots.get('gateway')!.port}`;
+    await cluster.balancer.listen(0, options.balancerHost);
+    for (const kind of ['gateway', ...BACKENDS] as ServiceKind[]) cluster.addSlot(kind, kind, await freePort());
+    for (let i = 0; i < (options.eventReplicas ?? 2); i++) cluster.addSlot(`events-${i}`, 'events', await freePort());
+    const gateway = cluster.slots.get('gateway')!;
+    cluster.gatewayUrl = `http://${gateway.host}:${gateway.port}`;
     try {
       await Promise.all(
         [...cluster.slots.values()].filter((slot) => slot.kind !== 'gateway').map((slot) => cluster.startSlot(slot.id)),
@@ -128,9 +146,14 @@ export class ProcessCluster {
     return cluster;
   }
 
+  private addSlot(id: string, kind: ServiceKind, port: number): void {
+    const { host, command } = this.options.placement?.({ id, kind }) ?? { host: '127.0.0.1' };
+    this.slots.set(id, { id, kind, port, host, command, history: [] });
+  }
+
   private env(slot: Slot): NodeJS.ProcessEnv {
     const replicaId = `${slot.id}-${crypto.randomBytes(3).toString('hex')}`;
-    const url = (id: string) => `http://127.0.0.1:${this.slots.get(id)!.port}`;
+    const url = (id: string) => `http://${this.slots.get(id)!.host}:${this.slots.get(id)!.port}`;
     return {
       PATH: process.env.PATH,
       DATABASE_URL: this.options.databaseUrl,
@@ -138,7 +161,7 @@ export class ProcessCluster {
       ...(this.options.redisClusterNodes ? { REDIS_CLUSTER_NODES: this.options.redisClusterNodes } : {}),
       REDIS_PREFIX: this.redisPrefix,
       INTERNAL_JWT_SECRET: this.secret,
-      HOST: '127.0.0.1',
+      HOST: slot.host,
       PORT: String(slot.port),
       LOG_LEVEL: process.env.FAULTS_LOG_LEVEL ?? 'info',
       DB_POOL_SIZE: '4',
@@ -175,7 +198,10 @@ export class ProcessCluster {
     const slot = this.slots.get(id)!;
     if (slot.process?.running) throw new Error(`${id} is running`);
     const env = { ...this.env(slot), ...(await this.options.slotEnv?.(slot)) };
-    const process = await startServiceProcess(slot.kind, env, { maxLogLines: this.options.maxLogLines });
+    const process = await startServiceProcess(slot.kind, env, {
+      maxLogLines: this.options.maxLogLines,
+      command: slot.command,
+    });
     slot.process = process;
     slot.history.push(process);
     if (slot.kind === 'events' && env.EVENTS_REPLICA_ID) this.replicaIds.set(process.pid, env.EVENTS_REPLICA_ID);
@@ -216,7 +242,7 @@ export class ProcessCluster {
   async addEventSlot(): Promise<string> {
     const n = [...this.slots.values()].filter((slot) => slot.kind === 'events').length;
     const id = `events-${n}`;
-    this.slots.set(id, { id, kind: 'events', port: await freePort(), history: [] });
+    this.addSlot(id, 'events', await freePort());
     await this.startSlot(id);
     return id;
   }

@@ -20,10 +20,25 @@ function asPostgresUser(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }
 
+/** Where a private instance runs: its address, and the prefix that runs a command on that host (e.g. ip netns exec). */
+export interface InstancePlacement {
+  host: string;
+  command?: string[];
+}
+
+const LOCAL: InstancePlacement = { host: '127.0.0.1' };
+
+/** `command args` run on the placement's host. */
+function placed(placement: InstancePlacement, [command, args]: [string, string[]]): [string, string[]] {
+  const [first, ...rest] = [...(placement.command ?? []), command];
+  return [first, [...rest, ...args]];
+}
+
 export class OwnPostgres {
   private constructor(
     readonly dir: string,
     readonly port: number,
+    readonly placement: InstancePlacement = LOCAL,
   ) {}
 
   private get dataDir(): string {
@@ -31,10 +46,10 @@ export class OwnPostgres {
   }
 
   /** initdb + start (fsync off: a crash of the server, not of the machine, loses nothing committed). */
-  static async start(): Promise<OwnPostgres> {
+  static async start(placement: InstancePlacement = LOCAL): Promise<OwnPostgres> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-pg-'));
     if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
-    const instance = new OwnPostgres(dir, await freePort());
+    const instance = new OwnPostgres(dir, await freePort(), placement);
     execFileSync(
       ...asPostgresUser(path.join(PG_BIN, 'initdb'), [
         '-D',
@@ -48,20 +63,24 @@ export class OwnPostgres {
       ]),
       { stdio: 'ignore' },
     );
+    // initdb trusts loopback only: clients on other hosts of a test network connect too.
+    if (placement.host !== LOCAL.host)
+      fs.appendFileSync(path.join(instance.dataDir, 'pg_hba.conf'), 'host all all 0.0.0.0/0 trust\n');
     await instance.startServer();
     return instance;
   }
 
   urlFor(database: string): string {
-    return `postgresql://postgres@127.0.0.1:${this.port}/${database}`;
+    return `postgresql://postgres@${this.placement.host}:${this.port}/${database}`;
   }
 
   private pgCtl(args: string[]): void {
-    execFileSync(...asPostgresUser(path.join(PG_BIN, 'pg_ctl'), ['-D', this.dataDir, ...args]), { stdio: 'ignore' });
+    const pgCtl = asPostgresUser(path.join(PG_BIN, 'pg_ctl'), ['-D', this.dataDir, ...args]);
+    execFileSync(...placed(this.placement, pgCtl), { stdio: 'ignore' });
   }
 
   async startServer(): Promise<void> {
-    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=${this.placement.host} -c fsync=off -c max_connections=200`;
     this.pgCtl(['-o', options, '-l', path.join(this.dir, 'server.log'), '-w', '-t', '60', 'start']);
   }
 
@@ -112,12 +131,15 @@ export class OwnRedis {
     readonly dir: string,
     readonly port: number,
     public fsync: RedisPersistence,
+    readonly placement: InstancePlacement = LOCAL,
   ) {}
 
-  static async start(options: { persistent?: boolean; fsync?: RedisPersistence } = {}): Promise<OwnRedis> {
+  static async start(
+    options: { persistent?: boolean; fsync?: RedisPersistence; placement?: InstancePlacement } = {},
+  ): Promise<OwnRedis> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-faults-redis-'));
     const fsync = options.fsync ?? (options.persistent === false ? 'none' : 'always');
-    const instance = new OwnRedis(dir, await freePort(), fsync);
+    const instance = new OwnRedis(dir, await freePort(), fsync, options.placement);
     await instance.startServer();
     return instance;
   }
@@ -128,7 +150,12 @@ export class OwnRedis {
   }
 
   get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
+    return `redis://${this.placement.host}:${this.port}`;
+  }
+
+  /** redis-cli's arguments that reach this server. */
+  private get address(): string[] {
+    return ['-h', this.placement.host, '-p', String(this.port)];
   }
 
   get pid(): number | undefined {
@@ -142,20 +169,24 @@ export class OwnRedis {
   async startServer(): Promise<void> {
     const persistence = this.persistent ? ['--appendonly', 'yes', '--appendfsync', this.fsync] : ['--appendonly', 'no'];
     const child = spawn(
-      'redis-server',
-      [
-        '--port',
-        String(this.port),
-        '--bind',
-        '127.0.0.1',
-        '--dir',
-        this.dir,
-        '--save',
-        '',
-        '--enable-debug-command',
-        'local',
-        ...persistence,
-      ],
+      ...placed(this.placement, [
+        'redis-server',
+        [
+          '--port',
+          String(this.port),
+          '--bind',
+          this.placement.host,
+          '--dir',
+          this.dir,
+          '--save',
+          '',
+          '--enable-debug-command',
+          // DEBUG SLEEP from the test process, which is another host in a multi-host test.
+          this.placement.host === LOCAL.host ? 'local' : 'yes',
+          ...(this.placement.host === LOCAL.host ? [] : ['--protected-mode', 'no']),
+          ...persistence,
+        ],
+      ]),
       { stdio: 'ignore' },
     );
     this.child = child;
@@ -165,7 +196,7 @@ export class OwnRedis {
       try {
         // PING answers LOADING while the append-only file is read: wait for PONG.
         if (
-          execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' })
+          execFileSync('redis-cli', [...this.address, 'ping'], { stdio: 'pipe' })
             .toString()
             .trim() === 'PONG'
         )
@@ -180,7 +211,7 @@ export class OwnRedis {
 
   /** redis-cli against this server (its answer, trimmed). */
   cli(...args: string[]): string {
-    return execFileSync('redis-cli', ['-p', String(this.port), ...args], { stdio: 'pipe' })
+    return execFileSync('redis-cli', [...this.address, ...args], { stdio: 'pipe' })
       .toString()
       .trim();
   }
@@ -194,7 +225,7 @@ export class OwnRedis {
 
   /** Blocks the server for `ms` (DEBUG SLEEP: no command is answered meanwhile); resolves when it answers again. */
   async stall(ms: number): Promise<void> {
-    const child = spawn('redis-cli', ['-p', String(this.port), 'DEBUG', 'SLEEP', String(ms / 1000)], {
+    const child = spawn('redis-cli', [...this.address, 'DEBUG', 'SLEEP', String(ms / 1000)], {
       stdio: 'ignore',
     });
     await new Promise((resolve) => child.once('exit', resolve));
@@ -204,7 +235,7 @@ export class OwnRedis {
   async usedMemory(): Promise<number | undefined> {
     try {
       // Not execFileSync: a stalled server must not block the caller's event loop (its clients).
-      const { stdout: info } = await execFileAsync('redis-cli', ['-p', String(this.port), 'INFO', 'memory'], {
+      const { stdout: info } = await execFileAsync('redis-cli', [...this.address, 'INFO', 'memory'], {
         timeout: 2000,
       });
       const match = /^used_memory:(\d+)/m.exec(info);
