@@ -15,7 +15,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { slotOf } from '@teamchat/bus';
 import { createTestDatabase, OwnRedisCluster, type RedisClusterNode, type TestDatabase } from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from './support/cluster';
-import { baseline, createParticipants, EventClient, finishAndCheck, startClients, Workload } from './support/workload';
+import {
+  baseline,
+  createParticipants,
+  EventClient,
+  finishAndCheck,
+  startClients,
+  Workload,
+  type SentMessage,
+} from './support/workload';
 
 jest.setTimeout(300_000);
 
