@@ -1,7 +1,8 @@
 // Consuming the intake streams. All replicas form ONE consumer group; each partition is owned
 // by one replica at a time through a lease (SET NX PX, renewed), so a partition's entries are
 // fanned out in stream order. Replicas share the partitions evenly (each aims for
-// ceil(partitions / live replicas)) and take over the partitions of a replica that stops
+// ceil(partitions / live replicas), striped: partition p to the replica of rank p modulo their
+// number, so one organisation's shards spread) and take over the partitions of a replica that stops
 // renewing: the new owner first claims the entries the old one left unacknowledged
 // (XAUTOCLAIM) and applies them again — the queues' high-water marks make that harmless. An
 // owner also claims whatever is pending after any failure and periodically (reclaimIntervalMs).
@@ -386,11 +387,17 @@ export class IntakeConsumers {
       .multi()
       .zadd(this.registryKey, now, replicaId)
       .zremrangebyscore(this.registryKey, '-inf', now - leaseMs)
-      .zcard(this.registryKey)
+      .zrange(this.registryKey, 0, -1)
       .pexpire(this.registryKey, leaseMs * 10)
       .exec();
-    const live = Number(registry?.[2]?.[1] ?? 1);
-    const target = Math.ceil(partitions / Math.max(1, live));
+    const liveIds = ((registry?.[2]?.[1] as string[] | undefined) ?? []).sort();
+    const live = Math.max(1, liveIds.length);
+    const target = Math.ceil(partitions / live);
+    // Striped: partition p goes to the live replica of rank p modulo their number, so that the
+    // consecutive partitions of one organisation's recipient shards land on different replicas
+    // (chosen at random, two of a realm's four shards often shared a replica: 2x of even).
+    const rank = liveIds.indexOf(replicaId);
+    const ownStripe = (partition: number) => rank >= 0 && partition % live === rank;
 
     for (const [partition, { consumer, lease }] of [...this.held]) {
       const sentAt = performance.now();
@@ -403,38 +410,50 @@ export class IntakeConsumers {
       this.logger.warn({ partition, generation: lease.generation }, 'intake partition lease lost');
       void this.stopConsumer(partition, consumer);
     }
-    while (this.held.size > target) {
-      const partition = Math.max(...this.held.keys());
+    const givenBack = new Set<number>();
+    const giveBack = async (partition: number) => {
+      givenBack.add(partition);
       await this.release(partition);
-    }
-    if (this.held.size < target) {
-      const free = shuffle([...Array(partitions).keys()].filter((partition) => !this.held.has(partition)));
-      for (const partition of free) {
-        if (this.held.size >= target || this.stopped) break;
-        const sentAt = performance.now();
-        const generation = await this.commands.tcLeaseAcquire(
-          this.options.keys.intakeLease(partition),
-          this.options.keys.intakeGeneration(partition),
-          replicaId,
-          leaseMs,
-        );
-        if (!generation) continue;
-        const lease = { generation, value: `${replicaId}/${generation}` };
-        this.metrics.leaseHandovers.inc({ change: 'acquired' });
-        // The previous reader of the partition in this process stops first (bounded: see stop()).
-        await this.stopping.get(partition);
-        const consumer = new PartitionConsumer(
-          partition,
-          lease,
-          this.newConnection(`intake:${partition}`),
-          this.fanout,
-          this.options,
-          this.logger,
-          sentAt + leaseMs,
-        );
-        this.held.set(partition, { consumer, lease });
-        consumer.start();
-      }
+    };
+    const foreign = () => [...this.held.keys()].filter((partition) => !ownStripe(partition));
+    while (this.held.size > target) await giveBack(Math.max(...(foreign().length ? foreign() : this.held.keys())));
+    // Another replica's partition goes back to it, one a round: it takes it at its next round.
+    if (rank >= 0 && foreign().length) await giveBack(Math.max(...foreign()));
+    // Its own stripe first, even beyond the target (the surplus goes back next round, foreign
+    // first); others only below it, and not one given back this round (its stripe's owner
+    // takes it; if that replica does not, this one takes it at its next round).
+    const free = [...Array(partitions).keys()].filter(
+      (partition) => !this.held.has(partition) && !givenBack.has(partition),
+    );
+    const candidates = [
+      ...shuffle(free.filter(ownStripe)),
+      ...shuffle(free.filter((partition) => !ownStripe(partition))),
+    ];
+    for (const partition of candidates) {
+      if (this.stopped || (this.held.size >= target && !ownStripe(partition))) break;
+      const sentAt = performance.now();
+      const generation = await this.commands.tcLeaseAcquire(
+        this.options.keys.intakeLease(partition),
+        this.options.keys.intakeGeneration(partition),
+        replicaId,
+        leaseMs,
+      );
+      if (!generation) continue;
+      const lease = { generation, value: `${replicaId}/${generation}` };
+      this.metrics.leaseHandovers.inc({ change: 'acquired' });
+      // The previous reader of the partition in this process stops first (bounded: see stop()).
+      await this.stopping.get(partition);
+      const consumer = new PartitionConsumer(
+        partition,
+        lease,
+        this.newConnection(`intake:${partition}`),
+        this.fanout,
+        this.options,
+        this.logger,
+        sentAt + leaseMs,
+      );
+      this.held.set(partition, { consumer, lease });
+      consumer.start();
     }
   }
 
