@@ -1,19 +1,22 @@
 // The read replica (DATABASE_REPLICA_URL) with a real streaming standby and every service as its
-// own process behind the gateway: heavy reads are served by the standby, a writer reads its own
-// writes even while the standby's replay is paused, register stays exact with its event queue
-// (also when the standby's snapshot has a transaction in progress), and a standby outage sends
-// reads to the primary without an error answer, and back to the standby once it returns.
+// own process behind the gateway: heavy reads are served by the standby, every user of an
+// organisation reads each write of it answered before (the writer's own, and another's whose
+// event they were shown) even while the standby's replay is paused, register stays exact with its
+// event queue (also when the standby's snapshot has a transaction in progress), and a standby
+// outage (killed, or frozen with SIGSTOP) sends reads to the primary without an error answer,
+// and back to the standby once it returns.
 
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Role } from '@teamchat/domain';
 import { createDb, Prisma, transaction, UseThePrimary, type Db } from '@teamchat/db';
-import { createBaseDeps } from '@teamchat/runtime';
-import { EventQueue, testRedisUrl, type ReceivedEvent } from '@teamchat/testing';
+import { createBaseDeps, realmWritePositions, type BaseEnv } from '@teamchat/runtime';
+import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
+import { ApiClient, EventQueue, StreamingReplica, testRedisUrl, type ReceivedEvent } from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from '../faults/support/cluster';
 import { createParticipants } from '../faults/support/workload';
 import { parseSnapshot } from '../../services/events/src/lib/snapshot';
 import { completeStandbySnapshot, exportedInProgress } from '../../services/events/src/lib/standby-snapshot';
-import { StreamingReplica } from './support/streaming-replica';
 
 jest.setTimeout(180_000);
 
@@ -25,11 +28,14 @@ let replica: StreamingReplica;
 let cluster: ProcessCluster;
 let writer: ClusterUser;
 let reader: ClusterUser;
+/** A user of another organisation on the same servers: no write of the test's organisation holds their reads back. */
+let outsider: ClusterUser;
 let channelName: string;
 let streamId: number;
 
 beforeAll(async () => {
-  replica = await StreamingReplica.start(database);
+  replica = await StreamingReplica.start();
+  await replica.createDatabase(database);
   cluster = await ProcessCluster.start({
     databaseUrl: replica.primaryUrl(database),
     redisUrl: testRedisUrl(),
@@ -46,6 +52,20 @@ beforeAll(async () => {
   [writer, reader] = users;
   const stream = await cluster.deps.db.stream.findFirstOrThrow({ where: { name: channelName } });
   streamId = stream.id;
+  const host = `elsewhere.${new URL(cluster.gatewayUrl).host}`;
+  const elsewhere = await doCreateRealm(cluster.deps.db, { stringId: 'elsewhere', name: 'Elsewhere', host });
+  const { user, apiKey } = await doCreateUser(cluster.deps, elsewhere, {
+    email: 'outsider@elsewhere.example.com',
+    fullName: 'Outsider',
+    role: Role.MEMBER,
+  });
+  await cluster.deps.reads.recordWrite(elsewhere.id);
+  outsider = {
+    id: user.id,
+    email: user.delivery_email,
+    apiKey,
+    client: new ApiClient(cluster.gatewayUrl, { email: user.delivery_email, apiKey }).withHost(host),
+  };
 }, 300_000);
 
 afterAll(async () => {
@@ -100,38 +120,154 @@ async function eventsUntil(queue: EventQueue, isLast: (event: ReceivedEvent) => 
 
 const isMessage = (id: number) => (event: ReceivedEvent) => event.type === 'message' && event.message.id === id;
 
-test('reads of those who did not write are served by the paused standby; the writer reads its own writes', async () => {
+/** A process's own router (as every service process has one), on the test's servers with `env`'s timings. */
+function routerProcess(env: Partial<BaseEnv> = {}) {
+  return createBaseDeps('replica-test', {
+    DATABASE_URL: replica.primaryUrl(database),
+    DATABASE_REPLICA_URL: replica.standbyUrl(database),
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: cluster.redisPrefix,
+    INTERNAL_JWT_SECRET: cluster.secret,
+    LOG_LEVEL: 'silent',
+    HOST: '127.0.0.1',
+    EXTERNAL_SCHEME: 'http',
+    EVENT_PARTITIONS: 4,
+    DB_POOL_SIZE: 2,
+    ...env,
+  });
+}
+
+type RouterProcess = ReturnType<typeof routerProcess>;
+
+const sourceFor = async (process: RouterProcess) => (await process.reads.forRealm(cluster.realm.id)).source;
+
+/** Polls the router until `source` is its choice for the organisation (each process samples the standby on its own clock). */
+async function until(process: RouterProcess, source: 'primary' | 'replica'): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  while ((await sourceFor(process)) !== source && Date.now() < deadline) await sleep(50);
+  return sourceFor(process);
+}
+
+test('replay paused: every user of the organisation reads the writes answered before (from the primary); another organisation is served by the standby', async () => {
   await replica.caughtUp(database);
-  const oldName = await fullNameSeenBy(reader, writer);
   await replica.pauseReplay(database);
   try {
-    // The writer: each read right after its write shows it (served by the primary).
-    await rename(writer, 'Renamed While Paused');
-    expect(await fullNameSeenBy(writer, writer)).toBe('Renamed While Paused');
-    await send(writer, 'paused topic', 'sent while paused');
-    expect(await channelMessagesSeenBy(writer)).toContain('sent while paused');
-    expect(await topicsSeenBy(writer)).toContain('paused topic');
+    // A change in the other organisation written straight to the primary, recorded as nobody's write:
+    // only the standby still has the old name, so reading it proves who served the read.
+    await replica.query('primary', database, 'UPDATE user_profile SET full_name = $1 WHERE id = $2', [
+      'Outsider Renamed Unrecorded',
+      outsider.id,
+    ]);
 
-    // The reader: the same reads show the standby's older state, which only the standby still has.
-    expect(await fullNameSeenBy(reader, writer)).toBe(oldName);
-    expect(await channelMessagesSeenBy(reader)).not.toContain('sent while paused');
-    expect(await topicsSeenBy(reader)).not.toContain('paused topic');
-    const [primary] = await replica.query<{ full_name: string }>(
-      'primary',
-      database,
-      'SELECT full_name FROM user_profile WHERE id = $1',
-      [writer.id],
-    );
-    expect(primary.full_name).toBe('Renamed While Paused');
+    await rename(writer, 'Renamed While Paused');
+    const messageId = await send(writer, 'paused topic', 'sent while paused');
+    for (const user of [writer, reader]) {
+      expect(await fullNameSeenBy(user, writer)).toBe('Renamed While Paused');
+      expect(await channelMessagesSeenBy(user)).toContain('sent while paused');
+      expect(await topicsSeenBy(user)).toContain('paused topic');
+    }
+    const queue = await EventQueue.register(reader.client);
+    expect(queue.registration.max_message_id).toBeGreaterThanOrEqual(messageId);
+    await queue.delete();
+
+    expect(await fullNameSeenBy(outsider, outsider)).toBe('Outsider');
   } finally {
     await replica.resumeReplay(database);
   }
-
-  // Replay resumed: the reader's reads, still on the standby, show the change.
   await replica.caughtUp(database);
-  expect(await fullNameSeenBy(reader, writer)).toBe('Renamed While Paused');
-  expect(await channelMessagesSeenBy(reader)).toContain('sent while paused');
-  expect(await topicsSeenBy(reader)).toContain('paused topic');
+  expect(await fullNameSeenBy(outsider, outsider)).toBe('Outsider Renamed Unrecorded');
+});
+
+test("a message another user's event queue delivered is in that user's GET /messages around it, with replay paused", async () => {
+  await replica.caughtUp(database);
+  const queue = await EventQueue.register(reader.client);
+  await replica.pauseReplay(database);
+  try {
+    const messageId = await send(writer, 'seen through an event', 'fetched right after its event');
+    await eventsUntil(queue, isMessage(messageId));
+    const body = await ok(
+      reader.client.get('/api/v1/messages', {
+        anchor: messageId,
+        num_before: 5,
+        num_after: 5,
+        narrow: [{ operator: 'channel', operand: channelName }],
+        apply_markdown: false,
+      }),
+    );
+    expect(body.messages.map((message: { id: number }) => message.id)).toContain(messageId);
+    expect(await topicsSeenBy(reader)).toContain('seen through an event');
+  } finally {
+    await replica.resumeReplay(database);
+    await queue.delete();
+  }
+});
+
+test("a read waits for the standby to replay its organisation's last write (DATABASE_REPLICA_READ_WAIT_MS), then is served there", async () => {
+  const process = routerProcess({ DATABASE_REPLICA_READ_WAIT_MS: 600_000 });
+  try {
+    await replica.caughtUp(database);
+    expect(await until(process, 'replica')).toBe('replica');
+    await replica.pauseReplay(database);
+    let resumed = false;
+    let waiting: Promise<{ source: string; resumed: boolean }>;
+    try {
+      await rename(writer, 'Renamed While A Read Waits');
+      waiting = process.reads.forRealm(cluster.realm.id).then(({ source }) => ({ source, resumed }));
+      // Long enough for the read to have looked the position up: it finds it not replayed and waits.
+      await sleep(500);
+    } finally {
+      resumed = true;
+      await replica.resumeReplay(database);
+    }
+    expect(await waiting).toEqual({ source: 'replica', resumed: true });
+  } finally {
+    await process.close();
+  }
+});
+
+test("the realm's recorded position only ever rises (writes finish in any order)", async () => {
+  const positions = realmWritePositions(cluster.deps.redis, `${cluster.redisPrefix}monotonic:`);
+  const kept = async (lsn: string) => {
+    await positions.record(1, lsn, 60_000);
+    return positions.lookup(1);
+  };
+  expect(await kept('1/20')).toBe('1/20');
+  expect(await kept('0/FFFFFFFF')).toBe('1/20');
+  expect(await kept('1/1F')).toBe('1/20');
+  expect(await kept('1/21')).toBe('1/21');
+  expect(await kept('A/0')).toBe('A/0');
+  expect(await kept('9/FFFFFFFF')).toBe('A/0');
+  expect(await cluster.deps.redis.pttl(`${cluster.redisPrefix}monotonic:wal:realm:1`)).toBeGreaterThan(0);
+});
+
+test('a frozen standby (SIGSTOP of its postmaster and backends): reads, in flight or new, are answered by the primary; the standby serves again once thawed', async () => {
+  const process = routerProcess({ DATABASE_REPLICA_POLL_TIMEOUT_MS: 500 });
+  try {
+    await replica.caughtUp(database);
+    const name = await fullNameSeenBy(reader, writer);
+    expect(await until(process, 'replica')).toBe('replica');
+    replica.freezeStandby();
+    try {
+      // Nothing written since the standby caught up: the first of these go to the standby, which
+      // never answers; each is given up when its process's poll times out, and read on the primary.
+      const read = process.reads.readFor(cluster.realm.id, async (db, source) => {
+        await db.$queryRaw`SELECT 1`;
+        return source;
+      });
+      expect(await fullNameSeenBy(reader, writer)).toBe(name);
+      expect(await channelMessagesSeenBy(reader)).toContain('sent while paused');
+      expect(await topicsSeenBy(reader)).toContain('paused topic');
+      const queue = await EventQueue.register(reader.client);
+      await queue.delete();
+      expect(await read).toBe('primary');
+      expect(process.reads.replicaUsable).toBe(false);
+    } finally {
+      replica.thawStandby();
+    }
+    expect(await until(process, 'replica')).toBe('replica');
+  } finally {
+    await process.close();
+  }
 });
 
 test('register while replay is paused is read on the primary: a message committed before it arrives exactly once', async () => {
@@ -244,19 +380,25 @@ test('a killed standby: reads go to the primary without an error, and back to th
 
   replica.startServer('standby');
   await replica.caughtUp(database);
+  const outsiderName = await fullNameSeenBy(outsider, outsider);
   await replica.pauseReplay(database);
   try {
-    await rename(writer, 'Renamed After The Outage');
-    // Once the processes see the standby again, the reader's reads are served there (the old name):
+    // Written straight to the primary and recorded as nobody's write: only the standby still has the old name.
+    await replica.query('primary', database, 'UPDATE user_profile SET full_name = $1 WHERE id = $2', [
+      'Outsider After The Outage',
+      outsider.id,
+    ]);
+    // Once the processes see the standby again, the outsider's reads are served there (the old name):
     // polled until then, as each process finds it back on its next sample of the replay position.
     const deadline = Date.now() + 30_000;
-    let seen = await fullNameSeenBy(reader, writer);
-    while (seen !== 'Renamed During The Outage' && Date.now() < deadline) {
+    let seen = await fullNameSeenBy(outsider, outsider);
+    while (seen !== outsiderName && Date.now() < deadline) {
       await sleep(100);
-      seen = await fullNameSeenBy(reader, writer);
+      seen = await fullNameSeenBy(outsider, outsider);
     }
-    expect(seen).toBe('Renamed During The Outage');
-    expect(await fullNameSeenBy(writer, writer)).toBe('Renamed After The Outage');
+    expect(seen).toBe(outsiderName);
+    await rename(writer, 'Renamed After The Outage');
+    expect(await fullNameSeenBy(reader, writer)).toBe('Renamed After The Outage');
   } finally {
     await replica.resumeReplay(database);
   }
@@ -264,43 +406,25 @@ test('a killed standby: reads go to the primary without an error, and back to th
 
 test('a standby further behind than DATABASE_REPLICA_MAX_LAG_MS serves nobody until it catches up', async () => {
   const maxLagMs = 1500;
-  const deps = createBaseDeps('replica-lag-test', {
-    DATABASE_URL: replica.primaryUrl(database),
-    DATABASE_REPLICA_URL: replica.standbyUrl(database),
-    DATABASE_REPLICA_MAX_LAG_MS: maxLagMs,
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: cluster.redisPrefix,
-    INTERNAL_JWT_SECRET: cluster.secret,
-    LOG_LEVEL: 'silent',
-    HOST: '127.0.0.1',
-    EXTERNAL_SCHEME: 'http',
-    EVENT_PARTITIONS: 4,
-    DB_POOL_SIZE: 2,
-  });
-  const sourceFor = async (user: ClusterUser) => (await deps.reads.forUser(user.id)).source;
-  /** Polls the router until `source` is its choice for `user` (each process samples the standby on its own clock). */
-  const until = async (user: ClusterUser, source: 'primary' | 'replica') => {
-    const deadline = Date.now() + 30_000;
-    while ((await sourceFor(user)) !== source && Date.now() < deadline) await sleep(50);
-    return sourceFor(user);
-  };
+  const process = routerProcess({ DATABASE_REPLICA_MAX_LAG_MS: maxLagMs });
   try {
     await replica.caughtUp(database);
-    expect(await until(reader, 'replica')).toBe('replica');
+    expect(await until(process, 'replica')).toBe('replica');
     await replica.pauseReplay(database);
     try {
-      await rename(writer, 'Renamed Past The Lag Horizon');
-      // Past the horizon (three times over), the paused standby serves nobody, not even those who did not write.
+      // A write of another organisation: this one's reads are held back by nothing but the lag.
+      await rename(outsider, 'Renamed Past The Lag Horizon');
+      // Past the horizon (three times over), the paused standby serves nobody.
       await sleep(3 * maxLagMs);
-      expect(await sourceFor(reader)).toBe('primary');
-      expect(deps.reads.replicaUsable).toBe(false);
+      expect(await sourceFor(process)).toBe('primary');
+      expect(process.reads.replicaUsable).toBe(false);
     } finally {
       await replica.resumeReplay(database);
     }
     await replica.caughtUp(database);
-    expect(await until(reader, 'replica')).toBe('replica');
+    expect(await until(process, 'replica')).toBe('replica');
   } finally {
-    await deps.close();
+    await process.close();
   }
 });
 

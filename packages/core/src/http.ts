@@ -72,8 +72,8 @@ export interface ServiceAppOptions<D> {
   bodyLimitBytes?: number;
   /**
    * Runs after a user's request other than GET succeeds, before it is answered (the read
-   * replica's read-your-writes: where that write left the primary). Its failure is not the
-   * request's: the write has committed.
+   * replica: where that write left the primary, for the user's organisation). Its failure is
+   * not the request's: the write has committed.
    */
   afterWrite?: (requester: Requester) => Promise<void>;
 }

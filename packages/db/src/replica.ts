@@ -1,21 +1,26 @@
 // Read routing between the primary and one streaming standby (DATABASE_REPLICA_URL).
 //
-// Read-your-writes by WAL position: after a user's write request, the primary's
-// pg_current_wal_lsn() (at or past that write's commit record) is remembered for the user (in
-// Redis, shared by every process, for a bounded time); each process polls the standby's
-// pg_last_wal_replay_lsn() every few tens of milliseconds. A user's read goes to the standby
-// only when its replay has passed the user's remembered position, so a client never reads state
-// older than its own last write, while the standby usually catches up within milliseconds
-// (sending a writer to the primary "for a while" instead would keep every active writer there).
-// A standby further behind than maxLagMs, or one that does not answer, serves nobody; a read
-// that fails on it for either reason is run again on the primary.
+// Causal consistency within an organisation, by WAL position: after any write request of a
+// realm's user, the primary's pg_current_wal_lsn() (at or past that write's commit record) is
+// remembered for the realm (in Redis, shared by every process, never lowered, for a bounded
+// time); each process polls the standby's pg_last_wal_replay_lsn() every few tens of
+// milliseconds. A realm's heavy read goes to the standby only once its replay has passed the
+// realm's remembered position, waiting a little for that (woken by the poller, no loop per
+// request), else it reads the primary. So nobody reads state older than a write of their
+// organisation that was answered, and whose event they may have been shown (per-user positions
+// were not enough: B fetched the message of A's event from a standby that had not replayed it).
+// A standby further behind than maxLagMs, or one that does not answer (within pollTimeoutMs:
+// a frozen one too), serves nobody; a read that fails on it for either reason is run again on
+// the primary.
 
+import type pg from 'pg';
 import { sqlPool, type Db } from './client';
 
-/** Where each user's last write left the primary's WAL (shared by every process). */
+/** Where each realm's last write left the primary's WAL (shared by every process). */
 export interface WritePositions {
-  record(userId: number, lsn: string, ttlMs: number): Promise<void>;
-  lookup(userId: number): Promise<string | null>;
+  /** Keeps the higher of `lsn` and the position already kept (writes of one realm finish in any order). */
+  record(realmId: number, lsn: string, ttlMs: number): Promise<void>;
+  lookup(realmId: number): Promise<string | null>;
 }
 
 export type ReadSource = 'primary' | 'replica';
@@ -28,6 +33,10 @@ export interface ReadRouterOptions {
   pollIntervalMs?: number;
   /** A standby that has not replayed what the primary had written this long ago serves nobody. */
   maxLagMs?: number;
+  /** How long a read waits for the standby to replay its realm's last write before reading the primary. */
+  readWaitMs?: number;
+  /** A standby that does not answer a poll within this serves nobody (a frozen one never answers). */
+  pollTimeoutMs?: number;
   /** Errors that mean a server is unreachable (the standby is then left until it answers a poll). */
   isUnavailable(error: unknown): boolean;
   /** Told of every read sent to the primary although a standby is configured, and why. */
@@ -50,6 +59,8 @@ function isRecoveryConflict(error: unknown): boolean {
   return false;
 }
 
+const ABANDONED = Symbol('abandoned');
+
 /** Thrown by a read that finds the standby unfit for it (the register snapshot); the read is run on the primary. */
 export class UseThePrimary extends Error {}
 
@@ -63,10 +74,16 @@ export class ReadRouter {
   private healthy = false;
   private samples: PrimarySample[] = [];
   private waiters = new Set<() => void>();
+  /** Reads in flight on the standby, told when a poll finds it not answering (they run again on the primary). */
+  private inFlight = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The poller's own connection to the standby, dropped when it does not answer in time. */
+  private pollClient: pg.PoolClient | undefined;
   private readonly pollIntervalMs: number;
   private readonly maxLagMs: number;
+  private readonly readWaitMs: number;
+  private readonly pollTimeoutMs: number;
 
   constructor(
     readonly primary: Db,
@@ -74,6 +91,8 @@ export class ReadRouter {
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 20;
     this.maxLagMs = options.maxLagMs ?? 10_000;
+    this.readWaitMs = options.readWaitMs ?? 50;
+    this.pollTimeoutMs = options.pollTimeoutMs ?? 1000;
     if (options.replica) void this.poll();
   }
 
@@ -87,31 +106,35 @@ export class ReadRouter {
   }
 
   /**
-   * Remembers where the primary's WAL is now, after `userId`'s write committed. Kept 2 × maxLagMs
-   * plus two polls: past that, a standby that has not replayed it is beyond maxLagMs and serves nobody.
+   * Remembers where the primary's WAL is now, after a write of `realmId` committed (a user's
+   * request, or a test's fixture written straight to the database). Kept 2 × maxLagMs plus two
+   * polls: past that, a standby that has not replayed it is beyond maxLagMs and serves nobody.
    */
-  async recordWrite(userId: number): Promise<void> {
+  async recordWrite(realmId: number): Promise<void> {
     if (!this.options.replica) return;
     const { rows } = await sqlPool(this.primary).query<{ lsn: string }>({
       name: 'replica_write_position',
       text: 'SELECT pg_current_wal_lsn()::text AS lsn',
     });
-    await this.options.positions.record(userId, rows[0].lsn, 2 * this.maxLagMs + 2 * this.pollIntervalMs + 1000);
+    await this.options.positions.record(realmId, rows[0].lsn, 2 * this.maxLagMs + 2 * this.pollIntervalMs + 1000);
   }
 
-  /** The server `userId`'s next read may use: the standby when it has replayed the user's last write. */
-  async forUser(userId: number): Promise<{ db: Db; source: ReadSource }> {
+  /**
+   * The server a read in `realmId` may use: the standby once it has replayed the realm's last
+   * recorded write, waiting up to readWaitMs for that, else the primary.
+   */
+  async forRealm(realmId: number): Promise<{ db: Db; source: ReadSource }> {
     const replica = this.options.replica;
     if (!replica) return { db: this.primary, source: 'primary' };
     if (!this.replicaUsable) return this.toPrimary(this.healthy ? 'lagging' : 'unavailable');
     let position: string | null;
     try {
-      position = await this.options.positions.lookup(userId);
+      position = await this.options.positions.lookup(realmId);
     } catch {
       return this.toPrimary('position unknown');
     }
-    if (position !== null && (this.replayed === null || this.replayed < lsnValue(position))) {
-      return this.toPrimary('own write not replayed');
+    if (position !== null && !(await this.waitForReplay(lsnValue(position), this.readWaitMs))) {
+      return this.toPrimary('realm write not replayed');
     }
     this.options.onRouted?.('replica', 'replayed');
     return { db: replica, source: 'replica' };
@@ -136,8 +159,9 @@ export class ReadRouter {
   }
 
   /**
-   * Runs `read` on the server `pick` chooses; when the standby fails it (unreachable, a recovery
-   * conflict, or UseThePrimary), runs it again on the primary. Reads only: it may run twice.
+   * Runs `read` on the server `pick` chooses; when the standby fails it (unreachable, found frozen
+   * by a poll meanwhile, a recovery conflict, or UseThePrimary), runs it again on the primary.
+   * Reads only: it may run twice.
    */
   async run<T>(
     pick: Promise<{ db: Db; source: ReadSource }>,
@@ -145,8 +169,14 @@ export class ReadRouter {
   ): Promise<T> {
     const { db, source } = await pick;
     if (source === 'primary') return read(db, source);
+    let abandon!: () => void;
+    const abandoned = new Promise<typeof ABANDONED>((resolve) => (abandon = () => resolve(ABANDONED)));
+    this.inFlight.add(abandon);
     try {
-      return await read(db, source);
+      // A standby frozen mid-read never answers it: the poller's timeout gives the read up.
+      const result = await Promise.race([read(db, source), abandoned]);
+      if (result !== ABANDONED) return result;
+      this.options.onRouted?.('primary', 'replica failed');
     } catch (error) {
       if (error instanceof UseThePrimary) {
         this.options.onRouted?.('primary', error.message);
@@ -158,19 +188,23 @@ export class ReadRouter {
       } else {
         throw error;
       }
-      return read(this.primary, 'primary');
+    } finally {
+      this.inFlight.delete(abandon);
     }
+    return read(this.primary, 'primary');
   }
 
-  /** `userId`'s read, on the standby when it has replayed the user's last write. */
-  readFor<T>(userId: number, read: (db: Db, source: ReadSource) => Promise<T>): Promise<T> {
-    return this.run(this.forUser(userId), read);
+  /** A read in `realmId`, on the standby when it has replayed the realm's last write. */
+  readFor<T>(realmId: number, read: (db: Db, source: ReadSource) => Promise<T>): Promise<T> {
+    return this.run(this.forRealm(realmId), read);
   }
 
   async close(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     for (const wake of this.waiters) wake();
+    this.pollClient?.release();
+    this.pollClient = undefined;
   }
 
   private toPrimary(reason: string): { db: Db; source: ReadSource } {
@@ -223,20 +257,56 @@ export class ReadRouter {
       // The primary is down: reads fail there whatever this router decides.
     }
     try {
-      const { rows } = await sqlPool(replica).query<{ lsn: string | null }>({
-        name: 'replica_replay_position',
-        text: 'SELECT pg_last_wal_replay_lsn()::text AS lsn',
-      });
+      const lsn = await this.replayPosition(replica);
       // NULL: not a standby (nothing replayed); it cannot say how far it is, so it serves nobody.
-      this.replayed = rows[0].lsn === null ? null : lsnValue(rows[0].lsn);
-      this.healthy = rows[0].lsn !== null;
+      this.replayed = lsn === null ? null : lsnValue(lsn);
+      this.healthy = lsn !== null;
     } catch {
       this.healthy = false;
+      for (const abandon of this.inFlight) abandon();
     }
     for (const wake of this.waiters) wake();
     if (!this.stopped) {
       this.timer = setTimeout(() => void this.poll(), this.pollIntervalMs);
       this.timer.unref();
+    }
+  }
+
+  /**
+   * The standby's replay position, on the poller's own connection, given up after pollTimeoutMs:
+   * a frozen standby (SIGSTOP, a stalled VM) accepts the TCP connection and never answers, and no
+   * server-side statement_timeout runs there. The connection is then dropped, not reused.
+   */
+  private async replayPosition(replica: Db): Promise<string | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('the standby did not answer in time')), this.pollTimeoutMs);
+    });
+    const connecting = this.pollClient ? Promise.resolve(this.pollClient) : sqlPool(replica).connect();
+    try {
+      const client = await Promise.race([connecting, timeout]);
+      if (client !== this.pollClient) {
+        // Checked out, the pool no longer listens to it: its server's death is this poller's to hear.
+        client.on('error', () => undefined);
+        this.pollClient = client;
+      }
+      const { rows } = await Promise.race([
+        client.query<{ lsn: string | null }>({
+          name: 'replica_replay_position',
+          text: 'SELECT pg_last_wal_replay_lsn()::text AS lsn',
+        }),
+        timeout,
+      ]);
+      return rows[0].lsn;
+    } catch (error) {
+      const client = this.pollClient;
+      this.pollClient = undefined;
+      if (client) client.release(true);
+      // A connection that arrives after the timeout is closed as soon as it does.
+      else void connecting.then((late) => late.release(true)).catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

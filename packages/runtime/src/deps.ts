@@ -23,7 +23,7 @@ import {
   type EnvOf,
   type Logger,
 } from '@teamchat/core';
-import { createDb, ReadRouter, type Db } from '@teamchat/db';
+import { createDb, ReadRouter, type Db, type WritePositions } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
 
 /** The event outbox's timings (docs/operations.md, Redis sizing): producers and the relay must agree on them. */
@@ -50,6 +50,14 @@ const replicaEnvSpec = {
   DATABASE_REPLICA_REGISTER_WAIT_MS: env.int(
     "how long register waits for the standby to replay the primary's position before reading the primary",
     100,
+  ),
+  DATABASE_REPLICA_READ_WAIT_MS: env.int(
+    "how long a heavy read waits for the standby to replay its organisation's last write before reading the primary",
+    50,
+  ),
+  DATABASE_REPLICA_POLL_TIMEOUT_MS: env.int(
+    'a standby that does not answer a replay-position sample within this serves nobody until it does',
+    1000,
   ),
 };
 
@@ -180,27 +188,56 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
 }
 
 /**
+ * Keeps the higher of the stored WAL position and ARGV[1] (both "X/Y", hex halves), and renews
+ * the expiry: writes of one realm finish in any order, and a position must never go back.
+ */
+const RECORD_HIGHER_POSITION = `
+local function halves(lsn)
+  local high, low = string.match(lsn, '^(%x+)/(%x+)$')
+  return tonumber(high, 16), tonumber(low, 16)
+end
+local kept = redis.call('GET', KEYS[1])
+if kept then
+  local keptHigh, keptLow = halves(kept)
+  local high, low = halves(ARGV[1])
+  if keptHigh > high or (keptHigh == high and keptLow >= low) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/** Each realm's last write position, `<prefix>wal:realm:<realm id>`, never lowered. */
+export function realmWritePositions(redis: Redis, prefix: string): WritePositions {
+  const key = (realmId: number) => `${prefix}wal:realm:${realmId}`;
+  return {
+    async record(realmId, lsn, ttlMs) {
+      await redis.eval(RECORD_HIGHER_POSITION, 1, key(realmId), lsn, ttlMs);
+    },
+    lookup: (realmId) => redis.get(key(realmId)),
+  };
+}
+
+/**
  * The read router of a process: with DATABASE_REPLICA_URL, a second client on the standby, and
- * each user's last write position in Redis (`<prefix>wal:<user id>`, expiring once no standby
- * within DATABASE_REPLICA_MAX_LAG_MS can still be behind it).
+ * each realm's last write position in Redis (`<prefix>wal:realm:<realm id>`, expiring once no
+ * standby within DATABASE_REPLICA_MAX_LAG_MS can still be behind it).
  */
 function createReadRouter(db: Db, redis: Redis, config: BaseEnv & ReplicaEnv, logger: Logger): ReadRouter {
   const replica = config.DATABASE_REPLICA_URL
     ? createDb(config.DATABASE_REPLICA_URL, { poolSize: config.DB_POOL_SIZE })
     : undefined;
-  const key = (userId: number) => `${config.REDIS_PREFIX}wal:${userId}`;
   let unavailable = false;
   return new ReadRouter(db, {
     replica,
     pollIntervalMs: config.DATABASE_REPLICA_POLL_MS,
+    pollTimeoutMs: config.DATABASE_REPLICA_POLL_TIMEOUT_MS,
     maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS,
+    readWaitMs: config.DATABASE_REPLICA_READ_WAIT_MS,
     isUnavailable: isStoreUnavailable,
-    positions: {
-      async record(userId, lsn, ttlMs) {
-        await redis.set(key(userId), lsn, 'PX', ttlMs);
-      },
-      lookup: (userId) => redis.get(key(userId)),
-    },
+    positions: realmWritePositions(redis, config.REDIS_PREFIX),
     onRouted(source, reason) {
       // Once per outage: a standby that stops answering (and comes back) is worth one line each.
       if (!unavailable && (reason === 'unavailable' || reason === 'replica failed')) {

@@ -100,6 +100,8 @@ export class Stack {
       EXTERNAL_SCHEME: 'http',
       EVENT_PARTITIONS: 4,
       DB_POOL_SIZE: 8,
+      // npm test's replica pass: heavy reads may be served by the standby, as in production.
+      ...(database.replicaUrl ? { DATABASE_REPLICA_URL: database.replicaUrl } : {}),
       ...options.eventTier,
     };
     const logger = createLogger('test', env.LOG_LEVEL, options.logs?.destination);
@@ -153,6 +155,7 @@ export class Stack {
       name: 'Test Organization',
       host: new URL(gatewayUrl).host,
     });
+    await deps.reads.recordWrite(realm.id);
     return new Stack(database, deps, gatewayUrl, realm, serviceUrls, servers, services);
   }
 
@@ -175,7 +178,19 @@ export class Stack {
 
   /** Another realm, served on `host` (send that Host header to address it). */
   async createRealm(stringId: string, host: string, name = `Realm ${stringId}`): Promise<Realm> {
-    return doCreateRealm(this.db, { stringId, name, host });
+    const realm = await doCreateRealm(this.db, { stringId, name, host });
+    await this.fixtureWritten(realm.id);
+    return realm;
+  }
+
+  /**
+   * After a fixture written straight to the database: records the realm's write position as a
+   * service's write request does, so the API's reads after it see it (with a read replica, they
+   * wait for the standby to replay it or read the primary). Tests that write with `stack.db`
+   * and then read through the API call it too.
+   */
+  fixtureWritten(realmId = this.realm.id): Promise<void> {
+    return this.deps.reads.recordWrite(realmId);
   }
 
   private userCounter = 0;
@@ -190,6 +205,7 @@ export class Stack {
       role: input.role ?? Role.MEMBER,
       ...input,
     });
+    await this.fixtureWritten(realm.id);
     let client = this.client({ email: user.delivery_email, apiKey });
     if (realm.id !== this.realm.id) client = client.withHost(realm.host);
     return { id: user.id, email: user.email, deliveryEmail: user.delivery_email, apiKey, realm, profile: user, client };
@@ -210,7 +226,7 @@ export class Stack {
     subscribers?: number[];
   }): Promise<Stream> {
     const realm = input.realm ?? this.realm;
-    return transaction(this.db, async ({ db }) => {
+    const created = await transaction(this.db, async ({ db }) => {
       const stream = await db.stream.create({
         data: {
           realm_id: realm.id,
@@ -240,6 +256,8 @@ export class Stack {
       }
       return stream;
     });
+    await this.fixtureWritten(realm.id);
+    return created;
   }
 
   /** Subscribes users to a channel straight in the database (a fixture, like createStream). */
@@ -248,6 +266,8 @@ export class Stack {
       data: userIds.map((userId) => ({ user_profile_id: userId, stream_id: streamId })),
       skipDuplicates: true,
     });
+    const stream = await this.db.stream.findUniqueOrThrow({ where: { id: streamId }, select: { realm_id: true } });
+    await this.fixtureWritten(stream.realm_id);
   }
 
   /** Points a realm group-setting permission at a system group ("role:members"...), a fixture (no event). */
@@ -260,6 +280,7 @@ export class Stack {
       name,
       await systemGroupId(this.db, this.realm.id, systemGroup),
     );
+    await this.fixtureWritten();
   }
 
   /**

@@ -13,7 +13,7 @@ import YAML from 'yaml';
 import { Role } from '@teamchat/domain';
 import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, testRedisTarget } from '@teamchat/testing';
+import { ApiClient, StreamingReplica, testRedisTarget } from '@teamchat/testing';
 import { databaseMetrics, eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics } from '@teamchat/telemetry';
 import {
   builtServices,
@@ -24,7 +24,6 @@ import {
   startServiceProcess,
 } from './support/processes';
 import { sampleValue, scrape, type Exposition } from './support/prometheus';
-import { ReplicatedPostgres } from './support/replicated-postgres';
 
 jest.setTimeout(300_000);
 
@@ -195,7 +194,7 @@ describe('against a running stack', () => {
   const PARTITIONS = 4;
   const processes: ServiceProcess[] = [];
   const metricsUrls = new Map<ServiceProcess, string>();
-  let postgres: ReplicatedPostgres;
+  let postgres: StreamingReplica;
   let deps: BaseDeps;
   let client: ApiClient;
   let uploadsDir: string;
@@ -227,7 +226,7 @@ describe('against a running stack', () => {
 
   beforeAll(async () => {
     expect(BUILT.has('gateway')).toBe(true);
-    postgres = await ReplicatedPostgres.start();
+    postgres = await StreamingReplica.start();
     const databaseUrl = await postgres.createDatabase('teamchat_dashboard');
     const redisPrefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
     const secret = crypto.randomBytes(24).toString('hex');
@@ -360,7 +359,7 @@ describe('against a running stack', () => {
     const [events] = (await scrapeAll()).filter(({ process }) => process.name === 'events');
     const exposition = events.exposition;
     expect(sampleValue(exposition, metricName(replicas))).toBe(1);
-    const labels = { replica: ReplicatedPostgres.STANDBY_NAME };
+    const labels = { replica: StreamingReplica.STANDBY_NAME };
     expect(sampleValue(exposition, metricName(replicaLagSeconds), labels)).toBeGreaterThanOrEqual(0);
     expect(sampleValue(exposition, metricName(replicaLagBytes), labels)).toBeGreaterThanOrEqual(0);
   });

@@ -19,6 +19,31 @@ export function databaseUrl(name: string): string {
   return url.toString();
 }
 
+/**
+ * `name` on the streaming standby of the tests' PostgreSQL (TEST_DATABASE_REPLICA_URL, set by
+ * npm test's replica pass), or undefined without one. Databases created on the primary replicate
+ * there by themselves.
+ */
+export function replicaDatabaseUrl(name: string): string | undefined {
+  const standby = process.env.TEST_DATABASE_REPLICA_URL;
+  if (!standby) return undefined;
+  const url = new URL(standby);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * DATABASE_REPLICA_URL for the processes of a database on the tests' PostgreSQL: the same
+ * database on its standby during the replica pass; nothing otherwise, nor for a database on
+ * another server (a test's private one).
+ */
+export function testReplicaEnv(databaseUrlOfTest: string): { DATABASE_REPLICA_URL?: string } {
+  const url = new URL(databaseUrlOfTest);
+  if (url.host !== new URL(adminDatabaseUrl()).host) return {};
+  const replica = replicaDatabaseUrl(url.pathname.slice(1));
+  return replica ? { DATABASE_REPLICA_URL: replica } : {};
+}
+
 async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: adminDatabaseUrl() });
   await client.connect();
@@ -61,6 +86,8 @@ export async function ensureTemplateDatabase(): Promise<string> {
 export interface TestDatabase {
   name: string;
   url: string;
+  /** The same database on the standby, during npm test's replica pass. */
+  replicaUrl?: string;
   drop(): Promise<void>;
 }
 
@@ -83,6 +110,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     name,
     url: databaseUrl(name),
+    replicaUrl: replicaDatabaseUrl(name),
     drop: () =>
       withAdmin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
   };

@@ -6,6 +6,8 @@ export {
   dropStaleTestDatabases,
   adminDatabaseUrl,
   databaseUrl,
+  replicaDatabaseUrl,
+  testReplicaEnv,
   type TestDatabase,
 } from './database';
 export {
@@ -49,3 +51,4 @@ export {
 } from './processes';
 export { TcpProxy, type DelayRule } from './tcp-proxy';
 export { OwnRedisCluster, RedisClusterNode, type RedisClusterOptions } from './redis-cluster';
+export { StreamingReplica, type ReplicaServer } from './streaming-replica';

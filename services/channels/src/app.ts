@@ -12,7 +12,7 @@ export function createApp(deps: ChannelsDeps) {
     internalSecret: deps.env.INTERNAL_JWT_SECRET,
     logger: deps.logger,
     ready: () => storesReachable(deps),
-    afterWrite: (requester) => deps.reads.recordWrite(requester.userId),
+    afterWrite: (requester) => deps.reads.recordWrite(requester.realmId),
     bodyLimitBytes: BODY_LIMITS.messagesAndChannels,
   });
 }

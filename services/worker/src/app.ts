@@ -3,10 +3,11 @@
 // processor must be idempotent and resumable.
 
 import http from 'node:http';
-import { Worker } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import { env, loadEnv } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { JOB_PROCESSORS } from './jobs';
+import type { JobProcessor } from './jobs/processor';
 
 export const workerEnvSpec = {
   // A worker renews the locks of its jobs every half lock; a job whose worker died (kill -9, a
@@ -20,7 +21,7 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
   const config = loadEnv(workerEnvSpec, source);
   const workers = JOB_PROCESSORS.map(
     (processor) =>
-      new Worker(processor.queue, (job) => processor.process(job, deps), {
+      new Worker(processor.queue, (job) => runJob(processor, job, deps), {
         connection: deps.newBlockingRedis(`worker:${processor.queue}`),
         prefix: deps.bus.keys.bullmq(processor.queue),
         concurrency: processor.concurrency,
@@ -70,4 +71,12 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
       await Promise.all(workers.map((worker) => worker.close()));
     },
   };
+}
+
+/** Runs a job; then records its organisation's write position, as a write request does (the read replica's rule). */
+async function runJob(processor: JobProcessor, job: Job, deps: BaseDeps): Promise<unknown> {
+  const result = await processor.process(job, deps);
+  const realmId = (job.data as { realmId?: unknown }).realmId;
+  if (typeof realmId === 'number') await deps.reads.recordWrite(realmId).catch(() => undefined);
+  return result;
 }

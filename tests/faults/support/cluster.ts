@@ -19,6 +19,7 @@ import {
   residentBytes,
   type ServiceProcess,
   startServiceProcess,
+  testReplicaEnv,
 } from '@teamchat/testing';
 
 export const BACKENDS = ['users', 'messages', 'channels', 'uploads', 'worker'] as const;
@@ -137,18 +138,26 @@ export class ProcessCluster {
       EXTERNAL_SCHEME: 'http',
       EVENT_PARTITIONS: 4,
       DB_POOL_SIZE: 3,
+      ...cluster.replicaEnv(),
     });
     cluster.realm = await doCreateRealm(cluster.deps.db, {
       stringId: '',
       name: 'Faults',
       host: new URL(cluster.gatewayUrl).host,
     });
+    await cluster.deps.reads.recordWrite(cluster.realm.id);
     return cluster;
   }
 
   private addSlot(id: string, kind: ServiceKind, port: number): void {
     const { host, command } = this.options.placement?.({ id, kind }) ?? { host: '127.0.0.1' };
     this.slots.set(id, { id, kind, port, host, command, history: [] });
+  }
+
+  /** The read replica of the processes: the test's own (env), else the replica pass's standby of the database. */
+  private replicaEnv(): { DATABASE_REPLICA_URL?: string } {
+    const given = this.options.env?.DATABASE_REPLICA_URL;
+    return given ? { DATABASE_REPLICA_URL: given } : testReplicaEnv(this.options.databaseUrl);
   }
 
   private env(slot: Slot): NodeJS.ProcessEnv {
@@ -190,6 +199,7 @@ export class ProcessCluster {
       UPSTREAM_TIMEOUT_MS: '30000',
       // The workload is a few users making many requests: the gateway's per-user limits are not under test.
       RATE_LIMIT_ENABLED: 'false',
+      ...this.replicaEnv(),
       ...this.options.env,
     };
   }
@@ -290,6 +300,8 @@ export class ProcessCluster {
       fullName: `Fault User ${n}`,
       role,
     });
+    // A fixture written straight to the database: recorded as a service's write is (the read replica).
+    await this.deps.reads.recordWrite(this.realm.id);
     return {
       id: user.id,
       email: user.delivery_email,

@@ -13,8 +13,8 @@ type Ctx = AuthedContext<ChannelsDeps>;
 export async function getTopics({ deps, params, req, requester }: Ctx) {
   const streamId = pathInt(req, 'stream_id');
   const { allow_empty_topic_name } = params.parse({ allow_empty_topic_name: optional(param.bool(), false) });
-  // A heavy read: the read replica serves it once it has replayed the requester's last write.
-  return deps.reads.readFor(requester.userId, async (db) => {
+  // A heavy read: the read replica serves it once it has replayed the organisation's last write.
+  return deps.reads.readFor(requester.realmId, async (db) => {
     const { user } = await loadActor(db, requester.userId);
     const { stream } = await accessStreamById(db, viewerOf(user), streamId, { requireActiveChannel: true });
     // Protected history: only the topics of messages one received.

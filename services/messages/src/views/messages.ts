@@ -108,8 +108,8 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
   if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor)
     throw new JsonableError('The anchor can only be excluded at an end of the range');
 
-  // A heavy read: the read replica serves it once it has replayed the requester's last write.
-  return deps.reads.readFor(requester.userId, async (db) => {
+  // A heavy read: the read replica serves it once it has replayed the organisation's last write.
+  return deps.reads.readFor(requester.realmId, async (db) => {
     const { user, realm } = await loadActor(db, requester.userId);
     return fetchMessages({ ...deps, db }, viewerOf(user), realm, {
       narrow: parsed.narrow,

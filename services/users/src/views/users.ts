@@ -34,8 +34,8 @@ const readOptions = {
 /** GET /users: every user of the realm; a restricted guest sees "Unknown user" for the others. */
 export async function getUsers({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const { client_gravatar, include_custom_profile_fields } = params.parse(readOptions);
-  // A heavy read: the read replica serves it once it has replayed the requester's last write.
-  const { actor, realm, users, hidden, profiles } = await deps.reads.readFor(requester.userId, async (db) => {
+  // A heavy read: the read replica serves it once it has replayed the organisation's last write.
+  const { actor, realm, users, hidden, profiles } = await deps.reads.readFor(requester.realmId, async (db) => {
     const { user: actor, realm } = await loadActor(db, requester.userId);
     const users = await realmUsersForApi(db, actor.realm_id);
     const hidden = await inaccessibleUserIds(db, actor, users);
