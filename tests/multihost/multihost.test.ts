@@ -38,6 +38,7 @@ let system: MultiHostSystem;
 beforeAll(async () => {
   system = await MultiHostSystem.start({
     eventReplicas: 2,
+    redis: 'cluster',
     leaseMs: LEASE_MS,
     heartbeatMinMs: HEARTBEAT_MIN_MS,
     heartbeatJitterMs: HEARTBEAT_JITTER_MS,
@@ -55,7 +56,9 @@ test('every process listens on its own host and reaches the others by address', 
   expect(hosts.size).toBe(5);
   expect(hosts.has('127.0.0.1')).toBe(false);
   expect(system.postgres!.urlFor('x')).toContain(system.network.host('postgres').address);
-  expect(system.redis!.url).toContain(system.network.host('redis').address);
+  // A Redis Cluster of 3 masters and 3 replicas, every node on the Redis host.
+  expect(system.redisAddresses).toHaveLength(6);
+  for (const address of system.redisAddresses) expect(address).toMatch(`${system.network.host('redis').address}:`);
   expect(system.cluster.gatewayUrl).toContain(system.network.host('gateway').address);
 });
 
@@ -126,7 +129,7 @@ test("the host of the replica fanning out the realm's events cut off past its le
     observe: (observed) => (clients = observed),
     stack: {
       cluster: system.cluster,
-      usedMemory: () => system.redis!.usedMemory(),
+      usedMemory: () => system.redisUsedMemory(),
       faults: {
         'host-cut': async () => {
           // The replica holding the realm's partition lease: its leases must move, not only its polls.
@@ -149,6 +152,12 @@ test("the host of the replica fanning out the realm's events cut off past its le
   expect(report.failures).toEqual([]);
   expect(report.faults['host-cut']).toBe(1);
   expect(report.totals.message_events).toBeGreaterThan(0);
+  // The run's keys (queues, intake partitions, jobs) are spread over every master of the Redis Cluster.
+  const masters = await system.redisCluster!.masters();
+  const keysPerMaster = await Promise.all(masters.map(async (node) => Number(await node.cli('dbsize'))));
+  log(`Redis Cluster keys per master: ${JSON.stringify(keysPerMaster)}`);
+  expect(keysPerMaster).toHaveLength(3);
+  expect(keysPerMaster.every((keys) => keys > 0)).toBe(true);
 
   // The cut replica held the realm's partition; the other one held it while the host was away.
   const other = target === 'events-0' ? 'events-1' : 'events-0';

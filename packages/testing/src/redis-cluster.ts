@@ -22,6 +22,8 @@ export interface RedisClusterOptions {
   nodeTimeoutMs?: number;
   /** appendonly with fsync on every write (a restarted node keeps what it acknowledged). */
   persistent?: boolean;
+  /** A prefix that runs the nodes on another host of a test network (`ip netns exec <ns>`); `host` is its address. */
+  command?: string[];
 }
 
 export class RedisClusterNode {
@@ -49,9 +51,11 @@ export class RedisClusterNode {
     const persistence = this.options.persistent
       ? ['--appendonly', 'yes', '--appendfsync', 'always']
       : ['--appendonly', 'no'];
+    const [command, ...prefix] = [...this.options.command, 'redis-server'];
     const child = spawn(
-      'redis-server',
+      command,
       [
+        ...prefix,
         '--port',
         String(this.port),
         '--cluster-port',
@@ -118,6 +122,7 @@ export class OwnRedisCluster {
       host: options.host ?? '127.0.0.1',
       nodeTimeoutMs: options.nodeTimeoutMs ?? 2000,
       persistent: options.persistent ?? false,
+      command: options.command ?? [],
     };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-redis-cluster-'));
     const nodes: RedisClusterNode[] = [];

@@ -8,7 +8,7 @@
 //   10.77.x.13  events-1
 //   10.77.x.14  worker
 //   10.77.x.15  PostgreSQL
-//   10.77.x.16  Redis
+//   10.77.x.16  Redis: a Redis Cluster of 3 masters and 3 replicas (or one server)
 //
 // Every process binds its host's address and reaches the others by theirs: nothing shares a
 // loopback. The services are the built bundles started as the faults tests start them
@@ -18,7 +18,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { repoRoot } from '@teamchat/testing';
+import { OwnRedisCluster, repoRoot } from '@teamchat/testing';
 import { ProcessCluster, type ServiceKind } from '../../faults/support/cluster';
 import { OwnPostgres, OwnRedis } from '../../faults/support/instances';
 import { HealthChecker, type HealthSettings } from './health';
@@ -29,6 +29,8 @@ export type HostName = (typeof HOSTS)[number];
 
 export interface MultiHostSettings {
   eventReplicas: 2;
+  /** One redis-server, or a Redis Cluster of 3 masters with a replica each (REDIS_CLUSTER_NODES). */
+  redis: 'single' | 'cluster';
   leaseMs: number;
   heartbeatMinMs: number;
   heartbeatJitterMs: number;
@@ -48,6 +50,7 @@ export class MultiHostSystem {
   network!: TestNetwork;
   postgres?: OwnPostgres;
   redis?: OwnRedis;
+  redisCluster?: OwnRedisCluster;
   private s3?: ChildProcess;
   cluster!: ProcessCluster;
   health!: HealthChecker;
@@ -71,7 +74,10 @@ export class MultiHostSystem {
     log(`network ${this.network.subnet}.0/24 on bridge ${this.network.bridge}`);
     this.postgres = await OwnPostgres.start(this.on('postgres'));
     const databaseUrl = await this.postgres.createDatabase('teamchat');
-    this.redis = await OwnRedis.start({ fsync: 'always', placement: this.on('redis') });
+    const redisHost = this.on('redis');
+    if (this.settings.redis === 'cluster')
+      this.redisCluster = await OwnRedisCluster.start({ ...redisHost, persistent: true });
+    else this.redis = await OwnRedis.start({ fsync: 'always', placement: redisHost });
     const s3Env = await this.startObjectStore();
     this.health = new HealthChecker(
       () =>
@@ -89,7 +95,8 @@ export class MultiHostSystem {
     ).start();
     this.cluster = await ProcessCluster.start({
       databaseUrl,
-      redisUrl: this.redis.url,
+      redisUrl: this.redis?.url ?? `redis://${this.redisCluster!.nodes[0].address}`,
+      redisClusterNodes: this.redisCluster?.seedList,
       eventReplicas: this.settings.eventReplicas,
       maxLogLines: 2000,
       placement: (slot) => this.on(hostOf(slot)),
@@ -104,6 +111,23 @@ export class MultiHostSystem {
     });
     for (const [id, slot] of this.cluster.slots)
       log(`${id}: http://${slot.host}:${slot.port} pid ${slot.process?.pid}`);
+  }
+
+  /** Every Redis server's host:port. */
+  get redisAddresses(): string[] {
+    return this.redisCluster?.nodes.map((node) => node.address) ?? [new URL(this.redis!.url).host];
+  }
+
+  /** Redis's used_memory (every master's, added up, for a cluster). */
+  async redisUsedMemory(): Promise<number | undefined> {
+    if (this.redis) return this.redis.usedMemory();
+    try {
+      const masters = await this.redisCluster!.masters();
+      const used = await Promise.all(masters.map((node) => node.info('used_memory', 'memory')));
+      return used.reduce((sum, bytes) => sum + Number(bytes ?? 0), 0);
+    } catch {
+      return undefined;
+    }
   }
 
   /** A host's address and the prefix that runs a process there. */
@@ -187,6 +211,7 @@ export class MultiHostSystem {
       clearTimeout(timer);
     });
     await attempt('Redis', () => this.redis?.stop());
+    await attempt('the Redis Cluster', () => this.redisCluster?.stop());
     await attempt('PostgreSQL', () => this.postgres?.stop());
     // Last: a namespace is removed only once no process of ours runs in it.
     await attempt('the network', () => this.network?.destroy());
