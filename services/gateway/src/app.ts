@@ -23,7 +23,7 @@ import type { Db } from '@teamchat/db';
 import { storesReachable, type RunningService } from '@teamchat/runtime';
 import { Authenticator, parseBasicAuth, type Credentials } from './auth';
 import { countUpstreamFailure, observeGatewayRequest } from './observe';
-import { UPSTREAM_SOCKET_DEFAULTS, type GatewayEnv } from './env';
+import { LONG_POLL_TIMEOUT_DEFAULT_MS, UPSTREAM_SOCKET_DEFAULTS, type GatewayEnv } from './env';
 import { RateLimiter, rateLimitSettings, type RateLimitEnv } from './rate-limit';
 import { RealmDirectory } from './realms';
 import { matchRoute, type RouteRule, type ServiceName } from './routes';
@@ -33,7 +33,9 @@ export interface GatewayDeps {
   /** The RATE_LIMIT_* settings default to Zulip's limits, the UPSTREAM_SOCKET_* ones to gatewayEnvSpec's. */
   env: Pick<GatewayEnv, 'INTERNAL_JWT_SECRET' | 'REDIS_PREFIX' | 'UPSTREAM_TIMEOUT_MS'> &
     Partial<RateLimitEnv> &
-    Partial<Pick<GatewayEnv, 'UPSTREAM_SOCKET_MAX_AGE_MS' | 'UPSTREAM_SOCKET_IDLE_MS'>>;
+    Partial<
+      Pick<GatewayEnv, 'UPSTREAM_SOCKET_MAX_AGE_MS' | 'UPSTREAM_SOCKET_IDLE_MS' | 'UPSTREAM_LONG_POLL_TIMEOUT_MS'>
+    >;
   db: Db;
   redis: Redis;
   logger: Logger;
@@ -160,7 +162,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
       path: url.pathname + url.search,
       headers,
       agent: rule.longPoll ? longPollAgent : agent,
-      timeout: rule.longPoll ? 0 : env.UPSTREAM_TIMEOUT_MS,
+      timeout: rule.longPoll
+        ? (env.UPSTREAM_LONG_POLL_TIMEOUT_MS ?? LONG_POLL_TIMEOUT_DEFAULT_MS)
+        : env.UPSTREAM_TIMEOUT_MS,
     });
     upstreamReq.on('response', (upstreamRes) => {
       const responseHeaders: http.OutgoingHttpHeaders = {};
