@@ -75,7 +75,7 @@ function call(
   });
 }
 
-interface BenchUser {
+export interface BenchUser {
   id: number;
   email: string;
   apiKey: string;
@@ -86,7 +86,7 @@ interface BenchUser {
 type EventListener = (queue: Poller, event: Record<string, any>, at: number) => void;
 
 /** What differs between the systems the driver talks to. */
-interface System {
+export interface System {
   name: string;
   /** The server-side processes, for the CPU account (pids). */
   pids: () => Record<string, number>;
@@ -289,7 +289,7 @@ function basicAuth(user: BenchUser): Record<string, string> {
   };
 }
 
-function teamchatThroughGateway(
+export function teamchatThroughGateway(
   gatewayUrl: string,
   bus: EventBus,
   typingThrough: 'api' | 'bus',
@@ -436,7 +436,7 @@ function baseline(url: string, pid: number): System {
 
 // ---------------------------------------------------------------- the run
 
-interface QueueRef {
+export interface QueueRef {
   user: BenchUser;
   queueId: string;
   lastEventId: number;
@@ -447,7 +447,7 @@ interface Figures {
   latency?: TypingLatency;
 }
 
-async function registerQueues(system: System, users: BenchUser[], perUser: number): Promise<QueueRef[]> {
+export async function registerQueues(system: System, users: BenchUser[], perUser: number): Promise<QueueRef[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const started = now();
   const queues = await inBatches(
@@ -461,7 +461,7 @@ async function registerQueues(system: System, users: BenchUser[], perUser: numbe
 }
 
 /** A system with a parked poll on every one of its queues, its events going to `hooks`. */
-interface ParkedSystem {
+export interface ParkedSystem {
   system: System;
   queues: QueueRef[];
   agent: http.Agent;
@@ -469,7 +469,7 @@ interface ParkedSystem {
   hooks: { onEvent: (fn: EventListener) => void };
 }
 
-async function park(system: System, queues: QueueRef[]): Promise<ParkedSystem> {
+export async function park(system: System, queues: QueueRef[]): Promise<ParkedSystem> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   let listener: EventListener = () => undefined;
   const pollers = startPollers(agent, system, queues, (queue, event, at) => listener(queue, event, at));
@@ -479,7 +479,7 @@ async function park(system: System, queues: QueueRef[]): Promise<ParkedSystem> {
 }
 
 /** Stops the polls; the queues' last_event_id is kept, so another deployment can carry on with them. */
-async function unpark(parked: ParkedSystem): Promise<void> {
+export async function unpark(parked: ParkedSystem): Promise<void> {
   await stopPollers(parked.pollers, parked.agent);
   parked.pollers.forEach((poller, i) => (parked.queues[i].lastEventId = poller.lastEventId));
   log(`   ${parked.system.name}: polls stopped`);
@@ -883,10 +883,12 @@ async function redisBytesWithPrefix(redis: Redis, prefix: string): Promise<numbe
   return total;
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+// Run as a suite; imported (bench/fanout reuses the driver), nothing runs.
+if (require.main === module)
+  main().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
