@@ -6,6 +6,12 @@
 // (3 masters, 3 replicas, started here and stopped after), with TEST_REDIS_CLUSTER_NODES set. The
 // whole run does it after the main pass; `npm test -- --cluster [paths]` does only it (on `paths`,
 // else CLUSTER_SUITES). A TEST_REDIS_CLUSTER_NODES already set names a cluster to use instead.
+// The replica pass: the suites of the routed heavy reads (REPLICA_SUITES) again with every test
+// database's processes reading from a streaming standby (DATABASE_REPLICA_URL, the same database
+// there; TEST_DATABASE_REPLICA_URL names the standby). The standby is of the test PostgreSQL when
+// it lets this host replicate (pg_hba.conf `host replication`), else of a private primary started
+// for the pass (which TEST_DATABASE_URL then names). The whole run does it after the cluster pass;
+// `npm test -- --replica [paths]` does only it.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import readline from 'node:readline';
@@ -47,9 +53,24 @@ const CLUSTER_SUITES = [
  */
 const SINGLE_SERVER_ONLY = ['services/events/test/readiness\\.test\\.ts'];
 
+/** The suites whose reads the read replica serves (register, GET /messages, topics, user lists), run once more with a standby. */
+const REPLICA_SUITES = [
+  'services/events/test/register.test.ts',
+  'services/events/test/events.test.ts',
+  'services/messages/test/fetch.test.ts',
+  'services/channels/test/topics.test.ts',
+  'services/users/test/users.test.ts',
+  'services/users/test/zulip-js.test.ts',
+  'services/messages/test/zulip-js.test.ts',
+  'services/channels/test/zulip-js.test.ts',
+  'services/events/test/zulip-js.test.ts',
+  'tests/faults/events-checker.test.ts',
+];
+
 const clusterOnly = process.argv[2] === '--cluster';
-const jestArgs = process.argv.slice(clusterOnly ? 3 : 2);
-const wholeRun = jestArgs.length === 0 && !clusterOnly;
+const replicaOnly = process.argv[2] === '--replica';
+const jestArgs = process.argv.slice(clusterOnly || replicaOnly ? 3 : 2);
+const wholeRun = jestArgs.length === 0 && !clusterOnly && !replicaOnly;
 let status = 0;
 if (wholeRun) {
   // The whole-tree checks, each failing the run on any finding (a run of chosen test files skips them).
@@ -74,7 +95,7 @@ const jest = (args, jestEnv) =>
     stdio: 'inherit',
     env: jestEnv,
   }).status ?? 1;
-if (status === 0 && !clusterOnly) status = jest(jestArgs, env);
+if (status === 0 && !clusterOnly && !replicaOnly) status = jest(jestArgs, env);
 if (status === 0 && (wholeRun || clusterOnly)) {
   const started = Date.now();
   const cluster = await startRedisCluster();
@@ -91,6 +112,30 @@ if (status === 0 && (wholeRun || clusterOnly)) {
     await cluster.stop();
   }
   console.log(`» cluster pass ${status === 0 ? 'passed' : 'failed'} (${Math.round((Date.now() - started) / 1000)} s)`);
+}
+if (status === 0 && (wholeRun || replicaOnly)) {
+  const started = Date.now();
+  const standby = await startLineChild(
+    'packages/testing/src/streaming-replica-cli.ts',
+    'the streaming standby',
+    env,
+  ).catch((error) => console.error(`» replica pass: ${error.message}`));
+  if (!standby) status = 1;
+  else {
+    console.log(
+      `» replica pass: primary ${new URL(standby.line.primaryUrl).host}, standby ${new URL(standby.line.standbyUrl).host}`,
+    );
+    try {
+      status = jest(replicaOnly && jestArgs.length ? jestArgs : REPLICA_SUITES, {
+        ...env,
+        TEST_DATABASE_URL: standby.line.primaryUrl,
+        TEST_DATABASE_REPLICA_URL: standby.line.standbyUrl,
+      });
+    } finally {
+      await standby.stop();
+    }
+  }
+  console.log(`» replica pass ${status === 0 ? 'passed' : 'failed'} (${Math.round((Date.now() - started) / 1000)} s)`);
 }
 await redis.stop();
 await postgres.stop();
@@ -114,6 +159,29 @@ async function startRedisCluster() {
   if (!line) throw new Error('the Redis Cluster did not start');
   return {
     seedList: JSON.parse(line).seedList,
+    stop: async () => {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/**
+ * A helper process (tsx `script`) that prints one JSON line when ready and stops what it started
+ * when its stdin closes (also if this process dies): the line, and stop().
+ */
+async function startLineChild(script, what, childEnv) {
+  const child = spawn(process.execPath, [path.join(root, 'node_modules/tsx/dist/cli.mjs'), path.join(root, script)], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: childEnv,
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const firstLine = once(readline.createInterface({ input: child.stdout }), 'line').then(([line]) => line);
+  const line = await Promise.race([firstLine, exited.then(() => undefined)]);
+  if (!line) throw new Error(`${what} did not start`);
+  return {
+    line: JSON.parse(line),
     stop: async () => {
       child.stdin.end();
       await exited;

