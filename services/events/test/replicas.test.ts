@@ -160,7 +160,9 @@ test('kill -9 of replicas while events flow loses and duplicates nothing', async
             (await cluster!.partitionOwner(realmPartition())) ?? cluster!.replicas.find((replica) => replica.alive)!;
           owner.kill('SIGKILL');
           await owner.exited;
-          void cluster!.startReplica();
+          // The replacement may own the partition before it is ready (it takes its stripe at
+          // once) and be the owner killed next: its start then fails, as it should.
+          void cluster!.startReplica().catch(() => undefined);
         }
       },
     },
