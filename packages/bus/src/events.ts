@@ -95,6 +95,11 @@ export interface EventBusOptions {
    * At most the number of partitions; producers and event replicas must agree.
    */
   recipientShards?: number;
+  /**
+   * Runs before a committed event is published (never fails it): with a read replica, it records
+   * the realm's write position, so a user who gets the event reads the write it announces.
+   */
+  beforePublish?: (realmId: number) => Promise<void>;
 }
 
 /**
@@ -124,6 +129,8 @@ export class EventBus {
   private readonly dedupWindowSecs: number;
   /** After-commit publishes not yet answered, awaited by close(). */
   private readonly inFlight = new Set<Promise<void>>();
+  /** The last beforePublish in line (see afterRecording). */
+  private recordedTail: Promise<void> = Promise.resolve();
   /** In a Cluster, the last publish sent to each partition (see inPartitionOrder). */
   private readonly partitionTails = new Map<number, Promise<void>>();
 
@@ -229,7 +236,11 @@ export class EventBus {
 
   /** The after-commit publish: counted and logged when it fails (the relay sends the row later), never rejects. */
   publishCommitted(entry: IntakeEntry): Promise<void> {
-    const publishing = this.publish(entry).catch((error) => {
+    const send = () => this.publish(entry);
+    const sending = this.options.beforePublish
+      ? this.afterRecording(this.options.beforePublish, entry.realmId).then(send)
+      : send();
+    const publishing = sending.catch((error) => {
       this.options.onPublishFailure?.();
       this.options.logger?.warn(
         { err: error, outbox_id: entry.outboxId },
@@ -239,6 +250,18 @@ export class EventBus {
     this.inFlight.add(publishing);
     void publishing.finally(() => this.inFlight.delete(publishing));
     return publishing;
+  }
+
+  /**
+   * Resolves once `record` has run for this publish and every earlier one: publishes still leave
+   * in the order they were asked for, whichever record is slower.
+   */
+  private afterRecording(record: (realmId: number) => Promise<void>, realmId: number): Promise<void> {
+    const recorded = record(realmId).catch((error) => {
+      this.options.logger?.warn({ err: error, realm_id: realmId }, 'recording the write position failed');
+    });
+    this.recordedTail = Promise.all([this.recordedTail, recorded]).then(() => undefined);
+    return this.recordedTail;
   }
 
   /** Appends the entry to its realm's intake stream, at most once per outbox row; the row is then deleted after the hold. */

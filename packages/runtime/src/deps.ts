@@ -151,6 +151,7 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     blocking.push(connection);
     return connection;
   };
+  const reads = createReadRouter(db, redis, baseEnv, logger);
   const bus = new EventBus(redis, baseEnv.REDIS_PREFIX, baseEnv.EVENT_PARTITIONS, {
     db,
     holdMs: baseEnv.EVENT_OUTBOX_HOLD_MS,
@@ -158,8 +159,9 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     logger,
     onPublishFailure: () => eventTierMetrics().publishFailures.inc(),
     recipientShards: recipientShards(baseEnv),
+    // A user who gets the event must find its write on the standby: the position first.
+    ...(baseEnv.DATABASE_REPLICA_URL ? { beforePublish: (realmId: number) => reads.recordWrite(realmId) } : {}),
   });
-  const reads = createReadRouter(db, redis, baseEnv, logger);
   const jobs = new JobClient(
     redis,
     () => newBlockingRedis('jobs'),
