@@ -20,6 +20,7 @@ import {
   freePort,
   repoRoot,
   type ServiceProcess,
+  stackAddresses,
   stackServices,
   startServiceProcess,
 } from './support/processes';
@@ -230,14 +231,7 @@ describe('against a running stack', () => {
     const databaseUrl = await postgres.createDatabase('teamchat_dashboard');
     const redisPrefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
     const secret = crypto.randomBytes(24).toString('hex');
-    const ports = new Map<string, number>();
-    for (const service of [...BACKENDS, { name: 'gateway' }]) ports.set(service.name, await freePort());
-    const urlVars = Object.fromEntries(
-      STACK.filter((service) => service.urlVar).map((service) => [
-        service.urlVar!,
-        ports.has(service.name) ? `http://127.0.0.1:${ports.get(service.name)}` : 'http://127.0.0.1:9',
-      ]),
-    );
+    const { ports, urlVars } = await stackAddresses(BACKENDS);
     uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-dashboard-'));
     const env: NodeJS.ProcessEnv = {
       PATH: process.env.PATH,

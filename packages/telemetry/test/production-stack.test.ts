@@ -22,6 +22,7 @@ import {
   freePort,
   type LogLine,
   type ServiceProcess,
+  stackAddresses,
   stackServices,
   startServiceProcess,
 } from './support/processes';
@@ -158,20 +159,12 @@ beforeAll(async () => {
   receiver = await OtlpReceiver.start();
   const redisPrefix = `t:${crypto.randomBytes(6).toString('hex')}:`;
   const secret = crypto.randomBytes(24).toString('hex');
-  const ports = new Map<string, number>();
+  const { ports, urlVars } = await stackAddresses(BACKENDS);
   const metricsPorts = new Map<string, number>();
-  for (const service of [...BACKENDS, { name: 'gateway' }]) {
-    ports.set(service.name, await freePort());
-    metricsPorts.set(service.name, await freePort());
-    metricsUrls.set(service.name, `http://127.0.0.1:${metricsPorts.get(service.name)}`);
+  for (const name of ports.keys()) {
+    metricsPorts.set(name, await freePort());
+    metricsUrls.set(name, `http://127.0.0.1:${metricsPorts.get(name)}`);
   }
-  // Services that are not built point at the discard port, never at a fixed port of this machine.
-  const urlVars = Object.fromEntries(
-    STACK.filter((service) => service.urlVar).map((service) => [
-      service.urlVar!,
-      ports.has(service.name) ? `http://127.0.0.1:${ports.get(service.name)}` : 'http://127.0.0.1:9',
-    ]),
-  );
   uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'teamchat-production-stack-'));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
