@@ -19,9 +19,8 @@ import {
   type OutboxRow,
   type Recipient,
 } from './outbox';
-import type { ChainableCommander } from 'ioredis';
 import type { Redis } from './redis';
-import { crossSlotPipeline, isCluster, RedisKeys, type Durability } from './redis';
+import { isCluster, RedisKeys } from './redis';
 
 /** What travels on the intake stream. */
 export interface IntakeEntry {
@@ -101,8 +100,6 @@ export interface EventBusOptions {
    * the realm's write position, so a user who gets the event reads the write it announces.
    */
   beforePublish?: (realmId: number) => Promise<void>;
-  /** Replicas that must hold an intake entry before its publish counts (REDIS_WAIT_REPLICAS). */
-  durability?: Durability;
 }
 
 /**
@@ -282,35 +279,19 @@ export class EventBus {
     // is completed by the relay without sending the other half twice.
     const appended = await Promise.all(
       this.splitByShard(entry).map(async ({ partition, entry: shardEntry }) => {
-        const args: Parameters<PublishOnce['teamchatPublishOnce']> = [
-          this.keys.intakeStream(partition),
-          this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
-          JSON.stringify(shardEntry),
-          entry.outboxId ?? '',
-          this.dedupWindowSecs,
-        ];
-        const id = await this.inPartitionOrder(partition, () => this.publishScript(args));
+        const id = await this.inPartitionOrder(partition, () =>
+          (this.redis as unknown as PublishOnce).teamchatPublishOnce(
+            this.keys.intakeStream(partition),
+            this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
+            JSON.stringify(shardEntry),
+            entry.outboxId ?? '',
+            this.dedupWindowSecs,
+          ),
+        );
         return id !== null;
       }),
     );
     return appended.some(Boolean);
-  }
-
-  /**
-   * The entry and its marker in one script; with REDIS_WAIT_REPLICAS, then WAIT on the same node
-   * (one pipeline), failing when too few replicas hold them.
-   */
-  private async publishScript(args: Parameters<PublishOnce['teamchatPublishOnce']>): Promise<string | null> {
-    const durability = this.options.durability;
-    if (!durability || durability.replicas <= 0)
-      return (this.redis as unknown as PublishOnce).teamchatPublishOnce(...args);
-    const pipeline = crossSlotPipeline(this.redis, durability) as ChainableCommander & {
-      teamchatPublishOnce(...scriptArgs: Parameters<PublishOnce['teamchatPublishOnce']>): unknown;
-    };
-    pipeline.teamchatPublishOnce(...args);
-    const [[error, id]] = (await pipeline.exec())!;
-    if (error) throw error;
-    return id as string | null;
   }
 
   /**

@@ -131,66 +131,19 @@ export function duplicateRedis(redis: Redis, name: string): Redis {
 }
 
 /**
- * How many replicas must hold a write before it counts as done (REDIS_WAIT_REPLICAS), and how long
- * to wait for them. Redis replicates asynchronously: a master killed right after answering may
- * leave a promoted replica without the write. With replicas > 0 a batch ends with WAIT on each
- * node it wrote to, and fails (ReplicationError) when fewer replicas acknowledged: the caller
- * retries it (fan-out), re-publishes it (the outbox relay) or answers an error (register).
- */
-export interface Durability {
-  replicas: number;
-  timeoutMs: number;
-}
-
-/** The durability REDIS_WAIT_REPLICAS and REDIS_WAIT_TIMEOUT_MS ask for (none when unset). */
-export function durabilityOf(config: { REDIS_WAIT_REPLICAS?: number; REDIS_WAIT_TIMEOUT_MS?: number }): Durability {
-  return { replicas: config.REDIS_WAIT_REPLICAS ?? 0, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS ?? 500 };
-}
-
-export class ReplicationError extends Error {
-  constructor(acknowledged: number, wanted: number) {
-    super(`Redis write reached ${acknowledged} of ${wanted} replicas in time`);
-  }
-}
-
-/** The results of a pipeline that ended with WAIT, without it; throws when too few replicas acknowledged. */
-function checkReplicated(
-  results: [Error | null, unknown][] | null,
-  durability: Durability,
-): [Error | null, unknown][] | null {
-  if (!results) return results;
-  const [error, acknowledged] = results[results.length - 1];
-  if (error) throw error;
-  if (Number(acknowledged) < durability.replicas) throw new ReplicationError(Number(acknowledged), durability.replicas);
-  return results.slice(0, -1);
-}
-
-/** `pipeline` with WAIT at the end of exec() when `durability` asks for replicas. */
-function durable(pipeline: ChainableCommander, durability: Durability | undefined): ChainableCommander {
-  if (!durability || durability.replicas <= 0) return pipeline;
-  const exec = pipeline.exec.bind(pipeline);
-  return Object.assign(pipeline, {
-    exec: async () => {
-      pipeline.wait(durability.replicas, durability.timeoutMs);
-      return checkReplicated(await exec(), durability);
-    },
-  });
-}
-
-/**
  * A pipeline whose commands may touch keys of any slot. A single server takes them as one
  * pipeline; a Cluster accepts a pipeline only when all its keys live on one node, so there the
  * commands are grouped by the node serving the slot of their first argument (every command and
  * script we batch names its key first), one pipeline per node, run together; exec() answers in
  * the order the commands were added, as a pipeline does. Not atomic (neither is a pipeline).
  */
-export function crossSlotPipeline(redis: Redis, durability?: Durability): ChainableCommander {
-  if (!isCluster(redis)) return durable(redis.pipeline(), durability);
+export function crossSlotPipeline(redis: Redis): ChainableCommander {
+  if (!isCluster(redis)) return redis.pipeline();
   const calls: { name: string; args: unknown[] }[] = [];
   const batch: ChainableCommander = new Proxy({} as ChainableCommander, {
     get(_, property) {
       if (property === 'length') return calls.length;
-      if (property === 'exec') return () => runGrouped(redis, calls, durability);
+      if (property === 'exec') return () => runGrouped(redis, calls);
       if (typeof property !== 'string') return undefined;
       return (...args: unknown[]) => {
         calls.push({ name: property, args });
@@ -204,7 +157,6 @@ export function crossSlotPipeline(redis: Redis, durability?: Durability): Chaina
 async function runGrouped(
   cluster: Cluster,
   calls: { name: string; args: unknown[] }[],
-  durability: Durability | undefined,
 ): Promise<[Error | null, unknown][]> {
   const groups = new Map<string, number[]>();
   calls.forEach((call, index) => {
@@ -221,8 +173,7 @@ async function runGrouped(
       const pipeline = cluster.pipeline() as unknown as Record<string, (...args: unknown[]) => void> &
         ChainableCommander;
       for (const index of indexes) pipeline[calls[index].name](...calls[index].args);
-      // WAIT goes with the group's keyed commands, to the node that took them.
-      const replies = await durable(pipeline, durability).exec();
+      const replies = await pipeline.exec();
       indexes.forEach((index, i) => {
         results[index] = replies?.[i] ?? [new Error('Redis pipeline was discarded'), null];
       });

@@ -186,7 +186,6 @@ const UNAVAILABLE_MESSAGES = [
   /^CLUSTERDOWN/, // Redis Cluster: a master failed and no replica took over yet
   /^Too many Cluster redirections/, // ioredis: retried past its limit during a failover
   /^Failed to refresh slots cache/, // ioredis: no node answered the topology query
-  /^Redis write reached \d+ of \d+ replicas in time$/, // bus ReplicationError (REDIS_WAIT_REPLICAS)
   /^Redis connection closed with the command in flight$/, // bus settleOnClose
 ];
 
