@@ -3,7 +3,15 @@
 // for a minute, and for a few seconds in the gateway's own memory; actions that change a
 // user's key, email, role or activity invalidate both (see invalidateAuthCache).
 
-import { duplicateRedis, readAuthCache, RedisKeys, writeAuthCache, type CachedAuth, type Redis } from '@teamchat/bus';
+import {
+  duplicateRedis,
+  isCluster,
+  readAuthCache,
+  RedisKeys,
+  writeAuthCache,
+  type CachedAuth,
+  type Redis,
+} from '@teamchat/bus';
 import { UnauthorizedError, type Requester } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
@@ -46,6 +54,13 @@ class LocalAuthCache {
   constructor(
     private readonly subscriber: Redis,
     private readonly channel: string,
+    /**
+     * False: serve nothing from memory, only track invalidations (the generation). On a Redis
+     * Cluster a revoked key was still served from memory once in the cluster pass (zulip-js:
+     * a deactivated user's next request answered), the invalidation not heard in time; until
+     * that is understood, a Cluster gateway reads Redis's cache on every request.
+     */
+    private readonly keepEntries: boolean,
   ) {
     // A shard channel (see invalidateAuthCache). A Cluster subscribes on the channel's master with
     // a connection of its own, replaced (-subscriber, then +subscriber) when that node goes away.
@@ -77,7 +92,7 @@ class LocalAuthCache {
   }
 
   get(apiKeyHash: string): CachedAuth | undefined {
-    if (!this.subscribed) return undefined;
+    if (!this.subscribed || !this.keepEntries) return undefined;
     const entry = this.entries.get(apiKeyHash);
     if (!entry) return undefined;
     if (entry.expiresAt > Date.now()) return entry.auth;
@@ -86,7 +101,7 @@ class LocalAuthCache {
   }
 
   set(apiKeyHash: string, auth: CachedAuth): void {
-    if (!this.subscribed) return;
+    if (!this.subscribed || !this.keepEntries) return;
     // Map keeps insertion order: the first key is the oldest entry.
     if (this.entries.size >= LOCAL_MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + LOCAL_TTL_MS });
@@ -108,6 +123,7 @@ export class Authenticator {
     this.local = new LocalAuthCache(
       duplicateRedis(redis, 'gateway-auth-invalidations'),
       new RedisKeys(redisPrefix).authInvalidations(),
+      !isCluster(redis),
     );
   }
 
