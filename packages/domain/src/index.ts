@@ -22,3 +22,5 @@ export * from './url-sanitizer';
 export * from './alert-words';
 export * from './names';
 export * from './html';
+export * from './emoji';
+export * from './user-status';

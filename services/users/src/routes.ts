@@ -43,6 +43,7 @@ import {
   updateUserGroupMembers,
   updateUserGroupSubgroups,
 } from './views/user-groups';
+import { getUserStatus, updateOwnStatus } from './views/user-status';
 import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
 
 export const routes: Route<UsersDeps>[] = [
@@ -59,6 +60,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'PATCH', path: '/api/v1/users/me/profile_data', view: updateOwnProfileData },
   { method: 'DELETE', path: '/api/v1/users/me/profile_data', view: removeOwnProfileData },
   { method: 'POST', path: '/api/v1/users/me/presence', view: updatePresence },
+  { method: 'POST', path: '/api/v1/users/me/status', view: updateOwnStatus },
   { method: 'POST', path: '/api/v1/users/me/apns_device_token', view: addApnsToken },
   { method: 'DELETE', path: '/api/v1/users/me/apns_device_token', view: removeApnsToken },
   { method: 'POST', path: '/api/v1/users/me/android_gcm_reg_id', view: addFcmToken },
@@ -69,6 +71,7 @@ export const routes: Route<UsersDeps>[] = [
   // Other users.
   { method: 'GET', path: '/api/v1/users', view: getUsers },
   { method: 'GET', path: '/api/v1/users/:user', view: getUser },
+  { method: 'GET', path: '/api/v1/users/:user_id/status', view: getUserStatus },
   { method: 'PATCH', path: '/api/v1/users/:user', view: updateUser },
   { method: 'DELETE', path: '/api/v1/users/:user', view: deactivateUser },
   { method: 'POST', path: '/api/v1/users/:user/reactivate', view: reactivateUser },

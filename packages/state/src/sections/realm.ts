@@ -19,6 +19,7 @@ import {
   USER_SETTING_DEFAULTS,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
+import { userStatusSection } from './user-status';
 
 /**
  * The legacy wildcard-mention policy for each system group that can hold the permission
@@ -139,6 +140,6 @@ export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   { eventType: 'scheduled_messages', fetch: async () => ({ scheduled_messages: [] }) },
   { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },
   { eventType: 'muted_users', fetch: async () => ({ muted_users: [] }) },
-  { eventType: 'user_status', fetch: async () => ({ user_status: {} }) },
+  userStatusSection,
   { eventType: 'realm_playgrounds', fetch: async () => ({ realm_playgrounds: [] }) },
 ];
