@@ -40,6 +40,8 @@ export type ZulipEvent =
   | NoOp<'alert_words'>
   | NoOp<'presence'>
   | NoOp<'invites_changed'>
+  | WithOp<'realm_emoji', 'update'>
+  | NoOp<'realm_export'>
   | NoOp<'realm_linkifiers'>
   | NoOp<'custom_profile_fields'>;
 

@@ -22,5 +22,6 @@ export * from './url-sanitizer';
 export * from './alert-words';
 export * from './names';
 export * from './html';
+export * from './realm-emoji';
 export * from './emoji';
 export * from './user-status';

@@ -15,6 +15,7 @@ import { streamAccess, type Viewer } from './streams';
 import { linkedUploadPathIds } from './attachments';
 import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
 import { sanitizeUrl } from './url-sanitizer';
+import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
 
 type StateCore = MarkdownIt.StateCore;
 type StateInline = MarkdownIt.StateInline;
@@ -46,6 +47,8 @@ export interface MarkdownData {
   groupsByName: Map<string, MentionableGroup>;
   channelsByName: Map<string, LinkableChannel>;
   linkifiers: CompiledLinkifier[];
+  /** The realm's active custom emoji the message may name (:name:), by name. */
+  realmEmoji?: Map<string, RealmEmojiInfo>;
 }
 
 /** What rendering found: Zulip's MessageRenderingResult. */
@@ -67,6 +70,9 @@ const GROUP_MENTION = /^@(_?)\*([^*]+)\*/;
 const CHANNEL_LINK = /^#\*\*([^*>]+)\*\*/;
 const TOPIC_LINK = /^#\*\*([^*>]+)>([^*]*)\*\*/;
 const IMAGE_PATH = /\.(bmp|gif|jpe?g|png|tiff?|webp)$/i;
+/** Zulip's EMOJI_REGEX, :[\w\-\+]+:. */
+const EMOJI = /^:([\p{L}\p{N}\p{M}_+-]+):/u;
+const EMOJI_ANYWHERE = /:([\p{L}\p{N}\p{M}_+-]+):/gu;
 
 // ---------------------------------------------------------------- loading
 
@@ -98,6 +104,7 @@ type MarkdownReader = Pick<
   | 'userGroupMembership'
   | 'groupGroupMembership'
   | 'userMessage'
+  | 'realmEmoji'
 >;
 
 /** The realm's linkifiers, compiled, in their order. */
@@ -154,6 +161,8 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
       : [],
     loadLinkifiers(db, realmId),
   ]);
+  const emojiNames = [...new Set([...content.matchAll(EMOJI_ANYWHERE)].map((match) => match[1]))];
+  const realmEmoji = await activeRealmEmojiByName(db, realmId, emojiNames);
   const visibleChannels: LinkableChannel[] = [];
   for (const channel of channels) {
     if ((await streamAccess(db, sender, channel)).metadata)
@@ -168,6 +177,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     groupsByName: new Map(groups.map((group) => [group.name!.toLowerCase(), { id: group.id, name: group.name! }])),
     channelsByName: new Map(visibleChannels.map((channel) => [channel.name.toLowerCase(), channel])),
     linkifiers,
+    realmEmoji,
   };
 }
 
@@ -278,6 +288,24 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
         `<a class="stream" data-stream-id="${channel.id}" href="${url}">#${escapeHtml(channel.name)}</a>`,
       );
     }
+  }
+  state.pos += match[0].length;
+  return true;
+}
+
+/** :name: of an active custom emoji (Zulip's Emoji pattern and make_realm_emoji); other names stay text. */
+function realmEmojiRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
+  const env = state.env as RenderEnv;
+  const match = EMOJI.exec(state.src.slice(state.pos));
+  const emoji = match && env.data.realmEmoji?.get(match[1]);
+  if (!match || !emoji) return false;
+  if (!silent) {
+    const title = escapeHtml(match[1].replace(/_/g, ' '));
+    pushHtml(
+      state,
+      `<img alt="${escapeHtml(match[0])}" class="emoji" src="${escapeHtml(emoji.source_url)}" title="${title}">`,
+    );
   }
   state.pos += match[0].length;
   return true;
@@ -399,6 +427,7 @@ function codeBlock(content: string, language: string): string {
 function zulipMessageSyntax(md: MarkdownIt): void {
   md.inline.ruler.before('emphasis', 'zulip_mention', mentionRule);
   md.inline.ruler.before('emphasis', 'zulip_channel_link', channelLinkRule);
+  md.inline.ruler.before('emphasis', 'zulip_realm_emoji', realmEmojiRule);
   md.core.ruler.push('zulip_linkifiers', linkifierRule);
   md.core.ruler.push('zulip_link_facts', linkFacts);
   md.renderer.rules.zulip_html = (tokens, idx) => tokens[idx].content;

@@ -64,6 +64,10 @@ export const ROUTES: RouteRule[] = [
   // A temporary file URL: its token is the permission.
   { pattern: /^\/user_uploads\/temporary\/.+$/, service: 'uploads', auth: 'public' },
   { pattern: /^\/user_uploads\/.+$/, service: 'uploads', auth: 'file' },
+  // Custom emoji (the uploads service keeps their images) and the files served publicly by
+  // unguessable path, as Zulip's /user_avatars/.
+  { pattern: api('realm/emoji/.+'), service: 'uploads', auth: 'basic' },
+  { pattern: /^\/user_avatars\/.+$/, service: 'uploads', auth: 'public' },
 
   // Users, groups, invitations, realm configuration, personal settings: the users service.
   { pattern: api('users(/.*)?'), service: 'users', auth: 'basic' },

@@ -1,6 +1,6 @@
 // Everything the uploads service reads from the environment, validated at boot.
 import { env, EnvError, loadEnv, type EnvOf } from '@teamchat/core';
-import { SERVER_LIMITS } from '@teamchat/domain';
+import { MAX_EMOJI_FILE_SIZE_MIB, SERVER_LIMITS } from '@teamchat/domain';
 import { baseEnvSpec } from '@teamchat/runtime';
 import { loadStorageConfig, storageEnvSpec, type StorageConfig } from '@teamchat/storage';
 
@@ -11,6 +11,10 @@ export const uploadsEnvSpec = {
   UPLOADS_MAX_FILE_SIZE_MIB: env.int(
     'largest accepted upload in MiB (register reports max_file_upload_size_mib from the server limits; keep them equal outside tests)',
     SERVER_LIMITS.max_file_upload_size_mib,
+  ),
+  UPLOADS_MAX_EMOJI_FILE_SIZE_MIB: env.int(
+    "largest accepted custom emoji image in MiB (Zulip's MAX_EMOJI_FILE_SIZE_MIB)",
+    MAX_EMOJI_FILE_SIZE_MIB,
   ),
   UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS: env.int(
     'uploads no message links are deleted once they are this many weeks old',
@@ -28,12 +32,14 @@ export interface UploadsConfig {
   env: UploadsEnv;
   storage: StorageConfig;
   maxFileSizeBytes: number;
+  maxEmojiFileSizeMiB: number;
 }
 
 export function loadUploadsConfig(source: NodeJS.ProcessEnv): UploadsConfig {
   const values = loadEnv(uploadsEnvSpec, source);
   const problems: string[] = [];
   if (values.UPLOADS_MAX_FILE_SIZE_MIB < 1) problems.push('UPLOADS_MAX_FILE_SIZE_MIB must be at least 1');
+  if (values.UPLOADS_MAX_EMOJI_FILE_SIZE_MIB < 0) problems.push('UPLOADS_MAX_EMOJI_FILE_SIZE_MIB must not be negative');
   if (values.UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS < 1)
     problems.push('UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS must be at least 1');
   if (values.UPLOADS_CLEANUP_EVERY_MS < 100) problems.push('UPLOADS_CLEANUP_EVERY_MS must be at least 100');
@@ -42,5 +48,6 @@ export function loadUploadsConfig(source: NodeJS.ProcessEnv): UploadsConfig {
     env: values,
     storage: loadStorageConfig(source),
     maxFileSizeBytes: values.UPLOADS_MAX_FILE_SIZE_MIB * 1024 * 1024,
+    maxEmojiFileSizeMiB: values.UPLOADS_MAX_EMOJI_FILE_SIZE_MIB,
   };
 }

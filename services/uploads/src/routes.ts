@@ -3,6 +3,7 @@ import type { Route } from '@teamchat/core';
 import type { UploadsDeps } from './deps';
 import { deleteAttachment, listAttachments } from './views/attachments';
 import { downloadUpload, getTemporaryFileUrl, serveTemporaryFile, serveUpload } from './views/serve-file';
+import { deactivateRealmEmoji, servePublicFile, uploadRealmEmoji } from './views/realm-emoji';
 import { handleTus } from './views/tus';
 import { uploadFile } from './views/upload-file';
 
@@ -21,4 +22,8 @@ export const routes: Route<UploadsDeps>[] = [
   { method: 'GET', path: '/user_uploads/download/*path', view: downloadUpload },
   { method: 'GET', path: '/user_uploads/temporary/*path', view: serveTemporaryFile, auth: 'anonymous' },
   { method: 'GET', path: '/user_uploads/*path', view: serveUpload },
+  // Custom emoji: the images, written here, are served from /user_avatars/ without credentials.
+  { method: 'POST', path: '/api/v1/realm/emoji/*emoji_name', view: uploadRealmEmoji, body: 'raw' },
+  { method: 'DELETE', path: '/api/v1/realm/emoji/*emoji_name', view: deactivateRealmEmoji },
+  { method: 'GET', path: '/user_avatars/*path', view: servePublicFile, auth: 'anonymous' },
 ];

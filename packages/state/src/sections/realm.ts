@@ -19,6 +19,7 @@ import {
   USER_SETTING_DEFAULTS,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
+import { realmEmojiSection } from './realm-emoji';
 import { userStatusSection } from './user-status';
 
 /**
@@ -135,7 +136,7 @@ export const realmSection: StateSection = {
  * to register without muted_users and user_status).
  */
 export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
-  { eventType: 'realm_emoji', fetch: async () => ({ realm_emoji: {} }) },
+  realmEmojiSection,
   { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
   { eventType: 'scheduled_messages', fetch: async () => ({ scheduled_messages: [] }) },
   { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },

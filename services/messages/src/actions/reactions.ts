@@ -62,7 +62,7 @@ export async function doAddReaction(
     const { message, received, stream } = await accessMessageForUpdate(tx.db, viewerOf(actor.user), messageId);
     let { emojiName, emojiCode, reactionType } = input;
     if (emojiCode === undefined || reactionType === undefined) {
-      const data = emojiDataFor(emojiName);
+      const data = await emojiDataFor(tx.db, actor.user.realm_id, emojiName);
       emojiCode ??= data.emoji_code;
       reactionType ??= data.reaction_type;
     }
@@ -77,7 +77,7 @@ export async function doAddReaction(
       // A vote for an existing reaction: its name wins, unchecked (it may be a since-removed emoji).
       emojiName = sameEmoji[0].emoji_name;
     } else {
-      checkEmojiRequest(emojiName, emojiCode, reactionType);
+      await checkEmojiRequest(tx.db, actor.user.realm_id, emojiName, emojiCode, reactionType);
     }
     if (!received) {
       await tx.db.$executeRaw(Prisma.sql`
@@ -104,7 +104,7 @@ export async function doRemoveReaction(
     if (emojiCode === undefined) {
       if (input.emojiName === undefined)
         throw new JsonableError('At least one of the following arguments must be present: emoji_name, emoji_code');
-      emojiCode = emojiDataFor(input.emojiName).emoji_code;
+      emojiCode = (await emojiDataFor(tx.db, actor.user.realm_id, input.emojiName)).emoji_code;
     }
     // No emoji check: the row proves the emoji was valid when added (it may be gone since).
     const existing = await tx.db.reaction.findUnique({

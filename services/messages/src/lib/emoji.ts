@@ -7,11 +7,15 @@
 // always do, from Zulip's table), the code must be a well-formed codepoint sequence and the name
 // a well-formed emoji name; the pair is not cross-checked, because Zulip's names differ from
 // iamcal's for some emoji (e.g. "thumbs_up", or "smile" for 1f642) and real clients send those.
-// Custom (realm) emoji do not exist in Teamchat's schema: every realm_emoji reaction is an
-// "Invalid custom emoji." unless it votes for an existing reaction.
+// Custom (realm) emoji are read from realm_emoji (the uploads service writes them): a name
+// names the realm's active custom emoji first, and a realm_emoji reaction's code is its id.
 
 import { JsonableError } from '@teamchat/core';
+import type { TxClient } from '@teamchat/db';
+import { activeRealmEmojiByName } from '@teamchat/domain';
 import { EMOJI_NAME_CODES } from './emoji-names';
+
+type EmojiReader = Pick<TxClient, 'realmEmoji'>;
 
 export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
 export type ReactionType = (typeof REACTION_TYPES)[number];
@@ -29,8 +33,14 @@ function unicodeNames(): Map<string, string> {
   return nameToCode;
 }
 
-/** The code and type a bare emoji name stands for (Zulip's get_emoji_data). */
-export function emojiDataFor(name: string): { emoji_code: string; reaction_type: ReactionType } {
+/** The code and type a bare emoji name stands for in the realm (Zulip's get_emoji_data). */
+export async function emojiDataFor(
+  db: EmojiReader,
+  realmId: number,
+  name: string,
+): Promise<{ emoji_code: string; reaction_type: ReactionType }> {
+  const custom = (await activeRealmEmojiByName(db, realmId, [name])).get(name);
+  if (custom) return { emoji_code: custom.id, reaction_type: 'realm_emoji' };
   if (name === 'zulip') return { emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' };
   const code = unicodeNames().get(name);
   if (code !== undefined) return { emoji_code: code, reaction_type: 'unicode_emoji' };
@@ -65,8 +75,25 @@ function isCodepointSequence(code: string): boolean {
 const EMOJI_NAME = /^[0-9a-z_+-]+$/;
 
 /** Whether a new reaction's (name, code, type) is valid in the realm (Zulip's check_emoji_request). */
-export function checkEmojiRequest(name: string, code: string, type: string): void {
-  if (type === 'realm_emoji') throw new JsonableError('Invalid custom emoji.');
+export async function checkEmojiRequest(
+  db: EmojiReader,
+  realmId: number,
+  name: string,
+  code: string,
+  type: string,
+): Promise<void> {
+  if (type === 'realm_emoji') {
+    // The code is the emoji's id; it must be the realm's, carry its name and still be active.
+    const id = /^[0-9]{1,10}$/.test(code) ? Number(code) : null;
+    const emoji =
+      id !== null && id <= 2 ** 31 - 1
+        ? await db.realmEmoji.findFirst({ where: { id, realm_id: realmId, file_name: { not: '' } } })
+        : null;
+    if (!emoji) throw new JsonableError('Invalid custom emoji.');
+    if (emoji.name !== name) throw new JsonableError('Invalid custom emoji name.');
+    if (emoji.deactivated) throw new JsonableError('This custom emoji has been deactivated.');
+    return;
+  }
   if (type === 'zulip_extra_emoji') {
     if (code !== 'zulip') throw new JsonableError('Invalid emoji code.');
     if (name !== code) throw new JsonableError('Invalid emoji name.');
