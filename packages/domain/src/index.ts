@@ -25,3 +25,4 @@ export * from './html';
 export * from './realm-emoji';
 export * from './emoji';
 export * from './user-status';
+export * from './muted-users';

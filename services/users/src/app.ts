@@ -18,6 +18,8 @@ export function createApp(deps: UsersDeps) {
 
 /** Where the channels service is when CHANNELS_URL does not say (its default port). */
 export const DEFAULT_CHANNELS_URL = 'http://127.0.0.1:9103';
+/** Where the messages service is when MESSAGES_URL does not say (its default port). */
+export const DEFAULT_MESSAGES_URL = 'http://127.0.0.1:9102';
 
 /** The service as the runtime and the test harness start it; it owns nothing beyond deps. */
 export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
@@ -29,7 +31,10 @@ export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = pro
   );
   const usersDeps: UsersDeps = {
     ...deps,
-    serviceUrls: { channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL },
+    serviceUrls: {
+      channels: env.CHANNELS_URL || DEFAULT_CHANNELS_URL,
+      messages: env.MESSAGES_URL || DEFAULT_MESSAGES_URL,
+    },
     loginThrottle,
   };
   return { handler: createApp(usersDeps), close: async () => {} };

@@ -6,6 +6,8 @@ export interface UsersDeps extends BaseDeps {
   serviceUrls: {
     /** The channels service: new accounts' subscriptions (invitation links). */
     channels: string;
+    /** The messages service: a muted user's unread messages are marked read there. */
+    messages: string;
   };
   /** Password-login attempts per account and per client address (POST /fetch_api_key). */
   loginThrottle: LoginThrottle;

@@ -1,7 +1,7 @@
 // Boot only: env, dependencies, listen, graceful shutdown.
 import { env, loadEnv } from '@teamchat/core';
 import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
-import { createService, DEFAULT_CHANNELS_URL } from './app';
+import { createService, DEFAULT_CHANNELS_URL, DEFAULT_MESSAGES_URL } from './app';
 import { loginThrottleEnvSpec } from './lib/login-throttle';
 
 async function main() {
@@ -10,6 +10,10 @@ async function main() {
     ...loginThrottleEnvSpec,
     PORT: env.int('port the users service listens on', 9101),
     CHANNELS_URL: env.string('where the channels service is (new accounts are subscribed there)', DEFAULT_CHANNELS_URL),
+    MESSAGES_URL: env.string(
+      "where the messages service is (a muted user's messages are marked read there)",
+      DEFAULT_MESSAGES_URL,
+    ),
   });
   const deps = createBaseDeps('users', config);
   // The settings as validated above, in the form createService reads them.

@@ -43,6 +43,7 @@ import {
   updateUserGroupMembers,
   updateUserGroupSubgroups,
 } from './views/user-groups';
+import { muteUser, unmuteUser } from './views/muted-users';
 import { getUserStatus, updateOwnStatus } from './views/user-status';
 import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
 
@@ -61,6 +62,8 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/users/me/profile_data', view: removeOwnProfileData },
   { method: 'POST', path: '/api/v1/users/me/presence', view: updatePresence },
   { method: 'POST', path: '/api/v1/users/me/status', view: updateOwnStatus },
+  { method: 'POST', path: '/api/v1/users/me/muted_users/:muted_user_id', view: muteUser },
+  { method: 'DELETE', path: '/api/v1/users/me/muted_users/:muted_user_id', view: unmuteUser },
   { method: 'POST', path: '/api/v1/users/me/apns_device_token', view: addApnsToken },
   { method: 'DELETE', path: '/api/v1/users/me/apns_device_token', view: removeApnsToken },
   { method: 'POST', path: '/api/v1/users/me/android_gcm_reg_id', view: addFcmToken },

@@ -20,6 +20,7 @@ import {
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
 import { realmEmojiSection } from './realm-emoji';
+import { mutedUsersSection } from './muted-users';
 import { userStatusSection } from './user-status';
 
 /**
@@ -140,7 +141,7 @@ export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
   { eventType: 'scheduled_messages', fetch: async () => ({ scheduled_messages: [] }) },
   { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },
-  { eventType: 'muted_users', fetch: async () => ({ muted_users: [] }) },
+  mutedUsersSection,
   userStatusSection,
   { eventType: 'realm_playgrounds', fetch: async () => ({ realm_playgrounds: [] }) },
 ];

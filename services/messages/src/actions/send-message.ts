@@ -154,13 +154,20 @@ export async function doSendMessage(
     });
     recipientIds.push(...bots.map((bot) => bot.id));
   }
-  const alerted = await usersAlertedBy(db, realm.id, recipientIds, content);
+  const [alerted, muting] = await Promise.all([
+    usersAlertedBy(db, realm.id, recipientIds, content),
+    // Recipients who muted the sender get it already read (Zulip's muted_sender_user_ids); few
+    // users mute anyone, so the sender's muters are read whole rather than matched to the recipients.
+    db.mutedUser.findMany({ where: { muted_user_id: sender.id }, select: { user_profile_id: true } }),
+  ]);
+  const mutedSenderFor = new Set(muting.map((row) => row.user_profile_id));
   let baseFlags = 0;
   if (rendering.streamWildcard) baseFlags |= MessageFlag.stream_wildcard_mentioned;
   if (target.kind === 'private') baseFlags |= MessageFlag.is_private;
   const flagsOf = (userId: number) => {
     let flags = baseFlags;
     if (userId === sender.id && input.options.readBySender) flags |= MessageFlag.read;
+    if (mutedSenderFor.has(userId)) flags |= MessageFlag.read;
     if (mentionedIds.has(userId)) flags |= MessageFlag.mentioned;
     if (alerted.has(userId)) flags |= MessageFlag.has_alert_word;
     if (rendering.topicWildcard && topicParticipants.has(userId)) flags |= MessageFlag.topic_wildcard_mentioned;
