@@ -34,11 +34,23 @@ export interface UploadsCleanupJobData {
   unreferencedOlderThanWeeks?: number;
 }
 
+/**
+ * A scheduled message's delivery (messages service, POST/PATCH /scheduled_messages), delayed
+ * until its time. The worker asks the messages service to deliver it, which does so at most
+ * once and only when it is due: a stale job (the time was changed, or it was sent) does nothing.
+ */
+export interface ScheduledMessageJobData {
+  realmId: number;
+  scheduledMessageId: number;
+  senderId: number;
+}
+
 /** Every queue's job payload, by queue name: the one list of queues. */
 export interface JobData {
   'mark-all-read': MarkAllReadJobData;
   'delete-topic': DeleteTopicJobData;
   'uploads-cleanup': UploadsCleanupJobData;
+  'scheduled-message': ScheduledMessageJobData;
 }
 
 export type JobQueueName = keyof JobData;
@@ -48,4 +60,5 @@ export const JOB_QUEUES = {
   markAllRead: 'mark-all-read',
   deleteTopic: 'delete-topic',
   uploadsCleanup: 'uploads-cleanup',
+  scheduledMessage: 'scheduled-message',
 } as const satisfies Record<string, JobQueueName>;

@@ -22,6 +22,7 @@ export * from './url-sanitizer';
 export * from './alert-words';
 export * from './names';
 export * from './html';
+export * from './scheduled-messages';
 export * from './realm-emoji';
 export * from './emoji';
 export * from './user-status';

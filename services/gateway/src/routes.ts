@@ -46,6 +46,7 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('mark_all_as_read|mark_stream_as_read|mark_topic_as_read'), service: 'messages', auth: 'basic' },
   { pattern: api('typing'), service: 'messages', auth: 'basic' },
   { pattern: api('drafts(/.*)?'), service: 'messages', auth: 'basic' },
+  { pattern: api('scheduled_messages(/.*)?'), service: 'messages', auth: 'basic' },
 
   // Channels, subscriptions, topics.
   { pattern: api('streams(/.*)?'), service: 'channels', auth: 'basic' },

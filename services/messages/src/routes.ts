@@ -13,6 +13,13 @@ import {
 import { getMessage, getMessages, renderMessage, sendMessage } from './views/messages';
 import { deleteMessage, getMessageHistory, updateMessage } from './views/edit';
 import { addReaction, getEmojiData, removeReaction } from './views/reactions';
+import {
+  createScheduledMessage,
+  deleteScheduledMessage,
+  deliverScheduledMessage,
+  getScheduledMessages,
+  updateScheduledMessage,
+} from './views/scheduled-messages';
 import { setMessageEditTypingStatus, setTypingStatus } from './views/typing';
 
 export const routes: Route<MessagesDeps>[] = [
@@ -37,4 +44,9 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/drafts', view: createDrafts },
   { method: 'PATCH', path: '/api/v1/drafts/:draft_id', view: editDraft },
   { method: 'DELETE', path: '/api/v1/drafts/:draft_id', view: deleteDraft },
+  { method: 'GET', path: '/api/v1/scheduled_messages', view: getScheduledMessages },
+  { method: 'POST', path: '/api/v1/scheduled_messages', view: createScheduledMessage },
+  { method: 'PATCH', path: '/api/v1/scheduled_messages/:scheduled_message_id', view: updateScheduledMessage },
+  { method: 'DELETE', path: '/api/v1/scheduled_messages/:scheduled_message_id', view: deleteScheduledMessage },
+  { method: 'POST', path: '/internal/scheduled_messages/:scheduled_message_id/deliver', view: deliverScheduledMessage },
 ];

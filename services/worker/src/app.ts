@@ -7,7 +7,8 @@ import { Worker, type Job } from 'bullmq';
 import { env, loadEnv } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { JOB_PROCESSORS } from './jobs';
-import type { JobProcessor } from './jobs/processor';
+import type { JobProcessor, WorkerDeps } from './jobs/processor';
+import { pollDueScheduledMessages } from './jobs/scheduled-message';
 
 export const workerEnvSpec = {
   // A worker renews the locks of its jobs every half lock; a job whose worker died (kill -9, a
@@ -15,13 +16,22 @@ export const workerEnvSpec = {
   // check ran: this lock plus WORKER_STALLED_CHECK_MS is how long a crash delays a job.
   WORKER_JOB_LOCK_MS: env.int('how long a job stays locked by a worker that stopped renewing the lock', 30_000),
   WORKER_STALLED_CHECK_MS: env.int('how often jobs locked by a dead worker are looked for', 5_000),
+  MESSAGES_URL: env.url(
+    'base URL of the messages service (scheduled messages are sent through it)',
+    'http://127.0.0.1:9102',
+  ),
+  SCHEDULED_MESSAGES_POLL_MS: env.int(
+    'how often due scheduled messages whose delivery job was lost are looked for (0: never)',
+    5_000,
+  ),
 };
 
 export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
   const config = loadEnv(workerEnvSpec, source);
+  const workerDeps: WorkerDeps = { ...deps, config };
   const workers = JOB_PROCESSORS.map(
     (processor) =>
-      new Worker(processor.queue, (job) => runJob(processor, job, deps), {
+      new Worker(processor.queue, (job) => runJob(processor, job, workerDeps), {
         connection: deps.newBlockingRedis(`worker:${processor.queue}`),
         prefix: deps.bus.keys.bullmq(processor.queue),
         concurrency: processor.concurrency,
@@ -36,6 +46,7 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
     );
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const poller = startScheduledMessagePoller(workerDeps, config.SCHEDULED_MESSAGES_POLL_MS);
 
   const respond = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     if (req.url === '/health/live') {
@@ -65,18 +76,49 @@ export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = 
     handler,
     // Finish the jobs in hand (their batches are transactions), take no new ones.
     drain: async () => {
+      await poller.stop();
       await Promise.all(workers.map((worker) => worker.close()));
     },
     close: async () => {
+      await poller.stop();
       await Promise.all(workers.map((worker) => worker.close()));
     },
   };
 }
 
 /** Runs a job; then records its organisation's write position, as a write request does (the read replica's rule). */
-async function runJob(processor: JobProcessor, job: Job, deps: BaseDeps): Promise<unknown> {
+async function runJob(processor: JobProcessor, job: Job, deps: WorkerDeps): Promise<unknown> {
   const result = await processor.process(job, deps);
   const realmId = (job.data as { realmId?: unknown }).realmId;
   if (typeof realmId === 'number') await deps.reads.recordWrite(realmId).catch(() => undefined);
   return result;
+}
+
+/**
+ * Polls for due scheduled messages (see pollDueScheduledMessages): once at start, then every
+ * `intervalMs`, one poll at a time. Failures are logged and retried at the next poll.
+ */
+function startScheduledMessagePoller(deps: WorkerDeps, intervalMs: number): { stop(): Promise<void> } {
+  if (intervalMs <= 0) return { stop: async () => {} };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = pollDueScheduledMessages(deps)
+      .then(() => undefined)
+      .catch((error) => deps.logger.warn({ err: error }, 'polling due scheduled messages failed'))
+      .finally(() => {
+        if (stopped) return;
+        timer = setTimeout(tick, intervalMs);
+        timer.unref();
+      });
+  };
+  tick();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
 }

@@ -19,6 +19,7 @@ import {
   USER_SETTING_DEFAULTS,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
+import { scheduledMessagesSection } from './scheduled-messages';
 import { realmEmojiSection } from './realm-emoji';
 import { mutedUsersSection } from './muted-users';
 import { userStatusSection } from './user-status';
@@ -139,7 +140,7 @@ export const realmSection: StateSection = {
 export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   realmEmojiSection,
   { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
-  { eventType: 'scheduled_messages', fetch: async () => ({ scheduled_messages: [] }) },
+  scheduledMessagesSection,
   { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },
   mutedUsersSection,
   userStatusSection,

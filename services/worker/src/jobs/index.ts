@@ -4,6 +4,7 @@ import type { JobQueueName } from '@teamchat/bus';
 import { deleteTopicProcessor } from './delete-topic';
 import { markAllReadProcessor } from './mark-all-read';
 import type { JobProcessor } from './processor';
+import { scheduledMessageProcessor } from './scheduled-message';
 import { uploadsCleanupProcessor } from './uploads-cleanup';
 
 export type { JobProcessor } from './processor';
@@ -12,6 +13,7 @@ const PROCESSORS_BY_QUEUE: { [Name in JobQueueName]: JobProcessor<Name> } = {
   'delete-topic': deleteTopicProcessor,
   'uploads-cleanup': uploadsCleanupProcessor,
   'mark-all-read': markAllReadProcessor,
+  'scheduled-message': scheduledMessageProcessor,
 };
 
 export const JOB_PROCESSORS: JobProcessor[] = Object.values(PROCESSORS_BY_QUEUE);

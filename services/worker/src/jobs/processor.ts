@@ -4,10 +4,13 @@ import type { Job } from 'bullmq';
 import type { JobData, JobQueueName } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
 
+/** What a job gets: the common dependencies and the worker's settings (workerEnvSpec in app.ts). */
+export type WorkerDeps = BaseDeps & { config: { MESSAGES_URL: string } };
+
 export interface JobProcessor<Name extends JobQueueName = JobQueueName> {
   queue: Name;
   /** Jobs of this queue run at once in one worker process. */
   concurrency: number;
   /** The payload type is the producers' (JobData), so both sides agree or fail to compile. */
-  process(job: Job<JobData[Name]>, deps: BaseDeps): Promise<unknown>;
+  process(job: Job<JobData[Name]>, deps: WorkerDeps): Promise<unknown>;
 }
