@@ -27,3 +27,4 @@ export * from './realm-emoji';
 export * from './emoji';
 export * from './user-status';
 export * from './muted-users';
+export * from './saved-snippets';

@@ -77,6 +77,7 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('navigation_views(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('realm(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('settings'), service: 'users', auth: 'basic' },
+  { pattern: api('saved_snippets(/.*)?'), service: 'users', auth: 'basic' },
 ];
 
 export function matchRoute(path: string): RouteRule | undefined {

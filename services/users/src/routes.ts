@@ -44,6 +44,7 @@ import {
   updateUserGroupSubgroups,
 } from './views/user-groups';
 import { muteUser, unmuteUser } from './views/muted-users';
+import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './views/saved-snippets';
 import { getUserStatus, updateOwnStatus } from './views/user-status';
 import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
 
@@ -70,6 +71,10 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/users/me/android_gcm_reg_id', view: removeFcmToken },
   { method: 'POST', path: '/api/v1/users/me/mobile_push_reg_id', view: addFcmToken },
   { method: 'DELETE', path: '/api/v1/users/me/mobile_push_reg_id', view: removeFcmToken },
+  { method: 'GET', path: '/api/v1/saved_snippets', view: getSavedSnippets },
+  { method: 'POST', path: '/api/v1/saved_snippets', view: createSavedSnippet },
+  { method: 'PATCH', path: '/api/v1/saved_snippets/:saved_snippet_id', view: editSavedSnippet },
+  { method: 'DELETE', path: '/api/v1/saved_snippets/:saved_snippet_id', view: deleteSavedSnippet },
 
   // Other users.
   { method: 'GET', path: '/api/v1/users', view: getUsers },

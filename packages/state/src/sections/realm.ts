@@ -22,6 +22,7 @@ import type { StateSection } from '../registry';
 import { scheduledMessagesSection } from './scheduled-messages';
 import { realmEmojiSection } from './realm-emoji';
 import { mutedUsersSection } from './muted-users';
+import { savedSnippetsSection } from './saved-snippets';
 import { userStatusSection } from './user-status';
 
 /**
@@ -141,7 +142,7 @@ export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   realmEmojiSection,
   { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
   scheduledMessagesSection,
-  { eventType: 'saved_snippets', fetch: async () => ({ saved_snippets: [] }) },
+  savedSnippetsSection,
   mutedUsersSection,
   userStatusSection,
   { eventType: 'realm_playgrounds', fetch: async () => ({ realm_playgrounds: [] }) },
