@@ -71,6 +71,31 @@ async function streamsActorCannotAddSubscribersTo(tx: Tx, actor: UserProfile, st
   return refused;
 }
 
+/** Zulip's access_streams_for_invite: channels the actor sees, and may subscribe others to. */
+async function accessStreamsForInvite(tx: Tx, actor: UserProfile, streamIds: number[]): Promise<Stream[]> {
+  const streams: Stream[] = [];
+  for (const streamId of streamIds) {
+    try {
+      const { stream } = await accessStreamById(tx.db, actor, streamId);
+      if (stream.is_archived) throw new JsonableError('Invalid channel ID');
+      streams.push(stream);
+    } catch (error) {
+      if (!(error instanceof JsonableError)) throw error;
+      throw new JsonableError(`Invalid channel ID ${streamId}. No invites were sent.`);
+    }
+  }
+  if ((await streamsActorCannotAddSubscribersTo(tx, actor, streams)).length) {
+    throw new JsonableError('You do not have permission to subscribe other users to channels.');
+  }
+  return streams;
+}
+
+/** Zulip's access_user_groups_for_invite: groups the actor may add members to. */
+async function accessUserGroupsForInvite(tx: Tx, actor: UserProfile, groupIds: number[]): Promise<void> {
+  for (const groupId of groupIds)
+    await accessUserGroupForUpdate(tx.db, actor, groupId, 'can_add_members_group', { allowDeactivated: false });
+}
+
 export interface NewMultiuseInvite {
   inviteAs: number;
   /** null: never expires. */
@@ -91,22 +116,8 @@ export async function doCreateMultiuseInvite(
     if (!(await hasRealmPermission(tx.db, actor, 'create_multiuse_invite_group')))
       throw new JsonableError('Insufficient permission');
     checkRoleBasedPermissions(input.inviteAs, actor);
-    const streams: Stream[] = [];
-    for (const streamId of input.streamIds) {
-      try {
-        const { stream } = await accessStreamById(tx.db, actor, streamId);
-        if (stream.is_archived) throw new JsonableError('Invalid channel ID');
-        streams.push(stream);
-      } catch (error) {
-        if (!(error instanceof JsonableError)) throw error;
-        throw new JsonableError(`Invalid channel ID ${streamId}. No invites were sent.`);
-      }
-    }
-    if ((await streamsActorCannotAddSubscribersTo(tx, actor, streams)).length) {
-      throw new JsonableError('You do not have permission to subscribe other users to channels.');
-    }
-    for (const groupId of input.groupIds)
-      await accessUserGroupForUpdate(tx.db, actor, groupId, 'can_add_members_group', { allowDeactivated: false });
+    const streams = await accessStreamsForInvite(tx, actor, input.streamIds);
+    await accessUserGroupsForInvite(tx, actor, input.groupIds);
     if (input.welcomeMessageCustomText !== null && !isAdministrator(actor.role))
       throw new JsonableError('Must be an organization administrator');
 
@@ -133,8 +144,20 @@ export function isUsable(invite: Pick<MultiuseInvite, 'status' | 'expiry_date'>,
   return invite.status === InviteStatus.ACTIVE && (invite.expiry_date === null || invite.expiry_date > now);
 }
 
-/** GET /invites: unexpired, unrevoked invitations the user controls (administrators: all of them). */
+/**
+ * GET /invites: unexpired, unrevoked invitations the user controls (administrators: all of
+ * them), email invitations first, as Zulip's do_get_invites_controlled_by_user.
+ */
 export async function listInvites(deps: Deps, { user: actor, realm }: Actor) {
+  const emailInvites = await deps.db.preregistrationUser.findMany({
+    where: {
+      realm_id: actor.realm_id,
+      status: InviteStatus.ACTIVE,
+      OR: [{ expiry_date: null }, { expiry_date: { gte: new Date() } }],
+      ...(isAdministrator(actor.role) ? {} : { referred_by_id: actor.id }),
+    },
+    orderBy: { id: 'asc' },
+  });
   const invites = await deps.db.multiuseInvite.findMany({
     where: {
       realm_id: actor.realm_id,
@@ -144,15 +167,27 @@ export async function listInvites(deps: Deps, { user: actor, realm }: Actor) {
     },
     orderBy: { id: 'asc' },
   });
-  return invites.map((invite) => ({
-    id: invite.id,
-    invited_by_user_id: invite.referred_by_id,
-    invited: Math.floor(invite.date_created.getTime() / 1000),
-    expiry_date: invite.expiry_date === null ? null : Math.floor(invite.expiry_date.getTime() / 1000),
-    invited_as: invite.invited_as,
-    link_url: inviteLink(realm, invite.confirmation_key, deps.env.EXTERNAL_SCHEME),
-    is_multiuse: true,
-  }));
+  return [
+    ...emailInvites.map((invite) => ({
+      id: invite.id,
+      email: invite.email,
+      invited_by_user_id: invite.referred_by_id,
+      invited: Math.floor(invite.invited_at.getTime() / 1000),
+      expiry_date: invite.expiry_date === null ? null : Math.floor(invite.expiry_date.getTime() / 1000),
+      invited_as: invite.invited_as,
+      is_multiuse: false,
+      notify_referrer_on_join: invite.notify_referrer_on_join,
+    })),
+    ...invites.map((invite) => ({
+      id: invite.id,
+      invited_by_user_id: invite.referred_by_id,
+      invited: Math.floor(invite.date_created.getTime() / 1000),
+      expiry_date: invite.expiry_date === null ? null : Math.floor(invite.expiry_date.getTime() / 1000),
+      invited_as: invite.invited_as,
+      link_url: inviteLink(realm, invite.confirmation_key, deps.env.EXTERNAL_SCHEME),
+      is_multiuse: true,
+    })),
+  ];
 }
 
 /** DELETE /invites/multiuse/{id} (Zulip's access_multiuse_invite_by_id + do_revoke_multi_use_invite). */
@@ -171,5 +206,199 @@ export async function doRevokeMultiuseInvite(deps: Deps, actor: UserProfile, inv
     if (invite.status === InviteStatus.REVOKED) throw new JsonableError('Invitation has already been revoked');
     await tx.db.multiuseInvite.update({ where: { id: invite.id }, data: { status: InviteStatus.REVOKED } });
     await notifyInvitesChanged(deps, tx, actor.realm_id, invite.referred_by_id);
+  });
+}
+
+// ---------------------------------------------------------------- email invitations
+// Recorded as preregistration_user rows (Zulip's PreregistrationUser); sending the email is
+// the notifications work's.
+
+/** Zulip's INVITES_DEFAULT_REALM_DAILY_MAX: invitations an organisation may send in a day. */
+export const INVITES_DAILY_MAX = 100;
+
+export interface NewEmailInvites extends NewMultiuseInvite {
+  /** The invitee_emails text: addresses separated by commas or newlines, "Name <address>" allowed. */
+  inviteeEmails: string;
+  notifyReferrerOnJoin: boolean;
+}
+
+/** An invitee that was not invited: [email, reason, deactivated] (Zulip's InvitationError.errors). */
+type InviteeError = [string, string, boolean];
+
+function invitationError(
+  msg: string,
+  errors: InviteeError[],
+  options: { sentInvitations: boolean; dailyLimitReached?: boolean },
+): JsonableError {
+  return new JsonableError(msg, {
+    code: 'INVITATION_FAILED',
+    data: {
+      errors,
+      sent_invitations: options.sentInvitations,
+      license_limit_reached: false,
+      daily_limit_reached: options.dailyLimitReached ?? false,
+    },
+  });
+}
+
+/** Zulip's get_invitee_emails_set. */
+export function inviteeEmailSet(raw: string): string[] {
+  const emails = new Set<string>();
+  for (const part of raw.split(/[,\n]/)) {
+    const named = /<(.*)>/.exec(part);
+    emails.add((named ? named[1] : part).trim());
+  }
+  return [...emails];
+}
+
+const EMAIL_LOCAL = /^[-!#$%&'*+/=?^_`{}|~0-9a-z]+(\.[-!#$%&'*+/=?^_`{}|~0-9a-z]+)*$/i;
+const EMAIL_DOMAIN = /^((?=[a-z0-9-]{1,63}\.)[a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z0-9-]{2,63}$/i;
+
+/** Django's validate_email, as far as Zulip's invitations use it. */
+function isValidEmail(email: string): boolean {
+  if (email.length > 254) return false;
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return false;
+  const domain = email.slice(at + 1);
+  return EMAIL_LOCAL.test(email.slice(0, at)) && EMAIL_DOMAIN.test(domain) && !domain.endsWith('-');
+}
+
+/** The daily cap (Zulip's check_invite_limit): invitations recorded in the last 24 hours. */
+async function checkInviteLimit(tx: Tx, realmId: number, count: number): Promise<void> {
+  const since = new Date(Date.now() - 24 * 3600 * 1000);
+  const recent = await tx.db.preregistrationUser.count({ where: { realm_id: realmId, invited_at: { gte: since } } });
+  if (recent + count > INVITES_DAILY_MAX) {
+    throw invitationError(
+      'To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.',
+      [],
+      { sentInvitations: false, dailyLimitReached: true },
+    );
+  }
+}
+
+/** POST /invites (Zulip's invite_users_backend + do_invite_users), checks in Zulip's order. */
+export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: NewEmailInvites): Promise<void> {
+  const skipped = await transaction(deps.db, async (tx) => {
+    if (!(await hasRealmPermission(tx.db, actor, 'can_invite_users_group')))
+      throw new JsonableError('Insufficient permission');
+    checkRoleBasedPermissions(input.inviteAs, actor);
+    if (!input.inviteeEmails) throw new JsonableError('You must specify at least one email address.');
+    const invitees = inviteeEmailSet(input.inviteeEmails);
+    const streams = await accessStreamsForInvite(tx, actor, input.streamIds);
+    await accessUserGroupsForInvite(tx, actor, input.groupIds);
+    if (input.welcomeMessageCustomText !== null && !isAdministrator(actor.role))
+      throw new JsonableError('Must be an organization administrator');
+
+    // One invitation batch at a time per organisation: the daily count must see the others.
+    await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${actor.realm_id} FOR UPDATE`;
+    await checkInviteLimit(tx, actor.realm_id, invitees.length);
+
+    const errors: InviteeError[] = [];
+    const good: string[] = [];
+    for (const email of invitees) {
+      if (email === '') continue;
+      if (isValidEmail(email)) good.push(email);
+      else errors.push([email, 'Invalid address.', false]);
+    }
+    // Zulip's get_existing_user_errors: an account with the address (any case) already exists.
+    const existing = good.length
+      ? await tx.db.userProfile.findMany({
+          where: {
+            realm_id: actor.realm_id,
+            OR: good.map((email) => ({ delivery_email: { equals: email, mode: 'insensitive' as const } })),
+          },
+          select: { delivery_email: true, is_active: true },
+        })
+      : [];
+    const skipped: InviteeError[] = [];
+    const toInvite: string[] = [];
+    for (const email of good) {
+      const account = existing.find((user) => user.delivery_email.toLowerCase() === email.toLowerCase());
+      if (!account) toInvite.push(email);
+      else if (account.is_active) skipped.push([email, 'Already has an account.', false]);
+      else skipped.push([email, 'Account has been deactivated.', true]);
+    }
+    if (errors.length) {
+      throw invitationError(
+        "Some emails did not validate, so we didn't send any invitations.",
+        [...errors, ...skipped],
+        {
+          sentInvitations: false,
+        },
+      );
+    }
+    if (skipped.length && skipped.length === invitees.length) {
+      throw invitationError("We weren't able to invite anyone.", skipped, { sentInvitations: false });
+    }
+    const now = new Date();
+    const expiry = input.expiresInMinutes === null ? null : new Date(now.getTime() + input.expiresInMinutes * 60_000);
+    for (const email of toInvite) {
+      await tx.db.preregistrationUser.create({
+        data: {
+          realm_id: actor.realm_id,
+          referred_by_id: actor.id,
+          email: email.toLowerCase(),
+          invited_as: input.inviteAs,
+          invited_at: now,
+          expiry_date: expiry,
+          include_realm_default_subscriptions: input.includeRealmDefaultSubscriptions,
+          notify_referrer_on_join: input.notifyReferrerOnJoin,
+          welcome_message_custom_text: input.welcomeMessageCustomText,
+          stream_ids: [...new Set(streams.map((stream) => stream.id))],
+          group_ids: [...new Set(input.groupIds)],
+          confirmation_key: generateConfirmationKey(),
+        },
+      });
+    }
+    await notifyInvitesChanged(deps, tx, actor.realm_id, actor.id);
+    return skipped;
+  });
+  if (skipped.length) {
+    throw invitationError(
+      "Some of those addresses are already using Zulip, so we didn't send them an invitation. We did send invitations to everyone else!",
+      skipped,
+      { sentInvitations: true },
+    );
+  }
+}
+
+/**
+ * Zulip's access_invite_by_id: an active invitation of the actor's organisation; someone
+ * else's needs an administrator (an owner for an owner's invitation).
+ */
+async function accessEmailInvite(tx: Tx, actor: UserProfile, inviteId: number) {
+  const [row] = await tx.db.$queryRaw<
+    { id: number }[]
+  >`SELECT id FROM preregistration_user WHERE id = ${inviteId} FOR UPDATE`;
+  const invite = row ? await tx.db.preregistrationUser.findUnique({ where: { id: row.id } }) : null;
+  // Revoked or used invitations are gone in Zulip (it deletes them).
+  if (!invite || invite.realm_id !== actor.realm_id || invite.status !== InviteStatus.ACTIVE)
+    throw new JsonableError('No such invitation');
+  if (invite.referred_by_id !== actor.id) {
+    if (invite.invited_as === Role.OWNER && !isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
+    if (!isAdministrator(actor.role)) throw new JsonableError('Must be an organization administrator');
+  }
+  return invite;
+}
+
+/** DELETE /invites/{invite_id} (Zulip's revoke_user_invite). */
+export async function doRevokeUserInvite(deps: Deps, actor: UserProfile, inviteId: number): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    const invite = await accessEmailInvite(tx, actor, inviteId);
+    await tx.db.preregistrationUser.update({ where: { id: invite.id }, data: { status: InviteStatus.REVOKED } });
+    await notifyInvitesChanged(deps, tx, actor.realm_id, invite.referred_by_id);
+  });
+}
+
+/**
+ * POST /invites/{invite_id}/resend (Zulip's resend_user_invite_email): the invitation must still
+ * be there, and the organisation within its daily cap. Nothing about the invitation changes
+ * (Zulip sends no event); the email itself is the notifications work's.
+ */
+export async function doResendUserInvite(deps: Deps, actor: UserProfile, inviteId: number): Promise<void> {
+  await transaction(deps.db, async (tx) => {
+    await accessEmailInvite(tx, actor, inviteId);
+    await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${actor.realm_id} FOR UPDATE`;
+    await checkInviteLimit(tx, actor.realm_id, 1);
   });
 }
