@@ -4,7 +4,14 @@ import type { Route } from '@teamchat/core';
 import type { UsersDeps } from './deps';
 import { addAlertWords, listAlertWords, removeAlertWords } from './views/alert-words';
 import { fetchApiKey } from './views/fetch-api-key';
-import { createMultiuseInvite, getInvites, revokeMultiuseInvite } from './views/invites';
+import {
+  createMultiuseInvite,
+  getInvites,
+  resendUserInvite,
+  revokeMultiuseInvite,
+  revokeUserInvite,
+  sendInvites,
+} from './views/invites';
 import { acceptMultiuseInvite, showJoinPage, submitJoinForm } from './views/join';
 import {
   createLinkifier,
@@ -101,6 +108,10 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'POST', path: '/api/v1/invites/multiuse', view: createMultiuseInvite },
   { method: 'POST', path: '/api/v1/invites/multiuse/accept', view: acceptMultiuseInvite, auth: 'anonymous' },
   { method: 'DELETE', path: '/api/v1/invites/multiuse/:invite_id', view: revokeMultiuseInvite },
+  // Invitations by email (the email itself is sent by the notifications work).
+  { method: 'POST', path: '/api/v1/invites', view: sendInvites },
+  { method: 'DELETE', path: '/api/v1/invites/:invite_id', view: revokeUserInvite },
+  { method: 'POST', path: '/api/v1/invites/:invite_id/resend', view: resendUserInvite },
   { method: 'GET', path: '/join/:key', view: showJoinPage, auth: 'anonymous' },
   { method: 'POST', path: '/join/:key', view: submitJoinForm, auth: 'anonymous' },
 
