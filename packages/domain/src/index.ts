@@ -28,3 +28,4 @@ export * from './emoji';
 export * from './user-status';
 export * from './muted-users';
 export * from './saved-snippets';
+export * from './realm-playgrounds';

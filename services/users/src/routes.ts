@@ -51,6 +51,7 @@ import {
   updateUserGroupSubgroups,
 } from './views/user-groups';
 import { muteUser, unmuteUser } from './views/muted-users';
+import { addRealmPlayground, removeRealmPlayground } from './views/realm-playgrounds';
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './views/saved-snippets';
 import { getUserStatus, updateOwnStatus } from './views/user-status';
 import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
@@ -132,4 +133,6 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'POST', path: '/api/v1/realm/profile_fields', view: createProfileField },
   { method: 'GET', path: '/api/v1/realm/emoji', view: listRealmEmoji },
   { method: 'GET', path: '/api/v1/realm/presence', view: getRealmPresence },
+  { method: 'POST', path: '/api/v1/realm/playgrounds', view: addRealmPlayground },
+  { method: 'DELETE', path: '/api/v1/realm/playgrounds/:playground_id', view: removeRealmPlayground },
 ];

@@ -22,6 +22,7 @@ import type { StateSection } from '../registry';
 import { scheduledMessagesSection } from './scheduled-messages';
 import { realmEmojiSection } from './realm-emoji';
 import { mutedUsersSection } from './muted-users';
+import { realmPlaygroundsSection } from './realm-playgrounds';
 import { savedSnippetsSection } from './saved-snippets';
 import { userStatusSection } from './user-status';
 
@@ -145,5 +146,5 @@ export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   savedSnippetsSection,
   mutedUsersSection,
   userStatusSection,
-  { eventType: 'realm_playgrounds', fetch: async () => ({ realm_playgrounds: [] }) },
+  realmPlaygroundsSection,
 ];
