@@ -10,6 +10,7 @@ import {
   updateMessageFlags,
   updateMessageFlagsForNarrow,
 } from './views/flags';
+import { getMatchesNarrow, getReadReceipts } from './views/message-queries';
 import { getMessage, getMessages, renderMessage, sendMessage } from './views/messages';
 import { deleteMessage, getMessageHistory, updateMessage } from './views/edit';
 import { addReaction, getEmojiData, removeReaction } from './views/reactions';
@@ -28,10 +29,13 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/messages/render', view: renderMessage },
   { method: 'POST', path: '/api/v1/messages/flags', view: updateMessageFlags, bodyLimitBytes: BODY_LIMITS.idList },
   { method: 'POST', path: '/api/v1/messages/flags/narrow', view: updateMessageFlagsForNarrow },
+  // Before /messages/:message_id, which would take "matches_narrow" for an id.
+  { method: 'GET', path: '/api/v1/messages/matches_narrow', view: getMatchesNarrow },
   { method: 'GET', path: '/api/v1/messages/:message_id', view: getMessage },
   { method: 'PATCH', path: '/api/v1/messages/:message_id', view: updateMessage },
   { method: 'DELETE', path: '/api/v1/messages/:message_id', view: deleteMessage },
   { method: 'GET', path: '/api/v1/messages/:message_id/history', view: getMessageHistory },
+  { method: 'GET', path: '/api/v1/messages/:message_id/read_receipts', view: getReadReceipts },
   { method: 'POST', path: '/api/v1/messages/:message_id/reactions', view: addReaction },
   { method: 'DELETE', path: '/api/v1/messages/:message_id/reactions', view: removeReaction },
   { method: 'GET', path: EMOJI_DATA_PATH, view: getEmojiData, auth: 'anonymous' },

@@ -80,7 +80,7 @@ const highlight = (text: string) =>
   text.split(MATCH_START).join('<span class="highlight">').split(MATCH_STOP).join('</span>');
 
 /** Zulip's match_content / match_subject: the search's words highlighted. */
-async function searchHighlights(
+export async function searchHighlights(
   db: Reader,
   ids: number[],
   search: string,
