@@ -29,3 +29,4 @@ export * from './user-status';
 export * from './muted-users';
 export * from './saved-snippets';
 export * from './realm-playgrounds';
+export * from './user-settings-defaults';

@@ -53,6 +53,7 @@ import {
 import { muteUser, unmuteUser } from './views/muted-users';
 import { addRealmPlayground, removeRealmPlayground } from './views/realm-playgrounds';
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './views/saved-snippets';
+import { updateRealmUserSettingsDefaults } from './views/user-settings-defaults';
 import { getUserStatus, updateOwnStatus } from './views/user-status';
 import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
 
@@ -135,4 +136,5 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/realm/presence', view: getRealmPresence },
   { method: 'POST', path: '/api/v1/realm/playgrounds', view: addRealmPlayground },
   { method: 'DELETE', path: '/api/v1/realm/playgrounds/:playground_id', view: removeRealmPlayground },
+  { method: 'PATCH', path: '/api/v1/realm/user_settings_defaults', view: updateRealmUserSettingsDefaults },
 ];

@@ -4,10 +4,7 @@
 // come from the server section.
 
 import {
-  AVAILABLE_NOTIFICATION_SOUNDS,
-  EmailVisibility,
   EMOJI_DATA_PATH,
-  EMOJISET_CHOICES,
   groupSettingValues,
   placeholderEmailDomain,
   realmIconUrl,
@@ -16,7 +13,6 @@ import {
   realmUrl,
   renderMarkdown,
   SystemGroup,
-  USER_SETTING_DEFAULTS,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
 import { scheduledMessagesSection } from './scheduled-messages';
@@ -24,6 +20,7 @@ import { realmEmojiSection } from './realm-emoji';
 import { mutedUsersSection } from './muted-users';
 import { realmPlaygroundsSection } from './realm-playgrounds';
 import { savedSnippetsSection } from './saved-snippets';
+import { userSettingsDefaultsSection } from './user-settings-defaults';
 import { userStatusSection } from './user-status';
 
 /**
@@ -121,13 +118,6 @@ export const realmSection: StateSection = {
       realm_push_notifications_enabled_end_timestamp: null,
       realm_plan_type: 1,
       realm_billing: {},
-      realm_user_settings_defaults: {
-        ...USER_SETTING_DEFAULTS,
-        default_language: realm.default_language,
-        email_address_visibility: EmailVisibility.EVERYONE,
-        available_notification_sounds: AVAILABLE_NOTIFICATION_SOUNDS,
-        emojiset_choices: EMOJISET_CHOICES,
-      },
     };
   },
 };
@@ -147,4 +137,6 @@ export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   mutedUsersSection,
   userStatusSection,
   realmPlaygroundsSection,
+  // The defaults for new users' settings: a section of its own, as Zulip's fetch_event_types names it.
+  userSettingsDefaultsSection,
 ];

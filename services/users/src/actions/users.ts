@@ -3,7 +3,7 @@
 
 import { invalidateAuthCache } from '@teamchat/bus';
 import { CannotDeactivateLastUserError, JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
-import { transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db';
+import { Prisma, transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db';
 import {
   apiUserDict,
   canAccessDeliveryEmail,
@@ -15,6 +15,7 @@ import {
   hashPassword,
   INACCESSIBLE_USER_NAME,
   metadataAccessUserIds,
+  newUserSettings,
   placeholderEmail,
   Role,
   ROLE_VALUES,
@@ -64,13 +65,18 @@ export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserIn
   const role = input.role ?? Role.MEMBER;
   if (!EMAIL_PATTERN.test(deliveryEmail)) throw new JsonableError(`Invalid email '${input.email}'`);
   if (!ROLE_VALUES.includes(role)) throw new JsonableError('Invalid role');
-  const visibility = input.emailAddressVisibility ?? EmailVisibility.EVERYONE;
   const passwordHash = input.password ? await hashPassword(input.password) : null;
 
   return transaction(deps.db, async (tx) => {
     if (await tx.db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: deliveryEmail } })) {
       throw new JsonableError(`Email '${deliveryEmail}' already in use`);
     }
+    // New accounts start with the organisation's defaults (Zulip's copy_default_settings), read
+    // here rather than from the caller's realm row, which may predate a change.
+    const defaults = newUserSettings(
+      await tx.db.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { user_settings_defaults: true } }),
+    );
+    const visibility = input.emailAddressVisibility ?? defaults.emailAddressVisibility ?? EmailVisibility.EVERYONE;
     let user = await tx.db.userProfile.create({
       data: {
         realm_id: realm.id,
@@ -84,6 +90,7 @@ export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserIn
         password_hash: passwordHash,
         email_address_visibility: visibility,
         timezone: input.timezone ?? '',
+        settings: defaults.settings as Prisma.InputJsonObject,
       },
     });
     if (visibility !== EmailVisibility.EVERYONE) {
