@@ -47,6 +47,7 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('typing'), service: 'messages', auth: 'basic' },
   { pattern: api('drafts(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('scheduled_messages(/.*)?'), service: 'messages', auth: 'basic' },
+  { pattern: api('calls/bigbluebutton/create'), service: 'messages', auth: 'basic' },
 
   // Channels, subscriptions, topics.
   { pattern: api('streams(/.*)?'), service: 'channels', auth: 'basic' },

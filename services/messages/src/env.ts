@@ -8,6 +8,11 @@ export const messagesEnvSpec = {
   ),
   MARK_ALL_READ_BATCH_SIZE: env.int('user_message rows the mark-all-read job marks per transaction', 2000),
   MARK_ALL_READ_BATCH_PAUSE_MS: env.int('pause between two mark-all-read batches, to spread the load on PostgreSQL', 0),
+  BIG_BLUE_BUTTON_URL: env.string(
+    'BigBlueButton server for video calls, e.g. https://bbb.example.com/bigbluebutton/ (empty: none)',
+    '',
+  ),
+  BIG_BLUE_BUTTON_SECRET: env.string("the BigBlueButton server's shared secret (empty: none)", ''),
 };
 
 export type MessagesConfig = EnvOf<typeof messagesEnvSpec>;

@@ -2,6 +2,7 @@
 import { BODY_LIMITS, type Route } from '@teamchat/core';
 import { EMOJI_DATA_PATH } from '@teamchat/domain';
 import type { MessagesDeps } from './deps';
+import { createBigBlueButtonCall } from './views/calls';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
 import {
   markAllAsRead,
@@ -48,6 +49,7 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/drafts', view: createDrafts },
   { method: 'PATCH', path: '/api/v1/drafts/:draft_id', view: editDraft },
   { method: 'DELETE', path: '/api/v1/drafts/:draft_id', view: deleteDraft },
+  { method: 'GET', path: '/api/v1/calls/bigbluebutton/create', view: createBigBlueButtonCall },
   { method: 'GET', path: '/api/v1/scheduled_messages', view: getScheduledMessages },
   { method: 'POST', path: '/api/v1/scheduled_messages', view: createScheduledMessage },
   { method: 'PATCH', path: '/api/v1/scheduled_messages/:scheduled_message_id', view: updateScheduledMessage },
