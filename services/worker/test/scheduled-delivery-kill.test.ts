@@ -75,7 +75,8 @@ async function waitFor<T>(check: () => Promise<T | undefined | null | false>, ti
 test('kill -9 of the worker around delivery: every scheduled message is delivered exactly once', async () => {
   const COUNT = 24;
   const queue = await registerEventQueue(bob.client, { event_types: JSON.stringify(['message']) });
-  const at = Math.floor(Date.now() / 1000) + 4;
+  // Far enough ahead for all of them to be scheduled first on a busy machine.
+  const at = Math.floor(Date.now() / 1000) + 8;
   const ids: number[] = [];
   for (let i = 0; i < COUNT; i++) {
     const response = await alice.client.post('/api/v1/scheduled_messages', {
