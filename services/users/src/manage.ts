@@ -6,6 +6,8 @@
 //   reset-api-key  --realm <r> --email <email>                 revoke every key, print a new one
 //   write-zuliprc  --realm <r> --email <email> --path <file> [--site <url>]   issue a key, write a zuliprc
 //   list-users     --realm <r>
+//   change-user-role --realm <r> --email <email> --permission can_create_users [--revoke]
+//                  grant (or revoke) Zulip's can_create_users permission (POST /users)
 //   seed-demo      --host <host[:port]> --dir <zuliprc folder>   the demo realm and users, once; zuliprc files when missing
 
 import fs from 'node:fs';
@@ -15,6 +17,7 @@ import { env, loadEnv } from '@teamchat/core';
 import type { Db, Realm } from '@teamchat/db';
 import { BotType, realmUrl, Role, ROLE_BY_NAME } from '@teamchat/domain';
 import { baseEnvSpec, createBaseDeps, type BaseDeps } from '@teamchat/runtime';
+import { doSetCanCreateUsers } from './actions/admin-users';
 import { doCreateRealm } from './actions/realms';
 import { doCreateUser, doIssueApiKey, doRegenerateApiKey } from './actions/users';
 
@@ -25,6 +28,7 @@ const USAGE = `usage: manage <command> [options]
   reset-api-key  --realm <r> --email <email>
   write-zuliprc  --realm <r> --email <email> --path <file> [--site <url>]
   list-users     --realm <r>
+  change-user-role --realm <r> --email <email> --permission can_create_users [--revoke]
   seed-demo      --host <host[:port]> --dir <zuliprc folder>`;
 
 class UsageError extends Error {}
@@ -74,6 +78,8 @@ export async function runCommand(
       path: { type: 'string' },
       site: { type: 'string' },
       dir: { type: 'string' },
+      permission: { type: 'string' },
+      revoke: { type: 'boolean', default: false },
     },
   });
   const { db } = deps;
@@ -131,6 +137,17 @@ export async function runCommand(
           `${user.id}\t${user.delivery_email}\t${user.full_name}\trole=${user.role}${user.is_bot ? '\tbot' : ''}${user.is_active ? '' : '\tdeactivated'}`,
         );
       }
+      return;
+    }
+    case 'change-user-role': {
+      const realm = await findRealm(db, need(values.realm, 'realm'));
+      const user = await findUser(db, realm, need(values.email, 'email'));
+      const permission = need(values.permission, 'permission');
+      if (permission !== 'can_create_users') throw new UsageError(`unknown permission '${permission}'`);
+      await doSetCanCreateUsers(deps, user.id, !values.revoke);
+      out(
+        `${values.revoke ? 'revoked' : 'granted'} ${permission} ${values.revoke ? 'from' : 'to'} ${user.delivery_email}`,
+      );
       return;
     }
     case 'seed-demo': {

@@ -33,6 +33,7 @@ import {
   createProfileField,
   listProfileFields,
   removeOwnProfileData,
+  reorderProfileFields,
   updateOwnProfileData,
 } from './views/profile-fields';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './views/push-tokens';
@@ -55,7 +56,15 @@ import { addRealmPlayground, removeRealmPlayground } from './views/realm-playgro
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './views/saved-snippets';
 import { updateRealmUserSettingsDefaults } from './views/user-settings-defaults';
 import { getUserStatus, updateOwnStatus } from './views/user-status';
-import { deactivateOwnUser, deactivateUser, getUser, getUsers, reactivateUser, updateUser } from './views/users';
+import {
+  createUser,
+  deactivateOwnUser,
+  deactivateUser,
+  getUser,
+  getUsers,
+  reactivateUser,
+  updateUser,
+} from './views/users';
 
 export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/server_settings', view: getServerSettings, auth: 'anonymous' },
@@ -87,6 +96,7 @@ export const routes: Route<UsersDeps>[] = [
 
   // Other users.
   { method: 'GET', path: '/api/v1/users', view: getUsers },
+  { method: 'POST', path: '/api/v1/users', view: createUser },
   { method: 'GET', path: '/api/v1/users/:user', view: getUser },
   { method: 'GET', path: '/api/v1/users/:user_id/status', view: getUserStatus },
   { method: 'PATCH', path: '/api/v1/users/:user', view: updateUser },
@@ -132,6 +142,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/realm/filters/:filter_id', view: deleteLinkifier },
   { method: 'GET', path: '/api/v1/realm/profile_fields', view: listProfileFields },
   { method: 'POST', path: '/api/v1/realm/profile_fields', view: createProfileField },
+  { method: 'PATCH', path: '/api/v1/realm/profile_fields', view: reorderProfileFields },
   { method: 'GET', path: '/api/v1/realm/emoji', view: listRealmEmoji },
   { method: 'GET', path: '/api/v1/realm/presence', view: getRealmPresence },
   { method: 'POST', path: '/api/v1/realm/playgrounds', view: addRealmPlayground },

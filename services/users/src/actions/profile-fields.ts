@@ -33,7 +33,17 @@ const RENDERED_TYPES: readonly number[] = [ProfileFieldType.SHORT_TEXT, ProfileF
 const NAME_MAX_LENGTH = 40;
 const HINT_MAX_LENGTH = 80;
 const MAX_SUMMARY_FIELDS = 2;
-const EXTERNAL_ACCOUNT_SUBTYPES = ['github', 'twitter'];
+/** Zulip's DEFAULT_EXTERNAL_ACCOUNTS: a field of one of these takes its name and hint from here. */
+const DEFAULT_EXTERNAL_ACCOUNTS: Record<string, { name: string; hint: string }> = {
+  github: { name: 'GitHub', hint: '' },
+  twitter: { name: 'Twitter', hint: '' },
+};
+const EXTERNAL_ACCOUNT_SUBTYPES = Object.keys(DEFAULT_EXTERNAL_ACCOUNTS);
+
+/** Zulip's is_default_external_field: an external account of a known site (not "custom"). */
+function isDefaultExternalField(fieldType: number, data: Record<string, unknown>): boolean {
+  return fieldType === ProfileFieldType.EXTERNAL_ACCOUNT && data.subtype !== 'custom';
+}
 
 export interface NewProfileField {
   name: string;
@@ -95,12 +105,22 @@ export async function doCreateProfileField(
   ) {
     throw new JsonableError('Field type not supported for display in profile summary.');
   }
-  if (!input.name.trim()) throw new JsonableError('Label cannot be blank.');
-  if ([...input.hint].length > HINT_MAX_LENGTH)
-    throw new JsonableError(`hint is too long (limit: ${HINT_MAX_LENGTH} characters)`);
-  if ([...input.name].length > NAME_MAX_LENGTH)
-    throw new JsonableError(`name is too long (limit: ${NAME_MAX_LENGTH} characters)`);
-  const fieldData = checkFieldData(input.fieldType, input.fieldData);
+  let fieldData: string;
+  if (isDefaultExternalField(input.fieldType, input.fieldData)) {
+    // A known site's account field: its name and hint are the site's, whatever was sent
+    // (Zulip's try_add_realm_default_custom_profile_field), and its data only the subtype.
+    checkFieldData(input.fieldType, input.fieldData);
+    const site = DEFAULT_EXTERNAL_ACCOUNTS[input.fieldData.subtype as string];
+    input = { ...input, name: site.name, hint: site.hint };
+    fieldData = JSON.stringify({ subtype: input.fieldData.subtype });
+  } else {
+    if (!input.name.trim()) throw new JsonableError('Label cannot be blank.');
+    if ([...input.hint].length > HINT_MAX_LENGTH)
+      throw new JsonableError(`hint is too long (limit: ${HINT_MAX_LENGTH} characters)`);
+    if ([...input.name].length > NAME_MAX_LENGTH)
+      throw new JsonableError(`name is too long (limit: ${NAME_MAX_LENGTH} characters)`);
+    fieldData = checkFieldData(input.fieldType, input.fieldData);
+  }
   return transaction(deps.db, async (tx) => {
     await lockRealm(tx.db, realmId);
     if (input.displayInProfileSummary) {
@@ -129,17 +149,40 @@ export async function doCreateProfileField(
         editable_by_user: input.editableByUser,
       },
     });
-    const fields = await tx.db.customProfileField.findMany({
-      where: { realm_id: realmId },
-      orderBy: [{ order: 'asc' }, { id: 'asc' }],
-    });
-    await deps.bus.sendEventOnCommit(
-      tx,
-      realmId,
-      { type: 'custom_profile_fields', fields: fields.map(profileFieldDict) },
-      await activeUserIds(tx.db, realmId),
-    );
+    await notifyProfileFields(deps, tx, realmId);
     return field;
+  });
+}
+
+/** The realm's fields, in order, to everyone (Zulip's notify_realm_custom_profile_fields). */
+async function notifyProfileFields(deps: Deps, tx: Tx, realmId: number): Promise<void> {
+  const fields = await tx.db.customProfileField.findMany({
+    where: { realm_id: realmId },
+    orderBy: [{ order: 'asc' }, { id: 'asc' }],
+  });
+  await deps.bus.sendEventOnCommit(
+    tx,
+    realmId,
+    { type: 'custom_profile_fields', fields: fields.map(profileFieldDict) },
+    await activeUserIds(tx.db, realmId),
+  );
+}
+
+/**
+ * PATCH /realm/profile_fields (Zulip's try_reorder_realm_custom_profile_fields): each field's
+ * order becomes its place in `order`, which must name every field of the realm (ids of no
+ * field are ignored); everyone gets the reordered list.
+ */
+export async function doReorderProfileFields(deps: Deps, realmId: number, order: number[]): Promise<void> {
+  const place = new Map(order.map((id, index) => [id, index]));
+  await transaction(deps.db, async (tx) => {
+    await lockRealm(tx.db, realmId);
+    const fields = await tx.db.customProfileField.findMany({ where: { realm_id: realmId }, select: { id: true } });
+    if (fields.some((field) => !place.has(field.id))) throw new JsonableError('Invalid order mapping.');
+    for (const field of fields) {
+      await tx.db.customProfileField.update({ where: { id: field.id }, data: { order: place.get(field.id)! } });
+    }
+    await notifyProfileFields(deps, tx, realmId);
   });
 }
 

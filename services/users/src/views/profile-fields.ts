@@ -1,6 +1,11 @@
 import { optional, param, required, v, type AuthedContext } from '@teamchat/core';
 import { loadActor, profileFieldDict } from '@teamchat/domain';
-import { doCreateProfileField, doUpdateOwnProfileData, type ProfileDataUpdate } from '../actions/profile-fields';
+import {
+  doCreateProfileField,
+  doReorderProfileFields,
+  doUpdateOwnProfileData,
+  type ProfileDataUpdate,
+} from '../actions/profile-fields';
 import type { UsersDeps } from '../deps';
 import { requireAdministrator, requireHuman } from '../lib/access';
 
@@ -41,6 +46,15 @@ export async function createProfileField({ deps, params, requester }: AuthedCont
     editableByUser: input.editable_by_user,
   });
   return { id: field.id };
+}
+
+/** PATCH /realm/profile_fields (administrators): `order` lists every field's id in its new place. */
+export async function reorderProfileFields({ deps, params, requester }: AuthedContext<UsersDeps>) {
+  const { user: actor } = await loadActor(deps.db, requester.userId);
+  requireAdministrator(actor);
+  const { order } = params.parse({ order: required(param.json(v.list(v.int()))) });
+  await doReorderProfileFields(deps, actor.realm_id, order);
+  return {};
 }
 
 /** PATCH /users/me/profile_data */

@@ -1,10 +1,12 @@
 import {
   InvalidArgumentError,
+  JsonableError,
   optional,
   OrganizationAdministratorRequiredError,
   OrganizationOwnerRequiredError,
   param,
   pathInt,
+  required,
   v,
   type AuthedContext,
 } from '@teamchat/core';
@@ -16,13 +18,15 @@ import {
   isAdministrator,
   isOwner,
   loadActor,
+  PASSWORD_MIN_LENGTH,
   realmUsersForApi,
   Role,
   ROLE_VALUES,
 } from '@teamchat/domain';
+import { canCreateUsers, doCreateUserByAdmin } from '../actions/admin-users';
 import { doDeactivateOwnUser, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
 import type { UsersDeps } from '../deps';
-import { accessUserById, accessUserByIdOrEmail } from '../lib/access';
+import { accessUserById, accessUserByIdOrEmail, requireAdministrator } from '../lib/access';
 import { profileDataByUser } from '../lib/profile-data';
 import { profileDataUpdates } from './profile-fields';
 
@@ -70,11 +74,11 @@ export async function getUser({ deps, params, requester, req }: AuthedContext<Us
 }
 
 /**
- * PATCH /users/{user_id}: an administrator changes a user's name, role or profile data
- * (Zulip's update_user_backend). Owners alone grant or remove the owner role.
+ * PATCH /users/{user_id} and PATCH /users/{email}: an administrator changes a user's name, role
+ * or profile data (Zulip's update_user_backend and update_user_by_email_api). Owners alone grant
+ * or remove the owner role.
  */
 export async function updateUser({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
-  const targetId = pathInt(req, 'user');
   const { full_name, role, profile_data } = params.parse({
     full_name: optional(param.string()),
     role: optional(
@@ -86,8 +90,9 @@ export async function updateUser({ deps, params, requester, req }: AuthedContext
     ),
     profile_data: optional(param.json(profileDataUpdates)),
   });
-  const { user: actor } = await loadActor(deps.db, requester.userId);
-  const target = await accessUserById(deps.db, actor, targetId, {
+  const loaded = await loadActor(deps.db, requester.userId);
+  const actor = loaded.user;
+  const target = await accessUserByIdOrEmail(deps.db, loaded, String(req.params.user), {
     allowDeactivated: true,
     allowBots: true,
     forAdmin: true,
@@ -104,6 +109,38 @@ export async function updateUser({ deps, params, requester, req }: AuthedContext
     newName = checkFullName(full_name);
   await doUpdateUser(deps, actor, target.id, { role: newRole, fullName: newName, profileData: profile_data });
   return {};
+}
+
+/** Django's EmailField, roughly: what CreateUserForm accepts. */
+const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
+
+/**
+ * POST /users (Zulip's create_user_backend): administrators holding can_create_users make a
+ * member account with a password; answers its id.
+ */
+export async function createUser({ deps, params, requester, log }: AuthedContext<UsersDeps>) {
+  const { user: actor } = await loadActor(deps.db, requester.userId);
+  requireAdministrator(actor);
+  const { email, password, full_name } = params.parse({
+    email: required(param.string()),
+    password: required(param.string()),
+    full_name: required(param.string()),
+  });
+  if (!canCreateUsers(actor)) throw new JsonableError('User not authorized to create users');
+  const fullName = checkFullName(full_name);
+  if (!EMAIL_PATTERN.test(email) || email !== email.trim()) throw new JsonableError('Bad name or username');
+  const taken = await deps.db.userProfile.findFirst({
+    where: { realm_id: actor.realm_id, delivery_email: email.toLowerCase() },
+    select: { id: true },
+  });
+  if (taken) throw new JsonableError(`Email '${email}' already in use`);
+  if ([...password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
+  const { user } = await doCreateUserByAdmin(deps, { channelsUrl: deps.serviceUrls.channels, logger: log }, actor, {
+    email,
+    fullName,
+    password,
+  });
+  return { user_id: user.id };
 }
 
 /** DELETE /users/me */
