@@ -45,12 +45,22 @@ export interface ScheduledMessageJobData {
   senderId: number;
 }
 
+/**
+ * POST /export/realm (uploads service): write the organisation's archive into the uploads
+ * storage and record it in realm_export row `exportId` (docs/export-format.md).
+ */
+export interface RealmExportJobData {
+  realmId: number;
+  exportId: number;
+}
+
 /** Every queue's job payload, by queue name: the one list of queues. */
 export interface JobData {
   'mark-all-read': MarkAllReadJobData;
   'delete-topic': DeleteTopicJobData;
   'uploads-cleanup': UploadsCleanupJobData;
   'scheduled-message': ScheduledMessageJobData;
+  'realm-export': RealmExportJobData;
 }
 
 export type JobQueueName = keyof JobData;
@@ -61,4 +71,5 @@ export const JOB_QUEUES = {
   deleteTopic: 'delete-topic',
   uploadsCleanup: 'uploads-cleanup',
   scheduledMessage: 'scheduled-message',
+  realmExport: 'realm-export',
 } as const satisfies Record<string, JobQueueName>;

@@ -24,6 +24,7 @@ export * from './names';
 export * from './html';
 export * from './scheduled-messages';
 export * from './realm-emoji';
+export * from './realm-exports';
 export * from './emoji';
 export * from './user-status';
 export * from './muted-users';

@@ -70,6 +70,8 @@ export const ROUTES: RouteRule[] = [
   // unguessable path, as Zulip's /user_avatars/.
   { pattern: api('realm/emoji/.+'), service: 'uploads', auth: 'basic' },
   { pattern: /^\/user_avatars\/.+$/, service: 'uploads', auth: 'public' },
+  // Data exports: their archives live in the uploads storage.
+  { pattern: api('export/realm(/.*)?'), service: 'uploads', auth: 'basic' },
 
   // Users, groups, invitations, realm configuration, personal settings: the users service.
   { pattern: api('users(/.*)?'), service: 'users', auth: 'basic' },

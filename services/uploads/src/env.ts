@@ -16,6 +16,10 @@ export const uploadsEnvSpec = {
     "largest accepted custom emoji image in MiB (Zulip's MAX_EMOJI_FILE_SIZE_MIB)",
     MAX_EMOJI_FILE_SIZE_MIB,
   ),
+  SERVER_ADMINISTRATOR_EMAIL: env.string(
+    "who to ask for a manual data export of an organisation too big for an automatic one (Zulip's ZULIP_ADMINISTRATOR)",
+    'zulip-admin@example.com',
+  ),
   UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS: env.int(
     'uploads no message links are deleted once they are this many weeks old',
     5,

@@ -4,6 +4,7 @@ import type { UploadsDeps } from './deps';
 import { deleteAttachment, listAttachments } from './views/attachments';
 import { downloadUpload, getTemporaryFileUrl, serveTemporaryFile, serveUpload } from './views/serve-file';
 import { deactivateRealmEmoji, servePublicFile, uploadRealmEmoji } from './views/realm-emoji';
+import { deleteRealmExport, getRealmExportConsents, listRealmExports, requestRealmExport } from './views/realm-exports';
 import { handleTus } from './views/tus';
 import { uploadFile } from './views/upload-file';
 
@@ -26,4 +27,9 @@ export const routes: Route<UploadsDeps>[] = [
   { method: 'POST', path: '/api/v1/realm/emoji/*emoji_name', view: uploadRealmEmoji, body: 'raw' },
   { method: 'DELETE', path: '/api/v1/realm/emoji/*emoji_name', view: deactivateRealmEmoji },
   { method: 'GET', path: '/user_avatars/*path', view: servePublicFile, auth: 'anonymous' },
+  // Data exports: the worker writes the archive into this service's storage (/user_avatars/exports/...).
+  { method: 'POST', path: '/api/v1/export/realm', view: requestRealmExport },
+  { method: 'GET', path: '/api/v1/export/realm', view: listRealmExports },
+  { method: 'GET', path: '/api/v1/export/realm/consents', view: getRealmExportConsents },
+  { method: 'DELETE', path: '/api/v1/export/realm/:export_id', view: deleteRealmExport },
 ];

@@ -4,6 +4,7 @@ import type { JobQueueName } from '@teamchat/bus';
 import { deleteTopicProcessor } from './delete-topic';
 import { markAllReadProcessor } from './mark-all-read';
 import type { JobProcessor } from './processor';
+import { realmExportProcessor } from './realm-export';
 import { scheduledMessageProcessor } from './scheduled-message';
 import { uploadsCleanupProcessor } from './uploads-cleanup';
 
@@ -14,6 +15,7 @@ const PROCESSORS_BY_QUEUE: { [Name in JobQueueName]: JobProcessor<Name> } = {
   'uploads-cleanup': uploadsCleanupProcessor,
   'mark-all-read': markAllReadProcessor,
   'scheduled-message': scheduledMessageProcessor,
+  'realm-export': realmExportProcessor,
 };
 
 export const JOB_PROCESSORS: JobProcessor[] = Object.values(PROCESSORS_BY_QUEUE);
