@@ -10,7 +10,9 @@
 // database's processes reading from a streaming standby (DATABASE_REPLICA_URL, the same database
 // there; TEST_DATABASE_REPLICA_URL names the standby). The standby is of the test PostgreSQL when
 // it lets this host replicate (pg_hba.conf `host replication`), else of a private primary started
-// for the pass (which TEST_DATABASE_URL then names). The whole run does it after the cluster pass;
+// for the pass (which TEST_DATABASE_URL then names). It runs on the Redis Cluster as well, so those
+// suites (register, narrows, the zulip-js checks, the events checkers) pass with both stores beyond
+// one host at once. The whole run does it after the cluster pass, on the same cluster;
 // `npm test -- --replica [paths]` does only it.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -65,6 +67,7 @@ const REPLICA_SUITES = [
   'services/channels/test/zulip-js.test.ts',
   'services/events/test/zulip-js.test.ts',
   'tests/faults/events-checker.test.ts',
+  'tests/faults/redis-cluster-checker.test.ts',
 ];
 
 const clusterOnly = process.argv[2] === '--cluster';
@@ -96,21 +99,17 @@ const jest = (args, jestEnv) =>
     env: jestEnv,
   }).status ?? 1;
 if (status === 0 && !clusterOnly && !replicaOnly) status = jest(jestArgs, env);
+const redisCluster = status === 0 && (wholeRun || clusterOnly || replicaOnly) ? await startRedisCluster() : undefined;
 if (status === 0 && (wholeRun || clusterOnly)) {
   const started = Date.now();
-  const cluster = await startRedisCluster();
-  console.log(`» cluster pass: Redis Cluster ${cluster.seedList}`);
-  try {
-    const paths = clusterOnly && jestArgs.length ? jestArgs : CLUSTER_SUITES;
-    const ignore = `--testPathIgnorePatterns=(/node_modules/|${SINGLE_SERVER_ONLY.join('|')})`;
-    // The option last: jest's array options take the words after them as more values.
-    status = jest([...paths, ignore], {
-      ...env,
-      TEST_REDIS_CLUSTER_NODES: cluster.seedList,
-    });
-  } finally {
-    await cluster.stop();
-  }
+  console.log(`» cluster pass: Redis Cluster ${redisCluster.seedList}`);
+  const paths = clusterOnly && jestArgs.length ? jestArgs : CLUSTER_SUITES;
+  const ignore = `--testPathIgnorePatterns=(/node_modules/|${SINGLE_SERVER_ONLY.join('|')})`;
+  // The option last: jest's array options take the words after them as more values.
+  status = jest([...paths, ignore], {
+    ...env,
+    TEST_REDIS_CLUSTER_NODES: redisCluster.seedList,
+  });
   console.log(`» cluster pass ${status === 0 ? 'passed' : 'failed'} (${Math.round((Date.now() - started) / 1000)} s)`);
 }
 if (status === 0 && (wholeRun || replicaOnly)) {
@@ -123,13 +122,14 @@ if (status === 0 && (wholeRun || replicaOnly)) {
   if (!standby) status = 1;
   else {
     console.log(
-      `» replica pass: primary ${new URL(standby.line.primaryUrl).host}, standby ${new URL(standby.line.standbyUrl).host}`,
+      `» replica pass: primary ${new URL(standby.line.primaryUrl).host}, standby ${new URL(standby.line.standbyUrl).host}, Redis Cluster ${redisCluster.seedList}`,
     );
     try {
       status = jest(replicaOnly && jestArgs.length ? jestArgs : REPLICA_SUITES, {
         ...env,
         TEST_DATABASE_URL: standby.line.primaryUrl,
         TEST_DATABASE_REPLICA_URL: standby.line.standbyUrl,
+        TEST_REDIS_CLUSTER_NODES: redisCluster.seedList,
       });
     } finally {
       await standby.stop();
@@ -137,12 +137,13 @@ if (status === 0 && (wholeRun || replicaOnly)) {
   }
   console.log(`» replica pass ${status === 0 ? 'passed' : 'failed'} (${Math.round((Date.now() - started) / 1000)} s)`);
 }
+await redisCluster?.stop();
 await redis.stop();
 await postgres.stop();
 process.exit(status);
 
 /**
- * A Redis Cluster for the cluster pass: OwnRedisCluster (packages/testing) in a tsx child that
+ * A Redis Cluster for the cluster and replica passes: OwnRedisCluster (packages/testing) in a tsx child that
  * prints the seed list and stops the cluster when its stdin closes (also if this process dies).
  */
 async function startRedisCluster() {

@@ -20,7 +20,7 @@ import {
   type Recipient,
 } from './outbox';
 import type { Redis } from './redis';
-import { isCluster, RedisKeys } from './redis';
+import { confirmReplicated, isCluster, RedisKeys, type Durability } from './redis';
 
 /** What travels on the intake stream. */
 export interface IntakeEntry {
@@ -61,11 +61,14 @@ export const DEFAULT_RELAY_GRACE_MS = 5000;
 export const DEFAULT_DEDUP_WINDOW_SECS = 600;
 
 // The marker and the entry in one script: one AOF record, so a Redis that loses its last
-// writes loses both or neither (never a marker without its entry).
+// writes loses both or neither (never a marker without its entry). A publish the marker finds
+// done still writes (the marker's expiry): WAIT after it then also covers the entry written
+// before, by whichever connection wrote it, as replicas apply writes in order.
 const PUBLISH_ONCE = `
 if ARGV[2] == '' or redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then
   return redis.call('XADD', KEYS[1], '*', 'e', ARGV[1])
 end
+redis.call('EXPIRE', KEYS[2], ARGV[3])
 return false
 `;
 
@@ -100,6 +103,8 @@ export interface EventBusOptions {
    * the realm's write position, so a user who gets the event reads the write it announces.
    */
   beforePublish?: (realmId: number) => Promise<void>;
+  /** REDIS_WAIT_REPLICAS: a publish counts once this many replicas hold its intake entry. */
+  durability?: Durability;
 }
 
 /**
@@ -279,15 +284,18 @@ export class EventBus {
     // is completed by the relay without sending the other half twice.
     const appended = await Promise.all(
       this.splitByShard(entry).map(async ({ partition, entry: shardEntry }) => {
+        const stream = this.keys.intakeStream(partition);
         const id = await this.inPartitionOrder(partition, () =>
           (this.redis as unknown as PublishOnce).teamchatPublishOnce(
-            this.keys.intakeStream(partition),
+            stream,
             this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
             JSON.stringify(shardEntry),
             entry.outboxId ?? '',
             this.dedupWindowSecs,
           ),
         );
+        // Outside the partition's order: the next publish need not wait for this one's replicas.
+        await confirmReplicated(this.redis, stream, this.options.durability);
         return id !== null;
       }),
     );

@@ -131,19 +131,70 @@ export function duplicateRedis(redis: Redis, name: string): Redis {
 }
 
 /**
+ * How many replicas must hold a write of the event tier before it counts as done
+ * (REDIS_WAIT_REPLICAS), and how long to wait for them. Redis replicates asynchronously: a master
+ * killed right after answering may leave its promoted replica without the write (a queue's index
+ * entry, an intake entry, an appended event), and nothing would tell anyone it was lost. With
+ * replicas > 0 the writes that must survive a failover are followed by WAIT on the connection that
+ * made them, and fail with ReplicationError when too few replicas confirmed in time: the caller
+ * then does what it does for any failed write (fan-out retries before acknowledging, the outbox
+ * relay re-publishes, register and polls answer 503).
+ */
+export interface Durability {
+  replicas: number;
+  timeoutMs: number;
+}
+
+/** The durability REDIS_WAIT_REPLICAS and REDIS_WAIT_TIMEOUT_MS ask for (none when unset). */
+export function durabilityOf(config: { REDIS_WAIT_REPLICAS?: number; REDIS_WAIT_TIMEOUT_MS?: number }): Durability {
+  return { replicas: config.REDIS_WAIT_REPLICAS ?? 0, timeoutMs: config.REDIS_WAIT_TIMEOUT_MS ?? 500 };
+}
+
+export class ReplicationError extends Error {
+  constructor(detail: string) {
+    super(`Redis write not confirmed by its replicas: ${detail}`);
+  }
+}
+
+/**
+ * Waits until `durability.replicas` replicas hold every write this process made on the connection
+ * that serves `key` (WAIT counts a connection's own writes, in replication order), or throws
+ * ReplicationError. In a Cluster that is the pooled connection to the master serving the key's slot,
+ * which took the key's writes (or their MOVED retries). WAIT goes to it as a command of its own:
+ * inside a Cluster pipeline a keyless command breaks the pipeline's redirection handling.
+ */
+export async function confirmReplicated(redis: Redis, key: string, durability: Durability | undefined): Promise<void> {
+  if (!durability || durability.replicas <= 0) return;
+  const connection = isCluster(redis) ? masterServing(redis, slotOf(key)) : redis;
+  const confirmed = await connection.wait(durability.replicas, durability.timeoutMs);
+  if (confirmed < durability.replicas)
+    throw new ReplicationError(`${confirmed} of ${durability.replicas} replicas within ${durability.timeoutMs} ms`);
+}
+
+/** The Cluster's pooled connection to the master serving `slot`, as its slot map knows it now. */
+function masterServing(cluster: Cluster, slot: number): IORedis {
+  const key = cluster.slots[slot]?.[0];
+  const node = key
+    ? cluster.nodes('master').find((master) => `${master.options.host}:${master.options.port}` === key)
+    : undefined;
+  if (!node) throw new ReplicationError(`no master known for slot ${slot}`);
+  return node;
+}
+
+/**
  * A pipeline whose commands may touch keys of any slot. A single server takes them as one
  * pipeline; a Cluster accepts a pipeline only when all its keys live on one node, so there the
  * commands are grouped by the node serving the slot of their first argument (every command and
  * script we batch names its key first), one pipeline per node, run together; exec() answers in
  * the order the commands were added, as a pipeline does. Not atomic (neither is a pipeline).
+ * With `durability`, exec() resolves only once each node's replicas confirmed its writes.
  */
-export function crossSlotPipeline(redis: Redis): ChainableCommander {
-  if (!isCluster(redis)) return redis.pipeline();
+export function crossSlotPipeline(redis: Redis, durability?: Durability): ChainableCommander {
   const calls: { name: string; args: unknown[] }[] = [];
   const batch: ChainableCommander = new Proxy({} as ChainableCommander, {
     get(_, property) {
       if (property === 'length') return calls.length;
-      if (property === 'exec') return () => runGrouped(redis, calls);
+      if (property === 'exec') return () => runGrouped(redis, calls, durability);
       if (typeof property !== 'string') return undefined;
       return (...args: unknown[]) => {
         calls.push({ name: property, args });
@@ -155,14 +206,15 @@ export function crossSlotPipeline(redis: Redis): ChainableCommander {
 }
 
 async function runGrouped(
-  cluster: Cluster,
+  redis: Redis,
   calls: { name: string; args: unknown[] }[],
+  durability: Durability | undefined,
 ): Promise<[Error | null, unknown][]> {
   const groups = new Map<string, number[]>();
   calls.forEach((call, index) => {
-    const slot = slotOf(String(call.args[0]));
     // The nodes serving the slot (master first), as ioredis compares them; the slot itself before the map is known.
-    const owner = cluster.slots[slot]?.join(',') ?? `slot:${slot}`;
+    const slot = isCluster(redis) ? slotOf(String(call.args[0])) : 0;
+    const owner = isCluster(redis) ? (redis.slots[slot]?.join(',') ?? `slot:${slot}`) : 'server';
     const members = groups.get(owner) ?? [];
     members.push(index);
     groups.set(owner, members);
@@ -170,10 +222,10 @@ async function runGrouped(
   const results: [Error | null, unknown][] = new Array(calls.length);
   await Promise.all(
     [...groups.values()].map(async (indexes) => {
-      const pipeline = cluster.pipeline() as unknown as Record<string, (...args: unknown[]) => void> &
-        ChainableCommander;
+      const pipeline = redis.pipeline() as unknown as Record<string, (...args: unknown[]) => void> & ChainableCommander;
       for (const index of indexes) pipeline[calls[index].name](...calls[index].args);
       const replies = await pipeline.exec();
+      await confirmReplicated(redis, String(calls[indexes[0]].args[0]), durability);
       indexes.forEach((index, i) => {
         results[index] = replies?.[i] ?? [new Error('Redis pipeline was discarded'), null];
       });

@@ -79,6 +79,11 @@ export const commonEnv = {
     '',
   ),
   REDIS_PREFIX: env.string('prefix of every Redis key this deployment uses', 'tc:'),
+  REDIS_WAIT_REPLICAS: env.int(
+    "replicas that must hold the event tier's writes before they count as done (WAIT; 0: the master's answer)",
+    0,
+  ),
+  REDIS_WAIT_TIMEOUT_MS: env.int('how long a write waits for REDIS_WAIT_REPLICAS before it fails', 500),
   INTERNAL_JWT_SECRET: env.string('secret shared by the gateway and services to sign internal tokens'),
   LOG_LEVEL: env.string('pino log level', 'info'),
   HOST: env.string('interface to listen on', '127.0.0.1'),

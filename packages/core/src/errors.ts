@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'BAD_EVENT_QUEUE_ID'
   | 'RATE_LIMIT_HIT'
   | 'INVALID_PUSH_DEVICE_TOKEN'
+  | 'INVALID_REMOTE_PUSH_DEVICE_TOKEN'
   | 'INVITATION_FAILED'
   | 'REACTION_ALREADY_EXISTS'
   | 'REACTION_DOES_NOT_EXIST'
@@ -187,6 +188,7 @@ const UNAVAILABLE_MESSAGES = [
   /^Too many Cluster redirections/, // ioredis: retried past its limit during a failover
   /^Failed to refresh slots cache/, // ioredis: no node answered the topology query
   /^Redis connection closed with the command in flight$/, // bus settleOnClose
+  /^Redis write not confirmed by its replicas/, // bus ReplicationError (REDIS_WAIT_REPLICAS)
 ];
 
 /**

@@ -6,6 +6,7 @@ import {
   DEFAULT_DEDUP_WINDOW_SECS,
   DEFAULT_EVENT_PARTITIONS,
   DEFAULT_RECIPIENT_SHARDS,
+  durabilityOf,
   DEFAULT_OUTBOX_HOLD_MS,
   DEFAULT_RELAY_GRACE_MS,
   EventBus,
@@ -82,13 +83,21 @@ export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
 /** The common settings, as tests and tools may also write them by hand: the outbox timings and the metrics port may be left to their defaults. */
 export type BaseEnv = Omit<
   EnvOf<typeof baseEnvSpec>,
-  keyof EventOutboxEnv | keyof ReplicaEnv | 'METRICS_PORT' | 'REDIS_CLUSTER_NODES' | 'EVENT_RECIPIENT_SHARDS'
+  | keyof EventOutboxEnv
+  | keyof ReplicaEnv
+  | 'METRICS_PORT'
+  | 'REDIS_CLUSTER_NODES'
+  | 'EVENT_RECIPIENT_SHARDS'
+  | 'REDIS_WAIT_REPLICAS'
+  | 'REDIS_WAIT_TIMEOUT_MS'
 > &
   Partial<EventOutboxEnv> &
   Partial<ReplicaEnv> & {
     METRICS_PORT?: number;
     REDIS_CLUSTER_NODES?: string;
     EVENT_RECIPIENT_SHARDS?: number;
+    REDIS_WAIT_REPLICAS?: number;
+    REDIS_WAIT_TIMEOUT_MS?: number;
   };
 
 /**
@@ -159,6 +168,7 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     logger,
     onPublishFailure: () => eventTierMetrics().publishFailures.inc(),
     recipientShards: recipientShards(baseEnv),
+    durability: durabilityOf(baseEnv),
     // A user who gets the event must find its write on the standby: the position first.
     ...(baseEnv.DATABASE_REPLICA_URL ? { beforePublish: (realmId: number) => reads.recordWrite(realmId) } : {}),
   });

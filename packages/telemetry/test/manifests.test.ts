@@ -533,6 +533,8 @@ describe('Kubernetes manifests (k8s/)', () => {
     const config = find(external, 'ConfigMap', 'teamchat-config')!;
     // host:port seeds, comma-separated (packages/bus reads them); the password stays in REDIS_URL.
     expect(config.data.REDIS_CLUSTER_NODES).toMatch(/^[\w.-]+:\d+(,[\w.-]+:\d+)*$/);
+    // Writes the event tier acknowledges are on a replica too (a failover keeps them).
+    expect(config.data.REDIS_WAIT_REPLICAS).toBe('1');
     const replicaUrl = {
       name: 'DATABASE_REPLICA_URL',
       valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_REPLICA_URL' } },
@@ -551,8 +553,10 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(job.env.map((variable: { name: string }) => variable.name)).not.toContain('DATABASE_REPLICA_URL');
     // Take those two settings out again and what is left is the production overlay, unchanged.
     const withoutStores = structuredClone(external).map((resource) => {
-      if (resource.kind === 'ConfigMap' && resource.metadata.name === 'teamchat-config')
+      if (resource.kind === 'ConfigMap' && resource.metadata.name === 'teamchat-config') {
         delete resource.data.REDIS_CLUSTER_NODES;
+        delete resource.data.REDIS_WAIT_REPLICAS;
+      }
       const pod = resource.kind === 'Deployment' ? podTemplate(resource) : undefined;
       if (pod)
         pod.spec.containers[0].env = pod.spec.containers[0].env.filter(
@@ -563,7 +567,12 @@ describe('Kubernetes manifests (k8s/)', () => {
     expect(withoutStores).toEqual(rendered.prod);
     // The Secret is created out of band: the docs name its new key, and both settings.
     const operations = read('docs/operations.md');
-    for (const variable of ['DATABASE_REPLICA_URL', 'REDIS_CLUSTER_NODES', 'k8s/overlays/external-stores'])
+    for (const variable of [
+      'DATABASE_REPLICA_URL',
+      'REDIS_CLUSTER_NODES',
+      'REDIS_WAIT_REPLICAS',
+      'k8s/overlays/external-stores',
+    ])
       expect([variable, operations.includes(variable)]).toEqual([variable, true]);
   });
 

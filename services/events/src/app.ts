@@ -2,7 +2,7 @@
 // work of every replica: consuming its share of the intake partitions (fan-out), parking and
 // waking polls, and relaying outbox rows whose after-commit publish failed.
 
-import { createRedis, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
+import { createRedis, durabilityOf, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
 import { createServiceApp, repeat, settledWithin } from '@teamchat/core';
 import { eventTierMetrics, onScrape } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
@@ -60,6 +60,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     // A queue must not expire under a parked poll: after a poll its keys live this much longer than its lifespan.
     parkAllowanceMs: config.EVENTS_HEARTBEAT_MIN_MS + config.EVENTS_HEARTBEAT_JITTER_MS + 5000,
     indexMarginMs: config.EVENTS_INDEX_MARGIN_MS,
+    durability: durabilityOf(base.env),
   });
   const polls = new PollHub(
     store,

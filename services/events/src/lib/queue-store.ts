@@ -20,7 +20,7 @@
 // however long the queue is kept alive by polls: a poll that finds the index's time running
 // short (field i) lists the queue again and extends the index (refreshIndexes).
 
-import { crossSlotPipeline, forEachMaster, type Redis } from '@teamchat/bus';
+import { crossSlotPipeline, forEachMaster, type Durability, type Redis } from '@teamchat/bus';
 import type { QueueDescriptor } from './queue-options';
 import type { Snapshot } from './snapshot';
 
@@ -316,6 +316,8 @@ export class QueueStore {
       parkAllowanceMs: number;
       /** How much longer than its longest-lived queue an index is kept (absorbs clock and timing slack). */
       indexMarginMs: number;
+      /** REDIS_WAIT_REPLICAS: a queue's creation, index entries and appends count once replicas hold them. */
+      durability?: Durability;
     },
   ) {
     defineQueueCommands(redis);
@@ -358,7 +360,7 @@ export class QueueStore {
     const lifespanMs = descriptor.lifespanSecs * 1000;
     const ttlMs = lifespanMs + this.options.parkAllowanceMs;
     const indexTtlMs = INDEX_TTL_FACTOR * ttlMs + this.options.indexMarginMs;
-    const pipeline = crossSlotPipeline(this.redis) as ScriptedPipeline;
+    const pipeline = crossSlotPipeline(this.redis, this.options.durability) as ScriptedPipeline;
     const { userId, realmId } = descriptor;
     pipeline.tcQueueCreate(
       this.keys(queueId)[0],
@@ -398,11 +400,16 @@ export class QueueStore {
    */
   private async refreshIndexes(queueId: string, userId: number, refresh: string): Promise<void> {
     const [until, ttlMs, realmWide, realmId] = refresh.split(':').map(Number);
-    const pipeline = crossSlotPipeline(this.redis) as ScriptedPipeline;
+    const pipeline = crossSlotPipeline(this.redis, this.options.durability) as ScriptedPipeline;
     // The expiry is measured from when it runs, after the script that computed `until`.
     this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: realmWide === 1 }, ttlMs);
-    pipeline.tcQueueIndexed(this.keys(queueId)[0], until);
-    throwPipelineErrors(await pipeline.exec());
+    const durable = this.options.durability?.replicas;
+    // With replicas to wait for, the queue records the extension only once the indexes' replicas
+    // hold it: a failover must not leave the queue believing in an index time that was lost.
+    if (durable) throwPipelineErrors(await pipeline.exec());
+    const marker = durable ? (crossSlotPipeline(this.redis) as ScriptedPipeline) : pipeline;
+    marker.tcQueueIndexed(this.keys(queueId)[0], until);
+    throwPipelineErrors(await marker.exec());
   }
 
   /** Records register's snapshot; returns how many already-queued events it made redundant. */
@@ -442,7 +449,7 @@ export class QueueStore {
     const out: AppendOutcome[] = [];
     const fenceArgs = fence ? [`g${fence.partition}`, fence.generation] : ['', 0];
     for (let start = 0; start < appends.length; start += chunkSize) {
-      const pipeline = crossSlotPipeline(this.redis) as ScriptedPipeline;
+      const pipeline = crossSlotPipeline(this.redis, this.options.durability) as ScriptedPipeline;
       for (const append of appends.slice(start, start + chunkSize)) {
         const args: (string | number)[] = [this.options.maxEvents, this.wakeChannel(append.queueId), ...fenceArgs];
         for (const group of append.groups)
