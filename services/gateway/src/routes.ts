@@ -21,6 +21,12 @@ export interface RouteRule {
   auth: AuthMode;
   /** Long-polls: no upstream timeout. */
   longPoll?: boolean;
+  /**
+   * Public endpoints Zulip serves without reading the Authorization header: credentials that
+   * fail there (a stale or wrong key clients send along everywhere) make the request anonymous
+   * instead of a 401.
+   */
+  ignoreCredentials?: boolean;
 }
 
 const api = (path: string) => new RegExp(`^/api/v1/${path}$`);
@@ -29,8 +35,8 @@ const exactly = (path: string) => new RegExp(`^${path.replaceAll('.', '\\.')}$`)
 
 export const ROUTES: RouteRule[] = [
   // Unauthenticated entry points.
-  { pattern: api('server_settings'), service: 'users', auth: 'public' },
-  { pattern: api('fetch_api_key'), service: 'users', auth: 'public' },
+  { pattern: api('server_settings'), service: 'users', auth: 'public', ignoreCredentials: true },
+  { pattern: api('fetch_api_key'), service: 'users', auth: 'public', ignoreCredentials: true },
   { pattern: api('invites/multiuse/accept'), service: 'users', auth: 'public' },
   // A reusable invitation link, {realm_url}/join/{key}/: the sign-up form and its submission.
   { pattern: /^\/join\/[^/]+\/?$/, service: 'users', auth: 'public' },
