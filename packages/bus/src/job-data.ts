@@ -54,12 +54,57 @@ export interface RealmExportJobData {
   exportId: number;
 }
 
+/**
+ * A sent message's notifications (messages service, after the send commits), delayed by the
+ * worker's PUSH_NOTIFICATION_DELAY_MS: decides who gets a push or an email (packages/notifications).
+ */
+export interface MessageNotificationsJobData {
+  realmId: number;
+  messageId: number;
+}
+
+/** One push notification of one message to one user's devices, through the bouncer. */
+export interface PushNotificationJobData {
+  realmId: number;
+  userId: number;
+  messageId: number;
+  /** Why (NotificationTrigger of packages/notifications). */
+  trigger: string;
+}
+
+/** Messages a user read (messages service, flags): their push notifications are removed from the devices. */
+export interface PushRemovalJobData {
+  realmId: number;
+  userId: number;
+  messageIds: number[];
+}
+
+/** A device token added or removed (users service): registered with or removed from the bouncer. */
+export interface PushDeviceJobData {
+  realmId: number;
+  userId: number;
+  op: 'register' | 'unregister';
+  kind: number;
+  token: string;
+  iosAppId: string | null;
+}
+
+/** An email: an invitation (users service, POST /invites and resend) or a user's missed-message batch (worker). */
+export type EmailJobData =
+  | { kind: 'invitation'; realmId: number; preregistrationId: number; resend: boolean }
+  | { kind: 'missed-messages'; realmId: number; userId: number; batch: number };
+
 /** Every queue's job payload, by queue name: the one list of queues. */
 export interface JobData {
   'mark-all-read': MarkAllReadJobData;
   'delete-topic': DeleteTopicJobData;
   'uploads-cleanup': UploadsCleanupJobData;
   'scheduled-message': ScheduledMessageJobData;
+  'message-notifications': MessageNotificationsJobData;
+  'push-notification': PushNotificationJobData;
+  'push-removal': PushRemovalJobData;
+  'push-device': PushDeviceJobData;
+  email: EmailJobData;
   'realm-export': RealmExportJobData;
 }
 
@@ -71,5 +116,10 @@ export const JOB_QUEUES = {
   deleteTopic: 'delete-topic',
   uploadsCleanup: 'uploads-cleanup',
   scheduledMessage: 'scheduled-message',
+  messageNotifications: 'message-notifications',
+  pushNotification: 'push-notification',
+  pushRemoval: 'push-removal',
+  pushDevice: 'push-device',
+  email: 'email',
   realmExport: 'realm-export',
 } as const satisfies Record<string, JobQueueName>;

@@ -87,6 +87,8 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('realm(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('settings'), service: 'users', auth: 'basic' },
   { pattern: api('saved_snippets(/.*)?'), service: 'users', auth: 'basic' },
+  // A test push notification, through the bouncer (the users service keeps the device tokens).
+  { pattern: api('mobile_push/test_notification'), service: 'users', auth: 'basic' },
 ];
 
 export function matchRoute(path: string): RouteRule | undefined {

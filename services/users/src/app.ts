@@ -1,4 +1,5 @@
 import { createServiceApp, loadEnv } from '@teamchat/core';
+import { loadNotificationsConfig } from '@teamchat/notifications';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { UsersDeps } from './deps';
 import { LoginThrottle, loginThrottleEnvSpec } from './lib/login-throttle';
@@ -36,6 +37,7 @@ export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = pro
       messages: env.MESSAGES_URL || DEFAULT_MESSAGES_URL,
     },
     loginThrottle,
+    notifications: loadNotificationsConfig(env),
   };
   return { handler: createApp(usersDeps), close: async () => {} };
 }

@@ -1,3 +1,4 @@
+import type { NotificationsConfig } from '@teamchat/notifications';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { LoginThrottle } from './lib/login-throttle';
 
@@ -11,4 +12,6 @@ export interface UsersDeps extends BaseDeps {
   };
   /** Password-login attempts per account and per client address (POST /fetch_api_key). */
   loginThrottle: LoginThrottle;
+  /** The push notification bouncer (POST /mobile_push/test_notification). */
+  notifications: NotificationsConfig;
 }

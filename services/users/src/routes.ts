@@ -36,6 +36,7 @@ import {
   reorderProfileFields,
   updateOwnProfileData,
 } from './views/profile-fields';
+import { sendTestPushNotification } from './views/mobile-push';
 import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './views/push-tokens';
 import { listRealmEmoji } from './views/realm-emoji';
 import { getServerSettings } from './views/server-settings';
@@ -89,6 +90,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/users/me/android_gcm_reg_id', view: removeFcmToken },
   { method: 'POST', path: '/api/v1/users/me/mobile_push_reg_id', view: addFcmToken },
   { method: 'DELETE', path: '/api/v1/users/me/mobile_push_reg_id', view: removeFcmToken },
+  { method: 'POST', path: '/api/v1/mobile_push/test_notification', view: sendTestPushNotification },
   { method: 'GET', path: '/api/v1/saved_snippets', view: getSavedSnippets },
   { method: 'POST', path: '/api/v1/saved_snippets', view: createSavedSnippet },
   { method: 'PATCH', path: '/api/v1/saved_snippets/:saved_snippet_id', view: editSavedSnippet },

@@ -6,6 +6,7 @@ import http from 'node:http';
 import { Worker, type Job } from 'bullmq';
 import { env, loadEnv } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { notificationsEnvSpec } from '@teamchat/notifications';
 import { JOB_PROCESSORS } from './jobs';
 import type { JobProcessor, WorkerDeps } from './jobs/processor';
 import { pollDueScheduledMessages } from './jobs/scheduled-message';
@@ -24,6 +25,8 @@ export const workerEnvSpec = {
     'how often due scheduled messages whose delivery job was lost are looked for (0: never)',
     5_000,
   ),
+  // Push notifications (bouncer) and email (SMTP): packages/notifications, docs/operations.md.
+  ...notificationsEnvSpec,
 };
 
 export async function createService(deps: BaseDeps, source: NodeJS.ProcessEnv = process.env): Promise<RunningService> {

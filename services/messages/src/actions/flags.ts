@@ -190,6 +190,7 @@ export async function doUpdateFlagsOverRange(
       jsonb_build_object('id', event.id, 'xid', event.xid, 'payload', event.payload) AS outbox
     FROM event`);
   await outbox.publish(row.outbox);
+  if (flag === 'read' && adding) removePushNotifications(deps, viewer, row.outbox.payload.event.messages);
   return {
     processedIds: { first: row.first_id, last: row.last_id, count: row.processed },
     updatedCount: row.outbox.payload.event.messages.length,
@@ -214,7 +215,9 @@ export async function doUpdateMessageFlags(
   const markingUnread = flag === 'read' && !adding;
   if (!markingUnread && (options.allReceived || (HISTORICAL_FLAGS & bit) === target)) {
     // No historical rows to create and no channels to skip.
-    return { changed: await updateReceivedFlags(deps, viewer, operation, flag, bit, ids), ignoredChannelIds: [] };
+    const changed = await updateReceivedFlags(deps, viewer, operation, flag, bit, ids);
+    if (flag === 'read' && adding) removePushNotifications(deps, viewer, changed);
+    return { changed, ignoredChannelIds: [] };
   }
   return transaction(deps.db, async (tx) => {
     let ignoredChannelIds: number[] = [];
@@ -327,6 +330,7 @@ async function markReadWhere(tx: Tx, deps: MessagesDeps, viewer: Viewer, conditi
     FROM locked WHERE um.id = locked.id AND (um.flags & ${MessageFlag.read}) = 0
     RETURNING um.message_id`);
   const ids = rows.map((row) => row.message_id).sort((a, b) => a - b);
+  tx.onCommit(() => removePushNotifications(deps, viewer, ids));
   if (ids.length > 0) {
     await deps.bus.sendEventOnCommit(
       tx,
@@ -349,4 +353,32 @@ export async function doMarkStreamAsRead(
       ? Prisma.sql`m.stream_id = ${streamId}`
       : Prisma.sql`m.stream_id = ${streamId} AND lower(m.topic) = lower(${topic})`;
   return transaction(deps.db, async (tx) => (await markReadWhere(tx, deps, viewer, condition)).length);
+}
+
+/**
+ * Messages just read whose push notifications the user's phones show (flag
+ * active_mobile_push_notification): the worker's push-removal job tells the phones to remove
+ * them (packages/notifications). After the commit, and never failing the request.
+ */
+function removePushNotifications(deps: MessagesDeps, viewer: Viewer, messageIds: number[]): void {
+  if (messageIds.length === 0) return;
+  const active = MessageFlag.active_mobile_push_notification;
+  void deps.db
+    .$queryRaw<{ message_id: number }[]>(
+      Prisma.sql`SELECT message_id FROM user_message WHERE user_profile_id = ${viewer.id}
+        AND message_id = ANY(${messageIds}::int[]) AND (flags & ${active}) <> 0`,
+    )
+    .then(async (rows) => {
+      if (rows.length === 0) return;
+      const data = { realmId: viewer.realm_id, userId: viewer.id, messageIds: rows.map((row) => row.message_id) };
+      await deps.jobs.queue('push-removal').add('push-removal', data, {
+        attempts: 10,
+        backoff: { type: 'exponential', delay: 1000 },
+        removeOnComplete: true,
+        removeOnFail: 1000,
+      });
+    })
+    .catch((error) =>
+      deps.logger.warn({ err: error, user_id: viewer.id }, 'enqueueing push notification removals failed'),
+    );
 }

@@ -275,6 +275,23 @@ export async function doSendMessage(
   for (const outboxRow of outboxRows.sort((a, b) => Number(a.kind !== 'message') - Number(b.kind !== 'message'))) {
     void (outboxRow.kind === 'message' ? messageOutbox : streamOutbox!).publish(outboxRow);
   }
+  // Push and email notifications: the worker decides who gets one (packages/notifications).
+  if (recipientIds.some((userId) => userId !== sender.id)) {
+    deps.jobs
+      .queue('message-notifications')
+      .add(
+        'message-notifications',
+        { realmId: realm.id, messageId: id },
+        {
+          jobId: `message-notifications-${id}`,
+          attempts: 8,
+          backoff: { type: 'exponential', delay: 500 },
+          removeOnComplete: true,
+          removeOnFail: 1000,
+        },
+      )
+      .catch((error) => deps.logger.warn({ err: error, message_id: id }, 'enqueueing message notifications failed'));
+  }
   return { id };
 }
 

@@ -15,14 +15,14 @@ export async function addApnsToken(ctx: AuthedContext<UsersDeps>) {
   const actor = await humanActor(ctx);
   const { token, appid } = ctx.params.parse({ token: required(param.string()), appid: required(param.string()) });
   if (!/^[.a-zA-Z0-9-]+$/.test(appid)) throw new InvalidArgumentError('Invalid appid');
-  await doAddPushToken(ctx.deps, actor.id, PushTokenKind.APNS, token, appid);
+  await doAddPushToken(ctx.deps, actor, PushTokenKind.APNS, token, appid);
   return {};
 }
 
 export async function removeApnsToken(ctx: AuthedContext<UsersDeps>) {
   const actor = await humanActor(ctx);
   const { token } = ctx.params.parse({ token: required(param.string()) });
-  await doRemovePushToken(ctx.deps, actor.id, PushTokenKind.APNS, token);
+  await doRemovePushToken(ctx.deps, actor, PushTokenKind.APNS, token);
   return {};
 }
 
@@ -30,13 +30,13 @@ export async function removeApnsToken(ctx: AuthedContext<UsersDeps>) {
 export async function addFcmToken(ctx: AuthedContext<UsersDeps>) {
   const actor = await humanActor(ctx);
   const { token } = ctx.params.parse({ token: required(param.string()) });
-  await doAddPushToken(ctx.deps, actor.id, PushTokenKind.FCM, token, null);
+  await doAddPushToken(ctx.deps, actor, PushTokenKind.FCM, token, null);
   return {};
 }
 
 export async function removeFcmToken(ctx: AuthedContext<UsersDeps>) {
   const actor = await humanActor(ctx);
   const { token } = ctx.params.parse({ token: required(param.string()) });
-  await doRemovePushToken(ctx.deps, actor.id, PushTokenKind.FCM, token);
+  await doRemovePushToken(ctx.deps, actor, PushTokenKind.FCM, token);
   return {};
 }

@@ -2,8 +2,13 @@
 // Keyed by queue name, so a queue of JobData without a processor fails to compile.
 import type { JobQueueName } from '@teamchat/bus';
 import { deleteTopicProcessor } from './delete-topic';
+import { emailProcessor } from './email';
 import { markAllReadProcessor } from './mark-all-read';
+import { messageNotificationsProcessor } from './message-notifications';
 import type { JobProcessor } from './processor';
+import { pushDeviceProcessor } from './push-device';
+import { pushNotificationProcessor } from './push-notification';
+import { pushRemovalProcessor } from './push-removal';
 import { realmExportProcessor } from './realm-export';
 import { scheduledMessageProcessor } from './scheduled-message';
 import { uploadsCleanupProcessor } from './uploads-cleanup';
@@ -15,6 +20,11 @@ const PROCESSORS_BY_QUEUE: { [Name in JobQueueName]: JobProcessor<Name> } = {
   'uploads-cleanup': uploadsCleanupProcessor,
   'mark-all-read': markAllReadProcessor,
   'scheduled-message': scheduledMessageProcessor,
+  'message-notifications': messageNotificationsProcessor,
+  'push-notification': pushNotificationProcessor,
+  'push-removal': pushRemovalProcessor,
+  'push-device': pushDeviceProcessor,
+  email: emailProcessor,
   'realm-export': realmExportProcessor,
 };
 

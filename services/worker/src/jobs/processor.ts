@@ -3,9 +3,10 @@
 import type { Job } from 'bullmq';
 import type { JobData, JobQueueName } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
+import type { NotificationsConfig } from '@teamchat/notifications';
 
 /** What a job gets: the common dependencies and the worker's settings (workerEnvSpec in app.ts). */
-export type WorkerDeps = BaseDeps & { config: { MESSAGES_URL: string } };
+export type WorkerDeps = BaseDeps & { config: { MESSAGES_URL: string } & NotificationsConfig };
 
 export interface JobProcessor<Name extends JobQueueName = JobQueueName> {
   queue: Name;

@@ -1,0 +1,98 @@
+// Sending email with nodemailer, under Zulip's settings: EMAIL_HOST (and PORT, HOST_USER,
+// HOST_PASSWORD, USE_TLS) name the SMTP server; without EMAIL_HOST every email is written to
+// EMAIL_LOG_DIR as an .eml file instead (Zulip's development "email log"), and the first one
+// says so in the log.
+
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { Logger } from '@teamchat/core';
+import type { NotificationsConfig } from './config';
+
+export interface OutgoingEmail {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+  /** Our own Message-ID (an idempotency key: a retried send reuses it). */
+  messageId: string;
+  fromName?: string;
+  replyTo?: string;
+}
+
+export interface Mailer {
+  send(email: OutgoingEmail): Promise<void>;
+  close(): void;
+}
+
+export function createMailer(
+  config: Pick<
+    NotificationsConfig,
+    | 'EMAIL_HOST'
+    | 'EMAIL_PORT'
+    | 'EMAIL_HOST_USER'
+    | 'EMAIL_HOST_PASSWORD'
+    | 'EMAIL_USE_TLS'
+    | 'NOREPLY_EMAIL_ADDRESS'
+    | 'EMAIL_LOG_DIR'
+  >,
+  logger: Pick<Logger, 'info' | 'warn'>,
+): Mailer {
+  const from = (name?: string) =>
+    name ? { name, address: config.NOREPLY_EMAIL_ADDRESS } : config.NOREPLY_EMAIL_ADDRESS;
+  if (!config.EMAIL_HOST) {
+    const writer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+    let announced = false;
+    return {
+      async send(email) {
+        const info = await writer.sendMail({
+          from: from(email.fromName),
+          to: email.to,
+          subject: email.subject,
+          text: email.text,
+          html: email.html,
+          messageId: email.messageId,
+          replyTo: email.replyTo,
+        });
+        const dir = path.resolve(config.EMAIL_LOG_DIR);
+        await fs.mkdir(dir, { recursive: true });
+        const file = path.join(dir, `${Date.now()}-${email.messageId.replace(/[^A-Za-z0-9.-]/g, '_')}.eml`);
+        await fs.writeFile(file, info.message as Buffer);
+        if (!announced) {
+          announced = true;
+          logger.warn({ dir }, 'EMAIL_HOST is not set: emails are written to this directory as .eml files, not sent');
+        }
+        logger.info({ to: email.to, subject: email.subject, file }, 'email written');
+      },
+      close() {
+        writer.close();
+      },
+    };
+  }
+  const implicitTls = config.EMAIL_PORT === 465;
+  const transport = nodemailer.createTransport({
+    host: config.EMAIL_HOST,
+    port: config.EMAIL_PORT,
+    secure: implicitTls,
+    requireTLS: config.EMAIL_USE_TLS && !implicitTls,
+    ignoreTLS: !config.EMAIL_USE_TLS && !implicitTls,
+    auth: config.EMAIL_HOST_USER ? { user: config.EMAIL_HOST_USER, pass: config.EMAIL_HOST_PASSWORD } : undefined,
+  });
+  return {
+    async send(email) {
+      await transport.sendMail({
+        from: from(email.fromName),
+        to: email.to,
+        subject: email.subject,
+        text: email.text,
+        html: email.html,
+        messageId: email.messageId,
+        replyTo: email.replyTo,
+      });
+      logger.info({ to: email.to, subject: email.subject }, 'email sent');
+    },
+    close() {
+      transport.close();
+    },
+  };
+}

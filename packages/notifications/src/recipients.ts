@@ -1,0 +1,112 @@
+// The inputs of the notification rules (triggers.ts) for one message, from the database: its
+// unread recipients other than the sender, their settings, subscription overrides, the topic's
+// visibility policy and whether they muted the sender.
+
+import type { Db, Message } from '@teamchat/db';
+import { MessageFlag, userSettings } from '@teamchat/domain';
+import { VisibilityPolicy, type NotificationSettings, type RecipientFacts } from './triggers';
+
+/** The message's unread recipients (not the sender) with what the rules need; [] when the message is gone. */
+export async function recipientFacts(
+  db: Db,
+  message: Pick<Message, 'id' | 'sender_id' | 'stream_id' | 'topic'>,
+  onlyUserIds?: number[],
+): Promise<RecipientFacts[]> {
+  const rows = await db.userMessage.findMany({
+    where: {
+      message_id: message.id,
+      user_profile_id: onlyUserIds ? { in: onlyUserIds, not: message.sender_id } : { not: message.sender_id },
+    },
+    select: { user_profile_id: true, flags: true },
+  });
+  const unread = rows.filter((row) => (row.flags & MessageFlag.read) === 0);
+  if (unread.length === 0) return [];
+  const userIds = unread.map((row) => row.user_profile_id);
+  const [users, muters, subscriptions, topics] = await Promise.all([
+    db.userProfile.findMany({
+      where: { id: { in: userIds }, is_active: true },
+      select: {
+        id: true,
+        is_bot: true,
+        settings: true,
+        timezone: true,
+        default_language: true,
+        email_address_visibility: true,
+      },
+    }),
+    db.mutedUser.findMany({
+      where: { muted_user_id: message.sender_id, user_profile_id: { in: userIds } },
+      select: { user_profile_id: true },
+    }),
+    message.stream_id === null
+      ? Promise.resolve([])
+      : db.subscription.findMany({
+          where: { stream_id: message.stream_id, user_profile_id: { in: userIds }, active: true },
+          select: {
+            user_profile_id: true,
+            is_muted: true,
+            push_notifications: true,
+            email_notifications: true,
+            wildcard_mentions_notify: true,
+          },
+        }),
+    message.stream_id === null
+      ? Promise.resolve([])
+      : db.userTopic.findMany({
+          where: {
+            stream_id: message.stream_id,
+            user_profile_id: { in: userIds },
+            topic_name: { equals: message.topic, mode: 'insensitive' },
+          },
+          select: { user_profile_id: true, visibility_policy: true },
+        }),
+  ]);
+  const flagsOf = new Map(unread.map((row) => [row.user_profile_id, row.flags]));
+  const muting = new Set(muters.map((row) => row.user_profile_id));
+  const subscriptionOf = new Map(subscriptions.map((row) => [row.user_profile_id, row]));
+  const policyOf = new Map(topics.map((row) => [row.user_profile_id, row.visibility_policy]));
+  return users.map((user) => {
+    const flags = flagsOf.get(user.id)!;
+    const subscription = subscriptionOf.get(user.id);
+    return {
+      userId: user.id,
+      isBot: user.is_bot,
+      settings: notificationSettings(user),
+      channel:
+        message.stream_id === null
+          ? null
+          : {
+              // A recipient without a subscription (a mentioned bot) inherits every setting.
+              streamMuted: subscription?.is_muted ?? false,
+              visibilityPolicy: policyOf.get(user.id) ?? VisibilityPolicy.INHERIT,
+              pushNotifications: subscription?.push_notifications ?? null,
+              emailNotifications: subscription?.email_notifications ?? null,
+              wildcardMentionsNotify: subscription?.wildcard_mentions_notify ?? null,
+            },
+      mentioned: (flags & MessageFlag.mentioned) !== 0,
+      streamWildcardMentioned: (flags & MessageFlag.stream_wildcard_mentioned) !== 0,
+      topicWildcardMentioned: (flags & MessageFlag.topic_wildcard_mentioned) !== 0,
+      senderMuted: muting.has(user.id),
+    };
+  });
+}
+
+export function notificationSettings(user: Parameters<typeof userSettings>[0]): NotificationSettings & {
+  email_notifications_batching_period_seconds: number;
+  message_content_in_email_notifications: boolean;
+} {
+  const settings = userSettings(user);
+  return {
+    enable_offline_push_notifications: settings.enable_offline_push_notifications,
+    enable_online_push_notifications: settings.enable_online_push_notifications,
+    enable_offline_email_notifications: settings.enable_offline_email_notifications,
+    enable_stream_push_notifications: settings.enable_stream_push_notifications,
+    enable_stream_email_notifications: settings.enable_stream_email_notifications,
+    wildcard_mentions_notify: settings.wildcard_mentions_notify,
+    enable_followed_topic_push_notifications: settings.enable_followed_topic_push_notifications,
+    enable_followed_topic_email_notifications: settings.enable_followed_topic_email_notifications,
+    enable_followed_topic_wildcard_mentions_notify: settings.enable_followed_topic_wildcard_mentions_notify,
+    email_notifications_batching_period_seconds: settings.email_notifications_batching_period_seconds,
+    message_content_in_email_notifications: settings.message_content_in_email_notifications,
+  };
+}
