@@ -224,9 +224,33 @@ test('deleting: the archive goes, the export is marked deleted; Zulip refusals',
   );
 });
 
+test('an export whose archive cannot be written fails, and administrators hear of it', async () => {
+  // The worker reads the storage settings when the job runs: point it at a directory that cannot exist.
+  const saved = process.env.UPLOADS_LOCAL_DIR;
+  process.env.UPLOADS_LOCAL_DIR = '/dev/null/not-a-directory';
+  try {
+    let id!: number;
+    const captured = await captureEvents(uploads.stack, async () => {
+      id = (await admin.client.post('/api/v1/export/realm', {})).body.id;
+      await finished(id);
+    });
+    const last = ofType(captured, 'realm_export').at(-1)!;
+    const failed = (last.event.exports as ExportDict[]).find((entry) => entry.id === id)!;
+    expect(failed).toMatchObject({ pending: false, export_url: null, deleted_timestamp: null });
+    expect(failed.failed_timestamp).not.toBeNull();
+    expect((await db().realmExport.findUniqueOrThrow({ where: { id } })).status).toBe(RealmExportStatus.FAILED);
+  } finally {
+    process.env.UPLOADS_LOCAL_DIR = saved;
+  }
+});
+
 test('at most 5 exports a week', async () => {
-  // The earlier tests requested 3, and one row was made: one more is allowed.
-  expect((await admin.client.post('/api/v1/export/realm', {})).status).toBe(200);
-  expectError(await admin.client.post('/api/v1/export/realm', {}), 400, 'BAD_REQUEST', 'Exceeded rate limit.');
+  // The earlier tests requested 4 and made one row.
   expect(await db().realmExport.count({ where: { realm_id: uploads.stack.realm.id } })).toBe(5);
+  expectError(await admin.client.post('/api/v1/export/realm', {}), 400, 'BAD_REQUEST', 'Exceeded rate limit.');
+  await db().realmExport.updateMany({
+    where: { realm_id: uploads.stack.realm.id },
+    data: { date_requested: new Date(Date.now() - 8 * 24 * 3600 * 1000) },
+  });
+  expect((await admin.client.post('/api/v1/export/realm', {})).status).toBe(200);
 });

@@ -13,7 +13,7 @@
 // marks it failed rather than starting over, as Zulip does.
 
 import crypto from 'node:crypto';
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type JobData } from '@teamchat/bus';
@@ -223,11 +223,14 @@ async function processRealmExport(job: Job<RealmExportJobData>, deps: BaseDeps):
           consenting_user_ids: row.type === RealmExportType.FULL_WITH_CONSENT ? consenting : [],
         };
         const source = Readable.from(exportLines(query, count, params, header, stats));
-        const gzip = zlib.createGzip();
-        // pipe() does not pass errors on: a failed query must fail the write.
-        source.on('error', (error) => digest.destroy(error));
-        gzip.on('error', (error) => digest.destroy(error));
-        await storage.put(key, source.pipe(gzip).pipe(digest), { contentType: 'application/gzip' });
+        // pipeline() passes a failed query on to the write (and its callback keeps the error
+        // handled); a failed write stops the reading.
+        const body = pipeline(source, zlib.createGzip(), digest, () => undefined);
+        try {
+          await storage.put(key, body, { contentType: 'application/gzip' });
+        } finally {
+          source.destroy();
+        }
       },
       { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60 * 60_000, maxWait: 30_000 },
     );
