@@ -9,6 +9,9 @@
 //   change-user-role --realm <r> --email <email> --permission can_create_users [--revoke]
 //                  grant (or revoke) Zulip's can_create_users permission (POST /users)
 //   seed-demo      --host <host[:port]> --dir <zuliprc folder>   the demo realm and users, once; zuliprc files when missing
+//   register-server --hostname <host> --contact-email <email> [--new-org-key <key>]
+//                  register this server with the push notification bouncer (Zulip's manage.py register_server):
+//                  PUSH_NOTIFICATION_BOUNCER_URL, ZULIP_ORG_ID and ZULIP_ORG_KEY from the environment
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { env, loadEnv } from '@teamchat/core';
 import type { Db, Realm } from '@teamchat/db';
 import { BotType, realmUrl, Role, ROLE_BY_NAME } from '@teamchat/domain';
+import { BouncerClient, loadNotificationsConfig } from '@teamchat/notifications';
 import { baseEnvSpec, createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doSetCanCreateUsers } from './actions/admin-users';
 import { doCreateRealm } from './actions/realms';
@@ -29,7 +33,8 @@ const USAGE = `usage: manage <command> [options]
   write-zuliprc  --realm <r> --email <email> --path <file> [--site <url>]
   list-users     --realm <r>
   change-user-role --realm <r> --email <email> --permission can_create_users [--revoke]
-  seed-demo      --host <host[:port]> --dir <zuliprc folder>`;
+  seed-demo      --host <host[:port]> --dir <zuliprc folder>
+  register-server --hostname <host> --contact-email <email> [--new-org-key <key>]`;
 
 class UsageError extends Error {}
 
@@ -80,6 +85,9 @@ export async function runCommand(
       dir: { type: 'string' },
       permission: { type: 'string' },
       revoke: { type: 'boolean', default: false },
+      hostname: { type: 'string' },
+      'contact-email': { type: 'string' },
+      'new-org-key': { type: 'string' },
     },
   });
   const { db } = deps;
@@ -148,6 +156,20 @@ export async function runCommand(
       out(
         `${values.revoke ? 'revoked' : 'granted'} ${permission} ${values.revoke ? 'from' : 'to'} ${user.delivery_email}`,
       );
+      return;
+    }
+    case 'register-server': {
+      const config = loadNotificationsConfig(process.env);
+      if (!BouncerClient.configured(config)) {
+        throw new UsageError('set PUSH_NOTIFICATION_BOUNCER_URL, ZULIP_ORG_ID and ZULIP_ORG_KEY first');
+      }
+      const bouncer = new BouncerClient(config);
+      await bouncer.registerServer({
+        hostname: need(values.hostname, 'hostname'),
+        contactEmail: need(values['contact-email'], 'contact-email'),
+        newOrgKey: values['new-org-key'],
+      });
+      out(`registered ${values.hostname} with ${bouncer.url} as ${config.ZULIP_ORG_ID}`);
       return;
     }
     case 'seed-demo': {

@@ -20,7 +20,26 @@ import type { BaseDeps } from '@teamchat/runtime';
 import { accessUserGroupForUpdate } from '../lib/user-groups';
 import { notifyInvitesChanged } from './users';
 
-type Deps = Pick<BaseDeps, 'db' | 'bus' | 'env'>;
+type Deps = Pick<BaseDeps, 'db' | 'bus' | 'env' | 'jobs'>;
+
+/**
+ * The invitation email goes out from the worker's email job (packages/notifications), once
+ * per job id: one per invitation, and one per resend.
+ */
+async function enqueueInvitationEmail(deps: Deps, invite: { id: number; realm_id: number }, resend: boolean) {
+  const jobId = resend ? `invitation-${invite.id}-resend-${Date.now()}` : `invitation-${invite.id}`;
+  await deps.jobs.queue('email').add(
+    'email',
+    { kind: 'invitation', realmId: invite.realm_id, preregistrationId: invite.id, resend },
+    {
+      jobId,
+      attempts: 10,
+      backoff: { type: 'exponential', delay: 2000 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    },
+  );
+}
 
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES (10 days). */
 export const INVITATION_LINK_VALIDITY_MINUTES = 14400;
@@ -333,7 +352,7 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
     const now = new Date();
     const expiry = input.expiresInMinutes === null ? null : new Date(now.getTime() + input.expiresInMinutes * 60_000);
     for (const email of toInvite) {
-      await tx.db.preregistrationUser.create({
+      const invite = await tx.db.preregistrationUser.create({
         data: {
           realm_id: actor.realm_id,
           referred_by_id: actor.id,
@@ -349,6 +368,7 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
           confirmation_key: generateConfirmationKey(),
         },
       });
+      tx.onCommit(() => enqueueInvitationEmail(deps, invite, false));
     }
     await notifyInvitesChanged(deps, tx, actor.realm_id, actor.id);
     return skipped;
@@ -397,8 +417,9 @@ export async function doRevokeUserInvite(deps: Deps, actor: UserProfile, inviteI
  */
 export async function doResendUserInvite(deps: Deps, actor: UserProfile, inviteId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
-    await accessEmailInvite(tx, actor, inviteId);
+    const invite = await accessEmailInvite(tx, actor, inviteId);
     await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${actor.realm_id} FOR UPDATE`;
     await checkInviteLimit(tx, actor.realm_id, 1);
+    tx.onCommit(() => enqueueInvitationEmail(deps, invite, true));
   });
 }
