@@ -34,6 +34,8 @@ const commonEnv = {
   INTERNAL_JWT_SECRET: process.env.INTERNAL_JWT_SECRET ?? crypto.randomBytes(32).toString('hex'),
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   NODE_ENV: process.env.NODE_ENV ?? 'development',
+  // Without an SMTP server (EMAIL_HOST), the worker writes each email here as an .eml file.
+  EMAIL_LOG_DIR: process.env.EMAIL_LOG_DIR ?? path.join(logDir, 'emails'),
 };
 
 const seed = spawnSync(
@@ -150,6 +152,7 @@ console.log(`
 Teamchat is running at http://${host}
   services: ${children.map(({ name }) => name).join(', ')} (logs in ${logDir})
   zuliprc files for the demo users: ${zuliprcDir}/{owner,member,bot}.zuliprc
+  emails: ${commonEnv.EMAIL_HOST ? `sent through ${commonEnv.EMAIL_HOST}` : `EMAIL_HOST is not set, so they are written to ${commonEnv.EMAIL_LOG_DIR} as .eml files`}
   try:  curl -u "$(sed -n 's/^email=//p' ${zuliprcDir}/owner.zuliprc):$(sed -n 's/^key=//p' ${zuliprcDir}/owner.zuliprc)" http://${host}/api/v1/users/me
 Press Ctrl-C to stop.`);
 
