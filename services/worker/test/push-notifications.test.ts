@@ -172,6 +172,20 @@ test('a direct message to a user whose only device is their phone: one notify re
   expect(fetched.body.message.flags).toEqual(['read']);
 });
 
+test('mark all as read removes the notifications the phone shows', async () => {
+  const before = notifiesFor(bob.id).length;
+  const first = await sendDm(alice, [bob], 'one');
+  const second = await sendDm(alice, [bob], 'two');
+  await waitFor(() => notifiesFor(bob.id).length === before + 2);
+  expect((await bob.client.post('/api/v1/mark_all_as_read')).status).toBe(200);
+  const removal = await waitFor(() =>
+    notifiesFor(bob.id)
+      .slice(before)
+      .find((request) => request.body.gcm_payload.event === 'remove'),
+  );
+  expect(removal.body.gcm_payload.zulip_message_ids).toBe(`${first},${second}`);
+});
+
 test('a message read within the delay is not pushed', async () => {
   const before = notifiesFor(bob.id).length;
   const messageId = await sendDm(alice, [bob], 'read at once');

@@ -76,7 +76,24 @@ export async function markAllRead(job: Job<MarkAllReadJobData>, deps: BaseDeps):
   }
   await Promise.all(published);
   await job.updateProgress({ marked });
+  if (marked > 0) await removePushNotifications(deps, data);
   return { marked };
+}
+
+/** The push notifications the user's phones show for messages now read are removed (push-removal, packages/notifications). */
+async function removePushNotifications(deps: BaseDeps, data: MarkAllReadJobData): Promise<void> {
+  const active = MessageFlag.active_mobile_push_notification;
+  const rows = await deps.db.$queryRaw<{ message_id: number }[]>(Prisma.sql`
+    SELECT message_id FROM user_message
+    WHERE user_profile_id = ${data.userId} AND (flags & ${active}) <> 0 AND (flags & ${READ}) <> 0`);
+  if (rows.length === 0) return;
+  await deps.jobs
+    .queue(JOB_QUEUES.pushRemoval)
+    .add(
+      JOB_QUEUES.pushRemoval,
+      { realmId: data.realmId, userId: data.userId, messageIds: rows.map((row) => row.message_id) },
+      { attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: 1000 },
+    );
 }
 
 export const markAllReadProcessor: JobProcessor<typeof JOB_QUEUES.markAllRead> = {
