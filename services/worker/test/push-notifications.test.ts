@@ -300,6 +300,12 @@ test('a channel mention is pushed with the channel and topic; a token the bounce
   expect(notifiesFor(bob.id)).toHaveLength(before + 1);
 });
 
+test('GET /server_settings says push notifications are enabled', async () => {
+  const response = await stack.anonymous().get('/api/v1/server_settings');
+  expect(response.status).toBe(200);
+  expect(response.body.push_notifications_enabled).toBe(true);
+});
+
 test('POST /mobile_push/test_notification', async () => {
   const response = await bob.client.post('/api/v1/mobile_push/test_notification', { token: 'bob-phone' });
   expect(response.status).toBe(200);

@@ -7,6 +7,7 @@ import {
   ZULIP_MERGE_BASE,
   ZULIP_VERSION,
 } from '@teamchat/domain';
+import { BouncerClient } from '@teamchat/notifications';
 import type { UsersDeps } from '../deps';
 
 /**
@@ -34,7 +35,8 @@ export async function getServerSettings({ deps, realmId }: ViewContext<UsersDeps
     zulip_feature_level: ZULIP_FEATURE_LEVEL,
     zulip_version: ZULIP_VERSION,
     zulip_merge_base: ZULIP_MERGE_BASE,
-    push_notifications_enabled: false,
+    // Zulip's push_notifications_configured(): the bouncer's URL and this server's credentials are set.
+    push_notifications_enabled: BouncerClient.configured(deps.notifications),
     is_incompatible: false,
     email_auth_enabled: true,
     require_email_format_usernames: true,
