@@ -9,10 +9,10 @@
 // must be clean: nothing lost, duplicated or reordered, no 500, every client recovered.
 
 import { slotOf } from '@teamchat/bus';
-import { createTestDatabase, OwnRedisCluster, type TestDatabase } from '@teamchat/testing';
+import type { OwnRedisCluster } from '@teamchat/testing';
 import { printReport, runChecker, type AnyFaultKind } from './support/checker';
-import { ProcessCluster } from './support/cluster';
-import { failover } from './support/redis-failover';
+import type { ProcessCluster } from './support/cluster';
+import { failover, startOnRedisCluster } from './support/redis-failover';
 
 jest.setTimeout(900_000);
 
@@ -23,31 +23,23 @@ const NODE_TIMEOUT_MS = 1500;
 const KINDS: AnyFaultKind[] = ['redis-master-kill', 'replica-kill', 'replica-stop', 'scale-out', 'scale-in'];
 
 let redisCluster: OwnRedisCluster;
-let database: TestDatabase;
 let cluster: ProcessCluster;
+let stop: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  redisCluster = await OwnRedisCluster.start({ persistent: true, nodeTimeoutMs: NODE_TIMEOUT_MS });
-  database = await createTestDatabase();
-  cluster = await ProcessCluster.start({
-    databaseUrl: database.url,
-    redisUrl: `redis://${redisCluster.nodes[0].address}`,
-    redisClusterNodes: redisCluster.seedList,
-    eventReplicas: 2,
+  ({ redisCluster, cluster, stop } = await startOnRedisCluster({
+    nodeTimeoutMs: NODE_TIMEOUT_MS,
     maxLogLines: 2000,
     env: {
-      REDIS_WAIT_REPLICAS: '1',
       EVENTS_LEASE_MS: String(LEASE_MS),
       EVENTS_HEARTBEAT_MIN_MS: String(HEARTBEAT_MIN_MS),
       EVENTS_HEARTBEAT_JITTER_MS: String(HEARTBEAT_JITTER_MS),
     },
-  });
+  }));
 }, 300_000);
 
 afterAll(async () => {
-  await cluster?.stop();
-  await database?.drop();
-  await redisCluster?.stop();
+  await stop?.();
 });
 
 test('a Redis Cluster master killed mid-run, among the event replicas own faults: nothing lost, duplicated or reordered', async () => {

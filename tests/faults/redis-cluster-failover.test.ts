@@ -12,9 +12,9 @@
 // a master may be silent before its replica takes over).
 
 import { slotOf } from '@teamchat/bus';
-import { createTestDatabase, OwnRedisCluster, type RedisClusterNode, type TestDatabase } from '@teamchat/testing';
-import { ProcessCluster, type ClusterUser } from './support/cluster';
-import { failover } from './support/redis-failover';
+import type { OwnRedisCluster, RedisClusterNode } from '@teamchat/testing';
+import type { ProcessCluster, ClusterUser } from './support/cluster';
+import { failover, startOnRedisCluster } from './support/redis-failover';
 import {
   baseline,
   createParticipants,
@@ -30,31 +30,18 @@ jest.setTimeout(300_000);
 const NODE_TIMEOUT_MS = Number(process.env.FAILOVER_NODE_TIMEOUT_MS ?? 1500);
 
 let redisCluster: OwnRedisCluster;
-let database: TestDatabase;
 let cluster: ProcessCluster;
+let stop: (() => Promise<void>) | undefined;
 let users: ClusterUser[];
 let channelName: string;
 
 beforeAll(async () => {
-  redisCluster = await OwnRedisCluster.start({ persistent: true, nodeTimeoutMs: NODE_TIMEOUT_MS });
-  database = await createTestDatabase();
-  cluster = await ProcessCluster.start({
-    databaseUrl: database.url,
-    // Only its credentials count (none here): the processes use the cluster's seed list.
-    redisUrl: `redis://${redisCluster.nodes[0].address}`,
-    redisClusterNodes: redisCluster.seedList,
-    eventReplicas: 2,
-    // Writes of the event tier count once the master's replica holds them: without it, a master
-    // killed right after answering may take an index entry or an intake entry with it.
-    env: { REDIS_WAIT_REPLICAS: '1' },
-  });
+  ({ redisCluster, cluster, stop } = await startOnRedisCluster({ nodeTimeoutMs: NODE_TIMEOUT_MS }));
   ({ users, channelName } = await createParticipants(cluster));
 }, 300_000);
 
 afterAll(async () => {
-  await cluster?.stop();
-  await database?.drop();
-  await redisCluster?.stop();
+  await stop?.();
 });
 
 /** Slots of the clients' queues (every key of a queue shares its hash tag). */

@@ -19,6 +19,7 @@ export type ZulipEvent =
   | WithOp<'typing_edit_message', 'start' | 'stop'>
   | WithOp<'drafts', 'add' | 'update' | 'remove'>
   | WithOp<'attachment', 'add' | 'update' | 'remove'>
+  | WithOp<'scheduled_messages', 'add' | 'update' | 'remove'>
   // channels
   | WithOp<'stream', 'create' | 'delete' | 'update'>
   | WithOp<'subscription', 'add' | 'remove' | 'update' | 'peer_add' | 'peer_remove'>
@@ -38,6 +39,11 @@ export type ZulipEvent =
   | NoOp<'update_display_settings'>
   | WithOp<'navigation_view', 'add' | 'update' | 'remove'>
   | NoOp<'alert_words'>
+  | NoOp<'muted_users'>
+  | NoOp<'user_status'>
+  | WithOp<'saved_snippets', 'add' | 'update' | 'remove'>
+  | NoOp<'realm_playgrounds'>
+  | WithOp<'realm_user_settings_defaults', 'update'>
   | NoOp<'presence'>
   | NoOp<'invites_changed'>
   | WithOp<'realm_emoji', 'update'>

@@ -187,6 +187,14 @@ const UNAVAILABLE_MESSAGES = [
   /^CLUSTERDOWN/, // Redis Cluster: a master failed and no replica took over yet
   /^Too many Cluster redirections/, // ioredis: retried past its limit during a failover
   /^Failed to refresh slots cache/, // ioredis: no node answered the topology query
+  // Redis Cluster redirections ioredis did not follow: seen during a failover, when a command
+  // reached a node that still named the dead master (the caller retries once the map settles).
+  /^(MOVED|ASK) \d+ /,
+  /^TRYAGAIN/,
+  /^LOADING/, // a restarted node still reading its data
+  // A script missing on a master just promoted (replicas get scripts' effects, not the scripts)
+  // when ioredis's re-send with EVAL raced the failover too; the next try loads it.
+  /^NOSCRIPT/,
   /^Redis connection closed with the command in flight$/, // bus settleOnClose
   /^Redis write not confirmed by its replicas/, // bus ReplicationError (REDIS_WAIT_REPLICAS)
 ];

@@ -1,18 +1,25 @@
-// Emoji named by clients outside reactions (user statuses): Zulip's get_emoji_data and
-// check_emoji_request (zerver/lib/emoji.py), with the realm's custom emoji read from realm_emoji.
+// Emoji as clients name them, in reactions and user statuses (Zulip's zerver/lib/emoji.py:
+// get_emoji_data, check_emoji_request).
 //
-// Unicode names come from iamcal's table (emoji-names.ts, the same generated data the messages
-// service's reactions use), which differs from Zulip's for some emoji: a name and code the
-// client names together are each checked for form, not cross-checked, as reactions do.
+// Zulip validates unicode emoji against its own name table (generated from iamcal's data with
+// Zulip's renames). Teamchat has no npm package with Zulip's names, so it carries iamcal's
+// (emoji-names.ts, from emoji-datasource) and uses it where a table is unavoidable: turning a
+// bare `emoji_name` into a code. When a client names the code itself (as Zulip's own clients
+// always do, from Zulip's table), the code must be a well-formed codepoint sequence and the name
+// a well-formed emoji name; the pair is not cross-checked, because Zulip's names differ from
+// iamcal's for some emoji (e.g. "thumbs_up", or "smile" for 1f642) and real clients send those.
+// Custom (realm) emoji are read from realm_emoji (the uploads service writes them): a name
+// names the realm's active custom emoji first, and a realm_emoji reaction's code is its id.
 
 import { JsonableError } from '@teamchat/core';
 import type { TxClient } from '@teamchat/db';
 import { EMOJI_NAME_CODES } from './emoji-names';
+import { activeRealmEmojiByName } from './realm-emoji';
+
+type EmojiReader = Pick<TxClient, 'realmEmoji'>;
 
 export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
 export type ReactionType = (typeof REACTION_TYPES)[number];
-
-type EmojiReader = Pick<TxClient, 'realmEmoji'>;
 
 let nameToCode: Map<string, string> | null = null;
 
@@ -27,22 +34,34 @@ function unicodeNames(): Map<string, string> {
   return nameToCode;
 }
 
-async function activeRealmEmoji(db: EmojiReader, realmId: number, name: string) {
-  return db.realmEmoji.findFirst({ where: { realm_id: realmId, name, deactivated: false }, select: { id: true } });
-}
-
-/** The code and type a bare emoji name stands for in a realm (custom emoji first, as Zulip). */
+/** The code and type a bare emoji name stands for in the realm (Zulip's get_emoji_data). */
 export async function emojiDataFor(
   db: EmojiReader,
   realmId: number,
   name: string,
 ): Promise<{ emoji_code: string; reaction_type: ReactionType }> {
-  const custom = await activeRealmEmoji(db, realmId, name);
-  if (custom) return { emoji_code: String(custom.id), reaction_type: 'realm_emoji' };
+  const custom = (await activeRealmEmojiByName(db, realmId, [name])).get(name);
+  if (custom) return { emoji_code: custom.id, reaction_type: 'realm_emoji' };
   if (name === 'zulip') return { emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' };
   const code = unicodeNames().get(name);
   if (code !== undefined) return { emoji_code: code, reaction_type: 'unicode_emoji' };
   throw new JsonableError(`Emoji '${name}' does not exist`);
+}
+
+let emojiDataJson: string | null = null;
+
+/**
+ * The table as Zulip's emoji data file (register's `server_emoji_data_url`): each code with its
+ * names, serialized once. iamcal's table does not say which name is canonical; a code's names
+ * come in alphabetical order.
+ */
+export function emojiDataFile(): string {
+  if (!emojiDataJson) {
+    const codeToNames: Record<string, string[]> = {};
+    for (const [name, code] of unicodeNames()) (codeToNames[code] ??= []).push(name);
+    emojiDataJson = JSON.stringify({ code_to_names: codeToNames });
+  }
+  return emojiDataJson;
 }
 
 /** Lowercase hex codepoints (4 to 6 digits, each a Unicode scalar value) joined by dashes. */
@@ -56,7 +75,7 @@ function isCodepointSequence(code: string): boolean {
 
 const EMOJI_NAME = /^[0-9a-z_+-]+$/;
 
-/** Whether (name, code, type) names an emoji of the realm (Zulip's check_emoji_request). */
+/** Whether a (name, code, type) a client gives is an emoji of the realm (Zulip's check_emoji_request). */
 export async function checkEmojiRequest(
   db: EmojiReader,
   realmId: number,
@@ -65,9 +84,15 @@ export async function checkEmojiRequest(
   type: string,
 ): Promise<void> {
   if (type === 'realm_emoji') {
-    const custom = await activeRealmEmoji(db, realmId, name);
-    if (!custom) throw new JsonableError('Invalid custom emoji.');
-    if (String(custom.id) !== code) throw new JsonableError('Invalid custom emoji name.');
+    // The code is the emoji's id; it must be the realm's, carry its name and still be active.
+    const id = /^[0-9]{1,10}$/.test(code) ? Number(code) : null;
+    const emoji =
+      id !== null && id <= 2 ** 31 - 1
+        ? await db.realmEmoji.findFirst({ where: { id, realm_id: realmId, file_name: { not: '' } } })
+        : null;
+    if (!emoji) throw new JsonableError('Invalid custom emoji.');
+    if (emoji.name !== name) throw new JsonableError('Invalid custom emoji name.');
+    if (emoji.deactivated) throw new JsonableError('This custom emoji has been deactivated.');
     return;
   }
   if (type === 'zulip_extra_emoji') {

@@ -15,8 +15,8 @@ import {
   SystemGroup,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
-import { scheduledMessagesSection } from './scheduled-messages';
 import { realmEmojiSection } from './realm-emoji';
+import { scheduledMessagesSection } from './scheduled-messages';
 import { mutedUsersSection } from './muted-users';
 import { realmPlaygroundsSection } from './realm-playgrounds';
 import { savedSnippetsSection } from './saved-snippets';

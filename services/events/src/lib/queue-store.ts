@@ -20,7 +20,7 @@
 // however long the queue is kept alive by polls: a poll that finds the index's time running
 // short (field i) lists the queue again and extends the index (refreshIndexes).
 
-import { crossSlotPipeline, forEachMaster, type Durability, type Redis } from '@teamchat/bus';
+import { crossSlotPipeline, forEachMaster, isCluster, type Durability, type Redis } from '@teamchat/bus';
 import type { QueueDescriptor } from './queue-options';
 import type { Snapshot } from './snapshot';
 
@@ -362,6 +362,13 @@ export class QueueStore {
     const indexTtlMs = INDEX_TTL_FACTOR * ttlMs + this.options.indexMarginMs;
     const pipeline = crossSlotPipeline(this.redis, this.options.durability) as ScriptedPipeline;
     const { userId, realmId } = descriptor;
+    // The queue exists before an index lists it: fan-out takes a listed queue it cannot find for
+    // a stale entry and removes it from the index. One server runs the pipeline in order; a
+    // Cluster runs each node's share at once (the index may live on another node), so there the
+    // queue is created first. (A cluster checker run lost 69 events of a queue so removed.)
+    const indexes = isCluster(this.redis)
+      ? (crossSlotPipeline(this.redis, this.options.durability) as ScriptedPipeline)
+      : pipeline;
     pipeline.tcQueueCreate(
       this.keys(queueId)[0],
       userId,
@@ -373,8 +380,9 @@ export class QueueStore {
       indexTtlMs,
       ttlMs,
     );
-    this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: options.realmWide }, indexTtlMs);
-    throwPipelineErrors(await pipeline.exec());
+    if (indexes !== pipeline) throwPipelineErrors(await pipeline.exec());
+    this.listInIndexes(indexes, queueId, { userId, realmId, realmWide: options.realmWide }, indexTtlMs);
+    throwPipelineErrors(await indexes.exec());
   }
 
   /** Lists the queue in its indexes and makes them live at least `ttlMs` more. */

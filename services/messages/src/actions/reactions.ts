@@ -6,10 +6,9 @@
 import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Stream, type Tx } from '@teamchat/db';
-import { loadActor, MessageFlag, viewerOf, type Actor } from '@teamchat/domain';
+import { checkEmojiRequest, emojiDataFor, loadActor, MessageFlag, viewerOf, type Actor } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { messageActionAudience } from '../lib/audiences';
-import { checkEmojiRequest, emojiDataFor } from '../lib/emoji';
 import { accessMessageForUpdate } from '../lib/messages';
 
 export interface AddReactionInput {

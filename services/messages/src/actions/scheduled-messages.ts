@@ -23,9 +23,9 @@ export const DELIVERY_NOT_IN_FUTURE = 'Scheduled delivery time must be in the fu
 
 // The `scheduled_messages` event (not in the bus's ZulipEvent list yet, so typed here).
 type ScheduledMessagesEvent =
-  | { type: string; op: 'add'; scheduled_messages: ScheduledMessageDict[] }
-  | { type: string; op: 'update'; scheduled_message: ScheduledMessageDict }
-  | { type: string; op: 'remove'; scheduled_message_id: number };
+  | { type: 'scheduled_messages'; op: 'add'; scheduled_messages: ScheduledMessageDict[] }
+  | { type: 'scheduled_messages'; op: 'update'; scheduled_message: ScheduledMessageDict }
+  | { type: 'scheduled_messages'; op: 'remove'; scheduled_message_id: number };
 
 function sendScheduledEvent(
   deps: Pick<MessagesDeps, 'bus'>,
@@ -34,7 +34,7 @@ function sendScheduledEvent(
   userId: number,
   event: ScheduledMessagesEvent,
 ) {
-  return deps.bus.sendEventOnCommit(tx, realmId, { ...event, type: 'scheduled_messages' as string }, [userId]);
+  return deps.bus.sendEventOnCommit(tx, realmId, event, [userId]);
 }
 
 /** Enqueues the delivery job for the row's time (best effort: the worker's poll delivers due rows whose job was lost). */

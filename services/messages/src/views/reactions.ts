@@ -8,9 +8,9 @@ import {
   type AuthedContext,
   type ViewResult,
 } from '@teamchat/core';
+import { emojiDataFile } from '@teamchat/domain';
 import { doAddReaction, doRemoveReaction } from '../actions/reactions';
 import type { MessagesDeps } from '../deps';
-import { emojiDataFile } from '../lib/emoji';
 
 /** GET {EMOJI_DATA_PATH}: the unicode emoji table clients offer in their pickers (a file, no envelope). */
 export function getEmojiData({ res }: AuthedContext<MessagesDeps>): ViewResult {

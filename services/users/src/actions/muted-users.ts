@@ -4,6 +4,7 @@
 // so that is asked of it, as the muter, once the mute is committed: from then on its send path
 // delivers the muted user's new messages already read, so none slips between the two.
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { callService, JsonableError, type Logger } from '@teamchat/core';
 import { Prisma, transaction, type Tx, type UserProfile } from '@teamchat/db';
 import { userMutes } from '@teamchat/domain';
@@ -61,8 +62,7 @@ export async function doUnmuteUser(deps: Deps, user: UserProfile, mutedUserId: n
 }
 
 async function notify(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
-  // (muted_users is not among @teamchat/bus's ZulipEvent types yet: typed as a plain event.)
-  const event: { type: string; [field: string]: unknown } = {
+  const event: ZulipEventOf<'muted_users'> = {
     type: 'muted_users',
     muted_users: await userMutes(tx.db, user.id),
   };

@@ -1,6 +1,7 @@
 // Code playgrounds (Zulip's do_add_realm_playground / do_remove_realm_playground): checked as
 // RealmPlayground.full_clean does, and every change sends the realm's whole list to everyone.
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx } from '@teamchat/db';
 import { realmPlaygrounds, urlTemplateHasSafeScheme } from '@teamchat/domain';
@@ -53,8 +54,7 @@ function checkPlayground(playground: NewPlayground): Record<string, string[]> {
 }
 
 async function notify(deps: Deps, tx: Tx, realmId: number): Promise<void> {
-  // (realm_playgrounds is not among @teamchat/bus's ZulipEvent types yet: sent as a plain event.)
-  const event: { type: string; [field: string]: unknown } = {
+  const event: ZulipEventOf<'realm_playgrounds'> = {
     type: 'realm_playgrounds',
     realm_playgrounds: await realmPlaygrounds(tx.db, realmId),
   };

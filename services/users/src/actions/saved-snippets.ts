@@ -1,6 +1,7 @@
 // Saved snippets (Zulip's do_create/edit/delete_saved_snippet): each change goes to the
 // owner's clients as a saved_snippets event (add and update carry the whole snippet).
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { ResourceNotFoundError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
 import { savedSnippetDict } from '@teamchat/domain';
@@ -11,10 +12,7 @@ type User = Pick<UserProfile, 'id' | 'realm_id'>;
 
 const SNIPPET_NOT_FOUND = 'Saved snippet does not exist.';
 
-// (saved_snippets is not among @teamchat/bus's ZulipEvent types yet: sent as a plain event.)
-type PlainEvent = { type: string; [field: string]: unknown };
-
-async function notify(deps: Deps, tx: Tx, user: User, event: PlainEvent): Promise<void> {
+async function notify(deps: Deps, tx: Tx, user: User, event: ZulipEventOf<'saved_snippets'>): Promise<void> {
   await deps.bus.sendEventOnCommit(tx, user.realm_id, event, [user.id]);
 }
 

@@ -2,6 +2,7 @@
 // each changed setting is stored in realm.user_settings_defaults and announced to everyone as a
 // realm_user_settings_defaults update event. Existing users' own settings are not touched.
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { realmUserSettingsDefaults } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
@@ -27,8 +28,7 @@ export async function doSetRealmUserDefaultSettings(
       WHERE id = ${realmId}`;
     const audience = await activeUserIds(tx.db, realmId);
     for (const [property, value] of changed) {
-      // (realm_user_settings_defaults is not among @teamchat/bus's ZulipEvent types yet: a plain event.)
-      const event: { type: string; [field: string]: unknown } = {
+      const event: ZulipEventOf<'realm_user_settings_defaults'> = {
         type: 'realm_user_settings_defaults',
         op: 'update',
         property,

@@ -3,6 +3,7 @@
 // as PATCH /settings changes it. Everyone who can access the user hears a user_status event
 // naming only what the request changed.
 
+import type { ZulipEventOf } from '@teamchat/bus';
 import { transaction, type UserProfile } from '@teamchat/db';
 import { userIdsWhoCanAccessUser } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
@@ -34,8 +35,7 @@ export async function doUpdateUserStatus(deps: Deps, user: UserProfile, change: 
       create: { user_profile_id: user.id, ...fields },
       update: fields,
     });
-    // (user_status is not among @teamchat/bus's ZulipEvent types yet: typed as a plain event.)
-    const event: { type: string; [field: string]: unknown } = { type: 'user_status', user_id: user.id };
+    const event: ZulipEventOf<'user_status'> = { type: 'user_status', user_id: user.id };
     if (change.away !== undefined) event.away = change.away;
     if (change.statusText !== undefined) event.status_text = change.statusText;
     if (change.emoji) {
