@@ -9,3 +9,4 @@ export * from './payloads';
 export * from './bouncer';
 export * from './mailer';
 export * from './emails';
+export * from './group-mention';

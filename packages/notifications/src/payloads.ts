@@ -31,6 +31,8 @@ export interface PayloadMessage {
   /** Group direct messages: every participant's name and id (sender included). */
   participants: { id: number; full_name: string }[];
   trigger: NotificationTriggerName;
+  /** A mention through a user group (mentionedUserGroup), not a personal one. */
+  mentionedUserGroup?: { id: number; name: string } | null;
 }
 
 /** Zulip's get_base_payload: which server, organisation and user a notification is for. */
@@ -58,6 +60,10 @@ function messagePayload(context: PayloadContext, data: PayloadMessage): JsonObje
     sender_email: data.sender.email,
     time: Math.floor(data.message.date_sent.getTime() / 1000),
   };
+  if (data.mentionedUserGroup) {
+    payload.mentioned_user_group_id = data.mentionedUserGroup.id;
+    payload.mentioned_user_group_name = data.mentionedUserGroup.name;
+  }
   if (data.stream !== null) {
     payload.recipient_type = 'stream';
     payload.stream = data.stream.name;
@@ -148,7 +154,9 @@ function apnsAlertTitle(data: PayloadMessage): string {
 /** Zulip's get_apns_alert_subtitle. */
 function apnsAlertSubtitle(data: PayloadMessage): string {
   const name = data.sender.full_name;
-  if (data.trigger === NotificationTrigger.MENTION) return `${name} mentioned you:`;
+  if (data.trigger === NotificationTrigger.MENTION) {
+    return data.mentionedUserGroup ? `${name} mentioned @${data.mentionedUserGroup.name}:` : `${name} mentioned you:`;
+  }
   if (
     data.trigger === NotificationTrigger.TOPIC_WILDCARD_MENTION ||
     data.trigger === NotificationTrigger.STREAM_WILDCARD_MENTION ||

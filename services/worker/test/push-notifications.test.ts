@@ -300,6 +300,32 @@ test('a channel mention is pushed with the channel and topic; a token the bounce
   expect(notifiesFor(bob.id)).toHaveLength(before + 1);
 });
 
+test('a mention through a user group names the group', async () => {
+  const created = await alice.client.post('/api/v1/user_groups/create', {
+    name: 'backend',
+    description: 'Backend people',
+    members: JSON.stringify([bob.id]),
+  });
+  expect(created.status).toBe(200);
+  const group = await stack.db.userGroup.findFirstOrThrow({ where: { name: 'backend', realm_id: stack.realm.id } });
+  const general = await stack.db.stream.findFirstOrThrow({ where: { name: 'general' } });
+  const before = notifiesFor(bob.id).length;
+  const response = await alice.client.post('/api/v1/messages', {
+    type: 'stream',
+    to: String(general.id),
+    topic: 'deploys',
+    content: '@*backend* deploy today?',
+  });
+  expect(response.status).toBe(200);
+  const notify = await waitFor(() => notifiesFor(bob.id)[before]);
+  expect(notify.body.gcm_payload).toMatchObject({
+    zulip_message_id: response.body.id,
+    mentioned_user_group_id: group.id,
+    mentioned_user_group_name: 'backend',
+  });
+  expect(notify.body.apns_payload.alert.subtitle).toBe('Alice Liddell mentioned @backend:');
+});
+
 test('GET /server_settings says push notifications are enabled', async () => {
   const response = await stack.anonymous().get('/api/v1/server_settings');
   expect(response.status).toBe(200);

@@ -16,6 +16,8 @@ import {
   BouncerRetryLaterError,
   messagePayloadApns,
   messagePayloadGcm,
+  mentionedUserGroup,
+  NotificationTrigger,
   notificationSettings,
   notificationTrigger,
   recipientFacts,
@@ -128,7 +130,11 @@ export async function sendPushNotification(
   if (claimed === 0) return 'skipped';
 
   const context = { realm: user.realm, scheme: deps.env.EXTERNAL_SCHEME, user };
-  const data_ = { ...payloadMessage, trigger };
+  const mentioned =
+    trigger === NotificationTrigger.MENTION
+      ? await mentionedUserGroup(deps.db, payloadMessage.message.rendered_content ?? '', user.id)
+      : null;
+  const data_ = { ...payloadMessage, trigger, mentionedUserGroup: mentioned };
   const [gcm, gcmOptions] = messagePayloadGcm(context, data_);
   const apns = messagePayloadApns(context, data_);
   try {
