@@ -2,7 +2,7 @@
 // unread recipients other than the sender, their settings, subscription overrides, the topic's
 // visibility policy and whether they muted the sender.
 
-import type { Db, Message } from '@teamchat/db';
+import { Prisma, type Db, type Message } from '@teamchat/db';
 import { MessageFlag, userSettings } from '@teamchat/domain';
 import { VisibilityPolicy, type NotificationSettings, type RecipientFacts } from './triggers';
 
@@ -12,14 +12,12 @@ export async function recipientFacts(
   message: Pick<Message, 'id' | 'sender_id' | 'stream_id' | 'topic'>,
   onlyUserIds?: number[],
 ): Promise<RecipientFacts[]> {
-  const rows = await db.userMessage.findMany({
-    where: {
-      message_id: message.id,
-      user_profile_id: onlyUserIds ? { in: onlyUserIds, not: message.sender_id } : { not: message.sender_id },
-    },
-    select: { user_profile_id: true, flags: true },
-  });
-  const unread = rows.filter((row) => (row.flags & MessageFlag.read) === 0);
+  const unread = await db.$queryRaw<{ user_profile_id: number; flags: number }[]>(Prisma.sql`
+    SELECT um.user_profile_id, um.flags FROM user_message um
+    WHERE um.message_id = ${message.id} AND um.user_profile_id <> ${message.sender_id}
+      AND (um.flags & ${MessageFlag.read}) = 0
+      ${onlyUserIds ? Prisma.sql`AND um.user_profile_id = ANY(${onlyUserIds}::int[])` : Prisma.empty}
+      ${message.stream_id === null ? Prisma.empty : channelCandidates(message.stream_id, message.topic)}`);
   if (unread.length === 0) return [];
   const userIds = unread.map((row) => row.user_profile_id);
   const [users, muters, subscriptions, topics] = await Promise.all([
@@ -89,6 +87,26 @@ export async function recipientFacts(
       senderMuted: muting.has(user.id),
     };
   });
+}
+
+/**
+ * Of a channel message's recipients, only those the rules could notify: mentioned (personally,
+ * by a group or a wildcard), following the topic, or with channel notifications on (by the
+ * subscription or their own default). A channel of thousands is mostly none of these, and this
+ * keeps its message from loading everyone's settings.
+ */
+function channelCandidates(streamId: number, topic: string): Prisma.Sql {
+  const mentions = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
+  return Prisma.sql`AND (
+    (um.flags & ${mentions}) <> 0
+    OR EXISTS (SELECT 1 FROM subscription s WHERE s.user_profile_id = um.user_profile_id AND s.stream_id = ${streamId}
+               AND (s.push_notifications OR s.email_notifications))
+    OR EXISTS (SELECT 1 FROM user_topic t WHERE t.user_profile_id = um.user_profile_id AND t.stream_id = ${streamId}
+               AND lower(t.topic_name) = lower(${topic}) AND t.visibility_policy = ${VisibilityPolicy.FOLLOWED})
+    OR EXISTS (SELECT 1 FROM user_profile u WHERE u.id = um.user_profile_id
+               AND (u.settings->>'enable_stream_push_notifications' = 'true'
+                    OR u.settings->>'enable_stream_email_notifications' = 'true'))
+  )`;
 }
 
 export function notificationSettings(user: Parameters<typeof userSettings>[0]): NotificationSettings & {

@@ -326,6 +326,49 @@ test('a mention through a user group names the group', async () => {
   expect(notify.body.apns_payload.alert.subtitle).toBe('Alice Liddell mentioned @backend:');
 });
 
+test('a channel with push notifications on, and a followed topic, notify without a mention; a muted topic does not', async () => {
+  const general = await stack.db.stream.findFirstOrThrow({ where: { name: 'general' } });
+  const post = async (topic: string, content: string) => {
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: String(general.id),
+      topic,
+      content,
+    });
+    expect(response.status).toBe(200);
+    return response.body.id as number;
+  };
+  // Fixtures: the channels service (not in this stack) writes these.
+  await stack.db.subscription.updateMany({
+    where: { stream_id: general.id, user_profile_id: bob.id },
+    data: { push_notifications: true },
+  });
+  await stack.db.userTopic.create({
+    data: { user_profile_id: bob.id, stream_id: general.id, topic_name: 'Quiet', visibility_policy: 1 },
+  });
+  const before = notifiesFor(bob.id).length;
+  const loud = await post('news', 'channel push on');
+  await waitFor(() => notifiesFor(bob.id)[before]);
+  await post('quiet', 'in a muted topic');
+  await stack.db.subscription.updateMany({
+    where: { stream_id: general.id, user_profile_id: bob.id },
+    data: { push_notifications: null },
+  });
+  await stack.db.userTopic.create({
+    data: { user_profile_id: bob.id, stream_id: general.id, topic_name: 'followed', visibility_policy: 3 },
+  });
+  const followed = await post('Followed', 'in a followed topic');
+  await waitFor(() => notifiesFor(bob.id)[before + 1]);
+  await post('other', 'neither');
+  await sleep(DELAY_MS);
+  await settled();
+  expect(
+    notifiesFor(bob.id)
+      .slice(before)
+      .map((request) => request.body.gcm_payload.zulip_message_id),
+  ).toEqual([loud, followed]);
+});
+
 test('GET /server_settings says push notifications are enabled', async () => {
   const response = await stack.anonymous().get('/api/v1/server_settings');
   expect(response.status).toBe(200);
