@@ -72,11 +72,13 @@ export interface PushNotificationJobData {
   trigger: string;
 }
 
-/** Messages a user read (messages service, flags): their push notifications are removed from the devices. */
+/** Messages a user read (messages service, flags) or deleted ones: their push notifications are removed from the devices. */
 export interface PushRemovalJobData {
   realmId: number;
   userId: number;
   messageIds: number[];
+  /** The messages were deleted (messages service): no flags are left to check or clear. */
+  deleted?: boolean;
 }
 
 /** A device token added or removed (users service): registered with or removed from the bouncer. */

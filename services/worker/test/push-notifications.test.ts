@@ -186,6 +186,15 @@ test('mark all as read removes the notifications the phone shows', async () => {
   expect(removal.body.gcm_payload.zulip_message_ids).toBe(`${first},${second}`);
 });
 
+test('a deleted message is removed from the phone', async () => {
+  const before = notifiesFor(bob.id).length;
+  const messageId = await sendDm(alice, [bob], 'oops, wrong person');
+  await waitFor(() => notifiesFor(bob.id)[before]);
+  expect((await alice.client.delete(`/api/v1/messages/${messageId}`)).status).toBe(200);
+  const removal = await waitFor(() => notifiesFor(bob.id)[before + 1]);
+  expect(removal.body.gcm_payload).toMatchObject({ event: 'remove', zulip_message_ids: String(messageId) });
+});
+
 test('a message read within the delay is not pushed', async () => {
   const before = notifiesFor(bob.id).length;
   const messageId = await sendDm(alice, [bob], 'read at once');

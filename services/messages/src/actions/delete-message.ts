@@ -14,6 +14,7 @@ import {
   canDeleteOwnMessageInChannel,
   hasRealmPermission,
   loadActor,
+  MessageFlag,
   viewerOf,
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
@@ -69,7 +70,27 @@ export async function doDeleteMessage(deps: MessagesDeps, userId: number, messag
     const audience = new Set(await messageActionAudience(db, [message.id], stream));
     audience.add(user.id);
     const orphans = await attachmentsOrphanedBy(db, [message.id]);
+    // Phones showing its push notification are told to remove it (the worker's push-removal).
+    const shown = await db.$queryRaw<{ user_profile_id: number }[]>`
+      SELECT user_profile_id FROM user_message
+      WHERE message_id = ${message.id} AND (flags & ${MessageFlag.active_mobile_push_notification}) <> 0`;
     await db.message.delete({ where: { id: message.id } });
+    if (shown.length > 0) {
+      tx.onCommit(async () => {
+        await deps.jobs.queue(JOB_QUEUES.pushRemoval).addBulk(
+          shown.map((row) => ({
+            name: JOB_QUEUES.pushRemoval,
+            data: { realmId: realm.id, userId: row.user_profile_id, messageIds: [message.id], deleted: true },
+            opts: {
+              attempts: 10,
+              backoff: { type: 'exponential', delay: 1000 },
+              removeOnComplete: true,
+              removeOnFail: 1000,
+            },
+          })),
+        );
+      });
+    }
 
     const event: ZulipEventOf<'delete_message'> = { type: 'delete_message', message_ids: [message.id] };
     if (stream !== null) {

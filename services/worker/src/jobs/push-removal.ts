@@ -1,5 +1,5 @@
-// push-removal: a user read messages whose push notifications their devices show; tell the
-// devices to remove them (Zulip's handle_remove_push_notification), then clear the
+// push-removal: a user read messages whose push notifications their devices show, or those
+// messages were deleted; tell the devices to remove them (Zulip's handle_remove_push_notification), then clear the
 // active_mobile_push_notification flags. The flags are cleared only after the bouncer took the
 // removal, so a retried job sends it again (a removal twice is harmless; none would leave the
 // notification on the phone).
@@ -24,10 +24,12 @@ async function processPushRemoval(job: Job<PushRemovalJobData>, deps: WorkerDeps
   const { bouncer } = notificationContext(deps);
   const { userId, messageIds } = job.data;
   const active = MessageFlag.active_mobile_push_notification;
-  const rows = await deps.db.$queryRaw<{ message_id: number }[]>(Prisma.sql`
-    SELECT message_id FROM user_message
-    WHERE user_profile_id = ${userId} AND message_id = ANY(${messageIds}::int[])
-      AND (flags & ${active}) <> 0 AND (flags & ${MessageFlag.read}) <> 0`);
+  const rows = job.data.deleted
+    ? messageIds.map((id) => ({ message_id: id }))
+    : await deps.db.$queryRaw<{ message_id: number }[]>(Prisma.sql`
+        SELECT message_id FROM user_message
+        WHERE user_profile_id = ${userId} AND message_id = ANY(${messageIds}::int[])
+          AND (flags & ${active}) <> 0 AND (flags & ${MessageFlag.read}) <> 0`);
   const ids = rows.map((row) => row.message_id).sort((a, b) => a - b);
   if (ids.length === 0) return { removed: 0 };
   const user = await deps.db.userProfile.findUnique({
