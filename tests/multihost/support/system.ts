@@ -104,6 +104,8 @@ export class MultiHostSystem {
       eventReplicaUp: (slot) => this.health.isUp(slot.id),
       env: {
         ...s3Env,
+        // With replicas, the event tier's writes count once one holds them (docs/operations.md).
+        ...(this.redisCluster ? { REDIS_WAIT_REPLICAS: '1' } : {}),
         EVENTS_LEASE_MS: String(this.settings.leaseMs),
         EVENTS_HEARTBEAT_MIN_MS: String(this.settings.heartbeatMinMs),
         EVENTS_HEARTBEAT_JITTER_MS: String(this.settings.heartbeatJitterMs),
