@@ -1,12 +1,13 @@
 // Manual check (not part of npm test: python-zulip-api is not a project dependency and its
 // package index is out of reach on CI machines): the everyday calls of python-zulip-api's
-// Client against a stack, each answer printed. Needs the library on PYTHONPATH:
+// Client against a stack, each answer printed; endpoints it has no method for go through its
+// generic call_endpoint, as its users call them. Needs the library on PYTHONPATH:
 //   PYTHONPATH=/path/to/python-zulip-api/zulip node --import tsx services/gateway/test/manual/pyzulip-smoke.ts
 import { spawn } from 'node:child_process';
 import { startStack } from '@teamchat/stack';
 
 const SCRIPT = String.raw`
-import json, sys, tempfile, zulip
+import base64, json, sys, tempfile, time, zulip
 email, key, site = sys.argv[1:4]
 c = zulip.Client(email=email, api_key=key, site=site)
 results = []
@@ -44,6 +45,37 @@ check("get_user_presence", c.get_user_presence(email), lambda a: a["presence"]["
 check("get_realm_presence", c.get_realm_presence(), lambda a: email in a["presences"])
 check("get_realm_emoji", c.get_realm_emoji(), lambda a: a["emoji"] == {})
 check("get_stream_email_address", c.get_stream_email_address(stream_id), lambda a: a["email"] == "")
+# Custom emoji: the library's own methods (the image's bytes decide its type; it sends no Content-Type).
+png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+with tempfile.NamedTemporaryFile("w+b", suffix=".png") as f:
+    f.write(png); f.flush(); f.seek(0)
+    check("upload_custom_emoji", c.upload_custom_emoji("snake_case", f))
+emoji = check("get_realm_emoji (the uploaded one)", c.get_realm_emoji(),
+              lambda a: [(e["name"], e["deactivated"]) for e in a["emoji"].values()] == [("snake_case", False)])["emoji"]
+check("add_reaction (custom emoji)", c.add_reaction({"message_id": sent["id"], "emoji_name": "snake_case"}))
+check("delete_custom_emoji", c.delete_custom_emoji("snake_case"))
+check("get_realm_emoji (deactivated)", c.get_realm_emoji(), lambda a: [e["deactivated"] for e in a["emoji"].values()] == [True])
+# Endpoints the library has no method for, through its generic call_endpoint (which JSON-encodes non-string values).
+other_id = [m["user_id"] for m in c.get_members()["members"] if m["email"] == sys.argv[4]][0]
+check("users/me/status (text and emoji by name)",
+      c.call_endpoint("users/me/status", method="POST", request={"status_text": "busy", "emoji_name": "coffee", "away": False}))
+check("users/{id}/status", c.call_endpoint(f"users/{c.get_profile()['user_id']}/status", method="GET"),
+      lambda a: a["status"] == {"status_text": "busy", "emoji_name": "coffee", "emoji_code": "2615", "reaction_type": "unicode_emoji"})
+check("register user_status", c.register(event_types=["user_status"], fetch_event_types=["user_status"]),
+      lambda a: a["user_status"][str(c.get_profile()["user_id"])]["status_text"] == "busy")
+check("users/me/muted_users (mute)", c.call_endpoint(f"users/me/muted_users/{other_id}", method="POST"))
+check("users/me/muted_users (unmute)", c.call_endpoint(f"users/me/muted_users/{other_id}", method="DELETE"))
+scheduled = check("scheduled_messages (create)", c.call_endpoint("scheduled_messages", method="POST", request={
+    "type": "stream", "to": stream_id, "topic": "later", "content": "from the future", "scheduled_delivery_timestamp": int(time.time()) + 3600}))
+check("scheduled_messages (list)", c.call_endpoint("scheduled_messages", method="GET"),
+      lambda a: [m["scheduled_message_id"] for m in a["scheduled_messages"]] == [scheduled.get("scheduled_message_id")])
+check("scheduled_messages (delete)", c.call_endpoint(f"scheduled_messages/{scheduled.get('scheduled_message_id')}", method="DELETE"))
+snippet = check("saved_snippets (create)", c.call_endpoint("saved_snippets", method="POST", request={"title": "sig", "content": "-- py"}))
+check("saved_snippets (list)", c.call_endpoint("saved_snippets", method="GET"),
+      lambda a: [(s["id"], s["title"]) for s in a["saved_snippets"]] == [(snippet.get("saved_snippet_id"), "sig")])
+check("saved_snippets (delete)", c.call_endpoint(f"saved_snippets/{snippet.get('saved_snippet_id')}", method="DELETE"))
+check("messages/{id}/read_receipts", c.call_endpoint(f"messages/{sent['id']}/read_receipts", method="GET"),
+      lambda a: a["user_ids"] == [])  # never the sender, and the other user has not read it
 check("remove_subscriptions", c.remove_subscriptions(["python"]))
 print("SUMMARY %d/%d" % (sum(results), len(results)))
 `;
@@ -52,6 +84,13 @@ async function main() {
   const stack = await startStack({ services: ['messages', 'channels', 'uploads', 'events', 'worker'] });
   const me = await stack.createUser({ fullName: 'Py Thon' });
   const other = await stack.createUser({ fullName: 'Other' });
+  // Read receipts are off in the stack's realm; turned on as a fixture (PATCH /realm is not served).
+  const realm = await stack.db.realm.findUniqueOrThrow({ where: { id: stack.realm.id } });
+  await stack.db.realm.update({
+    where: { id: realm.id },
+    data: { settings: { ...(realm.settings as object), realm_enable_read_receipts: true } },
+  });
+  await stack.fixtureWritten();
   // Not spawnSync: the stack runs in this process and must keep answering.
   const child = spawn(
     '/usr/bin/python3',

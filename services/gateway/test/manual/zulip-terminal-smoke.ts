@@ -19,9 +19,14 @@ import pyte, zulip
 workdir, other_email, other_key, site = sys.argv[1:5]
 me = zulip.Client(config_file=os.path.join(workdir, "zuliprc"))
 other = zulip.Client(email=other_email, api_key=other_key, site=site)
+other_id = other.get_profile()["user_id"]
 COLS, ROWS = 140, 45
 screen = pyte.Screen(COLS, ROWS)
 feed = pyte.ByteStream(screen)
+# The other user's status, set through python-zulip-api before zulip-terminal starts (the library
+# has no method for it: its generic call_endpoint).
+status_set = other.call_endpoint("users/me/status", method="POST", request={"status_text": "on a train", "emoji_name": "station"})
+watch = me.register(event_types=["user_status"], fetch_event_types=["user_status"])
 pid, fd = pty.fork()
 if pid == 0:
     os.chdir(workdir)  # zulip-terminal writes its traceback logs to the working directory
@@ -67,6 +72,25 @@ pump(30, until="a direct hello")
 screen_now = text()
 check("starts: header, channel list and the messages fetched at start",
       "Term Inal" in screen_now and "# terminal" in screen_now and "hello from other" in screen_now and "a direct hello" in screen_now, screen_now)
+
+# zulip-terminal shows no user status anywhere (its HEAD neither asks register for user_status nor
+# reads it; its user information popup holds name, email, joined date, time zone, role, last
+# active): the people list and that popup must still work for a user who has one, and the status
+# is checked as this session's user reads it through the API.
+keys("w", "Other", "\r", "i")
+pump(3, until="User Information")
+check("w finds the other user in the people list, i shows their information",
+      "User Information" in text() and "Other Person" in text() and other.email in text(), text())
+keys("\x1b", "\x1b")  # close the popup, leave the people list
+status_changed = other.call_endpoint("users/me/status", method="POST", request={"status_text": "off the train", "emoji_name": ""})
+pump(2)
+events = me.get_events(queue_id=watch["queue_id"], last_event_id=-1).get("events", [])
+check("the other user's status: set and changed through python-zulip-api, in register and a user_status event",
+      status_set["result"] == status_changed["result"] == "success"
+      and watch["user_status"].get(str(other_id)) == {"status_text": "on a train", "emoji_name": "station", "emoji_code": "1f689", "reaction_type": "unicode_emoji"}
+      and [(e["user_id"], e.get("status_text"), e.get("emoji_name")) for e in events if e["type"] == "user_status"] == [(other_id, "off the train", "")]
+      and me.call_endpoint(f"users/{other_id}/status", method="GET").get("status") == {"status_text": "off the train"},
+      (status_set, status_changed, watch.get("user_status"), events))
 
 other.send_message({"type": "stream", "to": "terminal", "topic": "greetings", "content": "live from the API"})
 pump(10, until="live from the API")
