@@ -249,6 +249,8 @@ test('a muted sender, a user without devices and the sender get nothing', async 
 test('the bouncer failing: retried with backoff, sent once', async () => {
   const before = notifiesFor(bob.id).length;
   bouncer.failNext = 2;
+  bouncer.failWhen = (endpoint, body) =>
+    endpoint === 'push/notify' && body.gcm_payload.content === 'through a flaky bouncer';
   const messageId = await sendDm(alice, [bob], 'through a flaky bouncer');
   await waitFor(() => notifiesFor(bob.id)[before]);
   await settled();

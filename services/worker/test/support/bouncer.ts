@@ -34,10 +34,14 @@ export class BouncerStandIn {
   readonly requests: BouncerRequest[] = [];
   /** Protocol violations seen (a test asserts there are none). */
   readonly violations: string[] = [];
-  /** Answer this many of the next requests with a 500. */
+  /** Answer this many of the next requests `failWhen` picks (all by default) with a 500. */
   failNext = 0;
+  failWhen: (endpoint: string, body: Record<string, any>) => boolean = () => true;
   /** Hold each answer this long (the request is recorded when it has arrived whole). */
   answerDelayMs = 0;
+  /** Hold every answer until release() (the requests are recorded as they arrive). */
+  holdAnswers = false;
+  private held: (() => void)[] = [];
   /** Tokens to report as deleted (unknown to FCM/APNs). */
   deletedTokens = new Set<string>();
   private server!: http.Server;
@@ -68,7 +72,8 @@ export class BouncerStandIn {
   private async handle(req: http.IncomingMessage, raw: string, res: http.ServerResponse) {
     const answer = (status: number, body: Record<string, unknown>) => {
       const send = () => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-      if (this.answerDelayMs > 0) setTimeout(send, this.answerDelayMs);
+      if (this.holdAnswers) this.held.push(send);
+      else if (this.answerDelayMs > 0) setTimeout(send, this.answerDelayMs);
       else send();
     };
     const match = /^\/api\/v1\/remotes\/(.+)$/.exec(req.url ?? '');
@@ -93,7 +98,7 @@ export class BouncerStandIn {
     const body: Record<string, any> = isJson ? JSON.parse(raw) : Object.fromEntries(new URLSearchParams(raw));
     const missing = REQUIRED[endpoint].filter((field) => !(field in body));
     if (missing.length > 0) this.violations.push(`${endpoint}: missing ${missing.join(', ')}`);
-    if (this.failNext > 0) {
+    if (this.failNext > 0 && this.failWhen(endpoint, body)) {
       this.failNext--;
       this.requests.push({ endpoint, body, status: 500 });
       return answer(500, { result: 'error', msg: 'Internal server error', code: 'BAD_REQUEST' });
@@ -118,6 +123,18 @@ export class BouncerStandIn {
       });
     }
     return answer(200, { result: 'success', msg: '' });
+  }
+
+  /** Answers the held requests (to whoever is still listening) and stops holding. */
+  release(): void {
+    this.holdAnswers = false;
+    for (const send of this.held.splice(0)) {
+      try {
+        send();
+      } catch {
+        // The client is gone.
+      }
+    }
   }
 
   async close(): Promise<void> {
