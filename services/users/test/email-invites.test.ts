@@ -252,3 +252,47 @@ describe('DELETE /invites/{id} and POST /invites/{id}/resend', () => {
     expect((await cast.owner.client.delete(`/api/v1/invites/${invite.id}`)).status).toBe(200);
   });
 });
+
+test("an email invitation's link signs up its own address, once, with its role; the invitation leaves the lists", async () => {
+  expect(
+    (await sendInvites(cast.admin, { invitee_emails: 'invited.mod@example.org', invite_as: Role.MODERATOR })).status,
+  ).toBe(200);
+  const invitation = await prereg('invited.mod@example.org');
+  const path = `/join/${invitation.confirmation_key}/`;
+
+  const page = await stack.anonymous().get(path, {}, { validate: false });
+  expect(page.status).toBe(200);
+  expect(String(page.body)).toContain('Email: invited.mod@example.org');
+
+  // Another address is refused: the link is this one's.
+  expectError(
+    await stack
+      .anonymous()
+      .post(path, { email: 'someone.else@example.org', full_name: 'X', password: 'a good password' }),
+    400,
+    'BAD_REQUEST',
+    'This invitation is for another email address.',
+  );
+
+  let body: Record<string, unknown> = {};
+  const captured = await captureEvents(stack, async () => {
+    const response = await stack.anonymous().post(path, { full_name: 'Invited Mod', password: 'a good password' });
+    expect(response.status).toBe(200);
+    body = response.body;
+  });
+  expect(body).toMatchObject({ result: 'success', email: 'invited.mod@example.org' });
+  const user = await stack.db.userProfile.findUniqueOrThrow({ where: { id: body.user_id as number } });
+  expect(user).toMatchObject({ role: Role.MODERATOR, full_name: 'Invited Mod' });
+  expect((await prereg('invited.mod@example.org')).status).toBe(1);
+  expect(ofType(captured, 'invites_changed')).toHaveLength(1);
+  const listed = (await cast.admin.client.get('/api/v1/invites')).body.invites as { email?: string }[];
+  expect(listed.map((row) => row.email)).not.toContain('invited.mod@example.org');
+
+  // Used up: the link no longer works.
+  expectError(
+    await stack.anonymous().post(path, { full_name: 'Again', password: 'a good password' }),
+    400,
+    'BAD_REQUEST',
+    'The confirmation link has expired or been deactivated.',
+  );
+});

@@ -18,7 +18,7 @@ import {
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { accessUserGroupForUpdate } from '../lib/user-groups';
-import { notifyInvitesChanged } from './users';
+import { InviteStatus, notifyInvitesChanged } from './users';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'env' | 'jobs'>;
 
@@ -44,7 +44,6 @@ async function enqueueInvitationEmail(deps: Deps, invite: { id: number; realm_id
 /** Zulip's INVITATION_LINK_VALIDITY_MINUTES (10 days). */
 export const INVITATION_LINK_VALIDITY_MINUTES = 14400;
 export const MAX_WELCOME_MESSAGE_CUSTOM_TEXT_LENGTH = 8000;
-export const InviteStatus = { ACTIVE: 0, REVOKED: 2 } as const;
 
 /** 24 characters of base32, as Zulip's confirmation keys. */
 function generateConfirmationKey(): string {

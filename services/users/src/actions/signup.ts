@@ -1,9 +1,11 @@
-// Joining through a reusable invitation link: the account gets the invitation's role and
-// groups here, in the users service's own transaction; its channels are subscribed by the
-// channels service (which owns subscriptions), called as the inviter once the account exists.
+// Joining through an invitation link — a reusable one (multiuse_invite) or the one an email
+// invitation carries (preregistration_user, for its address only): the account gets the
+// invitation's role and groups here, in the users service's own transaction (which also uses up
+// the address's email invitations); its channels are subscribed by the channels service (which
+// owns subscriptions), called as the inviter once the account exists.
 
 import { callService, JsonableError, type Logger } from '@teamchat/core';
-import type { MultiuseInvite, Realm } from '@teamchat/db';
+import type { Realm } from '@teamchat/db';
 import { checkFullName, PASSWORD_MIN_LENGTH } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { doCreateUser, type CreatedUser } from './users';
@@ -15,27 +17,37 @@ export const LINK_NOT_FOUND = "Whoops. We couldn't find your confirmation link i
 export const LINK_EXPIRED = 'The confirmation link has expired or been deactivated.';
 const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
 
+/** What an invitation link promises, whichever kind it is. */
+export interface Invitation {
+  id: number;
+  realm: Realm;
+  invited_as: number;
+  referred_by_id: number;
+  stream_ids: number[];
+  group_ids: number[];
+  include_realm_default_subscriptions: boolean;
+  /** An email invitation's address: the only one it may sign up (null: a reusable link). */
+  email: string | null;
+}
+
 /** The invitation behind a link key, if it belongs to this realm and can still be used. */
-export async function usableInvite(
-  deps: Pick<Deps, 'db'>,
-  realmId: number,
-  key: string,
-): Promise<MultiuseInvite & { realm: Realm }> {
+export async function usableInvite(deps: Pick<Deps, 'db'>, realmId: number, key: string): Promise<Invitation> {
   // No key holds characters PostgreSQL text cannot (NUL): such a link is simply unknown.
   if (key.includes('\u0000')) throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
-  const invite = await deps.db.multiuseInvite.findUnique({
-    where: { confirmation_key: key },
-    include: { realm: true },
-  });
+  const where = { confirmation_key: key };
+  const invite =
+    (await deps.db.multiuseInvite.findUnique({ where, include: { realm: true } })) ??
+    (await deps.db.preregistrationUser.findUnique({ where, include: { realm: true } }));
   if (!invite || invite.realm_id !== realmId || invite.realm.deactivated)
     throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
   if (!isUsable(invite)) throw new JsonableError(LINK_EXPIRED);
-  return invite;
+  return { ...invite, email: 'email' in invite ? invite.email : null };
 }
 
 export interface Signup {
   key: string;
-  email: string;
+  /** May be left out for an email invitation (its address). */
+  email?: string;
   fullName: string;
   password: string;
 }
@@ -49,15 +61,18 @@ export interface SignupServices {
  * Creates the account an invitation link promises: role, groups (those still active),
  * the invitation's channels and, if it says so, the realm's default channels.
  */
-export async function doAcceptMultiuseInvite(
+export async function doAcceptInvite(
   deps: Deps,
   services: SignupServices,
   realmId: number,
   signup: Signup,
 ): Promise<CreatedUser> {
   const invite = await usableInvite(deps, realmId, signup.key);
-  const email = signup.email.trim();
+  // An email invitation signs up its own address (Zulip's form shows it fixed).
+  const email = signup.email?.trim() || (invite.email ?? '');
   if (!EMAIL_PATTERN.test(email)) throw new JsonableError('Enter a valid email address.');
+  if (invite.email !== null && email.toLowerCase() !== invite.email)
+    throw new JsonableError('This invitation is for another email address.');
   const fullName = checkFullName(signup.fullName);
   if ([...signup.password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
 
@@ -72,7 +87,7 @@ export async function doAcceptMultiuseInvite(
 
   const streams = await deps.db.stream.findMany({
     where: {
-      realm_id: invite.realm_id,
+      realm_id: invite.realm.id,
       is_archived: false,
       OR: [
         { id: { in: invite.stream_ids } },

@@ -118,6 +118,15 @@ export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserIn
       data: groups.map((group) => ({ user_group_id: group.id, user_profile_id: user.id })),
     });
     const apiKey = await issueApiKey(tx, user.id, input.description ?? 'signup');
+    // The email invitations this account answers are used up, whichever way it signed up
+    // (Zulip's process_new_human_user), and leave their inviters' and administrators' lists.
+    if (input.botType === undefined) {
+      const used = await tx.db.preregistrationUser.updateMany({
+        where: { realm_id: realm.id, email: deliveryEmail, status: InviteStatus.ACTIVE },
+        data: { status: InviteStatus.USED },
+      });
+      if (used.count > 0) await notifyInvitesChanged(deps, tx, realm.id, null);
+    }
 
     await notifyCreatedUser(deps, tx, user);
     const audience = await activeUserIds(tx.db, realm.id);
@@ -526,6 +535,9 @@ async function sendPeerEvents(
     );
   }
 }
+
+/** An invitation's status (Zulip's values): usable, used by its account (email invitations), revoked. */
+export const InviteStatus = { ACTIVE: 0, USED: 1, REVOKED: 2 } as const;
 
 /** invites_changed to the realm's administrators and the inviter (Zulip's notify_invites_changed). */
 export async function notifyInvitesChanged(

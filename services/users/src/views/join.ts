@@ -1,9 +1,12 @@
-// The reusable invitation link itself: {realm_url}/join/{key}/ shows a sign-up form (GET) and
-// creates the account (POST); POST /api/v1/invites/multiuse/accept does the same for API clients.
+// An invitation link itself (a reusable one, or an email invitation's): {realm_url}/join/{key}/
+// shows a sign-up form (GET) and creates the account (POST); POST /api/v1/invites/multiuse/accept
+// does the same for API clients.
 // None of these need credentials: the link's key is the credential.
 
 import {
   asJsonableError,
+  MissingArgumentError,
+  optional,
   RESPONDED,
   required,
   param,
@@ -13,7 +16,7 @@ import {
 } from '@teamchat/core';
 import { escapeHtml } from '@teamchat/domain';
 import type { Response } from 'express';
-import { doAcceptMultiuseInvite, usableInvite } from '../actions/signup';
+import { doAcceptInvite, usableInvite } from '../actions/signup';
 import type { UsersDeps } from '../deps';
 
 function sendPage(res: Response, status: number, title: string, body: string): typeof RESPONDED {
@@ -29,12 +32,15 @@ function sendPage(res: Response, status: number, title: string, body: string): t
 const wantsHtml = (ctx: ViewContext<UsersDeps>) => ctx.req.accepts(['json', 'html']) === 'html';
 
 async function accept(ctx: ViewContext<UsersDeps>, key: string) {
-  const { email, full_name, password } = ctx.params.parse({
-    email: required(param.string()),
+  const { email } = ctx.params.parse({ email: optional(param.string()) });
+  // An email invitation's address is known; a reusable link needs one.
+  if (email === undefined && (await usableInvite(ctx.deps, ctx.realmId, key)).email === null)
+    throw new MissingArgumentError('email');
+  const { full_name, password } = ctx.params.parse({
     full_name: required(param.string()),
     password: required(param.string({ allowNullBytes: true })),
   });
-  const { user, apiKey } = await doAcceptMultiuseInvite(
+  const { user, apiKey } = await doAcceptInvite(
     ctx.deps,
     { channelsUrl: ctx.deps.serviceUrls.channels, logger: ctx.log },
     ctx.realmId,
@@ -58,7 +64,10 @@ export async function showJoinPage(ctx: AuthedContext<UsersDeps>): Promise<ViewR
       ctx.res,
       200,
       `Join ${invite.realm.name}`,
-      `<form method="post"><p><label>Email <input name="email" type="email" required></label></p>` +
+      `<form method="post">` +
+        (invite.email === null
+          ? `<p><label>Email <input name="email" type="email" required></label></p>`
+          : `<p>Email: ${escapeHtml(invite.email)}</p>`) +
         `<p><label>Full name <input name="full_name" required></label></p>` +
         `<p><label>Password <input name="password" type="password" required></label></p>` +
         `<p><button type="submit">Sign up</button></p></form>`,
