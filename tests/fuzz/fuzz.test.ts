@@ -128,11 +128,17 @@ function sampleCases(endpoint: Endpoint, index: number): FuzzRequest[] {
   return fc.sample(caseArb(endpoint, fuzz.fixture), { numRuns: RUNS, seed: SEED + index });
 }
 
-it('every endpoint of every service is routed by the gateway to its service', () => {
+/** Service-to-service endpoints: called with an internal token (the worker's), never through the gateway. */
+const isInternal = (endpoint: Endpoint) => endpoint.path.startsWith('/internal/');
+
+it('every endpoint of every service is routed by the gateway to its service, and no internal one', () => {
   const unrouted = endpoints
-    .filter((e) => e.rule?.service !== e.service)
+    .filter((e) => !isInternal(e) && e.rule?.service !== e.service)
     .map((e) => `${key(e)} (${samplePath(e.path)})`);
   expect(unrouted).toEqual([]);
+  const exposed = endpoints.filter((e) => isInternal(e) && e.rule).map((e) => key(e));
+  expect(exposed).toEqual([]);
+  expect(endpoints.some(isInternal)).toBe(true);
   expect(endpoints.length).toBeGreaterThan(50);
 });
 

@@ -106,9 +106,10 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
 
 /**
  * Tables that change without a request: the outbox (the relay deletes published rows), the
- * event tier's epoch (it writes it while it runs) and Prisma's bookkeeping.
+ * event tier's epoch (it writes it while it runs), an export's row (its worker job records its
+ * progress long after POST /export/realm answered) and Prisma's bookkeeping.
  */
-const VOLATILE_TABLES = new Set(['event_outbox', 'event_tier_epoch', '_prisma_migrations']);
+const VOLATILE_TABLES = new Set(['event_outbox', 'event_tier_epoch', 'realm_export', '_prisma_migrations']);
 
 export type Fingerprint = Map<string, string>;
 
