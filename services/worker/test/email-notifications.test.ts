@@ -10,6 +10,7 @@ import { Role } from '@teamchat/domain';
 import { createMailer } from '@teamchat/notifications';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { SmtpSink } from './support/smtp-sink';
+import { waitFor } from './support/worker-process';
 
 jest.setTimeout(120_000);
 
@@ -18,19 +19,6 @@ let sink: SmtpSink;
 let owner: TestUser;
 let alice: TestUser;
 let bob: TestUser;
-
-async function waitFor<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(25);
-  }
-}
 
 async function settled(): Promise<void> {
   await waitFor(async () => {

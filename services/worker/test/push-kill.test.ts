@@ -8,8 +8,9 @@
 // one notification: at most once, as in Zulip; docs/operations.md, "Notifications".)
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { buildServices, freePort, startServiceProcess, testRedisTarget, type ServiceProcess } from '@teamchat/testing';
+import { buildServices, freePort, type ServiceProcess } from '@teamchat/testing';
 import { BouncerStandIn } from './support/bouncer';
+import { startWorkerProcess, waitFor } from './support/worker-process';
 
 jest.setTimeout(180_000);
 
@@ -24,41 +25,13 @@ let worker: ServiceProcess | undefined;
 let workerPort: number;
 
 async function startWorker(): Promise<ServiceProcess> {
-  const env = stack.deps.env;
-  return startServiceProcess('worker', {
-    PATH: process.env.PATH,
-    DATABASE_URL: env.DATABASE_URL,
-    ...(env.DATABASE_REPLICA_URL ? { DATABASE_REPLICA_URL: env.DATABASE_REPLICA_URL } : {}),
-    ...testRedisTarget(),
-    REDIS_PREFIX: env.REDIS_PREFIX,
-    INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET,
-    EVENT_PARTITIONS: String(env.EVENT_PARTITIONS),
-    HOST: '127.0.0.1',
-    PORT: String(workerPort),
-    LOG_LEVEL: 'info',
-    DB_POOL_SIZE: '4',
-    MESSAGES_URL: stack.serviceUrls.messages!,
-    WORKER_JOB_LOCK_MS: '2000',
-    WORKER_STALLED_CHECK_MS: '1000',
+  return startWorkerProcess(stack, workerPort, {
     PUSH_NOTIFICATION_BOUNCER_URL: bouncer.url,
     ZULIP_ORG_ID: ORG_ID,
     ZULIP_ORG_KEY: ORG_KEY,
     PUSH_NOTIFICATION_DELAY_MS: '200',
     EMAIL_LOG_DIR: '/tmp/teamchat-push-kill-emails',
   });
-}
-
-async function waitFor<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(20);
-  }
 }
 
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { registerEventQueue } from '@teamchat/testing';
 import { fcmData } from '@teamchat/notifications';
 import { BouncerStandIn } from './support/bouncer';
+import { waitFor } from './support/worker-process';
 
 jest.setTimeout(120_000);
 
@@ -20,19 +21,6 @@ let bouncer: BouncerStandIn;
 let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
-
-async function waitFor<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(25);
-  }
-}
 
 /** The worker's queues hold nothing for these messages any more (what was going to happen has happened). */
 async function settled(): Promise<void> {

@@ -6,15 +6,8 @@
 // again for a delivered message sends nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import {
-  buildServices,
-  freePort,
-  registerEventQueue,
-  settleEvents,
-  startServiceProcess,
-  testRedisTarget,
-  type ServiceProcess,
-} from '@teamchat/testing';
+import { buildServices, freePort, registerEventQueue, settleEvents, type ServiceProcess } from '@teamchat/testing';
+import { startWorkerProcess } from './support/worker-process';
 
 jest.setTimeout(180_000);
 
@@ -25,27 +18,8 @@ let general: { id: number };
 let worker: ServiceProcess | undefined;
 let workerPort: number;
 
-/** The worker process, against the stack's database, Redis prefix and messages service. */
 async function startWorker(): Promise<ServiceProcess> {
-  const env = stack.deps.env;
-  return startServiceProcess('worker', {
-    PATH: process.env.PATH,
-    DATABASE_URL: env.DATABASE_URL,
-    ...(env.DATABASE_REPLICA_URL ? { DATABASE_REPLICA_URL: env.DATABASE_REPLICA_URL } : {}),
-    ...testRedisTarget(),
-    REDIS_PREFIX: env.REDIS_PREFIX,
-    INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET,
-    EVENT_PARTITIONS: String(env.EVENT_PARTITIONS),
-    HOST: '127.0.0.1',
-    PORT: String(workerPort),
-    LOG_LEVEL: 'info',
-    DB_POOL_SIZE: '4',
-    MESSAGES_URL: stack.serviceUrls.messages!,
-    // A killed worker's jobs are taken over within about three seconds.
-    WORKER_JOB_LOCK_MS: '2000',
-    WORKER_STALLED_CHECK_MS: '1000',
-    SCHEDULED_MESSAGES_POLL_MS: '1000',
-  });
+  return startWorkerProcess(stack, workerPort, { SCHEDULED_MESSAGES_POLL_MS: '1000' });
 }
 
 beforeAll(async () => {
