@@ -2,8 +2,11 @@
 // zerver/lib/mime_types.py, django.utils.http.content_disposition_header).
 
 import crypto from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Response } from 'express';
 import mime from 'mime-types';
-import { JsonableError } from '@teamchat/core';
+import { JsonableError, type Logger } from '@teamchat/core';
 
 /**
  * A name safe in a file system, in S3 and in a URL: Unicode letters and digits, "_", ".", "-"
@@ -155,4 +158,26 @@ function pythonQuote(text: string): string {
   return encodeURIComponent(text)
     .replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)
     .replace(/%2F/g, '/');
+}
+
+/**
+ * Ends a file answer whose headers are set: the body streamed, or nothing (HEAD). A client gone
+ * or storage failing mid-stream leaves nothing more to say on this response: it is logged and cut.
+ */
+export async function sendFileBody(
+  res: Response,
+  body: Readable | null,
+  log: Pick<Logger, 'warn'>,
+  details: Record<string, unknown>,
+): Promise<void> {
+  if (!body) {
+    res.end();
+    return;
+  }
+  try {
+    await pipeline(body, res);
+  } catch (error) {
+    log.warn({ err: error, ...details }, 'file download cut short');
+    res.destroy();
+  }
 }

@@ -2,7 +2,6 @@
 // DELETE /realm/emoji/{emoji_name}, and the images at /user_avatars/{realm_id}/emoji/images/...
 // (Zulip serves that directory without credentials; so do we).
 
-import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import multer from 'multer';
 import { JsonableError, RESPONDED, ResourceNotFoundError, type AuthedContext, type ViewResult } from '@teamchat/core';
@@ -10,6 +9,7 @@ import { isGuest, loadActor, PUBLIC_FILES_PREFIX } from '@teamchat/domain';
 import { assertValidKey } from '@teamchat/storage';
 import { doAddRealmEmoji, doDeactivateRealmEmoji, type EmojiUpload } from '../actions/realm-emoji';
 import type { UploadsDeps } from '../deps';
+import { sendFileBody } from '../lib/files';
 import { UPLOADS_CSP } from './serve-file';
 
 /** The emoji name in the path: it may hold slashes (which make it invalid, as in Zulip). */
@@ -119,15 +119,6 @@ export async function servePublicFile(ctx: AuthedContext<UploadsDeps>): Promise<
   res.setHeader('Cache-Control', 'public, max-age=86400, immutable');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Content-Security-Policy', UPLOADS_CSP);
-  if (!body) {
-    res.end();
-    return RESPONDED;
-  }
-  try {
-    await pipeline(body, res);
-  } catch (error) {
-    ctx.log.warn({ err: error, key }, 'public file download cut short');
-    res.destroy();
-  }
+  await sendFileBody(res, body, ctx.log, { key });
   return RESPONDED;
 }

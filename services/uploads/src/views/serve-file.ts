@@ -4,14 +4,13 @@
 // GET /api/v1/user_uploads/{realm_id}/{...} answers a temporary URL of the file instead, which
 // GET /user_uploads/temporary/{token}/{file name} serves to anyone for a minute.
 
-import { pipeline } from 'node:stream/promises';
 import parseRange from 'range-parser';
 import { JsonableError, RESPONDED, type AuthedContext, type ViewResult } from '@teamchat/core';
 import { canAccessAttachment } from '@teamchat/domain';
 import type { Attachment } from '@teamchat/db';
 import type { ByteRange } from '@teamchat/storage';
 import type { UploadsDeps } from '../deps';
-import { contentDisposition, isInlineContentType, servedContentType } from '../lib/files';
+import { contentDisposition, isInlineContentType, sendFileBody, servedContentType } from '../lib/files';
 import { TEMPORARY_URL_PREFIX, temporaryFileUrl, uploadOfTemporaryToken } from '../lib/temporary-urls';
 
 const FILE_NOT_FOUND = 'This file does not exist or has been deleted.';
@@ -102,17 +101,7 @@ async function serveFile(
   res.setHeader('Cache-Control', 'private, immutable');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Content-Security-Policy', UPLOADS_CSP);
-  if (!body) {
-    res.end();
-    return RESPONDED;
-  }
-  try {
-    await pipeline(body, res);
-  } catch (error) {
-    // The client went away, or storage failed mid-stream: nothing more can be said on this response.
-    ctx.log.warn({ err: error, path_id: attachment.path_id }, 'file download cut short');
-    res.destroy();
-  }
+  await sendFileBody(res, body, ctx.log, { path_id: attachment.path_id });
   return RESPONDED;
 }
 
