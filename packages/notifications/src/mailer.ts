@@ -40,20 +40,22 @@ export function createMailer(
 ): Mailer {
   const from = (name?: string) =>
     name ? { name, address: config.NOREPLY_EMAIL_ADDRESS } : config.NOREPLY_EMAIL_ADDRESS;
+  // The same message whether it is sent or written to a file.
+  const message = (email: OutgoingEmail) => ({
+    from: from(email.fromName),
+    to: email.to,
+    subject: email.subject,
+    text: email.text,
+    html: email.html,
+    messageId: email.messageId,
+    replyTo: email.replyTo,
+  });
   if (!config.EMAIL_HOST) {
     const writer = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
     let announced = false;
     return {
       async send(email) {
-        const info = await writer.sendMail({
-          from: from(email.fromName),
-          to: email.to,
-          subject: email.subject,
-          text: email.text,
-          html: email.html,
-          messageId: email.messageId,
-          replyTo: email.replyTo,
-        });
+        const info = await writer.sendMail(message(email));
         const dir = path.resolve(config.EMAIL_LOG_DIR);
         await fs.mkdir(dir, { recursive: true });
         const file = path.join(dir, `${Date.now()}-${email.messageId.replace(/[^A-Za-z0-9.-]/g, '_')}.eml`);
@@ -80,15 +82,7 @@ export function createMailer(
   });
   return {
     async send(email) {
-      await transport.sendMail({
-        from: from(email.fromName),
-        to: email.to,
-        subject: email.subject,
-        text: email.text,
-        html: email.html,
-        messageId: email.messageId,
-        replyTo: email.replyTo,
-      });
+      await transport.sendMail(message(email));
       logger.info({ to: email.to, subject: email.subject }, 'email sent');
     },
     close() {
