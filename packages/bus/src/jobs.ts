@@ -31,6 +31,27 @@ export class JobClient {
     return queue;
   }
 
+  /**
+   * Tells users' phones to remove the push notifications of these messages (read or deleted):
+   * one push-removal job per user, retried until the bouncer takes it, as a phone would
+   * otherwise keep showing the notification.
+   */
+  async enqueuePushRemovals(removals: JobData['push-removal'][]): Promise<void> {
+    if (removals.length === 0) return;
+    await this.queue('push-removal').addBulk(
+      removals.map((data) => ({
+        name: 'push-removal',
+        data,
+        opts: {
+          attempts: 10,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: true,
+          removeOnFail: 1000,
+        },
+      })),
+    );
+  }
+
   private async queueEvents(name: JobQueueName): Promise<QueueEvents> {
     let events = this.events.get(name);
     if (!events) {

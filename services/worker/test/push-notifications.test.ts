@@ -6,6 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { registerEventQueue } from '@teamchat/testing';
+import { Role } from '@teamchat/domain';
 import { fcmData } from '@teamchat/notifications';
 import { BouncerStandIn } from './support/bouncer';
 import { waitFor } from './support/worker-process';
@@ -48,7 +49,7 @@ const notifiesFor = (userId: number) => bouncer.notifies().filter((request) => r
 beforeAll(async () => {
   bouncer = await new BouncerStandIn(ORG_ID, ORG_KEY).start();
   stack = await startStack({
-    services: ['messages', 'events', 'worker'],
+    services: ['messages', 'channels', 'events', 'worker'],
     env: {
       PUSH_NOTIFICATION_BOUNCER_URL: bouncer.url,
       ZULIP_ORG_ID: ORG_ID,
@@ -181,6 +182,28 @@ test('a deleted message is removed from the phone', async () => {
   expect((await alice.client.delete(`/api/v1/messages/${messageId}`)).status).toBe(200);
   const removal = await waitFor(() => notifiesFor(bob.id)[before + 1]);
   expect(removal.body.gcm_payload).toMatchObject({ event: 'remove', zulip_message_ids: String(messageId) });
+});
+
+test('a deleted topic is removed from the phones that show its messages', async () => {
+  const admin = await stack.createUser({ fullName: 'Dora Admin', role: Role.ADMINISTRATOR });
+  const channel = await stack.createStream({ name: 'doomed', creatorId: admin.id, subscribers: [admin.id, bob.id] });
+  const before = notifiesFor(bob.id).length;
+  const ids: number[] = [];
+  for (const content of ['@**Bob Dylan** one', '@**Bob Dylan** two']) {
+    const response = await admin.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: String(channel.id),
+      topic: 'to delete',
+      content,
+    });
+    expect(response.status).toBe(200);
+    ids.push(response.body.id);
+  }
+  await waitFor(() => notifiesFor(bob.id).length === before + 2);
+  const deleted = await admin.client.post(`/api/v1/streams/${channel.id}/delete_topic`, { topic_name: 'to delete' });
+  expect(deleted.status).toBe(200);
+  const removal = await waitFor(() => notifiesFor(bob.id)[before + 2]);
+  expect(removal.body.gcm_payload).toMatchObject({ event: 'remove', zulip_message_ids: ids.join(',') });
 });
 
 test('a message read within the delay is not pushed', async () => {

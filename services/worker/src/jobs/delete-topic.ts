@@ -4,13 +4,14 @@
 // statement that also writes its delete_message event to the outbox, so a crash between
 // batches loses nothing and repeats nothing: a restarted job finds the messages that are left.
 // When the channel's oldest message goes, first_message_id moves (a stream update event);
-// uploads only these messages linked go to the uploads clean-up job; once the topic is gone,
-// the stale per-topic visibility rows are reset.
+// uploads only these messages linked go to the uploads clean-up job; phones showing a push
+// notification of one of them are told to remove it; once the topic is gone, the stale
+// per-topic visibility rows are reset.
 
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type DeleteTopicJobData, type OutboxRow } from '@teamchat/bus';
 import { Prisma, sqlPool, transaction } from '@teamchat/db';
-import { activeSubscriberIds } from '@teamchat/domain';
+import { MessageFlag, messageActionAudienceSql, type MessageActionStream } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { JobProcessor } from './processor';
 
@@ -40,14 +41,18 @@ interface BatchResult {
  * Deletes one batch: how many messages went (0: the topic is done), and what to do now that
  * it is committed.
  *
- * The whole batch is ONE SQL statement, atomic on its own: lock the batch, find who had the
- * messages and which uploads only they link (attachmentsOrphanedBy's query, inlined), delete
+ * The whole batch is ONE SQL statement, atomic on its own: lock the batch, find who hears of it
+ * (messageActionAudienceSql) and which uploads only they link (attachmentsOrphanedBy's query, inlined), delete
  * them (user_message, reactions and attachment links cascade), move first_message_id if the
  * channel's oldest message goes, and write the delete_message (and stream update) events to
  * the outbox. After it commits they are published (and the relay sends them if that publish
  * fails). One round trip per batch instead of a transaction of seven.
  */
-async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyReaders: number[]): Promise<BatchResult> {
+async function deleteBatch(
+  deps: BaseDeps,
+  data: DeleteTopicJobData,
+  stream: MessageActionStream,
+): Promise<BatchResult> {
   const audience = Prisma.sql`audience.users`;
   const deleteEvent = deps.bus.outboxWrite({
     realmId: data.realmId,
@@ -76,9 +81,11 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyRead
   });
   const statement = Prisma.sql`
     WITH batch AS (${batchQuery(data)}),
+    -- Who hears of the deletion: the messages service's rule (messageActionAudience), and the
+    -- deleting administrator, as Zulip's do_delete_messages with acting_user.
     recipients AS (
-      SELECT DISTINCT um.user_profile_id AS id FROM user_message um JOIN batch ON um.message_id = batch.id
-      UNION SELECT unnest(${historyReaders}::int[])
+      ${messageActionAudienceSql(Prisma.sql`ARRAY(SELECT id FROM batch)`, stream)}
+      UNION SELECT ${data.actingUserId}::int
     ),
     orphans AS (
       SELECT DISTINCT am.attachment_id AS id FROM attachment_message am JOIN batch ON am.message_id = batch.id
@@ -88,6 +95,13 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyRead
       )
     ),
     -- = ANY(ARRAY(...)): an index scan of the 100 ids (a join with the CTE may scan the table).
+    -- Read before the delete cascades (every part of one statement sees the same snapshot).
+    shown AS (
+      SELECT user_profile_id, array_agg(message_id ORDER BY message_id) AS message_ids FROM user_message
+      WHERE message_id = ANY(ARRAY(SELECT id FROM batch))
+        AND (flags & ${MessageFlag.active_mobile_push_notification}) <> 0
+      GROUP BY user_profile_id
+    ),
     removed AS (DELETE FROM message m WHERE m.id = ANY(ARRAY(SELECT id FROM batch)) RETURNING m.id),
     audience AS (SELECT coalesce(jsonb_agg(id ORDER BY id), '[]'::jsonb) AS users FROM recipients),
     delete_event AS (${deleteEvent.sql}),
@@ -103,12 +117,20 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyRead
     SELECT
       (SELECT count(*)::int FROM removed) AS deleted,
       (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM orphans) AS orphans,
+      (SELECT coalesce(jsonb_agg(shown), '[]') FROM shown) AS shown,
       (SELECT to_jsonb(e) FROM delete_event e) AS delete_row,
       (SELECT to_jsonb(e) FROM stream_event e) AS stream_row`;
   // Hundreds of these run in a row: a named statement on the pool under Prisma (see sqlPool).
-  type BatchRow = { deleted: number; orphans: number[]; delete_row: OutboxRow | null; stream_row: OutboxRow | null };
+  type BatchRow = {
+    deleted: number;
+    orphans: number[];
+    shown: { user_profile_id: number; message_ids: number[] }[];
+    delete_row: OutboxRow | null;
+    stream_row: OutboxRow | null;
+  };
   const { rows } = await sqlPool(deps.db).query<BatchRow>({
-    name: data.onlyReceivedBy === null ? 'delete-topic-batch' : 'delete-topic-batch-received',
+    // One name per statement text (the batch query's and the audience's shapes).
+    name: `delete-topic-batch${data.onlyReceivedBy === null ? '' : '-received'}${stream.history_public_to_subscribers ? '' : '-protected'}`,
     text: statement.text,
     values: statement.values,
   });
@@ -122,6 +144,14 @@ async function deleteBatch(deps: BaseDeps, data: DeleteTopicJobData, historyRead
         const cleanup = deps.jobs.queue(JOB_QUEUES.uploadsCleanup);
         await cleanup.add(JOB_QUEUES.uploadsCleanup, { attachmentIds: result.orphans });
       }
+      await deps.jobs.enqueuePushRemovals(
+        result.shown.map((row) => ({
+          realmId: data.realmId,
+          userId: row.user_profile_id,
+          messageIds: row.message_ids,
+          deleted: true,
+        })),
+      );
     },
   };
 }
@@ -167,19 +197,16 @@ export async function processDeleteTopic(job: Job<DeleteTopicJobData>, deps: Bas
   const data = job.data;
   const stream = await deps.db.stream.findUnique({
     where: { id: data.streamId },
-    select: { history_public_to_subscribers: true },
+    select: { id: true, invite_only: true, history_public_to_subscribers: true },
   });
   if (!stream) return { deleted: 0 };
-  const historyReaders = stream.history_public_to_subscribers
-    ? (await activeSubscriberIds(deps.db, [data.streamId])).get(data.streamId)!
-    : [];
   // A resumed job continues the count of the attempt that crashed (as last reported).
   let deleted = typeof job.progress === 'number' ? job.progress : 0;
   // Each batch's Redis work (its events; progress every few batches) overlaps the next batch's
   // statement, one batch behind.
   let previous: Promise<unknown> = Promise.resolve();
   for (let batches = 1; ; batches++) {
-    const batch = await deleteBatch(deps, data, historyReaders);
+    const batch = await deleteBatch(deps, data, stream);
     await previous;
     if (batch.deleted === 0) break;
     deleted += batch.deleted;

@@ -1,9 +1,14 @@
 // push-notification: one message's push notification to one user's devices, through the
 // bouncer (Zulip's handle_push_notification).
 //
-// Sent at most once, as Zulip does: the user_message flag active_mobile_push_notification is
-// set (only on an unread message without it) and committed before the bouncer is asked; a
-// retried, duplicated or stalled job finds it set and sends nothing. When the bouncer could not
+// Sent at least once, and never twice but for one window no protocol closes. The user_message
+// flag active_mobile_push_notification is the claim (set only on an unread message without it,
+// committed before the bouncer is asked), so another job for the same notification sends
+// nothing. Before claiming, the job records in its own BullMQ progress that it is sending: when
+// its worker is killed, the job is taken over (stalled) and a taken-over job that was sending
+// sends again, since its request may never have left (Zulip sends at most once and loses that
+// notification instead). The one duplicate left: a kill after the bouncer took the request and
+// before its answer came back (the bouncer has no idempotency key). When the bouncer could not
 // take the notification (unreachable, 5xx) the flag is cleared again and the job retried with
 // backoff. The flag also records which notifications the devices show, for push-removal.
 
@@ -31,6 +36,26 @@ import type { JobProcessor, WorkerDeps } from './processor';
 type PushNotificationJobData = JobData['push-notification'];
 
 export type PushOutcome = 'sent' | 'skipped' | 'refused';
+
+/**
+ * What the job knows of its own earlier runs: whether one of them was sending when it stopped
+ * (its worker killed), and how to record that this run is about to send.
+ */
+export interface SendJournal {
+  wasSending: boolean;
+  markSending(): Promise<void>;
+  /** The bouncer answered: a takeover from here on sends nothing. */
+  markSent(): Promise<void>;
+}
+
+/** The journal kept in the job's progress (stored with the job in Redis, kept across a takeover). */
+export function jobJournal(job: Job): SendJournal {
+  return {
+    wasSending: job.progress === 'sending',
+    markSending: () => job.updateProgress('sending'),
+    markSent: () => job.updateProgress('sent'),
+  };
+}
 
 /** The message, its sender and where it went, as the payload builders need them. */
 async function loadPayloadMessage(deps: WorkerDeps, messageId: number) {
@@ -93,6 +118,7 @@ export async function sendPushNotification(
   deps: WorkerDeps,
   { bouncer, activity }: { bouncer: BouncerClient; activity: ActivityReader },
   data: PushNotificationJobData,
+  journal: SendJournal,
 ): Promise<PushOutcome> {
   const user = await deps.db.userProfile.findUnique({
     where: { id: data.userId },
@@ -121,12 +147,15 @@ export async function sendPushNotification(
   const payloadMessage = await loadPayloadMessage(deps, data.messageId);
   if (!payloadMessage) return 'skipped';
 
-  // The claim: unread, not notified yet. Committed before the bouncer hears of it.
+  // Journal first, then the claim: a kill between the two leaves an unclaimed notification that
+  // the taken-over job claims and sends, never a claimed one that nobody sends.
+  if (!journal.wasSending) await journal.markSending();
+  // The claim: unread, not notified yet (or claimed by this job's own run that was killed).
   const active = MessageFlag.active_mobile_push_notification;
   const claimed = await deps.db.$executeRaw(Prisma.sql`
     UPDATE user_message SET flags = flags | ${active}
     WHERE user_profile_id = ${user.id} AND message_id = ${data.messageId}
-      AND (flags & ${MessageFlag.read | active}) = 0`);
+      AND (flags & ${MessageFlag.read}) = 0 AND ((flags & ${active}) = 0 OR ${journal.wasSending})`);
   if (claimed === 0) return 'skipped';
 
   const context = { realm: user.realm, scheme: deps.env.EXTERNAL_SCHEME, user };
@@ -139,6 +168,7 @@ export async function sendPushNotification(
   const apns = messagePayloadApns(context, data_);
   try {
     const result = await bouncer.notify({ id: user.id, realmId: user.realm_id }, { apns, gcm, gcmOptions }, devices);
+    await journal.markSent();
     await forgetDeletedDevices(deps, user.id, result.deleted_devices);
     return 'sent';
   } catch (error) {
@@ -165,7 +195,7 @@ function unclaim(deps: WorkerDeps, userId: number, messageId: number) {
 async function processPushNotification(job: Job<PushNotificationJobData>, deps: WorkerDeps): Promise<PushOutcome> {
   const { bouncer, activity } = notificationContext(deps);
   if (!bouncer) return 'skipped';
-  return sendPushNotification(deps, { bouncer, activity }, job.data);
+  return sendPushNotification(deps, { bouncer, activity }, job.data, jobJournal(job));
 }
 
 export const pushNotificationProcessor: JobProcessor<typeof JOB_QUEUES.pushNotification> = {

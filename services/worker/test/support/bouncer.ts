@@ -10,6 +10,9 @@ export interface BouncerRequest {
   body: Record<string, any>;
   /** The status it was answered with. */
   status: number;
+  /** When it arrived whole, and when its answer went out (unset: held, or the client was gone). */
+  receivedAt: number;
+  answeredAt?: number;
 }
 
 const REQUIRED: Record<string, string[]> = {
@@ -70,8 +73,14 @@ export class BouncerStandIn {
   }
 
   private async handle(req: http.IncomingMessage, raw: string, res: http.ServerResponse) {
+    let recorded: BouncerRequest | undefined;
+    const record = (request: Omit<BouncerRequest, 'receivedAt'>) =>
+      this.requests.push((recorded = { ...request, receivedAt: Date.now() }));
     const answer = (status: number, body: Record<string, unknown>) => {
-      const send = () => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+      const send = () => {
+        if (recorded && !req.socket.destroyed) recorded.answeredAt = Date.now();
+        res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+      };
       if (this.holdAnswers) this.held.push(send);
       else if (this.answerDelayMs > 0) setTimeout(send, this.answerDelayMs);
       else send();
@@ -100,10 +109,10 @@ export class BouncerStandIn {
     if (missing.length > 0) this.violations.push(`${endpoint}: missing ${missing.join(', ')}`);
     if (this.failNext > 0 && this.failWhen(endpoint, body)) {
       this.failNext--;
-      this.requests.push({ endpoint, body, status: 500 });
+      record({ endpoint, body, status: 500 });
       return answer(500, { result: 'error', msg: 'Internal server error', code: 'BAD_REQUEST' });
     }
-    this.requests.push({ endpoint, body, status: 200 });
+    record({ endpoint, body, status: 200 });
     if (endpoint === 'push/notify') {
       const deleted = (tokens: string[]) => tokens.filter((token) => this.deletedTokens.has(token));
       return answer(200, {
