@@ -14,11 +14,11 @@ import {
   canDeleteOwnMessageInChannel,
   hasRealmPermission,
   loadActor,
+  messageActionAudience,
   MessageFlag,
   viewerOf,
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
-import { messageActionAudience } from '../lib/audiences';
 import { realmMessageSettings } from '../lib/context';
 import { accessMessageForUpdate } from '../lib/messages';
 import { refreshFirstMessageIds } from './first-message-ids';

@@ -6,9 +6,16 @@
 import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Stream, type Tx } from '@teamchat/db';
-import { checkEmojiRequest, emojiDataFor, loadActor, MessageFlag, viewerOf, type Actor } from '@teamchat/domain';
+import {
+  checkEmojiRequest,
+  emojiDataFor,
+  loadActor,
+  messageActionAudience,
+  MessageFlag,
+  viewerOf,
+  type Actor,
+} from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
-import { messageActionAudience } from '../lib/audiences';
 import { accessMessageForUpdate } from '../lib/messages';
 
 export interface AddReactionInput {
