@@ -622,7 +622,8 @@ export function caseArb(endpoint: Endpoint, fixture: FuzzFixture): fc.Arbitrary<
 // Not random: every documented parameter of every endpoint, one at a time, gets each value
 // below while the other parameters hold plausible values (so the parser reaches it). Ids at
 // 2^31 (past the int32 id columns) and 2^53 (past exact JSON integers), NUL in plain and in JSON
-// strings, and lists far past any bound (issue #26: each of these was once a 500).
+// strings, CR/LF, and lists far past any bound (issue #26: each of these was once a 500); file
+// names and declared types with NUL and CR/LF for the two upload endpoints.
 
 /** Values for a parameter, each sent once per parameter of every endpoint. */
 export const TARGETED_VALUES: [string, string][] = [
@@ -630,6 +631,7 @@ export const TARGETED_VALUES: [string, string][] = [
   ['nul-json-string', '"a\u0000b"'],
   ['nul-in-list', '["a\u0000b"]'],
   ['nul-in-object', '[{"name":"a\u0000b","operator":"search","operand":"a\u0000b"}]'],
+  ['crlf', 'a\r\nX-Injected: 1'],
   ['id-2^31', '2147483648'],
   ['id-2^53', '9007199254740992'],
   ['ids-2^31', '[2147483648]'],
@@ -725,5 +727,60 @@ export function targetedCases(endpoint: Endpoint, fixture: FuzzFixture, path: st
       cases.push({ kind: `targeted-${kind}`, ...withParams(endpoint.method, path, pairs, encoding, auth) });
     }
   }
-  return cases;
+  return [...cases, ...targetedUploadCases(endpoint, auth)];
+}
+
+/** Names and types a served file's headers are built from (issue #26: NUL in a name, CR/LF or a smuggled type). */
+const HEADER_BOUND_VALUES: [string, string][] = [
+  ['nul', 'a\u0000b.txt'],
+  ['crlf', 'a.txt\r\nX-Injected: 1'],
+  ['smuggled-type', 'text/plain;x=y,text/html'],
+];
+
+/** Uploads: the file name and declared type, in a multipart part (filename*) and in tus metadata. */
+function targetedUploadCases(endpoint: Endpoint, auth: Record<string, string>): FuzzRequest[] {
+  const key = `${endpoint.method} ${endpoint.path}`;
+  if (key === 'POST /api/v1/user_uploads') {
+    const boundary = 'fuzzboundaryUpl0ad';
+    const part = (disposition: string, type: string) =>
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\n` +
+          `Content-Type: ${type}\r\n\r\nfuzz\r\n--${boundary}--\r\n`,
+      );
+    return HEADER_BOUND_VALUES.flatMap(([kind, value]): FuzzRequest[] => [
+      {
+        kind: `targeted-upload-filename-${kind}`,
+        method: 'POST',
+        path: endpoint.path,
+        headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        body: part(`filename*=UTF-8''${pct(value)}`, 'text/plain'),
+      },
+      {
+        kind: `targeted-upload-type-${kind}`,
+        method: 'POST',
+        path: endpoint.path,
+        headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+        // A raw CR/LF would end the part's header: the type keeps what a header line can carry.
+        body: part('filename="fuzz.txt"', value.replace(/[\r\n]/g, ' ').replaceAll('\u0000', ' ')),
+      },
+    ]);
+  }
+  if (key === 'POST /api/v1/tus') {
+    const metadata = (name: string, value: string) => `${name} ${Buffer.from(value).toString('base64')}`;
+    return HEADER_BOUND_VALUES.flatMap(([kind, value]): FuzzRequest[] =>
+      ['filename', 'filetype'].map((name) => ({
+        kind: `targeted-tus-${name}-${kind}`,
+        method: 'POST',
+        path: endpoint.path,
+        headers: {
+          ...auth,
+          'tus-resumable': '1.0.0',
+          'upload-length': '4',
+          'upload-metadata':
+            name === 'filename' ? metadata(name, value) : `${metadata('filename', 'f.txt')},${metadata(name, value)}`,
+        },
+      })),
+    );
+  }
+  return [];
 }
