@@ -25,6 +25,17 @@ describe('with a per-user budget of 3 requests a minute', () => {
     return response.body.queue_id;
   }
 
+  test('POST /register is counted: the 4th is refused', async () => {
+    const user = await stack.createUser();
+    for (let i = 0; i < 3; i++) await registered(user);
+    expectError(
+      await user.client.post('/api/v1/register', { event_types: JSON.stringify(['message']) }),
+      429,
+      'RATE_LIMIT_HIT',
+      'API usage exceeded rate limit',
+    );
+  });
+
   test('GET /events?dont_block=true without a queue_id (it creates a queue) is counted: the 4th is refused', async () => {
     const user = await stack.createUser();
     const statuses: number[] = [];

@@ -145,15 +145,15 @@ describe('login throttling', () => {
       expect((await login(username, 'wrong')).status).toBe(401);
       return Number(process.hrtime.bigint() - started) / 1e6;
     };
-    const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
     const known: number[] = [];
     const unknown: number[] = [];
     for (let i = 0; i < 4; i++) {
       known.push(await timed('gloucester@example.com'));
       unknown.push(await timed(`stranger${i}@example.com`));
     }
-    // Before the fix: ~2 ms against ~60 ms (scrypt). Loose on purpose: a loaded machine is noisy.
-    expect(median(unknown)).toBeGreaterThan(median(known) * 0.5);
+    // Before the fix: ~2 ms against ~60 ms (scrypt). The fastest of each: load only ever adds
+    // time (medians of 4 differed 2.5x on a machine running other suites). Loose on purpose.
+    expect(Math.min(...unknown)).toBeGreaterThan(Math.min(...known) * 0.5);
   });
 });
 
