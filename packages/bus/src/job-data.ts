@@ -61,6 +61,8 @@ export interface RealmExportJobData {
 export interface MessageNotificationsJobData {
   realmId: number;
   messageId: number;
+  /** Only these recipients (an edit that mentions them for the first time); absent: everyone. */
+  onlyUserIds?: number[];
 }
 
 /** One push notification of one message to one user's devices, through the bouncer. */

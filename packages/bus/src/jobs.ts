@@ -32,6 +32,20 @@ export class JobClient {
   }
 
   /**
+   * Has the worker decide who gets a push notification or an email for a message (just sent,
+   * or edited: `occasion` tells the edits apart, one job each).
+   */
+  async enqueueMessageNotifications(data: JobData['message-notifications'], occasion = 'send'): Promise<void> {
+    await this.queue('message-notifications').add('message-notifications', data, {
+      jobId: `message-notifications-${data.messageId}${occasion === 'send' ? '' : `-${occasion}`}`,
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    });
+  }
+
+  /**
    * Tells users' phones to remove the push notifications of these messages (read or deleted):
    * one push-removal job per user, retried until the bouncer takes it, as a phone would
    * otherwise keep showing the notification.

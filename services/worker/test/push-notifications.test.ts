@@ -206,6 +206,31 @@ test('a deleted topic is removed from the phones that show its messages', async 
   expect(removal.body.gcm_payload).toMatchObject({ event: 'remove', zulip_message_ids: ids.join(',') });
 });
 
+test('an edit that mentions a user for the first time notifies them, once', async () => {
+  const channel = await stack.createStream({ name: 'edits', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  const before = notifiesFor(bob.id).length;
+  const sent = await alice.client.post('/api/v1/messages', {
+    type: 'stream',
+    to: String(channel.id),
+    topic: 'draft',
+    content: 'no mention yet',
+  });
+  expect(sent.status).toBe(200);
+  const messageId: number = sent.body.id;
+  await sleep(DELAY_MS);
+  await settled();
+  expect(notifiesFor(bob.id)).toHaveLength(before);
+  const edit = (content: string) => alice.client.patch(`/api/v1/messages/${messageId}`, { content });
+  expect((await edit('now for @**Bob Dylan**')).status).toBe(200);
+  const notify = await waitFor(() => notifiesFor(bob.id)[before]);
+  expect(fcmData(notify.body.gcm_payload)).toMatchObject({ zulip_message_id: String(messageId), topic: 'draft' });
+  // Still mentioned after a second edit: no second notification.
+  expect((await edit('now for @**Bob Dylan**, fixed a typo')).status).toBe(200);
+  await sleep(DELAY_MS);
+  await settled();
+  expect(notifiesFor(bob.id)).toHaveLength(before + 1);
+});
+
 test('a message read within the delay is not pushed', async () => {
   const before = notifiesFor(bob.id).length;
   const messageId = await sendDm(alice, [bob], 'read at once');

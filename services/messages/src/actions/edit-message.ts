@@ -362,13 +362,29 @@ export async function doUpdateMessage(
         holders.map((row) => row.id),
         content,
       );
-      await db.$executeRaw`
-        UPDATE user_message SET flags = (flags & ${~mask})
-          | CASE WHEN user_profile_id = ANY(${[...mentions.mentioned]}::int[]) THEN ${MessageFlag.mentioned} ELSE 0 END
-          | CASE WHEN user_profile_id = ANY(${[...alerted]}::int[]) THEN ${MessageFlag.has_alert_word} ELSE 0 END
+      // Users the edit mentions for the first time may get a notification (Zulip's
+      // maybe_enqueue_notifications_for_message_update); the worker applies the usual rules.
+      const anyMention =
+        MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
+      const flagged = await db.$queryRaw<{ id: number; newly_mentioned: boolean }[]>`
+        UPDATE user_message um SET flags = (um.flags & ${~mask})
+          | CASE WHEN um.user_profile_id = ANY(${[...mentions.mentioned]}::int[]) THEN ${MessageFlag.mentioned} ELSE 0 END
+          | CASE WHEN um.user_profile_id = ANY(${[...alerted]}::int[]) THEN ${MessageFlag.has_alert_word} ELSE 0 END
           | ${rendering.streamWildcard ? MessageFlag.stream_wildcard_mentioned : 0}
-          | CASE WHEN user_profile_id = ANY(${[...mentions.topicParticipants]}::int[]) THEN ${MessageFlag.topic_wildcard_mentioned} ELSE 0 END
-        WHERE message_id = ${message.id}`;
+          | CASE WHEN um.user_profile_id = ANY(${[...mentions.topicParticipants]}::int[]) THEN ${MessageFlag.topic_wildcard_mentioned} ELSE 0 END
+        FROM user_message old
+        WHERE um.message_id = ${message.id} AND old.id = um.id
+        RETURNING um.user_profile_id AS id,
+          (old.flags & ${anyMention}) = 0 AND (um.flags & ${anyMention}) <> 0 AS newly_mentioned`;
+      const newlyMentioned = flagged.filter((row) => row.newly_mentioned).map((row) => row.id);
+      if (newlyMentioned.length > 0) {
+        tx.onCommit(() =>
+          deps.jobs.enqueueMessageNotifications(
+            { realmId: realm.id, messageId: message.id, onlyUserIds: newlyMentioned },
+            `edit-${timestamp}`,
+          ),
+        );
+      }
       const attachments = await relinkAttachments(db, message, content, user.id);
       updates.has_attachment = attachments.hasAttachment;
       detached = attachments.detached;

@@ -278,18 +278,7 @@ export async function doSendMessage(
   // Push and email notifications: the worker decides who gets one (packages/notifications).
   if (recipientIds.some((userId) => userId !== sender.id)) {
     deps.jobs
-      .queue('message-notifications')
-      .add(
-        'message-notifications',
-        { realmId: realm.id, messageId: id },
-        {
-          jobId: `message-notifications-${id}`,
-          attempts: 8,
-          backoff: { type: 'exponential', delay: 500 },
-          removeOnComplete: true,
-          removeOnFail: 1000,
-        },
-      )
+      .enqueueMessageNotifications({ realmId: realm.id, messageId: id })
       .catch((error) => deps.logger.warn({ err: error, message_id: id }, 'enqueueing message notifications failed'));
   }
   return { id };

@@ -41,7 +41,10 @@ async function processMessageNotifications(job: Job<MessageNotificationsJobData>
     if (job.attemptsMade < 3) throw new Error(`message ${job.data.messageId} is not visible yet`);
     return { pushes: 0, emails: 0 };
   }
-  const candidates = (await recipientFacts(deps.db, message)).filter((facts) => mayNotify(facts, message.sender_id));
+  const only = job.data.onlyUserIds;
+  const candidates = (await recipientFacts(deps.db, message, only)).filter((facts) =>
+    mayNotify(facts, message.sender_id),
+  );
   if (candidates.length === 0) return { pushes: 0, emails: 0 };
   const userIds = candidates.map((facts) => facts.userId);
   // Email is for users away now (their batch waits its period anyway); push waits
