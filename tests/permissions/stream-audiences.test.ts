@@ -1,7 +1,8 @@
 // Who hears about a channel, whichever service sends the event (issue #21): the same change
-// through the channels, messages and users services reaches the same users, and those are the
+// through the channels, messages, users and worker services reaches the same users, and those are the
 // users Zulip's rules name (zerver/lib/streams.py bulk_can_access_stream_metadata_user_ids,
-// zerver/actions/streams.py create_stream_if_needed and send_peer_subscriber_events):
+// zerver/actions/streams.py create_stream_if_needed and send_peer_subscriber_events,
+// zerver/actions/message_delete.py do_delete_messages):
 //
 //   unsubscribed audience (stream create): web-public: every active user, guests included;
 //     public: every active non-guest; private: administrators and the non-guest members of
@@ -9,6 +10,11 @@
 //   metadata audience (stream update and delete, subscription peer_add / peer_remove): the
 //     unsubscribed audience plus the active subscribers (guests included); peer events leave
 //     out the users who joined or left.
+//   subscription add / remove / update: the user whose subscription it is.
+//   an action on messages (delete_message, and the first_message_id update a deletion causes;
+//     Zulip's event_recipient_ids_for_action_on_messages): the active subscribers, plus, with
+//     history public to subscribers, the non-guests with a row of the messages, plus the
+//     deleting user.
 //
 // The expected sets are written out here from those rules, not computed by the code under test.
 
@@ -37,7 +43,7 @@ let deactivated: TestUser;
 let groupId: number;
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['channels', 'messages'] });
+  stack = await startStack({ services: ['channels', 'messages', 'worker'] });
   owner = await stack.createUser({ role: Role.OWNER });
   admin = await stack.createUser({ role: Role.ADMINISTRATOR });
   moderator = await stack.createUser({ role: Role.MODERATOR });
@@ -94,7 +100,7 @@ const ids = (users: TestUser[]) => sorted(users.map((user) => user.id));
 const without = (list: number[], user: TestUser) => list.filter((id) => id !== user.id);
 
 /** The one captured event of `type`/`op` (and `property`). */
-function oneEvent(captured: CapturedEvent[], type: string, op: string, property?: string): CapturedEvent {
+function oneEvent(captured: CapturedEvent[], type: string, op: string | undefined, property?: string): CapturedEvent {
   const events = ofType(captured, type, op).filter((e) => property === undefined || e.event.property === property);
   expect(events).toHaveLength(1);
   return events[0];
@@ -169,6 +175,74 @@ describe.each<Kind>(['public', 'web-public', 'private'])('a %s channel', (kind) 
     expect(channelsRemove.recipientIds).toEqual(without(audience, mover));
     expect(usersRemove?.recipientIds).toEqual(without(audience, leaver));
     expect(usersAdd?.recipientIds).toEqual(without(audience, leaver));
+  });
+
+  test('subscription add / remove / update: to the user whose subscription it is, guests too', async () => {
+    const add = await captureEvents(stack, () =>
+      ok(
+        owner.client.post('/api/v1/users/me/subscriptions', {
+          subscriptions: [{ name }],
+          principals: [mover.id, unsubscribedGuest.id],
+        }),
+      ),
+    );
+    expect(
+      ofType(add, 'subscription', 'add')
+        .map((e) => e.recipientIds)
+        .sort((a, b) => a[0] - b[0]),
+    ).toEqual([[mover.id], [unsubscribedGuest.id]]);
+
+    const update = await captureEvents(stack, () =>
+      ok(
+        unsubscribedGuest.client.post('/api/v1/users/me/subscriptions/properties', {
+          subscription_data: [{ stream_id: streamId, property: 'pin_to_top', value: true }],
+        }),
+      ),
+    );
+    expect(oneEvent(update, 'subscription', 'update').recipientIds).toEqual([unsubscribedGuest.id]);
+
+    // Both have rows of these messages once they leave: the deletion test below tells them apart.
+    for (const topic of ['one', 'two']) {
+      await ok(member.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic, content: topic }));
+    }
+
+    const remove = await captureEvents(stack, () =>
+      ok(
+        owner.client.delete('/api/v1/users/me/subscriptions', {
+          subscriptions: [name],
+          principals: [mover.id, unsubscribedGuest.id],
+        }),
+      ),
+    );
+    expect(
+      ofType(remove, 'subscription', 'remove')
+        .map((e) => e.recipientIds)
+        .sort((a, b) => a[0] - b[0]),
+    ).toEqual([[mover.id], [unsubscribedGuest.id]]);
+  });
+
+  test('delete_message and first_message_id: messages (one message) and the worker (a topic) reach the same audience', async () => {
+    const deleteTopic = (topic: string) =>
+      ok(owner.client.post(`/api/v1/streams/${streamId}/delete_topic`, { topic_name: topic }));
+    const messageIn = async (topic: string) =>
+      (await stack.db.message.findFirstOrThrow({ where: { stream_id: streamId, topic } })).id;
+
+    // Worker: the channel's first message (sent before the mover and the guest ever joined).
+    const first = await captureEvents(stack, async () => expect((await deleteTopic('first')).complete).toBe(true));
+    expect(oneEvent(first, 'delete_message', undefined).recipientIds).toEqual(ids(subscribers()));
+    expect(oneEvent(first, 'stream', 'update', 'first_message_id').recipientIds).toEqual(ids(subscribers()));
+
+    // Messages of which the unsubscribed mover and guest kept rows: with history public to
+    // subscribers, the non-guest with a row hears too; with protected history only subscribers.
+    const expected = ids(kind === 'private' ? subscribers() : [...subscribers(), mover]);
+    const one = await messageIn('one');
+    const fromMessages = await captureEvents(stack, () => ok(owner.client.delete(`/api/v1/messages/${one}`)));
+    const fromWorker = await captureEvents(stack, async () => expect((await deleteTopic('two')).complete).toBe(true));
+    for (const captured of [fromMessages, fromWorker]) {
+      const deletion = oneEvent(captured, 'delete_message', undefined);
+      expect(deletion.recipientIds).toEqual(expected);
+      expect(oneEvent(captured, 'stream', 'update', 'first_message_id').recipientIds).toEqual(expected);
+    }
   });
 
   test('stream delete (channels, archiving): the metadata audience', async () => {

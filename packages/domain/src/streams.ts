@@ -10,7 +10,13 @@
 
 import { JsonableError } from '@teamchat/core';
 import type { ChannelFolder, Stream, TxClient } from '@teamchat/db';
-import { groupSettingApiValues, isUserInGroup, userRecursiveGroupIds, type GroupSettingValue } from './group-settings';
+import {
+  groupSettingApiValues,
+  hasRealmPermission,
+  isUserInGroup,
+  userRecursiveGroupIds,
+  type GroupSettingValue,
+} from './group-settings';
 import { SystemGroup } from './groups';
 import { isAdministrator, isGuest } from './roles';
 
@@ -232,6 +238,39 @@ export function inChannelSetting(
   name: string,
 ): boolean {
   return inAnySetting(ctx, settings, [name]);
+}
+
+// ---------------------------------------------------------------- subscribing others
+
+/**
+ * Of channels the user can already access, those they may NOT subscribe other users to (Zulip's
+ * get_streams_to_which_user_cannot_add_subscribers), for subscribing others and for invitations
+ * (`allowDefaultStreams`: anyone who may invite may invite to a default channel). The realm's
+ * can_add_subscribers_group and administrators may add to every channel; others where the
+ * channel's can_administer_channel_group or can_add_subscribers_group holds them; guests nowhere.
+ * `ctx` and `settings` are read when not given.
+ */
+export async function channelsUserCannotAddSubscribersTo<S extends Pick<Stream, 'id' | 'is_default'>>(
+  db: Pick<TxClient, '$queryRaw' | 'groupSetting'> & Parameters<typeof hasRealmPermission>[0],
+  user: Viewer,
+  streams: S[],
+  options: { allowDefaultStreams?: boolean; ctx?: ViewerContext; settings?: StreamSettingGroups } = {},
+): Promise<S[]> {
+  if (streams.length === 0) return [];
+  if (isGuest(user.role)) return streams;
+  if (isAdministrator(user.role) || (await hasRealmPermission(db, user, 'can_add_subscribers_group'))) return [];
+  const ctx = options.ctx ?? (await loadViewerContext(db, user));
+  const settings =
+    options.settings ??
+    (await streamSettingGroups(
+      db,
+      streams.map((stream) => stream.id),
+    ));
+  return streams.filter((stream) => {
+    if (options.allowDefaultStreams && stream.is_default) return false;
+    const held = settings.get(stream.id);
+    return !canAdministerChannel(ctx, held) && !inChannelSetting(ctx, held, 'can_add_subscribers_group');
+  });
 }
 
 // ---------------------------------------------------------------- who hears about a channel

@@ -4,12 +4,11 @@
 import { appendTo, JsonableError, LIST_LIMITS, OrganizationOwnerRequiredError } from '@teamchat/core';
 import type { Stream, Tx, UserProfile } from '@teamchat/db';
 import {
-  canAdministerChannel,
+  channelsUserCannotAddSubscribersTo,
   checkStreamName,
   groupSettingIds,
   type GroupSettingValue,
   hasContentAccess,
-  inChannelSetting,
   isAdministrator,
   isGuest,
   isOwner,
@@ -37,7 +36,6 @@ import {
   canCreateWebPublicChannels,
   canSetDeleteMessagePolicy,
   canSetTopicsPolicy,
-  canSubscribeOthersToAllChannels,
   webPublicChannelsEnabled,
 } from '../lib/permissions';
 import { pickColors, streamsByName } from '../lib/streams';
@@ -135,19 +133,14 @@ export async function doAddSubscriptions(
     }
     if (
       subscribingOthers &&
-      authorized.length &&
-      !isAdministrator(user.role) &&
-      !(await canSubscribeOthersToAllChannels(db, user))
+      (
+        await channelsUserCannotAddSubscribersTo(db, viewerOf(user), authorized, {
+          ctx: viewer,
+          settings: settingsByStream,
+        })
+      ).length
     ) {
-      for (const stream of authorized) {
-        const settings = settingsByStream.get(stream.id);
-        if (
-          !canAdministerChannel(viewer, settings) &&
-          !inChannelSetting(viewer, settings, 'can_add_subscribers_group')
-        ) {
-          throw new JsonableError('Insufficient permission');
-        }
-      }
+      throw new JsonableError('Insufficient permission');
     }
 
     if (missing.length) await checkCreationAllowed(deps, tx, user, input);

@@ -14,9 +14,6 @@ export const canCreatePrivateChannels = (db: Reader, user: UserProfile) =>
   realmPermission(db, user, 'can_create_private_channel_group');
 export const canCreateWebPublicChannels = (db: Reader, user: UserProfile) =>
   realmPermission(db, user, 'can_create_web_public_channel_group');
-/** Realm-wide permission to subscribe others to any channel one can access. */
-export const canSubscribeOthersToAllChannels = (db: Reader, user: UserProfile) =>
-  realmPermission(db, user, 'can_add_subscribers_group');
 export const canSetDeleteMessagePolicy = (db: Reader, user: UserProfile) =>
   realmPermission(db, user, 'can_set_delete_message_policy_group');
 

@@ -6,10 +6,9 @@ import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import { transaction, type MultiuseInvite, type Realm, type Stream, type Tx, type UserProfile } from '@teamchat/db';
 import {
   accessStreamById,
-  hasGroupPermission,
+  channelsUserCannotAddSubscribersTo,
   hasRealmPermission,
   isAdministrator,
-  isGuest,
   isModerator,
   isOwner,
   realmUrl,
@@ -69,26 +68,6 @@ function checkRoleBasedPermissions(invitedAs: number, actor: UserProfile): void 
     throw new JsonableError('Must be an organization administrator');
 }
 
-/**
- * Zulip's get_streams_to_which_user_cannot_add_subscribers with allow_default_streams: the
- * realm's can_add_subscribers_group and administrators may add anyone anywhere they can see;
- * guests nowhere; others to default channels and to channels whose can_administer_channel_group
- * or can_add_subscribers_group holds them.
- */
-async function streamsActorCannotAddSubscribersTo(tx: Tx, actor: UserProfile, streams: Stream[]): Promise<Stream[]> {
-  if (await hasRealmPermission(tx.db, actor, 'can_add_subscribers_group')) return [];
-  if (isAdministrator(actor.role)) return [];
-  const refused: Stream[] = [];
-  for (const stream of streams) {
-    if (isGuest(actor.role)) refused.push(stream);
-    else if (stream.is_default) continue;
-    else if (await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_administer_channel_group')) continue;
-    else if (!(await hasGroupPermission(tx.db, actor.id, 'stream', stream.id, 'can_add_subscribers_group')))
-      refused.push(stream);
-  }
-  return refused;
-}
-
 /** Zulip's access_streams_for_invite: channels the actor sees, and may subscribe others to. */
 async function accessStreamsForInvite(tx: Tx, actor: UserProfile, streamIds: number[]): Promise<Stream[]> {
   const streams: Stream[] = [];
@@ -102,7 +81,7 @@ async function accessStreamsForInvite(tx: Tx, actor: UserProfile, streamIds: num
       throw new JsonableError(`Invalid channel ID ${streamId}. No invites were sent.`);
     }
   }
-  if ((await streamsActorCannotAddSubscribersTo(tx, actor, streams)).length) {
+  if ((await channelsUserCannotAddSubscribersTo(tx.db, actor, streams, { allowDefaultStreams: true })).length) {
     throw new JsonableError('You do not have permission to subscribe other users to channels.');
   }
   return streams;
