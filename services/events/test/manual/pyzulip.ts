@@ -2,7 +2,8 @@
 // python-zulip-api's call_on_each_event keeps receiving every event while the event replica
 // serving it is stopped (SIGTERM) and others are killed (-9). Needs the bundle and the library:
 //   node scripts/build.mjs events
-//   node --import tsx services/events/test/manual/pyzulip.ts     (PYTHONPATH=/work/pyzulip/zulip)
+//   PYTHONPATH=/path/to/python-zulip-api/zulip node --import tsx services/events/test/manual/pyzulip.ts
+// (tests/README.md has a recipe).
 import { spawn } from 'node:child_process';
 import { startStack } from '@teamchat/stack';
 import { EventCluster, sleep } from '../support/cluster';
@@ -23,7 +24,7 @@ def cb(e):
 c.call_on_each_event(cb, event_types=['alert_words'])
 `;
   const child = spawn('/usr/bin/python3', ['-c', py, user.deliveryEmail, user.apiKey, cluster.gatewayUrl], {
-    env: { ...process.env, PYTHONPATH: process.env.PYTHONPATH ?? '/work/pyzulip/zulip' },
+    env: process.env,
   });
   const received: string[] = [];
   child.stdout.on('data', (d: Buffer) => {
