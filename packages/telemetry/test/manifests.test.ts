@@ -331,7 +331,12 @@ describe('Kubernetes manifests (k8s/)', () => {
       // Production's Secrets are created out of band; docs/operations.md says how.
       const external =
         overlay !== 'dev'
-          ? new Set(['Secret/teamchat-secrets', 'Secret/teamchat-storage-secrets', 'Secret/teamchat-tls'])
+          ? new Set([
+              'Secret/teamchat-secrets',
+              'Secret/teamchat-storage-secrets',
+              'Secret/teamchat-notification-secrets',
+              'Secret/teamchat-tls',
+            ])
           : new Set<string>();
       const operations = read('docs/operations.md');
       for (const secret of external) expect(operations).toContain(secret.split('/')[1]);
@@ -371,11 +376,20 @@ describe('Kubernetes manifests (k8s/)', () => {
         ),
       ).map(({ name }) => name);
       expect(storageSecretReaders.sort()).toEqual(['uploads', 'worker']);
+      // Notifications: the worker sends them, the users service sends test notifications.
+      for (const reference of ['teamchat-notifications', 'teamchat-notification-secrets']) {
+        const readers = PROCESSES.filter(({ name }) =>
+          podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some(
+            (source: any) => (source.configMapRef ?? source.secretRef).name === reference,
+          ),
+        ).map(({ name }) => name);
+        expect([reference, readers.sort()]).toEqual([reference, ['users', 'worker']]);
+      }
       expect(
         configMaps(resources)
           .map((map) => map.metadata.name)
           .sort(),
-      ).toEqual(['teamchat-config', 'teamchat-storage']);
+      ).toEqual(['teamchat-config', 'teamchat-notifications', 'teamchat-storage']);
     },
   );
 
