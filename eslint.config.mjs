@@ -7,6 +7,10 @@ import tseslint from 'typescript-eslint';
 // The after-commit event senders of @teamchat/bus's EventBus (packages/bus/src/events.ts).
 const outboxSenders = ['sendEventOnCommit', 'outboxWrite'];
 const noIoredis = { name: 'ioredis', message: 'Redis goes through @teamchat/bus (createRedis, type Redis).' };
+const noServiceFromPackage = {
+  regex: '^@teamchat/service-|^(\\.\\./)+services/',
+  message: 'A package never imports a service (only @teamchat/stack, the test stack above them, does).',
+};
 
 export default tseslint.config(
   {
@@ -47,9 +51,20 @@ export default tseslint.config(
   // Architecture: ioredis only through packages/bus (createRedis, the Redis type), never directly;
   // a service never imports another service (by package name, or by a path into a sibling's src/).
   // Tests may open raw connections (to play a zombie client or an unreachable Redis).
+  // Packages sit below the services: none imports one, except @teamchat/stack, the in-process test
+  // stack that only tests and benches depend on (so packages/testing, which services' tests import,
+  // makes no package cycle npm cannot see).
   {
     files: ['packages/*/src/**/*.ts'],
-    ignores: ['packages/bus/src/**'],
+    ignores: ['packages/bus/src/**', 'packages/stack/src/**'],
+    rules: { 'no-restricted-imports': ['error', { paths: [noIoredis], patterns: [noServiceFromPackage] }] },
+  },
+  {
+    files: ['packages/bus/src/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [noServiceFromPackage] }] },
+  },
+  {
+    files: ['packages/stack/src/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { paths: [noIoredis] }] },
   },
   {
