@@ -44,4 +44,14 @@ export const LIST_LIMITS = {
   principalsPerRequest: 1000,
   /** Subscriptions (channels × users) one request may add or remove. */
   subscriptionChangesPerRequest: 5000,
+  /**
+   * Users or groups one user-group request names (members, subgroups, a group setting's
+   * direct members and subgroups): unbounded, 100,000 ids answered 500 after 2.7 s.
+   */
+  groupMembersPerRequest: 10000,
+  /**
+   * Alert words one request adds or removes (Zulip has no bound): 100,000 took 3.4 s to add;
+   * the words are kept and matched one by one.
+   */
+  alertWordsPerRequest: 1000,
 } as const;

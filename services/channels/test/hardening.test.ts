@@ -60,6 +60,20 @@ describe('finding 8: malformed values in channel requests', () => {
     refused(properties, 'subscription_data[0]["stream_id"] is too large');
   });
 
+  test("a group setting's direct members and subgroups are bounded", async () => {
+    const over = Array.from({ length: LIST_LIMITS.groupMembersPerRequest + 1 }, (_, i) => i + 1);
+    const before = await channelCount();
+    for (const value of [
+      { direct_members: over, direct_subgroups: [] },
+      { direct_members: [], direct_subgroups: over },
+    ]) {
+      const response = await subscribe({ subscriptions: [{ name: 'bounded' }], can_administer_channel_group: value });
+      // Refused by the parser, before any lookup (a union reports its first alternative's refusal).
+      refused(response, 'can_administer_channel_group is not an integer');
+    }
+    expect(await channelCount()).toBe(before);
+  });
+
   test('NUL in a channel name, description or key', async () => {
     const nul = (place: string) => `subscriptions[0]${place} contains NULL (0x00) characters.`;
     refused(await subscribe({ subscriptions: [{ name: 'a\u0000b' }] }), nul('["name"]'));

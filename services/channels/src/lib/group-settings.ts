@@ -1,5 +1,5 @@
 // Channel group settings: which values each accepts, {new, old} updates, and the groups holding them.
-import { JsonableError, v } from '@teamchat/core';
+import { JsonableError, LIST_LIMITS, v } from '@teamchat/core';
 import type { TxClient } from '@teamchat/db';
 import {
   grantsMetadataAccess,
@@ -16,7 +16,10 @@ export const DELETE_PERMISSION_SETTINGS = new Set(['can_delete_any_message_group
 
 export const groupSettingValue: v.Validator<GroupSettingValue> = v.union(
   v.id(),
-  v.object({ direct_members: v.list(v.id()), direct_subgroups: v.list(v.id()) }),
+  v.object({
+    direct_members: v.list(v.id(), { maxLength: LIST_LIMITS.groupMembersPerRequest }),
+    direct_subgroups: v.list(v.id(), { maxLength: LIST_LIMITS.groupMembersPerRequest }),
+  }),
 );
 
 export const groupSettingUpdate = v.object({ new: groupSettingValue }, { old: groupSettingValue });

@@ -1,4 +1,4 @@
-import { optional, param, pathInt, required, v, type AuthedContext, JsonableError } from '@teamchat/core';
+import { LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext, JsonableError } from '@teamchat/core';
 import {
   hasRealmPermission,
   loadActor,
@@ -15,10 +15,13 @@ import {
 import type { UsersDeps } from '../deps';
 import { requireMemberOrAdmin } from '../lib/access';
 
+/** Users or groups named by one request, bounded before any is looked up (LIST_LIMITS). */
+const groupIds = v.list(v.id(), { maxLength: LIST_LIMITS.groupMembersPerRequest });
+
 /** A group-setting value: a group id, or {direct_members, direct_subgroups}. */
 const groupSettingValue: v.Validator<GroupSettingValue> = v.union(
   v.id(),
-  v.object({ direct_members: v.list(v.id()), direct_subgroups: v.list(v.id()) }),
+  v.object({ direct_members: groupIds, direct_subgroups: groupIds }),
 );
 
 /** A group-setting update: {new, old?}. */
@@ -45,8 +48,8 @@ export async function createUserGroup({ deps, params, requester }: AuthedContext
   const input = params.parse({
     name: required(param.string()),
     description: required(param.string()),
-    members: required(param.json(v.list(v.id()))),
-    subgroups: optional(param.json(v.list(v.id())), []),
+    members: required(param.json(groupIds)),
+    subgroups: optional(param.json(groupIds), []),
     ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingValue))])),
   }) as { name: string; description: string; members: number[]; subgroups: number[] } & Record<
     string,
@@ -66,10 +69,10 @@ export async function createUserGroup({ deps, params, requester }: AuthedContext
 export async function updateUserGroupMembers({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
   const change = params.parse({
-    add: optional(param.json(v.list(v.id()))),
-    delete: optional(param.json(v.list(v.id()))),
-    add_subgroups: optional(param.json(v.list(v.id()))),
-    delete_subgroups: optional(param.json(v.list(v.id()))),
+    add: optional(param.json(groupIds)),
+    delete: optional(param.json(groupIds)),
+    add_subgroups: optional(param.json(groupIds)),
+    delete_subgroups: optional(param.json(groupIds)),
   });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
@@ -96,8 +99,8 @@ export async function updateUserGroupMembers({ deps, params, requester, req }: A
 export async function updateUserGroupSubgroups({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const groupId = pathInt(req, 'user_group_id');
   const change = params.parse({
-    add: optional(param.json(v.list(v.id()))),
-    delete: optional(param.json(v.list(v.id()))),
+    add: optional(param.json(groupIds)),
+    delete: optional(param.json(groupIds)),
   });
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
