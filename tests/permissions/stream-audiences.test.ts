@@ -43,7 +43,7 @@ let deactivated: TestUser;
 let groupId: number;
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['channels', 'messages', 'worker'] });
+  stack = await startStack({ services: ['channels', 'messages', 'worker', 'events'] });
   owner = await stack.createUser({ role: Role.OWNER });
   admin = await stack.createUser({ role: Role.ADMINISTRATOR });
   moderator = await stack.createUser({ role: Role.MODERATOR });
@@ -258,6 +258,7 @@ test.each([
   ['channels', 'GET', '/api/v1/streams'],
   ['messages', 'POST', '/api/v1/messages/render'],
   ['users', 'GET', '/api/v1/users'],
+  ['events', 'POST', '/api/v1/register'],
 ] as const)('the %s service refuses a deactivated account', async (service, method, path) => {
   const user = {
     userId: deactivated.id,

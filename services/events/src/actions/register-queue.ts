@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import type { Requester } from '@teamchat/core';
 import { Prisma } from '@teamchat/db';
-import { ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
+import { loadActor, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
 import { fetchInitialState, sectionsFor, STATE_SECTIONS } from '@teamchat/state';
 import type { EventsDeps } from '../deps';
 import { isRealmWide, type QueueRequest } from '../lib/queue-options';
@@ -75,10 +75,8 @@ export async function doRegisterQueue(
           SELECT pg_current_snapshot()::text AS snapshot, pg_is_in_recovery() AS standby`;
           const printed = parseSnapshot(row.snapshot);
           const snapshot = row.standby ? await completeStandbySnapshot(db, printed) : printed;
-          const [realm, user] = await Promise.all([
-            db.realm.findUniqueOrThrow({ where: { id: requester.realmId } }),
-            db.userProfile.findUniqueOrThrow({ where: { id: requester.userId } }),
-          ]);
+          // loadActor: an account deactivated since the gateway let this request through is refused.
+          const { user, realm } = await loadActor(db, requester.userId);
           const sections = sectionsFor(STATE_SECTIONS, request.fetchEventTypes);
           const state = await fetchInitialState(sections, {
             db,
