@@ -1,13 +1,8 @@
 // The users a request names (principals). The acting user is @teamchat/domain's loadActor.
-import { JsonableError, type Requester } from '@teamchat/core';
+import { JsonableError } from '@teamchat/core';
 import type { TxClient, UserProfile } from '@teamchat/db';
-import { loadActor } from '@teamchat/domain';
 
 type Reader = Pick<TxClient, 'userProfile'>;
-
-/** The acting user's row (loadActor, which refuses a deactivated account). */
-export const actingUser = async (db: Reader, requester: Requester): Promise<UserProfile> =>
-  (await loadActor(db, requester.userId)).user;
 
 /**
  * The active users named by `principals` (all ids or all emails), as Zulip's

@@ -1,7 +1,7 @@
 // /users/me/subscriptions and friends: parse, call one action, answer.
 import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import { transaction } from '@teamchat/db';
-import { accessStreamById, API_STREAM_GROUP_SETTINGS, SERVER_LIMITS, viewerOf } from '@teamchat/domain';
+import { accessStreamById, API_STREAM_GROUP_SETTINGS, loadActor, SERVER_LIMITS, viewerOf } from '@teamchat/domain';
 import { doAddSubscriptions, type SubscribeInput } from '../actions/subscribe';
 import { doChangeSubscriptionProperties } from '../actions/subscription-properties';
 import { doRemoveSubscriptions } from '../actions/unsubscribe';
@@ -14,7 +14,6 @@ import {
   topicsPolicyParam,
 } from '../lib/params';
 import { subscriptionDicts } from '../lib/subscription-dicts';
-import { actingUser } from '../lib/users';
 import { checkColor } from '../actions/subscription-properties';
 
 type Ctx = AuthedContext<ChannelsDeps>;
@@ -90,7 +89,7 @@ function parseSubscribe(ctx: Ctx): SubscribeInput {
 /** POST /users/me/subscriptions: subscribe, creating the channels that do not exist. */
 export async function subscribe(ctx: Ctx) {
   const input = parseSubscribe(ctx);
-  const user = await actingUser(ctx.deps.db, ctx.requester);
+  const { user } = await loadActor(ctx.deps.db, ctx.requester.userId);
   return { ...(await doAddSubscriptions(ctx.deps, user, input)) };
 }
 
@@ -100,7 +99,7 @@ export async function unsubscribe({ deps, params, requester }: Ctx) {
     subscriptions: required(param.json(channelNames)),
     principals: optional(principalsParam),
   });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   return { ...(await doRemoveSubscriptions(deps, user, subscriptions, principals ?? null)) };
 }
 
@@ -112,7 +111,7 @@ export async function updateSubscriptions(ctx: Ctx) {
   });
   if (add.length === 0 && remove.length === 0)
     throw new JsonableError('Nothing to do. Specify at least one of "add" or "delete".');
-  const user = await actingUser(ctx.deps.db, ctx.requester);
+  const { user } = await loadActor(ctx.deps.db, ctx.requester.userId);
   const addInput: SubscribeInput = {
     subscriptions: add,
     principals: [],
@@ -147,7 +146,7 @@ export async function updateSubscriptionProperties({ deps, params, requester }: 
       ),
     ),
   });
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   await doChangeSubscriptionProperties(deps, user, subscription_data);
 }
 
@@ -155,7 +154,7 @@ export async function updateSubscriptionProperties({ deps, params, requester }: 
 export async function getSubscriptionStatus({ deps, req, requester }: Ctx) {
   const userId = pathInt(req, 'user_id');
   const streamId = pathInt(req, 'stream_id');
-  const user = await actingUser(deps.db, requester);
+  const { user } = await loadActor(deps.db, requester.userId);
   const target = await deps.db.userProfile.findFirst({ where: { id: userId, realm_id: user.realm_id } });
   if (!target) throw new JsonableError('No such user');
   await accessStreamById(deps.db, viewerOf(user), streamId, {
