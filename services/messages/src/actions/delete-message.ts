@@ -77,16 +77,12 @@ export async function doDeleteMessage(deps: MessagesDeps, userId: number, messag
     await db.message.delete({ where: { id: message.id } });
     if (shown.length > 0) {
       tx.onCommit(async () => {
-        await deps.jobs.queue(JOB_QUEUES.pushRemoval).addBulk(
+        await deps.jobs.enqueuePushRemovals(
           shown.map((row) => ({
-            name: JOB_QUEUES.pushRemoval,
-            data: { realmId: realm.id, userId: row.user_profile_id, messageIds: [message.id], deleted: true },
-            opts: {
-              attempts: 10,
-              backoff: { type: 'exponential', delay: 1000 },
-              removeOnComplete: true,
-              removeOnFail: 1000,
-            },
+            realmId: realm.id,
+            userId: row.user_profile_id,
+            messageIds: [message.id],
+            deleted: true,
           })),
         );
       });

@@ -370,13 +370,9 @@ function removePushNotifications(deps: MessagesDeps, viewer: Viewer, messageIds:
     )
     .then(async (rows) => {
       if (rows.length === 0) return;
-      const data = { realmId: viewer.realm_id, userId: viewer.id, messageIds: rows.map((row) => row.message_id) };
-      await deps.jobs.queue('push-removal').add('push-removal', data, {
-        attempts: 10,
-        backoff: { type: 'exponential', delay: 1000 },
-        removeOnComplete: true,
-        removeOnFail: 1000,
-      });
+      await deps.jobs.enqueuePushRemovals([
+        { realmId: viewer.realm_id, userId: viewer.id, messageIds: rows.map((row) => row.message_id) },
+      ]);
     })
     .catch((error) =>
       deps.logger.warn({ err: error, user_id: viewer.id }, 'enqueueing push notification removals failed'),

@@ -87,13 +87,9 @@ async function removePushNotifications(deps: BaseDeps, data: MarkAllReadJobData)
     SELECT message_id FROM user_message
     WHERE user_profile_id = ${data.userId} AND (flags & ${active}) <> 0 AND (flags & ${READ}) <> 0`);
   if (rows.length === 0) return;
-  await deps.jobs
-    .queue(JOB_QUEUES.pushRemoval)
-    .add(
-      JOB_QUEUES.pushRemoval,
-      { realmId: data.realmId, userId: data.userId, messageIds: rows.map((row) => row.message_id) },
-      { attempts: 10, backoff: { type: 'exponential', delay: 1000 }, removeOnComplete: true, removeOnFail: 1000 },
-    );
+  await deps.jobs.enqueuePushRemovals([
+    { realmId: data.realmId, userId: data.userId, messageIds: rows.map((row) => row.message_id) },
+  ]);
 }
 
 export const markAllReadProcessor: JobProcessor<typeof JOB_QUEUES.markAllRead> = {
