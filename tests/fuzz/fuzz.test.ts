@@ -150,7 +150,7 @@ describe.each(['users', 'messages', 'channels', 'uploads', 'events'])(
     it('answers every one with a 4xx Zulip error (or a success) and changes nothing when refusing', async () => {
       for (const endpoint of mine) {
         const cases = sampleCases(endpoint, endpoints.indexOf(endpoint));
-        // Oversized: one body past the 10 MiB form limit (and the 1 MiB upload limit here), to
+        // Oversized: one body past every form limit (BODY_LIMITS; and the 1 MiB upload limit here), to
         // every endpoint that reads its body itself and to one form endpoint per service (the
         // form limit is the shared parser's); FUZZ_OVERSIZED_ALL=1 sends one to every endpoint.
         if (

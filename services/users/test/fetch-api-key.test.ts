@@ -139,7 +139,9 @@ describe('login throttling', () => {
   });
 
   test('an unknown account answers in about the time a known one does (its password is hashed too)', async () => {
-    await stack.createUser({ email: 'gloucester@example.com', password: 'pw for gloucester' });
+    // Three known accounts: each takes 5 attempts before its lock would answer faster.
+    const accounts = ['gloucester', 'oswald', 'curan'].map((name) => `${name}@example.com`);
+    for (const email of accounts) await stack.createUser({ email, password: `pw for ${email}` });
     const timed = async (username: string) => {
       const started = process.hrtime.bigint();
       expect((await login(username, 'wrong')).status).toBe(401);
@@ -147,12 +149,12 @@ describe('login throttling', () => {
     };
     const known: number[] = [];
     const unknown: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      known.push(await timed('gloucester@example.com'));
+    for (let i = 0; i < 12; i++) {
+      known.push(await timed(accounts[i % accounts.length]));
       unknown.push(await timed(`stranger${i}@example.com`));
     }
-    // Before the fix: ~2 ms against ~60 ms (scrypt). The fastest of each: load only ever adds
-    // time (medians of 4 differed 2.5x on a machine running other suites). Loose on purpose.
+    // Before the fix: ~2 ms against ~60 ms (scrypt). The fastest of 12 each: load only ever adds
+    // time (single answers ranged 45-355 ms on a loaded two-core machine). Loose on purpose.
     expect(Math.min(...unknown)).toBeGreaterThan(Math.min(...known) * 0.5);
   });
 });
