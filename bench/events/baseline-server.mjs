@@ -4,6 +4,7 @@
 //   POST /register {user_id}            -> {queue_id, last_event_id: -1}
 //   GET  /events?queue_id&last_event_id -> {events, queue_id}, parks while there are none
 //   POST /publish {users, event}        -> appends to every queue of those users, wakes polls
+//   GET  /parked                        -> {parked: N}, the polls parked now (bench/bigchannel waits on it)
 import crypto from 'node:crypto';
 import http from 'node:http';
 
@@ -73,6 +74,11 @@ const server = http.createServer(async (req, res) => {
       }
     }
     return json(res, 200, { result: 'success', msg: '' });
+  }
+  if (req.method === 'GET' && url.pathname === '/parked') {
+    let parked = 0;
+    for (const queue of queues.values()) if (queue.parked) parked++;
+    return json(res, 200, { parked });
   }
   return json(res, 404, { result: 'error', msg: 'Not found' });
 });

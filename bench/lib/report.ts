@@ -35,6 +35,11 @@ function format(n: number): string {
   return Math.abs(n) >= 100 ? n.toFixed(0) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(3);
 }
 
+/** Where the reports go: BENCH_RESULTS_DIR (set by bench/run.mjs), else bench/results. */
+export function resultsDir(): string {
+  return process.env.BENCH_RESULTS_DIR ?? path.join(__dirname, '..', 'results');
+}
+
 /** Prints the table (raw numbers beside ratios) and writes bench/results/<suite>.json. */
 export function report(suite: string, rows: Row[], extra: Record<string, unknown> = {}): void {
   const lines = [['metric', 'teamchat', 'baseline', 'unit', 'ratio', 'goal']];
@@ -52,7 +57,7 @@ export function report(suite: string, rows: Row[], extra: Record<string, unknown
     console.log(line.map((cell, j) => cell.padEnd(widths[j])).join('  '));
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
-  const dir = process.env.BENCH_RESULTS_DIR ?? path.join(__dirname, '..', 'results');
+  const dir = resultsDir();
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(
     path.join(dir, `${suite}.json`),

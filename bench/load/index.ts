@@ -22,6 +22,7 @@ import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
 import { median, report, type Row } from '../lib/report';
+import { lineChart, stack, writeSvg, type LineSeries } from '../lib/svg';
 import { LABELS, LoadGenerator, MIX, type Account, type Kind, type WindowStats } from './generator';
 import {
   benchEnv,
@@ -713,6 +714,8 @@ async function main() {
       capacity: { headline, scaleOut: scale },
       gatewayCost: gateway,
     });
+    const figures = [headline, scale.one, scale.twoEvents, scale.twoHttp].filter((figure) => figure.runs.length);
+    if (figures.length) log(`   picture: ${writeSvg('load', capacityChart(figures))}`);
   } finally {
     await Promise.all(floors.map(stop));
     await redis.quit();
@@ -720,6 +723,53 @@ async function main() {
     await database.drop();
     fs.rmSync(uploadsDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The capacity searches as pictures (bench/results/load.svg): for each figure's median run, the
+ * API's average and p99 latency with the error rate, and the CPU of every process, by step.
+ */
+function capacityChart(figures: CapacityFigure[]): string {
+  const charts: string[] = [];
+  for (const figure of figures) {
+    const mid = [...figure.runs].sort((a, b) => a.healthy - b.healthy)[Math.floor(figure.runs.length / 2)];
+    const steps = mid.steps;
+    const at = (pick: (step: Step, stats: WindowStats) => number): Array<[number, number]> =>
+      steps.map((step) => [step.users, step.stats ? pick(step, step.stats) : NaN]);
+    const title = `Capacity search: ${figure.topology.name} (median run, highest healthy ${mid.healthy} users)`;
+    charts.push(
+      lineChart({
+        title,
+        x: { label: 'simulated active users' },
+        left: { label: 'API latency, ms' },
+        right: { label: 'errors, % of requests' },
+        series: [
+          { name: 'average latency', points: at((_, stats) => stats.api.avgMs) },
+          { name: 'p99 latency', points: at((_, stats) => stats.api.p99Ms) },
+          {
+            name: 'errors %',
+            axis: 'right',
+            dashed: true,
+            points: at((_, stats) => stats.errorRate * 100),
+          },
+        ],
+      }),
+    );
+    const names = [...new Set(steps.flatMap((step) => Object.keys(step.cpuMs)))];
+    const series: LineSeries[] = names.map((name) => ({
+      name,
+      points: at((step, stats) => (step.cpuMs[name] ?? NaN) / 10 / stats.seconds),
+    }));
+    charts.push(
+      lineChart({
+        title: `CPU per process, ${figure.topology.name} (% of one core over each step's window)`,
+        x: { label: 'simulated active users' },
+        left: { label: '% of one core' },
+        series,
+      }),
+    );
+  }
+  return stack(charts);
 }
 
 /** One line per topology: the median and each run's highest healthy count, and the step that broke. */

@@ -1,0 +1,577 @@
+// Benchmark of one message to a big channel (issue #23, item 1): a channel of N subscribers
+// (BENCH_BIGCHANNEL_USERS, 10,000), each with an event queue registered through the gateway and
+// a long-poll parked on it, as a client holds one; then one POST /messages to the channel. It
+// measures the send's own latency and, from the send's answer, the first and the last delivery
+// (a poll answering with the message event) and the distribution of all of them. Baseline, same
+// run, same clients: the bare long-poll server (bench/events/baseline-server.mjs) delivering one
+// published event to the same number of parked polls; its first-to-last is the floor.
+// The polls are held by client processes (client.mjs, raw node:http, keep-alive), which take the
+// delivery times on the machine's monotonic clock. Rounds alternate which system goes first;
+// between rounds every poll parks again. Writes bench/results/bigchannel.{json,svg}.
+// Run: npm run bench -- bigchannel   (see bench/README.md).
+
+import { fork, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { createRedis, type Redis } from '@teamchat/bus';
+import { createLogger } from '@teamchat/core';
+import { generateApiKey, hashApiKey } from '@teamchat/domain';
+import { createBaseDeps } from '@teamchat/runtime';
+import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
+import { createTestDatabase } from '@teamchat/testing';
+import {
+  benchEnv,
+  loadAverage,
+  onInterrupt,
+  sleep,
+  startCpuMeter,
+  startPrintingPort,
+  startService,
+  stop,
+  type Proc,
+} from '../lib/procs';
+import { median, percentile, report, type Row } from '../lib/report';
+import { histogram, stack, writeSvg } from '../lib/svg';
+
+const USERS = Number(process.env.BENCH_BIGCHANNEL_USERS ?? 10_000);
+const ROUNDS = Number(process.env.BENCH_BIGCHANNEL_ROUNDS ?? 3);
+/** Client processes holding the polls (each holds its share of both systems' sockets). */
+const CLIENTS = Number(process.env.BENCH_BIGCHANNEL_CLIENTS ?? Math.max(2, Math.ceil(USERS / 2500)));
+/** Registrations in flight per client process. */
+const REGISTER_CONCURRENCY = Number(process.env.BENCH_BIGCHANNEL_REGISTER_CONCURRENCY ?? 8);
+/** A round whose deliveries are not all in by then reports what it has (and the missing count). */
+const ROUND_TIMEOUT_MS = Number(process.env.BENCH_BIGCHANNEL_TIMEOUT_MS ?? 60_000);
+/** Deliveries later than this after the send's answer are listed (queue, what the answer held). */
+const LATE_MS = 2000;
+/** The issue's goals. */
+const GOAL_LAST_MS = 300;
+/**
+ * A process here may hold 20,000 files (the hard limit). A gateway holds two sockets per parked
+ * poll (the client's and the upstream one): one gateway per 6,000 polls, as bench/fanout does.
+ */
+const GATEWAYS = Number(process.env.BENCH_BIGCHANNEL_GATEWAYS ?? Math.max(1, Math.ceil(USERS / 6000)));
+
+const now = () => performance.now();
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
+const log = (line: string) => console.log(`[${(now() / 1000).toFixed(0).padStart(4)}s] ${line}`);
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
+
+type Kind = 'teamchat' | 'baseline';
+
+interface BenchUser {
+  id: number;
+  email: string;
+  apiKey: string;
+}
+
+// ---------------------------------------------------------------- client processes
+
+class Client {
+  private next = 0;
+  private readonly pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
+
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (message: any) => {
+      const waiting = this.pending.get(message.id);
+      if (!waiting) return;
+      this.pending.delete(message.id);
+      if (message.ok) waiting.resolve(message);
+      else waiting.reject(new Error(message.error));
+    });
+    child.on('exit', (code) => {
+      for (const waiting of this.pending.values()) waiting.reject(new Error(`client exited (${code})`));
+      this.pending.clear();
+    });
+  }
+
+  call<T = any>(op: string, fields: Record<string, unknown> = {}): Promise<T> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.send({ id, op, ...fields });
+    });
+  }
+}
+
+function startClients(count: number): Client[] {
+  return Array.from({ length: count }, () => {
+    const child = fork(path.join(__dirname, 'client.mjs'), [], {
+      execArgv: [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    process.on('exit', () => child.kill('SIGKILL'));
+    return new Client(child);
+  });
+}
+
+/** Resident memory (kB) of a process, from /proc. */
+function rssKb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+  } catch {
+    return NaN;
+  }
+}
+
+function openFilesLimit(): number {
+  const line = fs
+    .readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max open files'));
+  return Number(line?.split(/\s+/)[3]);
+}
+
+// ---------------------------------------------------------------- HTTP from the driver
+
+function call(
+  agent: http.Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method, agent, headers: body ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
+          } catch {
+            resolve({ status: res.statusCode ?? 0, body: text });
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// ---------------------------------------------------------------- the organisation
+
+/**
+ * `count` users with an API key each: the first through the users service's own action (the
+ * realm's system groups), the others copied from it in three statements (as bench/fanout does).
+ */
+async function createOrganisation(deps: ReturnType<typeof createBaseDeps>, count: number) {
+  const realm = await doCreateRealm(deps.db, {
+    stringId: 'bigchannel',
+    name: 'Big channel',
+    host: 'bigchannel.teamchat.test',
+  });
+  const { user: first, apiKey: firstKey } = await doCreateUser(deps, realm, {
+    email: 'u0@bigchannel.test',
+    fullName: 'User 0',
+    role: 400,
+  });
+  const made = await deps.db.$queryRaw<{ id: number; delivery_email: string }[]>`
+    INSERT INTO user_profile (realm_id, email, delivery_email, full_name, role)
+    SELECT ${realm.id}, 'u' || n || '@bigchannel.test', 'u' || n || '@bigchannel.test', 'User ' || n, 400
+    FROM generate_series(1, ${count - 1}::int) AS n
+    RETURNING id, delivery_email`;
+  const ids = made.map((row) => row.id);
+  await deps.db.$executeRaw`
+    INSERT INTO user_group_membership (user_group_id, user_profile_id)
+    SELECT membership.user_group_id, member.id
+    FROM user_group_membership membership CROSS JOIN unnest(${ids}::int[]) AS member(id)
+    WHERE membership.user_profile_id = ${first.id}`;
+  const keys = ids.map(() => generateApiKey());
+  await deps.db.$executeRaw`
+    INSERT INTO api_key (user_profile_id, key_hash, description)
+    SELECT unnest(${ids}::int[]), unnest(${keys.map(hashApiKey)}::text[]), 'bench'`;
+  const users: BenchUser[] = [{ id: first.id, email: first.delivery_email, apiKey: firstKey }];
+  made.forEach((row, i) => users.push({ id: row.id, email: row.delivery_email, apiKey: keys[i] }));
+  return { realm, users };
+}
+
+// ---------------------------------------------------------------- one round
+
+interface RoundResult {
+  kind: Kind;
+  round: number;
+  /** The send's (or publish's) own latency. */
+  sendMs: number;
+  /** Each delivery, ms after the send's answer (negative: before it). */
+  delivered: number[];
+  firstMs: number;
+  lastMs: number;
+  firstToLastMs: number;
+  missing: number;
+  errors: number;
+  cpuMs: Record<string, number>;
+  loadAverage: number;
+}
+
+async function main() {
+  const limit = openFilesLimit();
+  const perClient = Math.ceil(USERS / CLIENTS) * 2 + 100;
+  if (perClient > limit)
+    throw new Error(
+      `${CLIENTS} clients would hold ~${perClient} sockets each (limit ${limit}): raise BENCH_BIGCHANNEL_CLIENTS`,
+    );
+  const database = await createTestDatabase();
+  onInterrupt(() => database.drop());
+  const { env, serviceEnv } = benchEnv(database.url, { prefix: 'bench:bigchannel:', eventPartitions: 4 });
+  const deps = createBaseDeps('bench', env, { logger: createLogger('bench', 'warn') });
+  const redis: Redis = createRedis(env.REDIS_URL, { name: 'bench-bigchannel' });
+  const procs: Proc[] = [];
+  let clients: Client[] = [];
+  try {
+    log(
+      `» ${USERS} subscribers, ${ROUNDS} rounds, ${CLIENTS} client processes, ${GATEWAYS} gateway(s); open files limit ${limit}; load average ${loadAverage()}`,
+    );
+    const created = now();
+    const { realm, users } = await createOrganisation(deps, USERS);
+    log(`   ${users.length} users in ${((now() - created) / 1000).toFixed(1)} s`);
+
+    // ---- the stack, each service its own process from its bundle
+    const unreachable = 'http://127.0.0.1:9';
+    const events = await startService('events', 'events', {
+      ...serviceEnv,
+      EVENTS_REPLICA_ID: `bigchannel-${crypto.randomBytes(3).toString('hex')}`,
+      // Queues wait for their polls while the others register.
+      EVENTS_QUEUE_LIFESPAN_SECS: '3600',
+      DB_POOL_SIZE: '10',
+    });
+    const usersService = await startService('users', 'users', { ...serviceEnv, DB_POOL_SIZE: '4' });
+    const channels = await startService('channels', 'channels', { ...serviceEnv, DB_POOL_SIZE: '4' });
+    const messages = await startService('messages', 'messages', { ...serviceEnv, DB_POOL_SIZE: '10' });
+    procs.push(events, usersService, channels, messages);
+    const gateways: Proc[] = [];
+    for (let g = 0; g < GATEWAYS; g++) {
+      gateways.push(
+        await startService(`gateway-${g}`, 'gateway', {
+          ...serviceEnv,
+          DB_POOL_SIZE: '3',
+          // 10,000 users polling from one address are far over Zulip's per-IP budget.
+          RATE_LIMIT_ENABLED: 'false',
+          EVENTS_URL: `http://127.0.0.1:${events.port}`,
+          USERS_URL: `http://127.0.0.1:${usersService.port}`,
+          CHANNELS_URL: `http://127.0.0.1:${channels.port}`,
+          MESSAGES_URL: `http://127.0.0.1:${messages.port}`,
+          UPLOADS_URL: unreachable,
+        }),
+      );
+    }
+    procs.push(...gateways);
+    const gatewayUrls = gateways.map((proc) => `http://127.0.0.1:${proc.port}`);
+    const baselineProc = await startPrintingPort('baseline', path.join(__dirname, '../events/baseline-server.mjs'));
+    procs.push(baselineProc);
+    const baselineUrl = `http://127.0.0.1:${baselineProc.port}`;
+
+    // ---- the channel: made by the sender through the API, the other subscribers written in bulk
+    const sender = users[0];
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    const senderHeaders = {
+      authorization: `Basic ${Buffer.from(`${sender.email}:${sender.apiKey}`).toString('base64')}`,
+      host: realm.host,
+    };
+    const form = (fields: Record<string, string>) => ({
+      headers: { ...senderHeaders, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+    const channelName = 'everyone';
+    {
+      const { headers, body } = form({ subscriptions: JSON.stringify([{ name: channelName }]) });
+      const reply = await call(agent, 'POST', `${gatewayUrls[0]}/api/v1/users/me/subscriptions`, headers, body);
+      if (reply.status !== 200) throw new Error(`subscribe: ${JSON.stringify(reply.body)}`);
+    }
+    const idReply = await call(
+      agent,
+      'GET',
+      `${gatewayUrls[0]}/api/v1/get_stream_id?${new URLSearchParams({ stream: channelName })}`,
+      senderHeaders,
+    );
+    const streamId = idReply.body.stream_id as number;
+    await deps.db.$executeRaw`
+      INSERT INTO subscription (user_profile_id, stream_id)
+      SELECT unnest(${users.slice(1).map((user) => user.id)}::int[]), ${streamId}
+      ON CONFLICT DO NOTHING`;
+    await deps.reads.recordWrite(realm.id);
+    await deps.db.$executeRawUnsafe('ANALYZE subscription');
+
+    // ---- the clients: each registers its share of the queues on both systems and parks the polls
+    clients = startClients(CLIENTS);
+    const shares = clients.map((_, c) =>
+      users
+        .filter((_, i) => i % CLIENTS === c)
+        .map((user) => ({ ...user, host: realm.host, gateway: gatewayUrls[user.id % GATEWAYS] })),
+    );
+    const registered = now();
+    const baselineQueues = await Promise.all(
+      clients.map((client, c) =>
+        client.call('register', { kind: 'baseline', url: baselineUrl, users: shares[c], concurrency: 32 }),
+      ),
+    );
+    log(`   baseline: ${USERS} queues registered in ${((now() - registered) / 1000).toFixed(1)} s`);
+    const registerStarted = now();
+    const registerCpu = startCpuMeter({ events: events.child.pid!, ...pidsOf(gateways) });
+    const teamchatQueues = await Promise.all(
+      clients.map((client, c) =>
+        client.call('register', {
+          kind: 'teamchat',
+          url: gatewayUrls[0],
+          users: shares[c],
+          concurrency: REGISTER_CONCURRENCY,
+        }),
+      ),
+    );
+    const registerSeconds = (now() - registerStarted) / 1000;
+    const registerCpuMs = registerCpu();
+    log(
+      `   teamchat: ${USERS} queues registered through the gateway in ${registerSeconds.toFixed(1)} s (${fmt(USERS / registerSeconds, 0)}/s; CPU ms: ${Object.entries(
+        registerCpuMs,
+      )
+        .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+        .join(', ')})`,
+    );
+    void baselineQueues;
+    const queueIds = teamchatQueues.flatMap((share) => share.queues.map((q: { queueId: string }) => q.queueId));
+
+    const parkedTeamchat = async () => {
+      const pipeline = redis.pipeline();
+      for (const id of queueIds) pipeline.hexists(`${env.REDIS_PREFIX}{q:${id}}:m`, 'k');
+      return (await pipeline.exec())!.filter(([, value]) => value === 1).length;
+    };
+    const parkedBaseline = async () => (await call(agent, 'GET', `${baselineUrl}/parked`, {})).body.parked as number;
+    /** Every client polls again; resolves once every poll of `kind` is parked, and a moment more. */
+    const park = async (kind: Kind) => {
+      await Promise.all(clients.map((client) => client.call('park', { kind })));
+      const deadline = now() + 120_000;
+      for (;;) {
+        const parked = kind === 'teamchat' ? await parkedTeamchat() : await parkedBaseline();
+        if (parked === USERS) break;
+        if (now() > deadline) throw new Error(`${kind}: only ${parked} of ${USERS} polls parked after 120 s`);
+        await sleep(250);
+      }
+      await sleep(1000);
+    };
+    const parkedStarted = now();
+    await park('baseline');
+    await park('teamchat');
+    log(`   all ${2 * USERS} polls parked in ${((now() - parkedStarted) / 1000).toFixed(1)} s`);
+
+    const pids: Record<string, number> = {
+      ...pidsOf(procs),
+      ...Object.fromEntries(clients.map((client, c) => [`client-${c}`, client.child.pid!])),
+    };
+    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+    if (redisPid) pids['redis (shared)'] = redisPid;
+    const memoryBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, rssKb(pid)]));
+
+    // ---- rounds
+    const runId = crypto.randomBytes(3).toString('hex');
+    const round = async (kind: Kind, n: number): Promise<RoundResult> => {
+      const marker = `bigchannel${runId}${kind}${n}`;
+      await Promise.all(clients.map((client) => client.call('arm', { kind, marker })));
+      const collected = Promise.all(
+        clients.map((client) => client.call('collect', { kind, timeoutMs: ROUND_TIMEOUT_MS })),
+      );
+      const spent = startCpuMeter(pids);
+      const sent = clock();
+      if (kind === 'teamchat') {
+        const { headers, body } = form({
+          type: 'stream',
+          to: String(streamId),
+          topic: 'announcements',
+          content: marker,
+        });
+        const reply = await call(agent, 'POST', `${gatewayUrls[0]}/api/v1/messages`, headers, body);
+        if (reply.status !== 200) throw new Error(`POST /messages: ${reply.status} ${JSON.stringify(reply.body)}`);
+      } else {
+        const reply = await call(
+          agent,
+          'POST',
+          `${baselineUrl}/publish`,
+          { 'content-type': 'application/json' },
+          JSON.stringify({
+            users: users.map((user) => user.id),
+            event: { type: 'message', message: { content: marker } },
+          }),
+        );
+        if (reply.status !== 200) throw new Error(`baseline publish: ${reply.status}`);
+      }
+      const answered = clock();
+      const results = await collected;
+      const cpu = spent();
+      const delivered = results.flatMap((r) => r.times as number[]).map((at) => at - answered);
+      const missing = results.reduce((sum, r) => sum + r.missing, 0);
+      const errors = results.reduce((sum, r) => sum + r.errors, 0);
+      const first = Math.min(...delivered);
+      const last = Math.max(...delivered);
+      const result: RoundResult = {
+        kind,
+        round: n,
+        sendMs: answered - sent,
+        delivered,
+        firstMs: first,
+        lastMs: last,
+        firstToLastMs: last - first,
+        missing,
+        errors,
+        cpuMs: cpu,
+        loadAverage: loadAverage(),
+      };
+      log(
+        `   ${kind.padEnd(8)} round ${n}: send ${fmt(result.sendMs)} ms; after its answer: first ${fmt(first)}, p50 ${fmt(percentile(delivered, 50))}, p90 ${fmt(percentile(delivered, 90))}, p99 ${fmt(percentile(delivered, 99))}, last ${fmt(last)} ms; first-to-last ${fmt(result.firstToLastMs)} ms; ${delivered.length} delivered${missing ? `, ${missing} MISSING` : ''}${errors ? `, ${errors} poll errors (${results.find((r) => r.lastError)?.lastError})` : ''}; load ${result.loadAverage}`,
+      );
+      const heartbeats = results.reduce((sum, r) => sum + r.heartbeats, 0);
+      const late = results
+        .flatMap((r) => r.latest as { at: number; queueId: string; types: string }[])
+        .filter((answer) => answer.at - answered > LATE_MS)
+        .sort((a, b) => b.at - a.at);
+      if (late.length || heartbeats)
+        log(
+          `      ${heartbeats} heartbeat answers during the round; latest deliveries over ${LATE_MS} ms: ${late
+            .map((answer) => `${fmt(answer.at - answered, 0)} ms (queue ${answer.queueId}, answer [${answer.types}])`)
+            .join('; ')}`,
+        );
+      log(
+        `      CPU ms: ${Object.entries(cpu)
+          .filter(([, ms]) => ms >= 1)
+          .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+          .join(', ')}`,
+      );
+      await park(kind);
+      return result;
+    };
+
+    log('» warm-up round (unmeasured)');
+    await round('baseline', 0);
+    await round('teamchat', 0);
+    log(`» ${ROUNDS} measured rounds, alternating which system goes first`);
+    const measured: RoundResult[] = [];
+    for (let n = 1; n <= ROUNDS; n++) {
+      const order: Kind[] = n % 2 ? ['baseline', 'teamchat'] : ['teamchat', 'baseline'];
+      for (const kind of order) measured.push(await round(kind, n));
+    }
+    const memoryAfter = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, rssKb(pid)]));
+
+    // ---- the report
+    const of = (kind: Kind) => measured.filter((r) => r.kind === kind);
+    const med = (kind: Kind, pick: (r: RoundResult) => number) => median(of(kind).map(pick));
+    const pooled = (kind: Kind) => of(kind).flatMap((r) => r.delivered);
+    const tc = pooled('teamchat');
+    const n = USERS.toLocaleString('en-US');
+    // From the request leaving the driver: comparable between the systems (the bare server
+    // answers its publish after writing every delivery; teamchat answers before the fan-out).
+    const afterSent = (kind: Kind) => of(kind).flatMap((r) => r.delivered.map((ms) => ms + r.sendMs));
+    const tcSent = afterSent('teamchat');
+    const baseSent = afterSent('baseline');
+    const rows: Row[] = [
+      {
+        metric: `last delivery after the send's answer, ${n} polls (vs the goal)`,
+        value: med('teamchat', (r) => r.lastMs),
+        baseline: GOAL_LAST_MS,
+        unit: 'ms',
+        better: 'lower',
+        goal: `<= 1 (${GOAL_LAST_MS} ms)`,
+      },
+      {
+        metric: `first-to-last delivery vs bare server, ${n} polls`,
+        value: med('teamchat', (r) => r.firstToLastMs),
+        baseline: med('baseline', (r) => r.firstToLastMs),
+        unit: 'ms',
+        better: 'lower',
+        goal: '<= 2',
+      },
+      {
+        metric: 'send latency: POST /messages vs bare publish',
+        value: med('teamchat', (r) => r.sendMs),
+        baseline: med('baseline', (r) => r.sendMs),
+        unit: 'ms',
+        better: 'lower',
+      },
+      ...([50, 90, 99] as const).map((p): Row => ({
+        metric: `  p${p} delivery after the send left (all rounds)`,
+        value: percentile(tcSent, p),
+        baseline: percentile(baseSent, p),
+        unit: 'ms',
+        better: 'lower',
+      })),
+      {
+        metric: '  last delivery after the send left',
+        value: med('teamchat', (r) => r.lastMs + r.sendMs),
+        baseline: med('baseline', (r) => r.lastMs + r.sendMs),
+        unit: 'ms',
+        better: 'lower',
+      },
+    ];
+    console.log('');
+    report('bigchannel', rows, {
+      settings: { users: USERS, rounds: ROUNDS, clients: CLIENTS, gateways: GATEWAYS, openFilesLimit: limit },
+      setup: {
+        registerSeconds,
+        registerPerSecond: USERS / registerSeconds,
+        registerCpuMs,
+        memoryKb: { parked: memoryBefore, afterRounds: memoryAfter },
+      },
+      rounds: measured.map(({ delivered, ...rest }) => ({
+        ...rest,
+        p50: percentile(delivered, 50),
+        p90: percentile(delivered, 90),
+        p99: percentile(delivered, 99),
+        deliveries: delivered.length,
+      })),
+    });
+    console.log(
+      `\nteamchat, ms after the send's answer (all rounds): first ${fmt(Math.min(...tc))}, p50 ${fmt(percentile(tc, 50))}, p90 ${fmt(percentile(tc, 90))}, p99 ${fmt(percentile(tc, 99))}, last ${fmt(Math.max(...tc))}; first-to-last per round ${of(
+        'teamchat',
+      )
+        .map((r) => fmt(r.firstToLastMs, 0))
+        .join(', ')} ms (bare: ${of('baseline')
+        .map((r) => fmt(r.firstToLastMs, 0))
+        .join(', ')} ms)`,
+    );
+    const rss = (name: string) => `${name} ${fmt(memoryBefore[name] / 1024, 0)} MB`;
+    console.log(`resident memory with every poll parked: ${Object.keys(memoryBefore).map(rss).join(', ')}`);
+    const title = `One message to a ${n}-subscriber channel, every subscriber's poll parked (${ROUNDS} round${ROUNDS > 1 ? 's' : ''})`;
+    const svg = stack([
+      histogram({
+        title,
+        x: { label: "ms after the send's answer (POST /messages through the gateway)" },
+        y: { label: 'deliveries' },
+        series: [{ name: 'teamchat: a poll answers with the message', values: tc }],
+        markers: [{ x: GOAL_LAST_MS, label: `goal: last delivery <= ${GOAL_LAST_MS} ms` }],
+      }),
+      histogram({
+        title: 'The same deliveries beside the bare long-poll server, from the request leaving the client',
+        x: { label: 'ms after the send (teamchat: POST /messages; bare server: POST /publish) left the driver' },
+        y: { label: 'deliveries' },
+        series: [
+          { name: 'teamchat', values: tcSent },
+          { name: 'bare long-poll server (bench/events/baseline-server.mjs)', values: baseSent },
+        ],
+      }),
+    ]);
+    log(`   picture: ${writeSvg('bigchannel', svg)}`);
+    log('» cleaning up');
+  } finally {
+    for (const client of clients) client.child.kill('SIGKILL');
+    for (const proc of procs) await stop(proc);
+    await redis.quit();
+    await deps.close();
+    await database.drop();
+    log('   stopped and dropped');
+  }
+}
+
+function pidsOf(procs: Proc[]): Record<string, number> {
+  return Object.fromEntries(procs.map((proc) => [proc.name, proc.child.pid!]));
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
