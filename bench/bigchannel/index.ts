@@ -17,10 +17,10 @@ import http from 'node:http';
 import path from 'node:path';
 import { createRedis, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
-import { generateApiKey, hashApiKey } from '@teamchat/domain';
 import { createBaseDeps } from '@teamchat/runtime';
-import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
+import { call } from '../lib/http';
+import { createOrganisation } from '../lib/organisation';
 import {
   benchEnv,
   loadAverage,
@@ -59,12 +59,6 @@ const log = (line: string) => console.log(`[${(now() / 1000).toFixed(0).padStart
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
 type Kind = 'teamchat' | 'baseline';
-
-interface BenchUser {
-  id: number;
-  email: string;
-  apiKey: string;
-}
 
 // ---------------------------------------------------------------- client processes
 
@@ -125,72 +119,7 @@ function openFilesLimit(): number {
 
 // ---------------------------------------------------------------- HTTP from the driver
 
-function call(
-  agent: http.Agent,
-  method: string,
-  url: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, agent, headers: body ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          try {
-            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
-          } catch {
-            resolve({ status: res.statusCode ?? 0, body: text });
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 // ---------------------------------------------------------------- the organisation
-
-/**
- * `count` users with an API key each: the first through the users service's own action (the
- * realm's system groups), the others copied from it in three statements (as bench/fanout does).
- */
-async function createOrganisation(deps: ReturnType<typeof createBaseDeps>, count: number) {
-  const realm = await doCreateRealm(deps.db, {
-    stringId: 'bigchannel',
-    name: 'Big channel',
-    host: 'bigchannel.teamchat.test',
-  });
-  const { user: first, apiKey: firstKey } = await doCreateUser(deps, realm, {
-    email: 'u0@bigchannel.test',
-    fullName: 'User 0',
-    role: 400,
-  });
-  const made = await deps.db.$queryRaw<{ id: number; delivery_email: string }[]>`
-    INSERT INTO user_profile (realm_id, email, delivery_email, full_name, role)
-    SELECT ${realm.id}, 'u' || n || '@bigchannel.test', 'u' || n || '@bigchannel.test', 'User ' || n, 400
-    FROM generate_series(1, ${count - 1}::int) AS n
-    RETURNING id, delivery_email`;
-  const ids = made.map((row) => row.id);
-  await deps.db.$executeRaw`
-    INSERT INTO user_group_membership (user_group_id, user_profile_id)
-    SELECT membership.user_group_id, member.id
-    FROM user_group_membership membership CROSS JOIN unnest(${ids}::int[]) AS member(id)
-    WHERE membership.user_profile_id = ${first.id}`;
-  const keys = ids.map(() => generateApiKey());
-  await deps.db.$executeRaw`
-    INSERT INTO api_key (user_profile_id, key_hash, description)
-    SELECT unnest(${ids}::int[]), unnest(${keys.map(hashApiKey)}::text[]), 'bench'`;
-  const users: BenchUser[] = [{ id: first.id, email: first.delivery_email, apiKey: firstKey }];
-  made.forEach((row, i) => users.push({ id: row.id, email: row.delivery_email, apiKey: keys[i] }));
-  return { realm, users };
-}
 
 // ---------------------------------------------------------------- one round
 
@@ -229,7 +158,7 @@ async function main() {
       `» ${USERS} subscribers, ${ROUNDS} rounds, ${CLIENTS} client processes, ${GATEWAYS} gateway(s); open files limit ${limit}; load average ${loadAverage()}`,
     );
     const created = now();
-    const { realm, users } = await createOrganisation(deps, USERS);
+    const { realm, users } = await createOrganisation(deps, 'bigchannel', 'Big channel', USERS);
     log(`   ${users.length} users in ${((now() - created) / 1000).toFixed(1)} s`);
 
     // ---- the stack, each service its own process from its bundle

@@ -19,6 +19,7 @@ import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
 import { benchEnv, cpuMs, ROOT, rssBytes, sleep, startPrintingPort, startService, stop, type Proc } from '../lib/procs';
+import { call, type Reply } from '../lib/http';
 import { percentile, report, type Row } from '../lib/report';
 
 const REALMS = 4;
@@ -39,41 +40,6 @@ const now = () => performance.now();
 const log = (line: string) => console.log(`[${(now() / 1000).toFixed(0).padStart(4)}s] ${line}`);
 
 // ---------------------------------------------------------------- HTTP driver
-
-interface Reply {
-  status: number;
-  body: any;
-}
-
-function call(
-  agent: http.Agent,
-  method: string,
-  url: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      { method, headers: body ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers, agent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          try {
-            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) });
-          } catch {
-            resolve({ status: res.statusCode ?? 0, body: text });
-          }
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 export interface BenchUser {
   id: number;

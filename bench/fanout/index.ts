@@ -15,10 +15,9 @@ import path from 'node:path';
 import { createRedis, EventBus, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { transaction } from '@teamchat/db';
-import { generateApiKey, hashApiKey } from '@teamchat/domain';
 import { createBaseDeps } from '@teamchat/runtime';
-import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase, freePort, OwnRedisCluster, type RedisClusterNode } from '@teamchat/testing';
+import { createOrganisation } from '../lib/organisation';
 import {
   park,
   registerQueues,
@@ -183,38 +182,6 @@ async function commandsProcessed(node: RedisClusterNode): Promise<number> {
 
 // ---------------------------------------------------------------- the organisation
 
-/**
- * One realm of `count` users with an API key each. The first through the users service's own
- * action (its system groups); the others copied from it in three statements, since 10,000 calls
- * of the action take minutes (it announces each new user to the whole realm).
- */
-async function createOrganisation(deps: ReturnType<typeof createBaseDeps>, count: number) {
-  const realm = await doCreateRealm(deps.db, { stringId: 'fanout', name: 'Fan-out', host: 'fanout.teamchat.test' });
-  const { user: first, apiKey: firstKey } = await doCreateUser(deps, realm, {
-    email: 'u0@fanout.test',
-    fullName: 'User 0',
-    role: 400,
-  });
-  const made = await deps.db.$queryRaw<{ id: number; delivery_email: string }[]>`
-    INSERT INTO user_profile (realm_id, email, delivery_email, full_name, role)
-    SELECT ${realm.id}, 'u' || n || '@fanout.test', 'u' || n || '@fanout.test', 'User ' || n, 400
-    FROM generate_series(1, ${count - 1}::int) AS n
-    RETURNING id, delivery_email`;
-  const ids = made.map((row) => row.id);
-  await deps.db.$executeRaw`
-    INSERT INTO user_group_membership (user_group_id, user_profile_id)
-    SELECT membership.user_group_id, member.id
-    FROM user_group_membership membership CROSS JOIN unnest(${ids}::int[]) AS member(id)
-    WHERE membership.user_profile_id = ${first.id}`;
-  const keys = ids.map(() => generateApiKey());
-  await deps.db.$executeRaw`
-    INSERT INTO api_key (user_profile_id, key_hash, description)
-    SELECT unnest(${ids}::int[]), unnest(${keys.map(hashApiKey)}::text[]), 'bench'`;
-  const users: BenchUser[] = [{ id: first.id, email: first.delivery_email, apiKey: firstKey, realm, role: 400 }];
-  made.forEach((row, i) => users.push({ id: row.id, email: row.delivery_email, apiKey: keys[i], realm, role: 400 }));
-  return { realm, users };
-}
-
 // ---------------------------------------------------------------- one configuration
 
 /**
@@ -302,7 +269,9 @@ async function main() {
     const masters = await cluster.masters();
     log(`» creating one organisation of ${USERS} users`);
     const created = now();
-    const { realm, users } = await createOrganisation(deps, USERS);
+    const organisation = await createOrganisation(deps, 'fanout', 'Fan-out', USERS);
+    const realm = organisation.realm;
+    const users: BenchUser[] = organisation.users.map((user) => ({ ...user, realm, role: 400 }));
     const recipientIds = users.map((user) => user.id);
     log(`   ${users.length} users in ${((now() - created) / 1000).toFixed(1)} s`);
     // Consecutive ids: every recipient shard (id modulo K) gets its share of the queues.
