@@ -44,6 +44,17 @@ async function sendDm(from: TestUser, to: TestUser[], content: string): Promise<
   return response.body.id;
 }
 
+async function sendToChannel(from: TestUser, channelId: number, topic: string, content: string): Promise<number> {
+  const response = await from.client.post('/api/v1/messages', {
+    type: 'stream',
+    to: String(channelId),
+    topic,
+    content,
+  });
+  expect(response.status).toBe(200);
+  return response.body.id;
+}
+
 const notifiesFor = (userId: number) => bouncer.notifies().filter((request) => request.body.user_id === userId);
 
 beforeAll(async () => {
@@ -189,16 +200,8 @@ test('a deleted topic is removed from the phones that show its messages', async 
   const channel = await stack.createStream({ name: 'doomed', creatorId: admin.id, subscribers: [admin.id, bob.id] });
   const before = notifiesFor(bob.id).length;
   const ids: number[] = [];
-  for (const content of ['@**Bob Dylan** one', '@**Bob Dylan** two']) {
-    const response = await admin.client.post('/api/v1/messages', {
-      type: 'stream',
-      to: String(channel.id),
-      topic: 'to delete',
-      content,
-    });
-    expect(response.status).toBe(200);
-    ids.push(response.body.id);
-  }
+  for (const content of ['@**Bob Dylan** one', '@**Bob Dylan** two'])
+    ids.push(await sendToChannel(admin, channel.id, 'to delete', content));
   await waitFor(() => notifiesFor(bob.id).length === before + 2);
   const deleted = await admin.client.post(`/api/v1/streams/${channel.id}/delete_topic`, { topic_name: 'to delete' });
   expect(deleted.status).toBe(200);
@@ -209,14 +212,7 @@ test('a deleted topic is removed from the phones that show its messages', async 
 test('an edit that mentions a user for the first time notifies them, once', async () => {
   const channel = await stack.createStream({ name: 'edits', creatorId: alice.id, subscribers: [alice.id, bob.id] });
   const before = notifiesFor(bob.id).length;
-  const sent = await alice.client.post('/api/v1/messages', {
-    type: 'stream',
-    to: String(channel.id),
-    topic: 'draft',
-    content: 'no mention yet',
-  });
-  expect(sent.status).toBe(200);
-  const messageId: number = sent.body.id;
+  const messageId = await sendToChannel(alice, channel.id, 'draft', 'no mention yet');
   await sleep(DELAY_MS);
   await settled();
   expect(notifiesFor(bob.id)).toHaveLength(before);
@@ -315,13 +311,7 @@ test('a channel mention is pushed with the channel and topic; a token the bounce
   await bob.client.post('/api/v1/users/me/android_gcm_reg_id', { token: 'bob-old-phone' });
   bouncer.deletedTokens.add('bob-old-phone');
   const before = notifiesFor(bob.id).length;
-  const response = await alice.client.post('/api/v1/messages', {
-    type: 'stream',
-    to: String(general.id),
-    topic: 'plans',
-    content: '@**Bob Dylan** see this',
-  });
-  expect(response.status).toBe(200);
+  await sendToChannel(alice, general.id, 'plans', '@**Bob Dylan** see this');
   const notify = await waitFor(() => notifiesFor(bob.id)[before]);
   expect(notify.body.android_devices.sort()).toEqual(['bob-old-phone', 'bob-phone']);
   expect(fcmData(notify.body.gcm_payload)).toMatchObject({
@@ -336,12 +326,7 @@ test('a channel mention is pushed with the channel and topic; a token the bounce
   });
   await waitFor(async () => (await stack.db.pushDeviceToken.count({ where: { token: 'bob-old-phone' } })) === 0);
   // A plain channel message (no mention, channel push off by default) is not pushed.
-  await alice.client.post('/api/v1/messages', {
-    type: 'stream',
-    to: String(general.id),
-    topic: 'plans',
-    content: 'no mention',
-  });
+  await sendToChannel(alice, general.id, 'plans', 'no mention');
   await sleep(DELAY_MS);
   await settled();
   expect(notifiesFor(bob.id)).toHaveLength(before + 1);
@@ -357,16 +342,10 @@ test('a mention through a user group names the group', async () => {
   const group = await stack.db.userGroup.findFirstOrThrow({ where: { name: 'backend', realm_id: stack.realm.id } });
   const general = await stack.db.stream.findFirstOrThrow({ where: { name: 'general' } });
   const before = notifiesFor(bob.id).length;
-  const response = await alice.client.post('/api/v1/messages', {
-    type: 'stream',
-    to: String(general.id),
-    topic: 'deploys',
-    content: '@*backend* deploy today?',
-  });
-  expect(response.status).toBe(200);
+  const messageId = await sendToChannel(alice, general.id, 'deploys', '@*backend* deploy today?');
   const notify = await waitFor(() => notifiesFor(bob.id)[before]);
   expect(notify.body.gcm_payload).toMatchObject({
-    zulip_message_id: response.body.id,
+    zulip_message_id: messageId,
     mentioned_user_group_id: group.id,
     mentioned_user_group_name: 'backend',
   });
@@ -375,16 +354,7 @@ test('a mention through a user group names the group', async () => {
 
 test('a channel with push notifications on, and a followed topic, notify without a mention; a muted topic does not', async () => {
   const general = await stack.db.stream.findFirstOrThrow({ where: { name: 'general' } });
-  const post = async (topic: string, content: string) => {
-    const response = await alice.client.post('/api/v1/messages', {
-      type: 'stream',
-      to: String(general.id),
-      topic,
-      content,
-    });
-    expect(response.status).toBe(200);
-    return response.body.id as number;
-  };
+  const post = (topic: string, content: string) => sendToChannel(alice, general.id, topic, content);
   // Fixtures: the channels service (not in this stack) writes these.
   await stack.db.subscription.updateMany({
     where: { stream_id: general.id, user_profile_id: bob.id },
