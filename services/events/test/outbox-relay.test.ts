@@ -80,20 +80,16 @@ test('a row whose publish failed stays, shows as backlog past the grace, and is 
   );
   expect(failures).toBe(1);
 
-  // The gauges the relay sets each round, watched until the event arrives.
-  let backlogSeen = 0;
-  let oldestSeen = 0;
-  let watching = true;
-  const watch = (async () => {
-    while (watching) {
-      backlogSeen = Math.max(backlogSeen, await value(metrics.outboxBacklog));
-      oldestSeen = Math.max(oldestSeen, await value(metrics.outboxOldestSeconds));
-      await sleep(10);
-    }
-  })();
+  // Every value the relay sets the gauges to, each round (sampling them could miss the one round
+  // of 100 ms that shows the row: it publishes it in that same round).
+  const backlogSets = jest.spyOn(metrics.outboxBacklog, 'set');
+  const oldestSets = jest.spyOn(metrics.outboxOldestSeconds, 'set');
   const [event] = await queue.next(1, 30_000);
-  watching = false;
-  await watch;
+  const seen = (spy: jest.SpyInstance) => Math.max(0, ...spy.mock.calls.map((call) => Number(call.at(-1))));
+  const backlogSeen = seen(backlogSets);
+  const oldestSeen = seen(oldestSets);
+  backlogSets.mockRestore();
+  oldestSets.mockRestore();
   expect(event).toMatchObject({ type: 'alert_words', alert_words: ['relayed'] });
   expect(backlogSeen).toBe(1);
   expect(oldestSeen).toBeGreaterThanOrEqual(stack.deps.env.EVENT_RELAY_GRACE_MS / 1000);
