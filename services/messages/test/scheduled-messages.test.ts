@@ -296,10 +296,10 @@ describe('delivery', () => {
       { realmId: stack.realm.id, scheduledMessageId: id, senderId: alice.id },
       { jobId: `stale-${id}` },
     );
-    const done = await waitFor(async () => {
-      const current = await jobs.getJob(job.id!);
-      return current && (await current.isCompleted()) ? current : undefined;
-    });
+    // Read once completed: a job read before it finished keeps a null returnvalue.
+    const done = await waitFor(async () =>
+      (await jobs.getJobState(job.id!)) === 'completed' ? jobs.getJob(job.id!) : undefined,
+    );
     expect(done.returnvalue).toEqual({ outcome: 'skipped' });
     expect(await stack.db.scheduledMessage.findUniqueOrThrow({ where: { id } })).toMatchObject({
       delivered: false,
