@@ -24,6 +24,18 @@ export async function build({ quiet = false, only = [] } = {}) {
       );
     },
   };
+  // Each output is written to a temporary file and renamed over the old one, so a process started
+  // from dist/ meanwhile (a test rebuilding while another boots a service) reads the old bundle or
+  // the new one, never a truncated file: node runs an empty main.js and exits 0, silently.
+  const buildAtomically = async (options) => {
+    const result = await esbuild.build({ ...options, write: false });
+    for (const file of result.outputFiles) {
+      fs.mkdirSync(path.dirname(file.path), { recursive: true });
+      const temporary = `${file.path}.${process.pid}.tmp`;
+      fs.writeFileSync(temporary, file.contents);
+      fs.renameSync(temporary, file.path);
+    }
+  };
   const services = fs
     .readdirSync(path.join(root, 'services'))
     .filter((name) => fs.existsSync(path.join(root, 'services', name, 'src/main.ts')))
@@ -44,8 +56,8 @@ export async function build({ quiet = false, only = [] } = {}) {
         .map((file) => path.join(dir, 'src', file))
         .filter((file) => fs.existsSync(file));
       return [
-        esbuild.build({ ...common, entryPoints, outdir: path.join(dir, 'dist') }),
-        esbuild.build({
+        buildAtomically({ ...common, entryPoints, outdir: path.join(dir, 'dist') }),
+        buildAtomically({
           ...common,
           entryPoints: [path.join(root, 'packages/telemetry/src/preload.ts')],
           outfile: path.join(dir, 'dist', TELEMETRY_PRELOAD),
