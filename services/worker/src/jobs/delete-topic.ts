@@ -94,14 +94,15 @@ async function deleteBatch(
         WHERE other.attachment_id = am.attachment_id AND other.message_id NOT IN (SELECT id FROM batch)
       )
     ),
-    -- = ANY(ARRAY(...)): an index scan of the 100 ids (a join with the CTE may scan the table).
-    -- Read before the delete cascades (every part of one statement sees the same snapshot).
+    -- The phones to tell, read before the delete cascades (every part of one statement sees the
+    -- same snapshot).
     shown AS (
       SELECT user_profile_id, array_agg(message_id ORDER BY message_id) AS message_ids FROM user_message
       WHERE message_id = ANY(ARRAY(SELECT id FROM batch))
         AND (flags & ${MessageFlag.active_mobile_push_notification}) <> 0
       GROUP BY user_profile_id
     ),
+    -- = ANY(ARRAY(...)): an index scan of the 100 ids (a join with the CTE may scan the table).
     removed AS (DELETE FROM message m WHERE m.id = ANY(ARRAY(SELECT id FROM batch)) RETURNING m.id),
     audience AS (SELECT coalesce(jsonb_agg(id ORDER BY id), '[]'::jsonb) AS users FROM recipients),
     delete_event AS (${deleteEvent.sql}),
