@@ -18,7 +18,7 @@ import path from 'node:path';
 import { createRedis, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { createBaseDeps } from '@teamchat/runtime';
-import { createTestDatabase } from '@teamchat/testing';
+import { createTestDatabase, residentBytes } from '@teamchat/testing';
 import { call } from '../lib/http';
 import { createOrganisation } from '../lib/organisation';
 import {
@@ -101,13 +101,8 @@ function startClients(count: number): Client[] {
 }
 
 /** Resident memory (kB) of a process, from /proc. */
-function rssKb(pid: number): number {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
-  } catch {
-    return NaN;
-  }
-}
+/** A process's resident memory in kB (the report's unit). */
+const rssKb = (pid: number) => (residentBytes(pid) ?? NaN) / 1024;
 
 function openFilesLimit(): number {
   const line = fs
