@@ -1,7 +1,9 @@
 // Benchmark of the event tier (issue "Event tier"), each figure against a bare Node `http`
 // long-poll server with in-memory queues (baseline-server.mjs) measured in the same run, with
 // the same client driver (this process):
-//   1. event deliveries/s to 1,000 parked polls, through the gateway;
+//   1. event deliveries/s to 1,000 parked polls on the production path: clients long-poll the
+//      event tier directly with HTTP Basic, as the Ingress routes them (docs/adr/0006); the same
+//      through the gateway as an extra row;
 //   2. p99 latency from POST /typing accepted to the event received, with 1,000 parked polls;
 //   3. memory per idle registered queue with a parked poll, at 10,000 queues
 //      (event tier process + its keys in Redis);
@@ -255,12 +257,20 @@ function basicAuth(user: BenchUser): Record<string, string> {
   };
 }
 
+/**
+ * Teamchat as a client reaches it: register, typing through the gateway; the long-polls through
+ * the gateway too, or, given `eventsUrl` (an event replica, or a balancer in front of several:
+ * what the Ingress routes /api/v1/events to), straight to the event tier with the same Basic
+ * credentials.
+ */
 export function teamchatThroughGateway(
   gatewayUrl: string,
   bus: EventBus,
   typingThrough: 'api' | 'bus',
   pids: Record<string, number>,
+  eventsUrl?: string,
 ): System {
+  const pollBase = eventsUrl ?? gatewayUrl;
   return {
     name: 'teamchat',
     pids: () => pids,
@@ -281,7 +291,7 @@ export function teamchatThroughGateway(
     },
     pollUrl(user, queueId, lastEventId) {
       return {
-        url: `${gatewayUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`,
+        url: `${pollBase}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`,
         headers: basicAuth(user),
       };
     },
@@ -589,13 +599,16 @@ async function main() {
     // ---- teamchat: event replicas (behind a connection balancer, as a Kubernetes Service is), the gateway
     const messagesAvailable = fs.existsSync(path.join(ROOT, 'services/messages/dist/main.js'));
     /** A deployment; another `redisPrefix` gives it its own queues and intake, apart from the others. */
+    /** `direct`: the polls go straight to the event tier (the production path), not through the gateway. */
     const deployment = async (
       replicas: number,
       balanced: boolean,
-      { redisPrefix = prefix, withMessages = true } = {},
+      { redisPrefix = prefix, withMessages = true, direct = false } = {},
     ) => {
       const tag = redisPrefix === prefix ? '' : `${redisPrefix.slice(prefix.length, -1)}-`;
-      const deploymentEnv = { ...serviceEnv, REDIS_PREFIX: redisPrefix };
+      // 1,000 polls of 100 users for minutes are far over Zulip's per-user API budget (polls that
+      // may park spend none, the rest would).
+      const deploymentEnv = { ...serviceEnv, REDIS_PREFIX: redisPrefix, RATE_LIMIT_ENABLED: 'false' };
       const deploymentBus = redisPrefix === prefix ? bus : new EventBus(redis, redisPrefix, REALMS);
       const events: Proc[] = [];
       for (let i = 0; i < replicas; i++) {
@@ -617,7 +630,7 @@ async function main() {
       let messages: Proc | undefined;
       if (messagesAvailable && withMessages) {
         try {
-          messages = await startService('messages', 'messages', serviceEnv);
+          messages = await startService(`${tag}messages`, 'messages', deploymentEnv);
         } catch (error) {
           notes.push(
             `messages service did not start (${(error as Error).message.split('\n')[0]}); typing published to the intake directly`,
@@ -627,8 +640,6 @@ async function main() {
       const unreachable = 'http://127.0.0.1:9';
       const gateway = await startService(`${tag}gateway`, 'gateway', {
         ...deploymentEnv,
-        // 1,000 polls of 100 users for minutes are far over Zulip's per-user API budget.
-        RATE_LIMIT_ENABLED: 'false',
         EVENTS_URL: `http://127.0.0.1:${(balancer ?? events[0]).port}`,
         MESSAGES_URL: messages ? `http://127.0.0.1:${messages.port}` : unreachable,
         USERS_URL: unreachable,
@@ -641,16 +652,30 @@ async function main() {
       const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
       if (redisPid) pids['redis (shared)'] = redisPid;
       const typingThrough = messages && process.env.BENCH_TYPING_THROUGH !== 'intake' ? 'api' : 'bus';
-      const system = teamchatThroughGateway(`http://127.0.0.1:${gateway.port}`, deploymentBus, typingThrough, pids);
-      if (tag) system.name = `teamchat, ${replicas} replica${replicas > 1 ? 's' : ''} (balanced)`;
+      const eventsUrl = `http://127.0.0.1:${(balancer ?? events[0]).port}`;
+      const system = teamchatThroughGateway(
+        `http://127.0.0.1:${gateway.port}`,
+        deploymentBus,
+        typingThrough,
+        pids,
+        direct ? eventsUrl : undefined,
+      );
+      const route = direct ? 'direct' : 'via gateway';
+      system.name = balanced
+        ? `teamchat ${route}, ${replicas} replica${replicas > 1 ? 's' : ''} (balanced)`
+        : `teamchat ${route}`;
       return { system, stop: () => Promise.all(started.map(stop)) };
     };
 
-    // ---- figures 1 and 2: the baseline (in its own process) and teamchat (gateway -> one event
-    // replica), both with their 1,000 polls parked at once, measured in alternation.
+    // ---- figures 1 and 2: the baseline (in its own process), teamchat on the production path
+    // (polls straight to one event replica, with Basic auth, as the Ingress routes them) and
+    // teamchat with the polls through the gateway (its own deployment and key prefix, so that the
+    // events of one do not reach the other's queues), all with their 1,000 polls parked at once,
+    // measured in alternation.
     const skippedLatency: TypingLatency = { sentP99: NaN, sentP50: NaN, acceptedP99: NaN, acceptedP50: NaN };
     let baseline1: Figures = { throughput: skipped, latency: skippedLatency };
     let teamchat1: Figures = { throughput: skipped, latency: skippedLatency };
+    let viaGateway1: Figures = { throughput: skipped, latency: skippedLatency };
     let balanced1: Figures = { throughput: skipped };
     let balanced2: Figures = { throughput: skipped };
     let baseMemory = skipped;
@@ -662,6 +687,7 @@ async function main() {
       const parked: ParkedSystem[] = [];
       let baseProc: Proc | undefined;
       let one: Awaited<ReturnType<typeof deployment>> | undefined;
+      let viaGateway: Awaited<ReturnType<typeof deployment>> | undefined;
       if (PHASES.has('baseline')) {
         log('» baseline: bare node:http long-poll server, in-memory queues');
         baseProc = await startPrintingPort('baseline', path.join(__dirname, 'baseline-server.mjs'));
@@ -670,9 +696,12 @@ async function main() {
         parked.push(await park(system, await registerQueues(system, allUsers, QUEUES_PER_USER)));
       }
       if (PHASES.has('one')) {
-        log('» teamchat: gateway -> one event replica');
-        one = await deployment(1, false);
+        log('» teamchat: polls straight to one event replica (Basic auth; register and typing through the gateway)');
+        one = await deployment(1, false, { direct: true });
         parked.push(await park(one.system, await teamchatQueues(one.system)));
+        log('» teamchat: polls through the gateway -> one event replica (apart: its own key prefix)');
+        viaGateway = await deployment(1, false, { redisPrefix: `${prefix}gw:` });
+        parked.push(await park(viaGateway.system, await registerQueues(viaGateway.system, allUsers, QUEUES_PER_USER)));
       }
       log(
         `» ${parked.map(({ system }) => system.name).join(' and ')}: deliveries/s and typing latency, ${ROUNDS} rounds interleaved`,
@@ -681,8 +710,10 @@ async function main() {
       for (const p of parked) await unpark(p);
       if (baseProc) baseline1 = figures.shift()!;
       if (one) teamchat1 = figures.shift()!;
+      if (viaGateway) viaGateway1 = figures.shift()!;
       await stop(baseProc);
       await one?.stop();
+      await viaGateway?.stop();
     }
     if (PHASES.has('baseline') && PHASES.has('memory')) {
       baseMemory = {
@@ -701,12 +732,10 @@ async function main() {
     if (PHASES.has('two')) {
       // Both deployments at once, each with its own queues and intake (its own key prefix), and
       // measured in alternation, like figures 1 and 2.
-      log(
-        '» teamchat: gateway -> balancer -> one event replica, and (apart) gateway -> balancer -> two event replicas',
-      );
-      const one = await deployment(1, true, { redisPrefix: `${prefix}one:`, withMessages: false });
+      log('» teamchat: polls straight to a balancer -> one event replica, and (apart) balancer -> two event replicas');
+      const one = await deployment(1, true, { redisPrefix: `${prefix}one:`, withMessages: false, direct: true });
       const parkedOne = await park(one.system, await registerQueues(one.system, allUsers, QUEUES_PER_USER));
-      const two = await deployment(2, true, { redisPrefix: `${prefix}two:`, withMessages: false });
+      const two = await deployment(2, true, { redisPrefix: `${prefix}two:`, withMessages: false, direct: true });
       const parkedTwo = await park(two.system, await registerQueues(two.system, allUsers, QUEUES_PER_USER));
       [balanced1, balanced2] = await measureInterleaved([parkedOne, parkedTwo], realms, false);
       await unpark(parkedOne);
@@ -756,12 +785,19 @@ async function main() {
 
     const rows: Row[] = [
       {
-        metric: 'deliveries/s to 1,000 parked polls (gateway)',
+        metric: 'deliveries/s to 1,000 parked polls (direct, Ingress path)',
         value: teamchat1.throughput.perSecond,
         baseline: baseline1.throughput.perSecond,
         unit: 'events/s',
         better: 'higher',
-        goal: '>= 0.5',
+        goal: '>= 0.8',
+      },
+      {
+        metric: 'deliveries/s to 1,000 parked polls (via gateway)',
+        value: viaGateway1.throughput.perSecond,
+        baseline: baseline1.throughput.perSecond,
+        unit: 'events/s',
+        better: 'higher',
       },
       // The issue's figure: from POST /typing accepted, against the baseline's publish-to-receive.
       {
@@ -796,6 +832,7 @@ async function main() {
         throughput: {
           baseline: baseline1.throughput,
           oneReplica: teamchat1.throughput,
+          oneReplicaViaGateway: viaGateway1.throughput,
           balancedOne: balanced1.throughput,
           balancedTwo: balanced2.throughput,
           events: THROUGHPUT_EVENTS,
@@ -804,16 +841,20 @@ async function main() {
         latency: {
           baseline: baseline1.latency,
           teamchat: teamchat1.latency,
+          teamchatViaGateway: viaGateway1.latency,
           samples: LATENCY_SAMPLES,
           typingThrough: messagesAvailable ? 'POST /api/v1/typing' : 'intake',
         },
         memory: { baseline: baseMemory, teamchat: memory },
       },
     });
-    const t = teamchat1.latency!;
-    console.log(
-      `\ntyping latency, teamchat: accepted -> received p99 ${t.acceptedP99.toFixed(2)} / p50 ${t.acceptedP50.toFixed(2)} ms; POST /typing sent -> received p99 ${t.sentP99.toFixed(2)} / p50 ${t.sentP50.toFixed(2)} ms`,
-    );
+    for (const [name, t] of [
+      ['teamchat (direct)', teamchat1.latency!],
+      ['teamchat (via gateway)', viaGateway1.latency!],
+    ] as const)
+      console.log(
+        `\ntyping latency, ${name}: accepted -> received p99 ${t.acceptedP99.toFixed(2)} / p50 ${t.acceptedP50.toFixed(2)} ms; POST /typing sent -> received p99 ${t.sentP99.toFixed(2)} / p50 ${t.sentP50.toFixed(2)} ms`,
+      );
     console.log(
       `typing latency, baseline: publish sent -> received p99 ${baseline1.latency!.sentP99.toFixed(2)} / p50 ${baseline1.latency!.sentP50.toFixed(2)} ms`,
     );

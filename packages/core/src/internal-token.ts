@@ -11,6 +11,12 @@ import { UnauthorizedError } from './errors';
 export const INTERNAL_TOKEN_HEADER = 'x-teamchat-internal-token';
 export const REQUEST_ID_HEADER = 'x-request-id';
 
+/** The request id a public entry (gateway, event tier) gives a request: the client's, if well-formed, or a new one. */
+export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {
+  const given = req.headers[REQUEST_ID_HEADER];
+  return typeof given === 'string' && /^[\w.-]{8,64}$/.test(given) ? given : crypto.randomUUID();
+}
+
 const ISSUER = 'teamchat-gateway';
 const AUDIENCE = 'teamchat-services';
 const LIFETIME_SECONDS = 60;

@@ -1,2 +1,5 @@
+export * from './auth';
 export * from './deps';
+export * from './rate-limit';
+export * from './realms';
 export * from './serve';

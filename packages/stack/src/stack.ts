@@ -39,7 +39,7 @@ export interface StackOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the stack's log lines go (all services and the gateway log through one logger). */
   logs?: { level: string; destination: NonNullable<Parameters<typeof createLogger>[2]> };
-  /** The gateway's rate limits (default: generous, see GENEROUS_RATE_LIMITS). */
+  /** The rate limits of the gateway and of the event tier's direct entry (default: generous, see GENEROUS_RATE_LIMITS). */
   rateLimits?: Partial<GatewayRateLimitEnv>;
   /** Event-tier layout shared by producers and replicas (EVENT_PARTITIONS 4 and one recipient shard by default). */
   eventTier?: Pick<BaseEnv, 'EVENT_PARTITIONS' | 'EVENT_RECIPIENT_SHARDS'>;
@@ -119,7 +119,15 @@ export class Stack {
     const urlVars = Object.fromEntries(
       Object.entries(serviceUrls).map(([name, url]) => [`${name.toUpperCase()}_URL`, url]),
     );
-    const serviceEnv: NodeJS.ProcessEnv = { ...process.env, ...stringValues(env), ...urlVars, ...options.env };
+    // The event tier rate-limits the polls clients send it directly (docs/adr/0006) with the gateway's settings.
+    const rateLimits = stringValues({ ...GENEROUS_RATE_LIMITS, ...options.rateLimits });
+    const serviceEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...stringValues(env),
+      ...rateLimits,
+      ...urlVars,
+      ...options.env,
+    };
     const services: RunningService[] = [];
     for (const name of names) {
       const service = await serviceFactory(name)(deps, serviceEnv);

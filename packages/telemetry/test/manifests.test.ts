@@ -452,7 +452,7 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   test.each(overlays)(
-    '%s: the Ingress routes only to the gateway, with long-poll timeouts for /api/v1/events',
+    '%s: the Ingress routes /api/v1/events straight to the event tier, the rest to the gateway, with long-poll timeouts for /api/v1/events',
     (overlay) => {
       const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
       const routes = ingresses.flatMap((ingress) =>
@@ -460,8 +460,23 @@ describe('Kubernetes manifests (k8s/)', () => {
           rule.http.paths.map((route: any) => ({ ingress: ingress.metadata.name, host: rule.host, ...route })),
         ),
       );
-      expect(new Set(routes.map((route) => route.backend.service.name))).toEqual(new Set(['gateway']));
+      // docs/adr/0006: the long-polls (and DELETE /events) go to the event tier, which authenticates them;
+      // POST /register and everything else to the gateway.
+      expect(routes.map((route) => `${route.pathType} ${route.path} -> ${route.backend.service.name}`).sort()).toEqual([
+        'Exact /api/v1/events -> events',
+        'Exact /static/generated/emoji/emoji_api.json -> gateway',
+        'Prefix /api/ -> gateway',
+        'Prefix /join/ -> gateway',
+        'Prefix /user_uploads/ -> gateway',
+      ]);
       expect(new Set(routes.map((route) => route.backend.service.port.name))).toEqual(new Set(['http']));
+      // The port the routes name is the one each Service offers (the API port, never the metrics one).
+      for (const route of routes) {
+        const service = find(rendered[overlay], 'Service', route.backend.service.name)!;
+        expect(service.spec.ports.map((port: { name: string }) => port.name)).toEqual([
+          route.backend.service.port.name,
+        ]);
+      }
       expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual([
         'Exact /api/v1/events',
         'Exact /static/generated/emoji/emoji_api.json',
@@ -488,8 +503,19 @@ describe('Kubernetes manifests (k8s/)', () => {
       ).toBe(false);
       // Behind the Ingress, the gateway takes each client's address from the X-Forwarded-For entry
       // ingress-nginx writes (issue #26, finding 7: otherwise every anonymous client shares one bucket).
-      const gateway = podTemplate(find(rendered[overlay], 'Deployment', 'gateway')!)!.spec.containers[0];
-      expect(gateway.env).toContainEqual({ name: 'RATE_LIMIT_TRUST_FORWARDED_FOR', value: 'true' });
+      // The event tier, which clients long-poll directly, too.
+      for (const name of ['gateway', 'events']) {
+        const container = podTemplate(find(rendered[overlay], 'Deployment', name)!)!.spec.containers[0];
+        expect([name, container.env]).toEqual([
+          name,
+          expect.arrayContaining([{ name: 'RATE_LIMIT_TRUST_FORWARDED_FOR', value: 'true' }]),
+        ]);
+      }
+      // What the event tier's API-key lookup reads (PostgreSQL, Redis and its prefix, the token secret) it
+      // gets as the gateway does, from the same ConfigMap and Secret.
+      const envSources = (name: string) =>
+        podTemplate(find(rendered[overlay], 'Deployment', name)!)!.spec.containers[0].envFrom;
+      expect(envSources('events')).toEqual(envSources('gateway'));
       const annotations = ingresses.flatMap((ingress) => Object.keys(ingress.metadata.annotations ?? {}));
       // No annotation that would let clients' own X-Forwarded-For through (those are controller settings, documented).
       expect(annotations.filter((name) => /forwarded|real-ip|snippet/.test(name))).toEqual([]);

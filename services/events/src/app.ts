@@ -1,4 +1,5 @@
-// The event tier: POST /register, GET /events (long-poll), DELETE /events, plus the background
+// The event tier: POST /register, GET /events (long-poll), DELETE /events (the last two also
+// straight from clients, with their own credentials: docs/adr/0006), plus the background
 // work of every replica: consuming its share of the intake partitions (fan-out), parking and
 // waking polls, and relaying outbox rows whose after-commit publish failed.
 
@@ -11,12 +12,13 @@ import { loadEventsEnv } from './env';
 import { Fanout } from './lib/fanout';
 import { IntakeConsumers } from './lib/intake';
 import { PollHub } from './lib/polls';
+import { isDirect, isEventsPath, PublicEntry } from './lib/public-entry';
 import { QueueStore } from './lib/queue-store';
 import { startRedisMemorySampler } from './lib/redis-memory';
 import { sampleStandbyLag } from './lib/replica-lag';
 import { RollbackWatch } from './lib/rollback-watch';
 import { routes } from './routes';
-import { isPlainGetEvents, serveGetEvents } from './views/events';
+import { isPlainGetEvents, serveDirectViaApp, serveGetEvents } from './views/events';
 
 /**
  * Whether the outbox holds rows the relay would publish (older than its grace: their
@@ -118,7 +120,9 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     onScrape(() => sampleStandbyLag(base.db)),
   ];
 
-  const deps: EventsDeps = { ...base, events: { config, store, polls } };
+  // GET and DELETE /api/v1/events straight from clients (the Ingress's route), authenticated here.
+  const entry = new PublicEntry(base, config);
+  const deps: EventsDeps = { ...base, events: { config, store, polls, entry } };
   const app = createServiceApp({
     name: 'events',
     routes,
@@ -160,6 +164,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   return {
     handler: (req, res) => {
       if (isPlainGetEvents(req)) void serveGetEvents(deps, req, res);
+      else if (isEventsPath(req) && isDirect(req)) void serveDirectViaApp(deps, req, res, app);
       else app(req, res);
     },
     async drain() {
@@ -169,6 +174,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     },
     async close() {
       polls.close();
+      entry.close();
       await stopBackgroundWork();
       await memorySampler.stop();
       for (const stop of stopScrapeHooks) stop();

@@ -2,6 +2,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { env, loadEnv, type EnvOf } from '@teamchat/core';
+import { rateLimitEnvSpec } from '@teamchat/runtime';
 
 export const eventsEnvSpec = {
   PORT: env.int('port the event tier listens on', 9105),
@@ -38,6 +39,8 @@ export const eventsEnvSpec = {
     30_000,
   ),
   EVENTS_SUBSCRIPTION_LINGER_MS: env.int('how long a wake-up subscription outlives the poll that made it', 30_000),
+  // The API rate limits of the requests clients send here directly (docs/adr/0006): the gateway's settings.
+  ...rateLimitEnvSpec,
 };
 
 export type EventsEnv = EnvOf<typeof eventsEnvSpec>;

@@ -1,9 +1,9 @@
-// The gateway: the only public HTTP entry. For each request it finds the owning service,
+// The gateway: the public HTTP entry (but for GET and DELETE /api/v1/events, which the Ingress
+// sends straight to the event tier: docs/adr/0006). For each request it finds the owning service,
 // authenticates the caller, signs a short-lived internal token and streams the request to
 // the service and the answer back. Plain node:http on purpose: long-polls and high-rate
 // endpoints pass through no middleware stack (design §3).
 
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Redis } from '@teamchat/bus';
 import {
@@ -12,6 +12,7 @@ import {
   INTERNAL_TOKEN_HEADER,
   JsonableError,
   REQUEST_ID_HEADER,
+  requestIdOf,
   ResourceNotFoundError,
   sendError,
   signInternalToken,
@@ -20,12 +21,20 @@ import {
   type Requester,
 } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
-import { storesReachable, type RunningService } from '@teamchat/runtime';
-import { Authenticator, parseBasicAuth, type Credentials } from './auth';
+import {
+  Authenticator,
+  mayPark,
+  parseBasicAuth,
+  RateLimiter,
+  rateLimitSettings,
+  RealmDirectory,
+  storesReachable,
+  type Credentials,
+  type RateLimitEnv,
+  type RunningService,
+} from '@teamchat/runtime';
 import { countUpstreamFailure, observeGatewayRequest } from './observe';
 import { LONG_POLL_TIMEOUT_DEFAULT_MS, UPSTREAM_SOCKET_DEFAULTS, type GatewayEnv } from './env';
-import { RateLimiter, rateLimitSettings, type RateLimitEnv } from './rate-limit';
-import { RealmDirectory } from './realms';
 import { matchRoute, type RouteRule, type ServiceName } from './routes';
 import { UpstreamAgent } from './upstream-agent';
 
@@ -73,25 +82,10 @@ function discardRequestBody(req: http.IncomingMessage, upstreamReq: http.ClientR
   req.resume();
 }
 
-function requestIdOf(req: http.IncomingMessage): string {
-  const given = req.headers[REQUEST_ID_HEADER];
-  return typeof given === 'string' && /^[\w.-]{8,64}$/.test(given) ? given : randomUUID();
-}
-
 /** Zulip's legacy ?api_key= on file URLs: the key alone identifies the user. */
 function queryApiKey(url: URL): Credentials | null {
   const apiKey = url.searchParams.get('api_key');
   return apiKey ? { email: null, apiKey } : null;
-}
-
-/**
- * A GET /events that may park: a queue id, no dont_block (or dont_block=false), and no body
- * (the events service also reads parameters from a GET's body, which the gateway does not see).
- */
-function mayPark(req: http.IncomingMessage, url: URL): boolean {
-  if (req.method !== 'GET' || hasRequestBody(req) || !url.searchParams.has('queue_id')) return false;
-  const dontBlock = url.searchParams.get('dont_block');
-  return dontBlock === null || dontBlock === 'false';
 }
 
 export function createGateway(deps: GatewayDeps): RunningService {
@@ -131,9 +125,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
         if (rule.auth !== 'public') throw new UnauthorizedError();
         return await anonymous();
       }
-      // Zulip refuses a key on a host that names no organisation, as on another organisation's.
-      if (!hostRealm) throw new UnauthorizedError('Account is not associated with this subdomain');
-      const user = await authenticator.authenticate(credentials, hostRealm.id);
+      const user = await authenticator.authenticateOnHost(credentials, hostRealm);
       return { user, realmId: user.realmId };
     } catch (error) {
       // Where Zulip never reads the header, credentials that fail (a stale key a client still
@@ -230,10 +222,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
     }
     try {
       const { user, realmId } = await authenticate(req, url, rule);
-      // A poll that may park is not counted: a client on a busy realm polls again after every
-      // answer, and a refused poll would cut it off from its events (each poll is cheap when
-      // parked). Every other request on the events path (non-blocking polls, which may create
-      // queues, and DELETE) spends the budget, as in Zulip.
+      // A poll that may park spends no budget (see mayPark); every other request does.
       if (!(rule.longPoll && mayPark(req, url))) await rateLimiter.check(req, res, user);
       observation.userId = user?.userId;
       observation.realmId = realmId;

@@ -1,6 +1,5 @@
 import { env, loadEnv, type EnvOf } from '@teamchat/core';
-import { baseEnvSpec } from '@teamchat/runtime';
-import { rateLimitEnvSpec } from './rate-limit';
+import { baseEnvSpec, rateLimitEnvSpec } from '@teamchat/runtime';
 
 /** Under the services' 65 s keep-alive timeout, so the gateway closes idle connections first. */
 /**

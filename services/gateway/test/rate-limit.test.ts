@@ -5,8 +5,8 @@
 import type http from 'node:http';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { expectError } from '@teamchat/testing';
+import { rateLimitSettings, ZULIP_RATE_LIMITS } from '@teamchat/runtime';
 import { loadGatewayEnv } from '../src/env';
-import { rateLimitSettings, ZULIP_RATE_LIMITS } from '../src/rate-limit';
 
 const ME = '/api/v1/users/me';
 const SERVER_SETTINGS = '/api/v1/server_settings';

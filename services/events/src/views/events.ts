@@ -23,6 +23,7 @@ import { doCreateQueue } from '../actions/register-queue';
 import { doDeleteQueue } from '../actions/delete-queue';
 import type { EventsDeps } from '../deps';
 import { eventsBody } from '../lib/polls';
+import { isDirect } from '../lib/public-entry';
 import { parseQueueRequest, REGISTER_PARAMETERS } from '../lib/queue-options';
 
 /**
@@ -83,9 +84,21 @@ export function isPlainGetEvents(req: http.IncomingMessage): boolean {
   return url === '/api/v1/events' || url.startsWith('/api/v1/events?');
 }
 
+function logFailure(deps: EventsDeps, req: http.IncomingMessage, error: unknown): JsonableError {
+  const jsonable = asJsonableError(error);
+  if (jsonable.status >= 500)
+    deps.logger.error(
+      { err: error, path: '/api/v1/events', request_id: req.headers[REQUEST_ID_HEADER] },
+      'request failed',
+    );
+  return jsonable;
+}
+
 /**
  * Serves a plain GET /events without express (design §3: a parked long-poll should not pay
- * for layers of middleware). Same token check, same parameter parser, same envelopes.
+ * for layers of middleware). Same token check, same parameter parser, same envelopes. A
+ * client's own poll (the Ingress sends it here directly, docs/adr/0006) is authenticated by
+ * its Basic credentials instead of the gateway's token.
  */
 export async function serveGetEvents(
   deps: EventsDeps,
@@ -101,26 +114,53 @@ export async function serveGetEvents(
   }));
   try {
     const url = new URL(req.url ?? '/', 'http://events');
-    const token = req.headers[INTERNAL_TOKEN_HEADER];
-    claims = verifyInternalToken(
-      deps.env.INTERNAL_JWT_SECRET,
-      typeof token === 'string' ? token : undefined,
-      'GET',
-      url.pathname,
-    );
-    if (!claims.user) throw new UnauthorizedError();
+    let requester: Requester;
+    if (isDirect(req)) {
+      requester = await deps.events.entry.admit(req, res, url);
+      claims = { user: requester, realmId: requester.realmId, method: 'GET', path: url.pathname };
+    } else {
+      const token = req.headers[INTERNAL_TOKEN_HEADER];
+      claims = verifyInternalToken(
+        deps.env.INTERNAL_JWT_SECRET,
+        typeof token === 'string' ? token : undefined,
+        'GET',
+        url.pathname,
+      );
+      if (!claims.user) throw new UnauthorizedError();
+      requester = claims.user;
+    }
     const raw = new Map<string, string>();
     for (const [name, value] of url.searchParams) raw.set(name, value);
-    await getEventsFor(deps, new RequestParams(raw), claims.user, res);
+    await getEventsFor(deps, new RequestParams(raw), requester, res);
   } catch (error) {
-    const jsonable = asJsonableError(error);
-    if (jsonable.status >= 500)
-      deps.logger.error(
-        { err: error, path: '/api/v1/events', request_id: req.headers[REQUEST_ID_HEADER] },
-        'request failed',
-      );
-    sendError(res, jsonable);
+    sendError(res, logFailure(deps, req, error));
   }
+}
+
+/**
+ * A client's own DELETE /events (or GET with a body), which the express app serves: admitted
+ * by its Basic credentials first (docs/adr/0006), then handed to `app` with an internal token.
+ */
+export async function serveDirectViaApp(
+  deps: EventsDeps,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  app: http.RequestListener,
+): Promise<void> {
+  try {
+    await deps.events.entry.admitForApp(req, res, new URL(req.url ?? '/', 'http://events'));
+  } catch (error) {
+    observeServiceRequest('events', deps.logger, req, res, () => ({
+      method: req.method ?? 'GET',
+      route: '/api/v1/events',
+      path: '/api/v1/events',
+    }));
+    // Drain the body so the client sees the answer instead of a reset.
+    req.resume();
+    sendError(res, logFailure(deps, req, error));
+    return;
+  }
+  app(req, res);
 }
 
 /** DELETE /events: removes a queue (a poll parked on it is answered with BAD_EVENT_QUEUE_ID). */

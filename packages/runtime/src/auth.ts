@@ -1,7 +1,9 @@
 // HTTP Basic authentication of API requests (email:api_key), as Zulip's validate_api_key.
 // Every failure is a 401 UNAUTHORIZED, with Zulip's wording. Lookups are cached in Redis
-// for a minute, and for a few seconds in the gateway's own memory; actions that change a
+// for a minute, and for a few seconds in the process's own memory; actions that change a
 // user's key, email, role or activity invalidate both (see invalidateAuthCache).
+// Two public entries use it: the gateway, and the event tier for the long-polls the Ingress
+// sends it directly (docs/adr/0006): one implementation, one cache, one invalidation channel.
 
 import {
   duplicateRedis,
@@ -15,6 +17,7 @@ import {
 import { UnauthorizedError, type Requester } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
+import type { RealmEntry } from './realms';
 
 export interface Credentials {
   /** null when only a key was sent (the legacy ?api_key= on file URLs). */
@@ -43,7 +46,8 @@ const LOCAL_MAX_ENTRIES = 50_000;
  * only while it hears every invalidation: it serves nothing unless its subscription to the
  * invalidation channel is up, and forgets everything when that connection drops. An
  * invalidation is published before the action that caused it answers, so it reaches every
- * gateway before any request that could depend on it.
+ * process that authenticates (gateways and event replicas) before any request that could
+ * depend on it.
  */
 class LocalAuthCache {
   private readonly entries = new Map<string, { auth: CachedAuth; expiresAt: number }>();
@@ -119,9 +123,11 @@ export class Authenticator {
     private readonly db: Db,
     private readonly redis: Redis,
     private readonly redisPrefix: string,
+    /** Names the process's invalidation subscriber connection (`<name>-auth-invalidations`). */
+    connectionName = 'gateway',
   ) {
     this.local = new LocalAuthCache(
-      duplicateRedis(redis, 'gateway-auth-invalidations'),
+      duplicateRedis(redis, `${connectionName}-auth-invalidations`),
       new RedisKeys(redisPrefix).authInvalidations(),
       !isCluster(redis),
     );
@@ -175,6 +181,23 @@ export class Authenticator {
     };
     if (generation === this.local.generation) await writeAuthCache(this.redis, this.redisPrefix, apiKeyHash, auth);
     return auth;
+  }
+
+  /**
+   * The caller of an endpoint that requires credentials (HTTP Basic), on the realm the Host
+   * header names (`hostRealm`, from RealmDirectory.byHost): the checks of every public entry.
+   */
+  async requireUser(authorization: string | undefined, hostRealm: RealmEntry | undefined): Promise<Requester> {
+    const credentials = parseBasicAuth(authorization);
+    if (!credentials) throw new UnauthorizedError();
+    return this.authenticateOnHost(credentials, hostRealm);
+  }
+
+  /** The user these credentials belong to, refused unless `hostRealm` is theirs. */
+  async authenticateOnHost(credentials: Credentials, hostRealm: RealmEntry | undefined): Promise<Requester> {
+    // Zulip refuses a key on a host that names no organisation, as on another organisation's.
+    if (!hostRealm) throw new UnauthorizedError('Account is not associated with this subdomain');
+    return this.authenticate(credentials, hostRealm.id);
   }
 
   /**

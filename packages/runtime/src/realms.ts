@@ -1,5 +1,6 @@
-// Which realm a Host header names. Realms are few, so the gateway keeps the whole list in
-// memory and refreshes it every few seconds instead of querying per request.
+// Which realm a Host header names. Realms are few, so each public entry (the gateway, an event
+// replica) keeps the whole list in memory and refreshes it every few seconds instead of querying
+// per request.
 
 import type { Db } from '@teamchat/db';
 

@@ -5,12 +5,12 @@
 //
 // The budget is a token bucket kept in Redis as its "theoretical arrival time" (GCRA): one key
 // per user or address, one atomic Lua script per request, on Redis' clock, so every gateway
-// replica shares the same budget. A full bucket holds `limit` requests and refills at
+// replica, and every event replica serving polls directly (docs/adr/0006), shares the same budget. A full bucket holds `limit` requests and refills at
 // `limit` per window: a burst of `limit`, then that rate.
 
 import type http from 'node:http';
 import type { Redis } from '@teamchat/bus';
-import { env, RateLimitedError, type EnvOf, type Logger, type Requester } from '@teamchat/core';
+import { env, hasRequestBody, RateLimitedError, type EnvOf, type Logger, type Requester } from '@teamchat/core';
 
 export interface RateLimitRule {
   /** Requests allowed per window (also the largest burst). */
@@ -34,8 +34,7 @@ export const ZULIP_RATE_LIMITS: RateLimitSettings = {
   trustForwardedFor: false,
 };
 
-// The gateway's RATE_LIMIT_* variables, spread into its env spec (env.ts): declared here, beside their
-// defaults, so this module needs nothing from env.ts (no import cycle).
+// The RATE_LIMIT_* variables, spread into the env specs of the gateway and the event tier (their env.ts).
 export const rateLimitEnvSpec = {
   RATE_LIMIT_ENABLED: env.bool('apply the API rate limits (off for benchmarks)', ZULIP_RATE_LIMITS.enabled),
   RATE_LIMIT_USER_REQUESTS: env.int('API requests each user may make per window', ZULIP_RATE_LIMITS.user.limit),
@@ -140,7 +139,7 @@ export class RateLimiter {
   }
 }
 
-/** The settings from the gateway's environment (see README, "Configuration"). */
+/** The settings from the gateway's or the event tier's environment (see README, "Configuration"). */
 export function rateLimitSettings(env: Partial<RateLimitEnv>): RateLimitSettings {
   return {
     enabled: env.RATE_LIMIT_ENABLED ?? ZULIP_RATE_LIMITS.enabled,
@@ -154,4 +153,18 @@ export function rateLimitSettings(env: Partial<RateLimitEnv>): RateLimitSettings
     },
     trustForwardedFor: env.RATE_LIMIT_TRUST_FORWARDED_FOR ?? ZULIP_RATE_LIMITS.trustForwardedFor,
   };
+}
+
+/**
+ * A GET /events that may park: a queue id, no dont_block (or dont_block=false), and no body
+ * (the events service also reads parameters from a GET's body, which the gateway does not see).
+ * Such a poll spends no rate-limit budget, at the gateway as at the event tier: a client on a
+ * busy realm polls again after every answer, and a refused poll would cut it off from its events
+ * (each poll is cheap when parked). Every other request on the events path (non-blocking polls,
+ * which may create queues, and DELETE) spends the budget.
+ */
+export function mayPark(req: http.IncomingMessage, url: URL): boolean {
+  if (req.method !== 'GET' || hasRequestBody(req) || !url.searchParams.has('queue_id')) return false;
+  const dontBlock = url.searchParams.get('dont_block');
+  return dontBlock === null || dontBlock === 'false';
 }

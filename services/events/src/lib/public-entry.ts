@@ -1,0 +1,95 @@
+// The event tier's public entry (docs/adr/0006): the Ingress sends GET and DELETE /api/v1/events
+// straight to the event replicas, with the client's own HTTP Basic credentials, as Zulip's nginx
+// sends them to Tornado. A replica checks them as the gateway does, with the same code
+// (@teamchat/runtime's Authenticator and RealmDirectory: the same Redis cache of key lookups,
+// the same in-process cache dropped by the same invalidation channel) and spends the same
+// rate-limit budget (RateLimiter, the same Redis buckets). Requests from the gateway keep
+// their internal token.
+
+import type http from 'node:http';
+import {
+  INTERNAL_TOKEN_HEADER,
+  REQUEST_ID_HEADER,
+  requestIdOf,
+  signInternalToken,
+  type Requester,
+} from '@teamchat/core';
+import {
+  Authenticator,
+  mayPark,
+  RateLimiter,
+  rateLimitSettings,
+  RealmDirectory,
+  type BaseDeps,
+} from '@teamchat/runtime';
+import type { EventsEnv } from '../env';
+
+/** GET or DELETE /api/v1/events (any query string). */
+export function isEventsPath(req: http.IncomingMessage): boolean {
+  const url = req.url ?? '';
+  return url === '/api/v1/events' || url.startsWith('/api/v1/events?');
+}
+
+/**
+ * A request of a client, not of the gateway: it carries credentials of its own, or no internal
+ * token (then it is refused as the gateway refuses a request without credentials). The gateway
+ * never forwards an Authorization header.
+ */
+export function isDirect(req: http.IncomingMessage): boolean {
+  return req.headers.authorization !== undefined || req.headers[INTERNAL_TOKEN_HEADER] === undefined;
+}
+
+export class PublicEntry {
+  private readonly realms: RealmDirectory;
+  private readonly authenticator: Authenticator;
+  private readonly rateLimiter: RateLimiter;
+
+  constructor(
+    private readonly base: BaseDeps,
+    config: EventsEnv,
+  ) {
+    this.realms = new RealmDirectory(base.db);
+    this.authenticator = new Authenticator(
+      base.db,
+      base.redis,
+      base.env.REDIS_PREFIX,
+      `events:${config.EVENTS_REPLICA_ID}`,
+    );
+    this.rateLimiter = new RateLimiter(base.redis, base.env.REDIS_PREFIX, rateLimitSettings(config), base.logger);
+  }
+
+  /**
+   * The caller of a direct request, as the gateway finds it: the realm the Host header names,
+   * the Basic credentials checked against it (401 with Zulip's wording otherwise), then one
+   * request of the user's rate-limit budget unless the poll may park. Also gives the request
+   * (and its answer) a request id, as the gateway does.
+   */
+  async admit(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<Requester> {
+    const requestId = requestIdOf(req);
+    req.headers[REQUEST_ID_HEADER] = requestId;
+    if (!res.headersSent) res.setHeader(REQUEST_ID_HEADER, requestId);
+    const hostRealm = await this.realms.byHost(req.headers.host);
+    const user = await this.authenticator.requireUser(req.headers.authorization, hostRealm);
+    if (!mayPark(req, url)) await this.rateLimiter.check(req, res, user);
+    return user;
+  }
+
+  /**
+   * Admits a direct request the service's express app serves (DELETE, a GET with a body): it
+   * continues with an internal token signed here for the user, as if the gateway had sent it.
+   */
+  async admitForApp(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+    const user = await this.admit(req, res, url);
+    delete req.headers.authorization;
+    req.headers[INTERNAL_TOKEN_HEADER] = signInternalToken(this.base.env.INTERNAL_JWT_SECRET, {
+      user,
+      realmId: user.realmId,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+    });
+  }
+
+  close(): void {
+    this.authenticator.close();
+  }
+}
