@@ -78,6 +78,32 @@ export interface ServiceAppOptions<D> {
   afterWrite?: (requester: Requester) => Promise<void>;
 }
 
+/**
+ * A value already serialized as JSON (register's cached user list: megabytes a view would
+ * otherwise parse or stringify again). jsonSuccess writes the text as it is when the value is
+ * at the top level of an answer; anywhere else JSON.stringify reads it back through toJSON.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/** JSON of `body`, with its top-level JsonText values written as they are. */
+function stringifyAnswer(body: Record<string, unknown>): string {
+  if (!Object.values(body).some((value) => value instanceof JsonText)) return JSON.stringify(body);
+  const rest: Record<string, unknown> = {};
+  let texts = '';
+  for (const [key, value] of Object.entries(body)) {
+    if (value instanceof JsonText) texts += `,${JSON.stringify(key)}:${value.text}`;
+    else rest[key] = value;
+  }
+  // rest holds result and msg at least: its JSON ends with the closing brace.
+  return `${JSON.stringify(rest).slice(0, -1)}${texts}}`;
+}
+
 export function jsonSuccess(
   res: http.ServerResponse,
   data: Record<string, unknown> = {},
@@ -85,7 +111,7 @@ export function jsonSuccess(
 ): void {
   const body: Record<string, unknown> = { result: 'success', msg: '', ...data };
   if (ignored.length) body.ignored_parameters_unsupported = ignored;
-  sendJson(res, 200, JSON.stringify(body));
+  sendJson(res, 200, stringifyAnswer(body));
 }
 
 export function sendError(
@@ -108,12 +134,15 @@ export function sendJson(
   headers: http.OutgoingHttpHeaders = {},
 ): void {
   if (res.headersSent || res.writableEnded || res.destroyed) return;
+  // Encoded once here: node writing a large string measures at twice the CPU (register's
+  // 2.4 MB answer at 8,000 users: ~19 vs ~10 ms for the server and its client together).
+  const bytes = Buffer.from(body);
   res.writeHead(status, {
     ...headers,
     'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
+    'Content-Length': bytes.length,
   });
-  res.end(body);
+  res.end(bytes);
 }
 
 /** Whether a request carries a body: most (GETs: polls, reads) do not, and skip what reads one. */

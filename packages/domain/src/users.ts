@@ -304,7 +304,11 @@ export async function inaccessibleUserIds(
   targets: Pick<UserProfile, 'id' | 'is_bot'>[],
 ): Promise<Set<number>> {
   const visible = await accessibleUserIds(db, viewer);
-  if (!visible) return new Set();
+  return visible ? inaccessibleAmong(visible, targets) : new Set();
+}
+
+/** Ids among `targets` not in `visible` (bots are always visible). */
+export function inaccessibleAmong(visible: Set<number>, targets: Pick<UserProfile, 'id' | 'is_bot'>[]): Set<number> {
   return new Set(targets.filter((target) => !target.is_bot && !visible.has(target.id)).map((target) => target.id));
 }
 

@@ -1,2 +1,3 @@
 export * from './registry';
 export { STATE_SECTIONS } from './sections';
+export { RealmStateCache } from './realm-state-cache';

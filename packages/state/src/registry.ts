@@ -4,6 +4,7 @@
 // (one REPEATABLE READ snapshot), so every section sees the same moment.
 
 import type { Realm, TxClient, UserProfile } from '@teamchat/db';
+import type { RealmStateCache } from './realm-state-cache';
 
 export interface ClientCapabilities {
   notification_settings_null?: boolean;
@@ -41,6 +42,8 @@ export interface StateContext {
   options: RegisterOptions;
   /** Scheme clients reach the server by, for absolute URLs (e.g. "https"). */
   scheme: string;
+  /** The process's built realm-wide parts (the event tier's); without it every register builds them. */
+  realmStateCache?: RealmStateCache;
 }
 
 export interface StateSection {

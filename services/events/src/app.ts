@@ -5,6 +5,7 @@
 
 import { createRedis, durabilityOf, outboxBacklog, relayOutbox, type Redis } from '@teamchat/bus';
 import { createServiceApp, repeat, settledWithin } from '@teamchat/core';
+import { RealmStateCache } from '@teamchat/state';
 import { eventTierMetrics, onScrape } from '@teamchat/telemetry';
 import type { BaseDeps, RunningService } from '@teamchat/runtime';
 import type { EventsDeps } from './deps';
@@ -122,7 +123,8 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
 
   // GET and DELETE /api/v1/events straight from clients (the Ingress's route), authenticated here.
   const entry = new PublicEntry(base, config);
-  const deps: EventsDeps = { ...base, events: { config, store, polls, entry } };
+  const realmStateCache = new RealmStateCache(config.EVENTS_REALM_STATE_CACHE_MB * 1024 * 1024);
+  const deps: EventsDeps = { ...base, events: { config, store, polls, entry, realmStateCache } };
   const app = createServiceApp({
     name: 'events',
     routes,

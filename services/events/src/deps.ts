@@ -1,4 +1,5 @@
 import type { BaseDeps } from '@teamchat/runtime';
+import type { RealmStateCache } from '@teamchat/state';
 import type { EventsEnv } from './env';
 import type { PollHub } from './lib/polls';
 import type { PublicEntry } from './lib/public-entry';
@@ -9,6 +10,8 @@ export interface EventsDeps extends BaseDeps {
   events: {
     config: EventsEnv;
     store: QueueStore;
+    /** Register's realm-wide parts (user list, groups...), built once per realm state version. */
+    realmStateCache: RealmStateCache;
     polls: PollHub;
     /** Authenticates the requests clients send here directly (docs/adr/0006). */
     entry: PublicEntry;

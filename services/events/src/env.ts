@@ -39,6 +39,10 @@ export const eventsEnvSpec = {
     30_000,
   ),
   EVENTS_SUBSCRIPTION_LINGER_MS: env.int('how long a wake-up subscription outlives the poll that made it', 30_000),
+  EVENTS_REALM_STATE_CACHE_MB: env.int(
+    "memory for register's realm-wide parts (user list, groups...), built once per realm state version",
+    64,
+  ),
   // The API rate limits of the requests clients send here directly (docs/adr/0006): the gateway's settings.
   ...rateLimitEnvSpec,
 };

@@ -14,6 +14,7 @@ import {
   type ApiStream,
 } from '@teamchat/domain';
 import { perRegister, type StateContext, type StateSection } from '../registry';
+import { realmWidePart } from '../realm-wide';
 
 interface VisibleChannels {
   streams: Stream[];
@@ -139,10 +140,11 @@ const mutedTopicsSection: StateSection = {
 const channelFolderSection: StateSection = {
   eventType: 'channel_folder',
   async fetch(ctx) {
-    const folders = await ctx.db.channelFolder.findMany({ where: { realm_id: ctx.realm.id }, orderBy: { id: 'asc' } });
-    return {
-      channel_folders: folders.map(channelFolderDict),
-    };
+    const folders = await realmWidePart(ctx, 'channel-folders', async () => {
+      const rows = await ctx.db.channelFolder.findMany({ where: { realm_id: ctx.realm.id }, orderBy: { id: 'asc' } });
+      return rows.map(channelFolderDict);
+    });
+    return { channel_folders: folders };
   },
 };
 

@@ -15,6 +15,7 @@ import {
   SystemGroup,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
+import { realmWidePart } from '../realm-wide';
 import { realmEmojiSection } from './realm-emoji';
 import { scheduledMessagesSection } from './scheduled-messages';
 import { mutedUsersSection } from './muted-users';
@@ -55,11 +56,14 @@ const AUTHENTICATION_METHODS = [
 
 export const realmSection: StateSection = {
   eventType: 'realm',
-  async fetch({ db, realm, scheme }) {
+  async fetch(ctx) {
+    const { db, realm, scheme } = ctx;
     const settings = realmSettings(realm);
-    const groupSettings = await groupSettingValues(db, 'realm', realm.id);
+    const { groupSettings, mentionManyGroup } = await realmWidePart(ctx, 'realm-group-settings', async () => ({
+      groupSettings: await groupSettingValues(db, 'realm', realm.id),
+      mentionManyGroup: await realmSettingGroup(db, realm.id, 'can_mention_many_users_group'),
+    }));
     const url = realmUrl(realm, scheme);
-    const mentionManyGroup = await realmSettingGroup(db, realm.id, 'can_mention_many_users_group');
     return {
       realm_name: realm.name,
       realm_description: realm.description ? renderMarkdown(realm.description) : '',

@@ -2,11 +2,14 @@
 // realm_user_groups, user_settings and its legacy forms, custom_profile_fields,
 // navigation_view, realm_linkifiers, realm_filters, realm_bot, alert_words and presence).
 
+import { JsonText } from '@teamchat/core';
 import {
+  accessibleUserIds,
+  ACCESSIBLE_EMAIL_VISIBILITIES,
   apiUserDict,
   avatarUrl,
+  inaccessibleAmong,
   inaccessibleUserDict,
-  inaccessibleUserIds,
   isAdministrator,
   isModerator,
   PROFILE_FIELD_TYPES,
@@ -18,12 +21,15 @@ import {
   userAlertWords,
   userGroupDicts,
   userSettings,
+  type ApiUser,
   type ApiUserSource,
   type ProfileData,
   DISPLAY_SETTINGS_LEGACY,
   NOTIFICATION_SETTINGS_LEGACY,
 } from '@teamchat/domain';
+import { jsonList, jsonListBytes, patchJsonListElement, type JsonList } from '../realm-state-cache';
 import type { StateContext, StateSection } from '../registry';
+import { realmWidePart } from '../realm-wide';
 
 async function profileDataByUser(ctx: StateContext): Promise<Map<number, ProfileData>> {
   const values = await ctx.db.customProfileFieldValue.findMany({
@@ -40,21 +46,81 @@ async function profileDataByUser(ctx: StateContext): Promise<Map<number, Profile
   return byUser;
 }
 
+interface UserLists {
+  active: JsonList;
+  inactive: JsonList;
+}
+
+/**
+ * realm_users and realm_non_active_users for a viewer who may see everyone: the same for every
+ * viewer of one email-visibility class, but for the viewer's own delivery_email, which
+ * they always see (patched in).
+ */
+async function unrestrictedUserLists(ctx: StateContext): Promise<Record<string, JsonText>> {
+  const { db, realm, user, options } = ctx;
+  const emailClass = (ACCESSIBLE_EMAIL_VISIBILITIES[user.role] ?? []).join('.');
+  const lists = await realmWidePart<UserLists>(
+    ctx,
+    `users:${emailClass}:${options.clientGravatar}`,
+    async () => {
+      const [users, profiles] = await Promise.all([realmUsersForApi(db, realm.id), profileDataByUser(ctx)]);
+      // Anyone of the viewer's class but not the viewer: the id no user has.
+      const classViewer = { id: 0, role: user.role };
+      const dicts = users.map((target) =>
+        apiUserDict(target, classViewer, {
+          clientGravatar: options.clientGravatar,
+          profileData: profiles.get(target.id) ?? {},
+        }),
+      );
+      return {
+        active: jsonList(
+          dicts.filter((dict) => dict.is_active),
+          (dict) => dict.user_id,
+        ),
+        inactive: jsonList(
+          dicts.filter((dict) => !dict.is_active),
+          (dict) => dict.user_id,
+        ),
+      };
+    },
+    (lists) => jsonListBytes(lists.active) + jsonListBytes(lists.inactive),
+  );
+  const withOwnEmail = (list: JsonList) =>
+    new JsonText(
+      patchJsonListElement(list, user.id, (own) => ({
+        ...own,
+        delivery_email: user.delivery_email,
+      })),
+    );
+  return { realm_users: withOwnEmail(lists.active), realm_non_active_users: withOwnEmail(lists.inactive) };
+}
+
+/** realm_users and realm_non_active_users for a guest restricted to the users they share a conversation with. */
+async function restrictedUserLists(ctx: StateContext, visibleIds: Set<number>): Promise<Record<string, ApiUser[]>> {
+  const { db, realm, user, options } = ctx;
+  const [users, profiles] = await Promise.all([realmUsersForApi(db, realm.id), profileDataByUser(ctx)]);
+  const hidden = inaccessibleAmong(visibleIds, users);
+  const listIncomplete = Boolean(options.capabilities.user_list_incomplete);
+  const dict = (target: ApiUserSource) =>
+    hidden.has(target.id)
+      ? inaccessibleUserDict(target.id, realm)
+      : apiUserDict(target, user, {
+          clientGravatar: options.clientGravatar,
+          profileData: profiles.get(target.id) ?? {},
+        });
+  const visible = (target: ApiUserSource) => !(listIncomplete && hidden.has(target.id));
+  return {
+    realm_users: users.filter((target) => target.is_active && visible(target)).map(dict),
+    realm_non_active_users: users.filter((target) => !target.is_active && visible(target)).map(dict),
+  };
+}
+
 const realmUserSection: StateSection = {
   eventType: 'realm_user',
   async fetch(ctx) {
-    const { db, realm, user, options } = ctx;
-    const users = await realmUsersForApi(db, realm.id);
-    const [hidden, profiles] = await Promise.all([inaccessibleUserIds(db, user, users), profileDataByUser(ctx)]);
-    const listIncomplete = Boolean(options.capabilities.user_list_incomplete);
-    const dict = (target: ApiUserSource) =>
-      hidden.has(target.id)
-        ? inaccessibleUserDict(target.id, realm)
-        : apiUserDict(target, user, {
-            clientGravatar: options.clientGravatar,
-            profileData: profiles.get(target.id) ?? {},
-          });
-    const visible = (target: ApiUserSource) => !(listIncomplete && hidden.has(target.id));
+    const { db, realm, user } = ctx;
+    const visibleIds = await accessibleUserIds(db, user);
+    const lists = visibleIds ? await restrictedUserLists(ctx, visibleIds) : await unrestrictedUserLists(ctx);
     const permissions = await realmPermissions(db, user, [
       'can_create_public_channel_group',
       'can_create_private_channel_group',
@@ -66,8 +132,7 @@ const realmUserSection: StateSection = {
     const privateChannels = permissions.can_create_private_channel_group;
     const flags = roleFlags(user.role);
     return {
-      realm_users: users.filter((target) => target.is_active && visible(target)).map(dict),
-      realm_non_active_users: users.filter((target) => !target.is_active && visible(target)).map(dict),
+      ...lists,
       cross_realm_bots: [],
       avatar_source: user.avatar_source,
       avatar_url: avatarUrl(user),
@@ -92,12 +157,15 @@ const realmUserSection: StateSection = {
 
 const realmUserGroupsSection: StateSection = {
   eventType: 'realm_user_groups',
-  async fetch({ db, realm, options }) {
-    return {
-      realm_user_groups: await userGroupDicts(db, realm.id, {
-        includeDeactivated: Boolean(options.capabilities.include_deactivated_groups),
-      }),
-    };
+  async fetch(ctx) {
+    const includeDeactivated = Boolean(ctx.options.capabilities.include_deactivated_groups);
+    const groups = await realmWidePart(
+      ctx,
+      `groups:${includeDeactivated}`,
+      async () => new JsonText(JSON.stringify(await userGroupDicts(ctx.db, ctx.realm.id, { includeDeactivated }))),
+      (json) => json.text.length,
+    );
+    return { realm_user_groups: groups };
   },
 };
 
@@ -125,13 +193,16 @@ function legacySettingsSection(eventType: string, names: readonly string[]): Sta
 
 const customProfileFieldsSection: StateSection = {
   eventType: 'custom_profile_fields',
-  async fetch({ db, realm }) {
-    const fields = await db.customProfileField.findMany({
-      where: { realm_id: realm.id },
-      orderBy: [{ order: 'asc' }, { id: 'asc' }],
+  async fetch(ctx) {
+    const fields = await realmWidePart(ctx, 'profile-fields', async () => {
+      const rows = await ctx.db.customProfileField.findMany({
+        where: { realm_id: ctx.realm.id },
+        orderBy: [{ order: 'asc' }, { id: 'asc' }],
+      });
+      return rows.map(profileFieldDict);
     });
     return {
-      custom_profile_fields: fields.map(profileFieldDict),
+      custom_profile_fields: fields,
       custom_profile_field_types: Object.fromEntries(
         PROFILE_FIELD_TYPES.map((type) => [type.keyword, { id: type.id, name: type.name }]),
       ),
@@ -151,14 +222,15 @@ const navigationViewsSection: StateSection = {
 
 const realmLinkifiersSection: StateSection = {
   eventType: 'realm_linkifiers',
-  async fetch({ db, realm }) {
-    const linkifiers = await db.linkifier.findMany({
-      where: { realm_id: realm.id },
-      orderBy: [{ order: 'asc' }, { id: 'asc' }],
+  async fetch(ctx) {
+    const linkifiers = await realmWidePart(ctx, 'linkifiers', async () => {
+      const rows = await ctx.db.linkifier.findMany({
+        where: { realm_id: ctx.realm.id },
+        orderBy: [{ order: 'asc' }, { id: 'asc' }],
+      });
+      return rows.map((l) => ({ pattern: l.pattern, url_template: l.url_template, id: l.id }));
     });
-    return {
-      realm_linkifiers: linkifiers.map((l) => ({ pattern: l.pattern, url_template: l.url_template, id: l.id })),
-    };
+    return { realm_linkifiers: linkifiers };
   },
 };
 
