@@ -66,7 +66,8 @@ async function registerOne(kind, url, user) {
       );
       if (reply.status !== 200) throw new Error(`register: ${reply.status} ${reply.text.slice(0, 300)}`);
       const parsed = JSON.parse(reply.text);
-      return { queueId: parsed.queue_id, lastEventId: parsed.last_event_id, headers, url: user.gateway };
+      // The polls go where user.poll says: the event tier (as the Ingress routes them) or the gateway.
+      return { queueId: parsed.queue_id, lastEventId: parsed.last_event_id, headers, url: user.poll ?? user.gateway };
     } catch (error) {
       if (attempt >= 3) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));

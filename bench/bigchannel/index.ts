@@ -1,6 +1,8 @@
 // Benchmark of one message to a big channel (issue #23, item 1): a channel of N subscribers
 // (BENCH_BIGCHANNEL_USERS, 10,000), each with an event queue registered through the gateway and
-// a long-poll parked on it, as a client holds one; then one POST /messages to the channel. It
+// a long-poll parked on it, as a client holds one: straight on the event tier with its Basic
+// credentials, as the Ingress routes /api/v1/events (docs/adr/0006), or through the gateway with
+// BENCH_BIGCHANNEL_POLL=gateway; then one POST /messages to the channel. It
 // measures the send's own latency and, from the send's answer, the first and the last delivery
 // (a poll answering with the message event) and the distribution of all of them. Baseline, same
 // run, same clients: the bare long-poll server (bench/events/baseline-server.mjs) delivering one
@@ -48,10 +50,20 @@ const LATE_MS = 2000;
 /** The issue's goals. */
 const GOAL_LAST_MS = 300;
 /**
- * A process here may hold 20,000 files (the hard limit). A gateway holds two sockets per parked
- * poll (the client's and the upstream one): one gateway per 6,000 polls, as bench/fanout does.
+ * Where the polls park: 'direct' (default, the production path: the event replica, Basic auth)
+ * or 'gateway' (through the gateway, as before docs/adr/0006).
  */
-const GATEWAYS = Number(process.env.BENCH_BIGCHANNEL_GATEWAYS ?? Math.max(1, Math.ceil(USERS / 6000)));
+const POLL_PATH = process.env.BENCH_BIGCHANNEL_POLL ?? 'direct';
+if (POLL_PATH !== 'direct' && POLL_PATH !== 'gateway')
+  throw new Error(`BENCH_BIGCHANNEL_POLL is 'direct' or 'gateway', not '${POLL_PATH}'`);
+/**
+ * A process here may hold 20,000 files (the hard limit). A gateway holding the polls holds two
+ * sockets per parked poll (the client's and the upstream one): one gateway per 6,000 polls, as
+ * bench/fanout does. With the polls direct, one gateway (registers and the send).
+ */
+const GATEWAYS = Number(
+  process.env.BENCH_BIGCHANNEL_GATEWAYS ?? (POLL_PATH === 'direct' ? 1 : Math.max(1, Math.ceil(USERS / 6000))),
+);
 
 const now = () => performance.now();
 const clock = () => Number(process.hrtime.bigint()) / 1e6;
@@ -150,7 +162,7 @@ async function main() {
   let clients: Client[] = [];
   try {
     log(
-      `» ${USERS} subscribers, ${ROUNDS} rounds, ${CLIENTS} client processes, ${GATEWAYS} gateway(s); open files limit ${limit}; load average ${loadAverage()}`,
+      `» ${USERS} subscribers, ${ROUNDS} rounds, ${CLIENTS} client processes, ${GATEWAYS} gateway(s), polls ${POLL_PATH === 'direct' ? 'straight to the event tier' : 'through the gateway'}; open files limit ${limit}; load average ${loadAverage()}`,
     );
     const created = now();
     const { realm, users } = await createOrganisation(deps, 'bigchannel', 'Big channel', USERS);
@@ -164,6 +176,8 @@ async function main() {
       // Queues wait for their polls while the others register.
       EVENTS_QUEUE_LIFESPAN_SECS: '3600',
       DB_POOL_SIZE: '10',
+      // Polls that may park spend no rate-limit budget; the limiter is off as at the gateway.
+      RATE_LIMIT_ENABLED: 'false',
     });
     const usersService = await startService('users', 'users', { ...serviceEnv, DB_POOL_SIZE: '4' });
     const channels = await startService('channels', 'channels', { ...serviceEnv, DB_POOL_SIZE: '4' });
@@ -187,6 +201,7 @@ async function main() {
     }
     procs.push(...gateways);
     const gatewayUrls = gateways.map((proc) => `http://127.0.0.1:${proc.port}`);
+    const eventsUrl = `http://127.0.0.1:${events.port}`;
     const baselineProc = await startPrintingPort('baseline', path.join(__dirname, '../events/baseline-server.mjs'));
     procs.push(baselineProc);
     const baselineUrl = `http://127.0.0.1:${baselineProc.port}`;
@@ -227,7 +242,10 @@ async function main() {
     const shares = clients.map((_, c) =>
       users
         .filter((_, i) => i % CLIENTS === c)
-        .map((user) => ({ ...user, host: realm.host, gateway: gatewayUrls[user.id % GATEWAYS] })),
+        .map((user) => {
+          const gateway = gatewayUrls[user.id % GATEWAYS];
+          return { ...user, host: realm.host, gateway, poll: POLL_PATH === 'direct' ? eventsUrl : gateway };
+        }),
     );
     const registered = now();
     const baselineQueues = await Promise.all(
@@ -431,7 +449,14 @@ async function main() {
     ];
     console.log('');
     report('bigchannel', rows, {
-      settings: { users: USERS, rounds: ROUNDS, clients: CLIENTS, gateways: GATEWAYS, openFilesLimit: limit },
+      settings: {
+        users: USERS,
+        rounds: ROUNDS,
+        clients: CLIENTS,
+        gateways: GATEWAYS,
+        poll: POLL_PATH,
+        openFilesLimit: limit,
+      },
       setup: {
         registerSeconds,
         registerPerSecond: USERS / registerSeconds,
