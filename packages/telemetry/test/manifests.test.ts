@@ -452,7 +452,7 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   test.each(overlays)(
-    '%s: the Ingress routes /api/v1/events straight to the event tier, the rest to the gateway, with long-poll timeouts for /api/v1/events',
+    '%s: the Ingress routes /api/v1/events and /api/v1/register straight to the event tier, the rest to the gateway, with long-poll timeouts for /api/v1/events',
     (overlay) => {
       const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
       const routes = ingresses.flatMap((ingress) =>
@@ -460,10 +460,11 @@ describe('Kubernetes manifests (k8s/)', () => {
           rule.http.paths.map((route: any) => ({ ingress: ingress.metadata.name, host: rule.host, ...route })),
         ),
       );
-      // docs/adr/0006: the long-polls (and DELETE /events) go to the event tier, which authenticates them;
-      // POST /register and everything else to the gateway.
+      // docs/adr/0006: the long-polls (and DELETE /events) and POST /register go to the event tier,
+      // which authenticates them; everything else to the gateway.
       expect(routes.map((route) => `${route.pathType} ${route.path} -> ${route.backend.service.name}`).sort()).toEqual([
         'Exact /api/v1/events -> events',
+        'Exact /api/v1/register -> events',
         'Exact /static/generated/emoji/emoji_api.json -> gateway',
         'Prefix /api/ -> gateway',
         'Prefix /join/ -> gateway',
@@ -479,6 +480,7 @@ describe('Kubernetes manifests (k8s/)', () => {
       }
       expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual([
         'Exact /api/v1/events',
+        'Exact /api/v1/register',
         'Exact /static/generated/emoji/emoji_api.json',
         'Prefix /api/',
         'Prefix /join/',

@@ -1,5 +1,5 @@
 // The event tier's public entry (docs/adr/0006): the Ingress sends GET and DELETE /api/v1/events
-// straight to the event replicas, with the client's HTTP Basic credentials. These tests speak to
+// and POST /api/v1/register straight to the event replicas, with the client's HTTP Basic credentials. These tests speak to
 // the events service's own port, as the Ingress does, with the organisation's Host header.
 import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
 import { hashApiKey, Role } from '@teamchat/domain';
@@ -27,7 +27,7 @@ function direct(credentials: { email: string; apiKey: string } | null, host = st
 
 const directOf = (user: TestUser, host?: string) => direct({ email: user.deliveryEmail, apiKey: user.apiKey }, host);
 
-/** A queue registered through the gateway (POST /register stays there), then polled directly. */
+/** A queue registered through the gateway (as docker-compose and `npm start` do), then polled directly. */
 async function directQueue(user: TestUser): Promise<EventQueue> {
   const registered = await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] });
   return new EventQueue(directOf(user), registered.queueId, registered.lastEventId, registered.registration);
@@ -48,7 +48,8 @@ describe('a client long-polls the event tier directly with HTTP Basic', () => {
       { id: 0, type: 'alert_words', alert_words: ['one'] },
       { id: 1, type: 'alert_words', alert_words: ['two'] },
     ]);
-    const answer = await pollOf(directOf(user), queue.queueId);
+    // From the last event received: the two may have come in two polls, the first acknowledged by the second.
+    const answer = await directOf(user).get(EVENTS, { queue_id: queue.queueId, last_event_id: 1, dont_block: true });
     expect(answer.status).toBe(200);
     expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const given = await directOf(user).get(
@@ -88,10 +89,27 @@ describe('a client long-polls the event tier directly with HTTP Basic', () => {
     expect((await pollOf(directOf(owner), queue.queueId)).status).toBe(200);
   });
 
-  test('register is not served without the gateway (the Ingress sends it there)', async () => {
+  test('register is served directly too: the queue it answers gets its events, polled either way', async () => {
     const user = await stack.createUser();
     const answer = await directOf(user).post('/api/v1/register', { event_types: ['alert_words'] });
-    expectError(answer, 401, 'UNAUTHORIZED', 'Requests must come through the gateway');
+    expect(answer.status).toBe(200);
+    expect(answer.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(answer.body).toMatchObject({ result: 'success', last_event_id: -1, alert_words: [] });
+    const queueId = answer.body.queue_id as string;
+    await commitEvent(stack, alertWords(['registered directly']), [user.id]);
+    await settleEvents(stack);
+    expect((await pollOf(directOf(user), queueId)).body.events).toEqual([
+      { id: 0, type: 'alert_words', alert_words: ['registered directly'] },
+    ]);
+    expect((await pollOf(user.client, queueId)).body.events).toHaveLength(1);
+    // And refused as the gateway refuses it.
+    expectError(
+      await direct({ email: user.deliveryEmail, apiKey: 'x'.repeat(32) }).post('/api/v1/register'),
+      401,
+      'UNAUTHORIZED',
+      'Invalid API key',
+    );
+    expectError(await direct(null).post('/api/v1/register'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
   });
 });
 

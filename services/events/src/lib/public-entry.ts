@@ -1,6 +1,6 @@
 // The event tier's public entry (docs/adr/0006): the Ingress sends GET and DELETE /api/v1/events
-// straight to the event replicas, with the client's own HTTP Basic credentials, as Zulip's nginx
-// sends them to Tornado. A replica checks them as the gateway does, with the same code
+// and POST /api/v1/register straight to the event replicas, with the client's own HTTP Basic
+// credentials, as Zulip's nginx sends the polls to Tornado. A replica checks them as the gateway does, with the same code
 // (@teamchat/runtime's Authenticator and RealmDirectory: the same Redis cache of key lookups,
 // the same in-process cache dropped by the same invalidation channel) and spends the same
 // rate-limit budget (RateLimiter, the same Redis buckets). Requests from the gateway keep
@@ -24,10 +24,12 @@ import {
 } from '@teamchat/runtime';
 import type { EventsEnv } from '../env';
 
-/** GET or DELETE /api/v1/events (any query string). */
-export function isEventsPath(req: http.IncomingMessage): boolean {
-  const url = req.url ?? '';
-  return url === '/api/v1/events' || url.startsWith('/api/v1/events?');
+const PUBLIC_PATHS = ['/api/v1/events', '/api/v1/register'];
+
+/** /api/v1/events (GET, DELETE) or /api/v1/register (POST), with any query string. */
+export function isPublicPath(req: http.IncomingMessage): boolean {
+  const path = (req.url ?? '').split('?', 1)[0];
+  return PUBLIC_PATHS.includes(path);
 }
 
 /**

@@ -138,8 +138,9 @@ export async function serveGetEvents(
 }
 
 /**
- * A client's own DELETE /events (or GET with a body), which the express app serves: admitted
- * by its Basic credentials first (docs/adr/0006), then handed to `app` with an internal token.
+ * A client's own POST /register, DELETE /events (or GET /events with a body), which the express
+ * app serves: admitted by its Basic credentials first (docs/adr/0006), then handed to `app`
+ * with an internal token.
  */
 export async function serveDirectViaApp(
   deps: EventsDeps,
@@ -147,13 +148,14 @@ export async function serveDirectViaApp(
   res: http.ServerResponse,
   app: http.RequestListener,
 ): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://events');
   try {
-    await deps.events.entry.admitForApp(req, res, new URL(req.url ?? '/', 'http://events'));
+    await deps.events.entry.admitForApp(req, res, url);
   } catch (error) {
     observeServiceRequest('events', deps.logger, req, res, () => ({
       method: req.method ?? 'GET',
-      route: '/api/v1/events',
-      path: '/api/v1/events',
+      route: url.pathname,
+      path: url.pathname,
     }));
     // Drain the body so the client sees the answer instead of a reset.
     req.resume();
