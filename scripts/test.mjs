@@ -58,6 +58,7 @@ const SINGLE_SERVER_ONLY = ['services/events/test/readiness\\.test\\.ts'];
 /** The suites whose reads the read replica serves (register, GET /messages, topics, user lists), run once more with a standby. */
 const REPLICA_SUITES = [
   'services/events/test/register.test.ts',
+  'services/events/test/realm-state-cache.test.ts',
   'services/events/test/events.test.ts',
   'services/messages/test/fetch.test.ts',
   'services/channels/test/topics.test.ts',
