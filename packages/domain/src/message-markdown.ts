@@ -9,7 +9,7 @@
 // MentionData is built before rendering.
 
 import type MarkdownIt from 'markdown-it';
-import type { TxClient } from '@teamchat/db';
+import { queryRows, type TxClient } from '@teamchat/db';
 import { createMarkdownRenderer } from './markdown';
 import { streamAccess, type Viewer } from './streams';
 import { linkedUploadPathIds } from './attachments';
@@ -97,7 +97,7 @@ type MarkdownReader = Pick<
   | 'userProfile'
   | 'userGroup'
   | 'stream'
-  | 'linkifier'
+  | '$queryRawUnsafe'
   | '$queryRaw'
   | 'subscription'
   | 'groupSetting'
@@ -107,12 +107,20 @@ type MarkdownReader = Pick<
   | 'realmEmoji'
 >;
 
-/** The realm's linkifiers, compiled, in their order. */
-export async function loadLinkifiers(db: Pick<TxClient, 'linkifier'>, realmId: number): Promise<CompiledLinkifier[]> {
-  const rows = await db.linkifier.findMany({
-    where: { realm_id: realmId },
-    orderBy: [{ order: 'asc' }, { id: 'asc' }],
-  });
+/**
+ * The realm's linkifiers, compiled, in their order. Every send and every message fetch reads
+ * them: a named statement on the pool (see sqlPool in packages/db), not a Prisma query.
+ */
+export async function loadLinkifiers(
+  db: Pick<TxClient, '$queryRawUnsafe'>,
+  realmId: number,
+): Promise<CompiledLinkifier[]> {
+  const rows = await queryRows<{ pattern: string; url_template: string }>(
+    db,
+    'realm-linkifiers',
+    'SELECT pattern, url_template FROM linkifier WHERE realm_id = $1 ORDER BY "order", id',
+    [realmId],
+  );
   return rows
     .map((row) => compileLinkifier(row.pattern, row.url_template))
     .filter((linkifier): linkifier is CompiledLinkifier => linkifier !== null);

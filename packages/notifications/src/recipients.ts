@@ -12,9 +12,14 @@ export async function recipientFacts(
   message: Pick<Message, 'id' | 'sender_id' | 'stream_id' | 'topic'>,
   onlyUserIds?: number[],
 ): Promise<RecipientFacts[]> {
+  // The message's rows first (OFFSET 0 keeps the planner from merging the subquery): with the
+  // flags test beside message_id, PostgreSQL chose the partial unread index (user_profile_id,
+  // message_id) and read all of it for the one message, every unread row of every user: 29 ms
+  // at 1.5 million rows, growing with the table, on every send.
   const unread = await db.$queryRaw<{ user_profile_id: number; flags: number }[]>(Prisma.sql`
-    SELECT um.user_profile_id, um.flags FROM user_message um
-    WHERE um.message_id = ${message.id} AND um.user_profile_id <> ${message.sender_id}
+    SELECT um.user_profile_id, um.flags
+    FROM (SELECT user_profile_id, flags FROM user_message WHERE message_id = ${message.id} OFFSET 0) um
+    WHERE um.user_profile_id <> ${message.sender_id}
       AND (um.flags & ${MessageFlag.read}) = 0
       ${onlyUserIds ? Prisma.sql`AND um.user_profile_id = ANY(${onlyUserIds}::int[])` : Prisma.empty}
       ${message.stream_id === null ? Prisma.empty : channelCandidates(message.stream_id, message.topic)}`);

@@ -9,16 +9,15 @@
 // that fails. Messages that link uploads also claim them, in one transaction with the same
 // statement.
 
+import crypto from 'node:crypto';
 import { JsonableError, type Requester } from '@teamchat/core';
-import { Prisma, transaction, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
+import { Prisma, queryRows, transaction, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
 import {
-  activeSubscriberIds,
   claimAttachments,
   dmKey,
   flagsList,
   inaccessibleUserIds,
   linkedUploadPathIds,
-  loadActor,
   loadMarkdownData,
   MessageFlag,
   metadataAccessUserIds,
@@ -30,17 +29,17 @@ import {
   type DisplayRecipientUser,
 } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
-import { usersAlertedBy } from '../lib/alert-words';
+import { usersAlertedBy, usersAlertedByWords } from '../lib/alert-words';
 import { checkMentions } from '../lib/mentions';
-import { checkCanSendDirectMessage, checkCanSendToStream } from '../lib/permissions';
+import { checkCanSendDirectMessage, checkPostingRights } from '../lib/permissions';
 import {
   checkTopicInput,
   checkTopicsPolicy,
-  streamForSending,
   usersForRecipients,
   type PrivateRecipients,
   type StreamIndicator,
 } from '../lib/recipients';
+import { loadSendContext } from '../lib/send-context';
 
 export type SendMessageInput =
   | {
@@ -58,6 +57,12 @@ export interface SendOptions {
   localId?: string;
   senderQueueId?: string;
 }
+
+/**
+ * An int[] parameter as PostgreSQL's array text: pg would quote and escape each of a thousand
+ * recipients' ids and flags one by one.
+ */
+const intArray = (values: number[]) => `{${values.join(',')}}`;
 
 /** Zulip's normalize_body. */
 export function normalizeBody(body: string): string {
@@ -92,25 +97,25 @@ export async function doSendMessage(
   }
   const content = normalizeBody(input.content);
 
-  // Independent reads at once: the sender, the channel, what the content mentions, the new id.
-  const streamLoaded =
-    input.type === 'stream' ? streamForSending(db, requester.realmId, input.to!) : Promise.resolve(null);
+  // Two reads at once: what the content mentions (loadMarkdownData), and in one statement the
+  // sender, the channel, the rights, the subscribers, the mutes, the alert words and the new id.
   const markdownLoaded = loadMarkdownData(db, viewer, content);
-  const idLoaded = db.$queryRaw<{ id: number }[]>`SELECT nextval(pg_get_serial_sequence('message', 'id'))::int AS id`;
-  for (const pending of [streamLoaded, markdownLoaded, idLoaded]) pending.catch(() => {});
-  const { user: sender, realm } = await loadActor(db, requester.userId);
+  markdownLoaded.catch(() => {});
+  const context = await loadSendContext(db, {
+    senderId: requester.userId,
+    realmId: requester.realmId,
+    stream: input.type === 'stream' ? input.to! : null,
+    alertWordUsers: input.type === 'stream' ? [] : [...new Set([requester.userId, ...recipientUsers.map((u) => u.id)])],
+  });
+  const { sender, realm } = context;
 
   let target: Target;
   if (input.type === 'stream') {
     const topic = truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
-    const stream = (await streamLoaded)!;
-    const [, subscribers] = await Promise.all([
-      checkCanSendToStream(db, sender, stream),
-      activeSubscriberIds(db, [stream.id]),
-    ]);
-    const recipientIds = subscribers.get(stream.id)!;
+    const stream = context.stream!;
+    checkPostingRights(sender, stream, context.rights.own, context.rights.owner);
     checkTopicsPolicy(realm, stream, topic);
-    target = { kind: 'stream', stream, topic, recipientIds };
+    target = { kind: 'stream', stream, topic, recipientIds: context.subscriberIds };
   } else {
     for (const user of recipientUsers) {
       if (!user.is_active) throw new JsonableError(`'${user.email}' is no longer using Zulip.`);
@@ -141,6 +146,7 @@ export async function doSendMessage(
 
   // Who gets a user_message row, with which flags (Zulip's create_user_messages).
   const recipientIds = target.kind === 'stream' ? [...target.recipientIds] : target.participants.map((user) => user.id);
+  const alerted = usersAlertedByWords(context.alertWords, content);
   if (target.kind === 'stream' && mentionedIds.size > 0) {
     // Mentioned generic bots receive the message even when not subscribed.
     const bots = await db.userProfile.findMany({
@@ -152,15 +158,12 @@ export async function doSendMessage(
       },
       select: { id: true },
     });
-    recipientIds.push(...bots.map((bot) => bot.id));
+    const botIds = bots.map((bot) => bot.id);
+    recipientIds.push(...botIds);
+    if (botIds.length > 0) for (const id of await usersAlertedBy(db, realm.id, botIds, content)) alerted.add(id);
   }
-  const [alerted, muting] = await Promise.all([
-    usersAlertedBy(db, realm.id, recipientIds, content),
-    // Recipients who muted the sender get it already read (Zulip's muted_sender_user_ids); few
-    // users mute anyone, so the sender's muters are read whole rather than matched to the recipients.
-    db.mutedUser.findMany({ where: { muted_user_id: sender.id }, select: { user_profile_id: true } }),
-  ]);
-  const mutedSenderFor = new Set(muting.map((row) => row.user_profile_id));
+  // Recipients who muted the sender get it already read (Zulip's muted_sender_user_ids).
+  const mutedSenderFor = context.mutedSenderFor;
   let baseFlags = 0;
   if (rendering.streamWildcard) baseFlags |= MessageFlag.stream_wildcard_mentioned;
   if (target.kind === 'private') baseFlags |= MessageFlag.is_private;
@@ -176,7 +179,7 @@ export async function doSendMessage(
   const flags = recipientIds.map(flagsOf);
 
   // The row and the event, built before the write so both go in one statement.
-  const [{ id }] = await idLoaded;
+  const id = context.id;
   const row = {
     id,
     realm_id: realm.id,
@@ -240,24 +243,29 @@ export async function doSendMessage(
       from: Prisma.sql`first_message`,
     });
 
-  const write = (client: Pick<TxClient, '$queryRaw'>) =>
-    client.$queryRaw<{ kind: string; id: string; xid: string }[]>(Prisma.sql`
+  const statement = Prisma.sql`
       WITH m AS (
         INSERT INTO message (id, realm_id, sender_id, stream_id, topic, dm_key, content, rendered_content, rendered_content_version,
                              date_sent, has_link, has_image, sending_client)
-        VALUES (${id}, ${row.realm_id}, ${row.sender_id}, ${row.stream_id}, ${row.topic}, ${row.dm_key}, ${content}, ${rendering.html}, 1,
-                ${row.date_sent}, ${rendering.hasLink}, ${rendering.hasImage}, ${row.sending_client})
+        VALUES (${id}::int, ${row.realm_id}::int, ${row.sender_id}::int, ${row.stream_id}::int, ${row.topic}, ${row.dm_key}, ${content}, ${rendering.html}, 1,
+                ${row.date_sent}::timestamptz, ${rendering.hasLink}::boolean, ${rendering.hasImage}::boolean, ${row.sending_client})
       ), um AS (
         INSERT INTO user_message (user_profile_id, message_id, flags)
-        SELECT recipient, ${id}, flags FROM unnest(${recipientIds}::int[], ${flags}::int[]) AS t(recipient, flags)
+        SELECT recipient, ${id}::int, flags FROM unnest(${intArray(recipientIds)}::int[], ${intArray(flags)}::int[]) AS t(recipient, flags)
       ), first_message AS (
-        UPDATE stream SET first_message_id = ${id}
-        WHERE ${firstInChannel !== null} AND id = ${firstInChannel?.id ?? 0} AND first_message_id IS NULL
+        UPDATE stream SET first_message_id = ${id}::int
+        WHERE ${firstInChannel !== null}::boolean AND id = ${firstInChannel?.id ?? 0}::int AND first_message_id IS NULL
         RETURNING id
       ), message_event AS (${messageOutbox.sql}
       )${streamOutbox ? Prisma.sql`, stream_event AS (${streamOutbox.sql})` : Prisma.empty}
       SELECT 'message' AS kind, id, xid FROM message_event
-      ${streamOutbox ? Prisma.sql`UNION ALL SELECT 'stream', id, xid FROM stream_event` : Prisma.empty}`);
+      ${streamOutbox ? Prisma.sql`UNION ALL SELECT 'stream', id, xid FROM stream_event` : Prisma.empty}`;
+  // A named statement on the pool (see sqlPool in packages/db): Prisma's client engine would
+  // spend milliseconds on its thousand-element arrays and its event. Named after its text,
+  // which differs only with the first-message event.
+  const statementName = `send-message-${crypto.createHash('sha1').update(statement.text).digest('hex').slice(0, 16)}`;
+  const write = (client: Pick<TxClient, '$queryRawUnsafe'>) =>
+    queryRows<{ kind: string; id: string; xid: string }>(client, statementName, statement.text, statement.values);
 
   const outboxRows =
     linkedUploadPathIds(content).length === 0

@@ -34,6 +34,11 @@ export async function usersAlertedBy(
 ): Promise<Set<number>> {
   const rows = await db.$queryRaw<{ user_profile_id: number; word: string }[]>`
     SELECT user_profile_id, word FROM alert_word WHERE realm_id = ${realmId} AND user_profile_id = ANY(${userIds}::int[])`;
+  return usersAlertedByWords(rows, content);
+}
+
+/** usersAlertedBy on alert words already read (a send reads them with its context). */
+export function usersAlertedByWords(rows: { user_profile_id: number; word: string }[], content: string): Set<number> {
   const alerted = new Set<number>();
   if (rows.length === 0) return alerted;
   const text = searchableText(content);

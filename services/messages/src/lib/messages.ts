@@ -21,6 +21,7 @@ import {
 type Reader = Pick<
   TxClient,
   | '$queryRaw'
+  | '$queryRawUnsafe'
   | 'message'
   | 'userMessage'
   | 'userProfile'

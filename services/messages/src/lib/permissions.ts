@@ -20,12 +20,14 @@ type Reader = Pick<
 
 type Sender = Pick<UserProfile, 'id' | 'role' | 'is_bot' | 'bot_owner_id' | 'realm_id'>;
 
+/** A user's can_send_message_group membership and subscription in a channel. */
+export interface PostingRights {
+  canSend: boolean;
+  subscribed: boolean;
+}
+
 /** can_send_message_group membership and subscription of one user, in one query. */
-async function postingRights(
-  db: Reader,
-  userId: number,
-  streamId: number,
-): Promise<{ canSend: boolean; subscribed: boolean }> {
+async function postingRights(db: Reader, userId: number, streamId: number): Promise<PostingRights> {
   const [row] = await db.$queryRaw<{ can_send: boolean; subscribed: boolean }[]>`
     WITH RECURSIVE groups(id) AS (
       SELECT gs.group_id FROM group_setting gs
@@ -48,6 +50,16 @@ export async function checkCanSendToStream(db: Reader, sender: Sender, stream: S
   // A bot may post where its owner may.
   const owner =
     sender.is_bot && sender.bot_owner_id !== null ? await postingRights(db, sender.bot_owner_id, stream.id) : null;
+  checkPostingRights(sender, stream, own, owner);
+}
+
+/** checkCanSendToStream on rights already read (the send's one statement, send-context.ts). */
+export function checkPostingRights(
+  sender: Sender,
+  stream: Stream,
+  own: PostingRights,
+  owner: PostingRights | null,
+): void {
   if (!own.canSend && !owner?.canSend) throw new JsonableError('You do not have permission to post in this channel.');
   const refused = new JsonableError(`Not authorized to send to channel '${stream.name}'`);
   if (stream.is_archived) throw refused;
