@@ -27,7 +27,9 @@ import { percentile, report, type Row } from '../lib/report';
 const REALMS = 4;
 const USERS_PER_REALM = 25;
 const QUEUES_PER_USER = 10; // 4 x 25 x 10 = 1,000 parked polls
-const MEMORY_QUEUES_PER_USER = 100; // 100 users x 100 = 10,000 queues
+const MEMORY_QUEUES_PER_USER = Number(process.env.BENCH_MEMORY_QUEUES_PER_USER ?? 100); // 100 users x 100 = 10,000 queues
+/** BENCH_MEMORY_SNAPSHOT=1: the replica writes a V8 heap snapshot (into the repository root) once figure 3 is read. */
+const MEMORY_SNAPSHOT = process.env.BENCH_MEMORY_SNAPSHOT === '1';
 const MEMORY_SETTLE_MS = Number(process.env.BENCH_MEMORY_SETTLE_MS ?? 15_000);
 const THROUGHPUT_EVENTS = Number(process.env.BENCH_EVENTS ?? 160);
 const WINDOW = 8;
@@ -528,10 +530,12 @@ async function measureMemory(
     system: System;
     redisBytes: () => Promise<number>;
     parkedAll?: (queueIds: string[]) => Promise<void>;
+    /** What the process's heap holds at the reading (its /metrics), printed beside the figure. */
+    heap?: () => Promise<string>;
   }>,
   users: BenchUser[],
 ) {
-  const { proc, system, redisBytes, parkedAll } = await start();
+  const { proc, system, redisBytes, parkedAll, heap } = await start();
   await sleep(2000);
   const rssBefore = rssBytes(proc);
   const redisBefore = await redisBytes();
@@ -544,6 +548,12 @@ async function measureMemory(
   await sleep(MEMORY_SETTLE_MS);
   const processBytes = rssBytes(proc) - rssBefore;
   const redisGrowth = (await redisBytes()) - redisBefore;
+  if (heap) log(`   ${system.name}: ${await heap()}`);
+  if (heap && MEMORY_SNAPSHOT) {
+    // --heapsnapshot-signal: a full GC, then the live heap written to Heap.*.heapsnapshot.
+    proc.child.kill('SIGUSR2');
+    await sleep(45_000);
+  }
   await stopPollers(pollers, agent);
   await stop(proc);
   const perQueue = (processBytes + redisGrowth) / queues.length;
@@ -715,7 +725,7 @@ async function main() {
       await one?.stop();
       await viaGateway?.stop();
     }
-    if (PHASES.has('baseline') && PHASES.has('memory')) {
+    if (PHASES.has('memory')) {
       baseMemory = {
         ...skipped,
         ...(await measureMemory(async () => {
@@ -753,6 +763,7 @@ async function main() {
           const proc = await startService('events-memory', 'events', {
             ...serviceEnv,
             EVENTS_REPLICA_ID: 'bench-memory',
+            ...(MEMORY_SNAPSHOT ? { NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' } : {}),
             EVENTS_QUEUE_LIFESPAN_SECS: '3600',
             DB_POOL_SIZE: '10',
           });
@@ -769,6 +780,23 @@ async function main() {
             redisBytes: async () =>
               (await redisBytesWithPrefix(redis, `${prefix}{q:`)) +
               (await redisBytesWithPrefix(redis, `${prefix}events:user:`)),
+            heap: async () => {
+              // The admin listener (PORT + 1000): prom-client's process and heap gauges.
+              const text = await new Promise<string>((resolve, reject) =>
+                http
+                  .get(`http://127.0.0.1:${proc.port + 1000}/metrics`, (res) => {
+                    let body = '';
+                    res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+                    res.on('end', () => resolve(body));
+                  })
+                  .on('error', reject),
+              );
+              const mb = (name: string) => {
+                const value = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+                return value === undefined ? 'n/a' : `${(Number(value) / 1e6).toFixed(1)} MB`;
+              };
+              return `V8 heap used ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')}, external ${mb('nodejs_external_memory_bytes')}, RSS ${mb('process_resident_memory_bytes')}`;
+            },
             parkedAll: async (queueIds: string[]) => {
               for (;;) {
                 const pipeline = redis.pipeline();

@@ -56,7 +56,11 @@ function prunedError(lastEventId: number): JsonableError {
 }
 
 export class PollHub {
-  private readonly parked = new Map<string, Set<ParkedPoll>>();
+  /**
+   * The polls parked here, by queue. Almost always one per queue: a one-element array costs a
+   * third of a Set (issue #23 item 4, bench/events figure 3: 10,000 of them on a replica).
+   */
+  private readonly parked = new Map<string, ParkedPoll[]>();
   /** Events that woke a poll whose parking script has not answered yet, by queue. */
   private readonly earlyWakes = new Map<string, { seq: number; events: string }>();
   private readonly subscribed = new Set<string>();
@@ -151,9 +155,9 @@ export class PollHub {
 
   private track(request: PollRequest): ParkedPoll {
     const poll: ParkedPoll = { request, finished: false, checking: false };
-    let polls = this.parked.get(request.queueId);
-    if (!polls) this.parked.set(request.queueId, (polls = new Set()));
-    polls.add(poll);
+    const polls = this.parked.get(request.queueId);
+    if (polls) polls.push(poll);
+    else this.parked.set(request.queueId, [poll]);
     this.parkedGauge.inc();
     this.lastUsed.set(request.queueId, Date.now());
     request.res.on('close', () => {
@@ -167,8 +171,12 @@ export class PollHub {
     poll.finished = true;
     clearTimeout(poll.heartbeat);
     const polls = this.parked.get(poll.request.queueId);
-    if (polls?.delete(poll)) this.parkedGauge.dec();
-    if (polls?.size === 0) {
+    const index = polls ? polls.indexOf(poll) : -1;
+    if (index !== -1) {
+      polls!.splice(index, 1);
+      this.parkedGauge.dec();
+    }
+    if (polls?.length === 0) {
       this.parked.delete(poll.request.queueId);
       this.earlyWakes.delete(poll.request.queueId);
     }
@@ -213,11 +221,12 @@ export class PollHub {
         return;
       }
     }
-    if ([...polls].some((poll) => poll.seq === undefined)) this.earlyWakes.set(queueId, { seq, events });
+    if (polls.some((poll) => poll.seq === undefined)) this.earlyWakes.set(queueId, { seq, events });
   }
 
   private wakeQueue(queueId: string): void {
-    for (const poll of this.parked.get(queueId) ?? []) void this.check(poll, 'wake');
+    // A copy: a check may answer (and unlist) its poll before the loop ends.
+    for (const poll of [...(this.parked.get(queueId) ?? [])]) void this.check(poll, 'wake');
   }
 
   private wakeAll(): void {

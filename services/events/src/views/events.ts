@@ -26,6 +26,8 @@ import { eventsBody } from '../lib/polls';
 import { isDirect } from '../lib/public-entry';
 import { parseQueueRequest, REGISTER_PARAMETERS } from '../lib/queue-options';
 
+const NOTHING_IGNORED: string[] = [];
+
 /**
  * GET /events: the queue's events after `last_event_id` (acknowledging and dropping the
  * ones up to it); parks until one comes or a heartbeat is due, unless `dont_block`. Without
@@ -56,12 +58,14 @@ async function getEventsFor(
   if (lastEventId === undefined) throw new JsonableError("Missing 'last_event_id' argument");
   // Register parameters mean nothing for an existing queue, but Zulip accepts them here all the same.
   params.markUsed(...REGISTER_PARAMETERS);
+  const ignored = params.ignored();
   await deps.events.polls.poll({
     queueId,
     userId: requester.userId,
     lastEventId,
     dontBlock,
-    ignored: params.ignored(),
+    // A parked poll keeps its request: no array of its own when nothing was ignored (the usual case).
+    ignored: ignored.length ? ignored : NOTHING_IGNORED,
     res,
   });
 }
