@@ -193,21 +193,47 @@ function postgresCpu(): Map<number, number> {
 }
 
 export const POSTGRES_CPU = 'postgres (shared)';
+export const POSTGRES_BACKENDS_CPU = 'postgres (its backends)';
 
 /**
  * Starts measuring: the returned function gives the CPU ms each named process, and PostgreSQL's
- * processes together (POSTGRES_CPU: backends opened meanwhile count whole), spent since.
+ * processes together (POSTGRES_CPU: backends opened meanwhile count whole), spent since. With
+ * `postgresBackends` (pids of the system's own connections, see databaseBackendPids), only
+ * those count (POSTGRES_BACKENDS_CPU): the server is shared with whatever else runs.
  */
-export function startCpuMeter(pids: Record<string, number>): () => Record<string, number> {
+export function startCpuMeter(pids: Record<string, number>, postgresBackends?: number[]): () => Record<string, number> {
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
-  const postgresBefore = postgresCpu();
+  const postgresBefore = postgresBackends
+    ? new Map(
+        postgresBackends.map((pid): [number, number] => [pid, cpuMs(pid)]).filter(([, ms]) => Number.isFinite(ms)),
+      )
+    : postgresCpu();
   return () => {
     const cpu = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid) - before[name]]));
     let postgres = 0;
+    if (postgresBackends) {
+      // A backend that ended meanwhile is left out (its CPU since is unknown).
+      for (const [pid, ms] of postgresBefore) {
+        const now = cpuMs(pid);
+        if (Number.isFinite(now)) postgres += now - ms;
+      }
+      cpu[POSTGRES_BACKENDS_CPU] = postgres;
+      return cpu;
+    }
     for (const [pid, ms] of postgresCpu()) postgres += ms - (postgresBefore.get(pid) ?? 0);
     if (postgres > 0) cpu[POSTGRES_CPU] = postgres;
     return cpu;
   };
+}
+
+/** The PostgreSQL client backends connected to the database `db` reads (the one a benchmark created). */
+export async function databaseBackendPids(db: {
+  $queryRaw<T>(query: TemplateStringsArray, ...values: unknown[]): Promise<T>;
+}): Promise<number[]> {
+  const rows = await db.$queryRaw<{ pid: number }[]>`
+    SELECT pid FROM pg_stat_activity
+     WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`;
+  return rows.map((row) => row.pid);
 }
 
 /** CPU ms each named process (and PostgreSQL, see startCpuMeter) spends while `run` runs, beside the result. */

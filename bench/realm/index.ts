@@ -19,7 +19,16 @@ import type { Realm } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
-import { benchEnv, onInterrupt, sleep, startCpuMeter, startService, stop, type Proc } from '../lib/procs';
+import {
+  benchEnv,
+  databaseBackendPids,
+  onInterrupt,
+  sleep,
+  startCpuMeter,
+  startService,
+  stop,
+  type Proc,
+} from '../lib/procs';
 import { median, report, type Row } from '../lib/report';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -101,6 +110,8 @@ interface RegisterFigure {
   ms: number;
   /** CPU ms of the stack (gateway, event tier, PostgreSQL) per register. */
   cpuMs: number;
+  /** The same by process. */
+  byProcess: Record<string, number>;
   bytes: number;
 }
 
@@ -109,8 +120,9 @@ async function measureRegisters(
   entry: string,
   target: RealmUnderTest,
   pids: Record<string, number>,
+  postgresBackends: number[],
 ): Promise<RegisterFigure> {
-  const spent = startCpuMeter(pids);
+  const spent = startCpuMeter(pids, postgresBackends);
   const times: number[] = [];
   let bytes = 0;
   for (let i = 0; i < REGISTERS; i++) {
@@ -119,8 +131,9 @@ async function measureRegisters(
     times.push(ms);
     bytes = size;
   }
-  const stackCpu = Object.values(spent()).reduce((sum, ms) => sum + ms, 0);
-  return { ms: median(times), cpuMs: stackCpu / REGISTERS, bytes };
+  const byProcess = Object.fromEntries(Object.entries(spent()).map(([name, ms]) => [name, ms / REGISTERS]));
+  const cpuMs = Object.values(byProcess).reduce((sum, ms) => sum + ms, 0);
+  return { ms: median(times), cpuMs, byProcess, bytes };
 }
 
 /** Waits until the processes and PostgreSQL use under 5 % of a core for 3 s in a row (at most 2 minutes); returns the seconds waited. */
@@ -185,18 +198,25 @@ async function main(): Promise<void> {
     for (const target of [small, big])
       for (const entry of [direct, gateway])
         for (let i = 0; i < 3; i++) await register(entry, target.realm, target.members[i]);
+    // PostgreSQL's share: the backends of this benchmark's database only (the server is shared),
+    // every connection the services opened by now (registers come one at a time after the warm-up).
+    const backends = await databaseBackendPids(deps.db);
+    log(`   ${backends.length} PostgreSQL backends of the services measured`);
     // The realms and the paths take turns, so that all see the same machine.
     const smallTurns: RegisterFigure[] = [];
     const bigTurns: RegisterFigure[] = [];
     const bigViaGateway: RegisterFigure[] = [];
     for (let turn = 0; turn < TURNS; turn++) {
-      smallTurns.push(await measureRegisters(direct, small, directPids));
-      bigTurns.push(await measureRegisters(direct, big, directPids));
-      bigViaGateway.push(await measureRegisters(gateway, big, pids));
+      smallTurns.push(await measureRegisters(direct, small, directPids, backends));
+      bigTurns.push(await measureRegisters(direct, big, directPids, backends));
+      bigViaGateway.push(await measureRegisters(gateway, big, pids, backends));
     }
     const medianOf = (turns: RegisterFigure[]): RegisterFigure => ({
       ms: median(turns.map((t) => t.ms)),
       cpuMs: median(turns.map((t) => t.cpuMs)),
+      byProcess: Object.fromEntries(
+        Object.keys(turns[0].byProcess).map((name) => [name, median(turns.map((t) => t.byProcess[name]))]),
+      ),
       bytes: turns[0].bytes,
     });
     for (const [name, turns] of [
@@ -205,7 +225,14 @@ async function main(): Promise<void> {
       ['big (through the gateway)', bigViaGateway],
     ] as const) {
       log(
-        `   register, ${name} realm: ${turns.map((t) => `${t.ms.toFixed(0)} ms / ${t.cpuMs.toFixed(0)} ms CPU`).join(', ')} (client median / stack CPU per register, by turn); ${(turns[0].bytes / 1024).toFixed(0)} KiB`,
+        `   register, ${name} realm: ${turns
+          .map(
+            (t) =>
+              `${t.ms.toFixed(0)} ms / ${t.cpuMs.toFixed(0)} ms CPU (${Object.entries(t.byProcess)
+                .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+                .join(', ')})`,
+          )
+          .join('; ')} (client median / stack CPU per register, by turn); ${(turns[0].bytes / 1024).toFixed(0)} KiB`,
       );
     }
     const smallCpu = smallTurns.map((t) => t.cpuMs);
