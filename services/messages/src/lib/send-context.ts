@@ -131,7 +131,8 @@ export async function loadSendContext(
     db,
     name === null ? 'send-context-by-id' : 'send-context-by-name',
     name === null ? BY_ID : BY_NAME,
-    [input.senderId, input.realmId, name ?? input.stream, input.alertWordUsers],
+    // A refused name is not sent: one PostgreSQL cannot take (a NUL) would fail the whole read.
+    [input.senderId, input.realmId, badName !== null ? '' : (name ?? input.stream), input.alertWordUsers],
   );
   const sender = row.sender && revive<UserProfile>(row.sender, ['date_joined', 'last_active_at']);
   requireActiveAccount(sender);
