@@ -95,16 +95,25 @@ export function checkTopicsPolicy(
 
 type Reader = Pick<TxClient, 'stream' | 'userProfile'>;
 
+/** Zulip's STREAM_DOES_NOT_EXIST for a channel named by id or by (trimmed) name. */
+export function streamDoesNotExist(indicator: StreamIndicator): JsonableError {
+  if (typeof indicator === 'number') {
+    return new JsonableError(`Channel with ID '${indicator}' does not exist`, {
+      code: 'STREAM_DOES_NOT_EXIST',
+      data: { stream_id: indicator },
+    });
+  }
+  return new JsonableError(`Channel '${escapeHtml(indicator)}' does not exist`, {
+    code: 'STREAM_DOES_NOT_EXIST',
+    data: { stream: escapeHtml(indicator) },
+  });
+}
+
 /** The channel to send to; a channel that does not exist is STREAM_DOES_NOT_EXIST. */
 export async function streamForSending(db: Reader, realmId: number, indicator: StreamIndicator): Promise<Stream> {
   if (typeof indicator === 'number') {
     const stream = await db.stream.findFirst({ where: { id: indicator, realm_id: realmId } });
-    if (!stream) {
-      throw new JsonableError(`Channel with ID '${indicator}' does not exist`, {
-        code: 'STREAM_DOES_NOT_EXIST',
-        data: { stream_id: indicator },
-      });
-    }
+    if (!stream) throw streamDoesNotExist(indicator);
     return stream;
   }
   const name = indicator.trim();
@@ -112,12 +121,7 @@ export async function streamForSending(db: Reader, realmId: number, indicator: S
   const stream = await db.stream.findFirst({
     where: { realm_id: realmId, name: { equals: name, mode: 'insensitive' } },
   });
-  if (!stream) {
-    throw new JsonableError(`Channel '${escapeHtml(name)}' does not exist`, {
-      code: 'STREAM_DOES_NOT_EXIST',
-      data: { stream: escapeHtml(name) },
-    });
-  }
+  if (!stream) throw streamDoesNotExist(name);
   return stream;
 }
 

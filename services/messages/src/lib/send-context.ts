@@ -9,11 +9,10 @@
 // connection. The checks on what it read stay in the callers (permissions.ts, recipients.ts),
 // in Zulip's order.
 
-import { JsonableError } from '@teamchat/core';
 import { queryRows, type Db, type Realm, type Stream, type UserProfile } from '@teamchat/db';
-import { checkStreamName, escapeHtml, requireActiveAccount } from '@teamchat/domain';
+import { checkStreamName, requireActiveAccount } from '@teamchat/domain';
 import type { PostingRights } from './permissions';
-import type { StreamIndicator } from './recipients';
+import { streamDoesNotExist, type StreamIndicator } from './recipients';
 
 export interface SendContext {
   sender: UserProfile;
@@ -140,18 +139,7 @@ export async function loadSendContext(
   const realm = revive<Realm>(row.realm!, ['date_created'], ['upload_quota_bytes']);
   let stream: Stream | null = null;
   if (input.stream !== null) {
-    if (!row.stream) {
-      if (name === null) {
-        throw new JsonableError(`Channel with ID '${input.stream}' does not exist`, {
-          code: 'STREAM_DOES_NOT_EXIST',
-          data: { stream_id: input.stream },
-        });
-      }
-      throw new JsonableError(`Channel '${escapeHtml(name)}' does not exist`, {
-        code: 'STREAM_DOES_NOT_EXIST',
-        data: { stream: escapeHtml(name) },
-      });
-    }
+    if (!row.stream) throw streamDoesNotExist(name ?? input.stream);
     stream = revive<Stream>(row.stream, ['date_created']);
   }
   return {
