@@ -40,7 +40,14 @@ export async function invalidateAuthCache(redis: Redis, prefix: string, apiKeyHa
   const deletes = crossSlotPipeline(redis);
   for (const hash of apiKeyHashes) deletes.del(keys.auth(hash));
   for (const [error] of (await deletes.exec()) ?? []) if (error) throw error;
-  // A shard channel: SPUBLISH answers after the slot's master delivered it to every subscriber
+  // A shard channel: SPUBLISH answers after the slot's master queued it for every subscriber
   // there, where a Cluster's PUBLISH reaches subscribers on other nodes later, over the cluster bus.
-  await redis.spublish(keys.authInvalidations(), JSON.stringify(apiKeyHashes));
+  const channel = keys.authInvalidations();
+  await redis.spublish(channel, JSON.stringify(apiKeyHashes));
+  // Queued is not sent: Redis may write our answer before the subscribers' copies, and a Redis
+  // preempted between those writes (a loaded host) let a gateway serve a regenerated key from
+  // memory once. Redis writes all it queued before it reads its next command, so the answer to
+  // one more command on that node (a key named as the channel is in the channel's slot) means
+  // every copy has left Redis before the action answers.
+  await redis.exists(channel);
 }

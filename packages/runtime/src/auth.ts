@@ -5,6 +5,7 @@
 // Two public entries use it: the gateway, and the event tier for the long-polls the Ingress
 // sends it directly (docs/adr/0006): one implementation, one cache, one invalidation channel.
 
+import { setImmediate } from 'node:timers/promises';
 import {
   duplicateRedis,
   isCluster,
@@ -45,9 +46,9 @@ const LOCAL_MAX_ENTRIES = 50_000;
  * Lookups kept in this process, which saves a Redis round trip on nearly every request. Safe
  * only while it hears every invalidation: it serves nothing unless its subscription to the
  * invalidation channel is up, and forgets everything when that connection drops. An
- * invalidation is published before the action that caused it answers, so it reaches every
- * process that authenticates (gateways and event replicas) before any request that could
- * depend on it.
+ * invalidation has left Redis before the action that caused it answers (invalidateAuthCache),
+ * so it reaches every process that authenticates (gateways and event replicas) before any
+ * request that could depend on it, and is read before a lookup trusts memory (see lookup).
  */
 class LocalAuthCache {
   private readonly entries = new Map<string, { auth: CachedAuth; expiresAt: number }>();
@@ -138,8 +139,13 @@ export class Authenticator {
   }
 
   private async lookup(apiKeyHash: string): Promise<CachedAuth | null> {
-    const known = this.local.get(apiKeyHash);
-    if (known) return known;
+    if (this.local.get(apiKeyHash)) {
+      // An invalidation that left Redis before this request was sent may sit unread in the same
+      // batch of ready sockets, behind the request: the event loop's check phase comes after it.
+      await setImmediate();
+      const known = this.local.get(apiKeyHash);
+      if (known) return known;
+    }
     const generation = this.local.generation;
     const auth =
       (await readAuthCache(this.redis, this.redisPrefix, apiKeyHash)) ??
