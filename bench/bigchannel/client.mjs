@@ -9,6 +9,7 @@
 //                                  is a delivery; that queue is not polled again until 'park'
 //   {op:'collect', kind, timeoutMs} -> {times, latest, missing, errors, heartbeats} once every queue
 //                                  has its delivery (or on timeout)
+//   {op:'stats', kind}          -> {errors, lastError, inFlight, statuses} (why polls do not park)
 import http from 'node:http';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, keepAliveMsecs: 30_000 });
@@ -96,6 +97,8 @@ async function register({ kind, url, users, concurrency }) {
     answers: [],
     errors: 0,
     heartbeats: 0,
+    /** Answers by HTTP status since registering. */
+    statuses: {},
     lastError: '',
     onAll: null,
   });
@@ -111,6 +114,7 @@ function poll(set, q) {
   request('GET', url, q.headers).then(
     ({ status, text, at }) => {
       q.inFlight = false;
+      set.statuses[status] = (set.statuses[status] ?? 0) + 1;
       if (status !== 200) {
         set.errors++;
         set.lastError = `${status} ${text.slice(0, 200)}`;
@@ -179,6 +183,11 @@ process.on('message', async (message) => {
       set.heartbeats = 0;
       for (const q of set.queues) q.got = false;
     } else if (op === 'collect') result = await collect(sets.get(kind), message.timeoutMs);
+    else if (op === 'stats') {
+      const set = sets.get(kind);
+      const inFlight = set.queues.filter((q) => q.inFlight).length;
+      result = { errors: set.errors, lastError: set.lastError, inFlight, statuses: set.statuses };
+    }
     process.send({ id, ok: true, ...result });
   } catch (error) {
     process.send({ id, ok: false, error: String(error?.stack ?? error) });

@@ -112,8 +112,7 @@ function startClients(count: number): Client[] {
   });
 }
 
-/** Resident memory (kB) of a process, from /proc. */
-/** A process's resident memory in kB (the report's unit). */
+/** A process's resident memory in kB (the report's unit), from /proc. */
 const rssKb = (pid: number) => (residentBytes(pid) ?? NaN) / 1024;
 
 function openFilesLimit(): number {
@@ -123,10 +122,6 @@ function openFilesLimit(): number {
     .find((l) => l.startsWith('Max open files'));
   return Number(line?.split(/\s+/)[3]);
 }
-
-// ---------------------------------------------------------------- HTTP from the driver
-
-// ---------------------------------------------------------------- the organisation
 
 // ---------------------------------------------------------------- one round
 
@@ -291,7 +286,12 @@ async function main() {
       for (;;) {
         const parked = kind === 'teamchat' ? await parkedTeamchat() : await parkedBaseline();
         if (parked === USERS) break;
-        if (now() > deadline) throw new Error(`${kind}: only ${parked} of ${USERS} polls parked after 120 s`);
+        if (now() > deadline) {
+          const stats = await Promise.all(clients.map((client) => client.call('stats', { kind })));
+          throw new Error(
+            `${kind}: only ${parked} of ${USERS} polls parked after 120 s; clients: ${JSON.stringify(stats)}`,
+          );
+        }
         await sleep(250);
       }
       await sleep(1000);

@@ -5,7 +5,7 @@
 // Two public entries use it: the gateway, and the event tier for the long-polls the Ingress
 // sends it directly (docs/adr/0006): one implementation, one cache, one invalidation channel.
 
-import { setImmediate } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   duplicateRedis,
   isCluster,
@@ -117,16 +117,95 @@ class LocalAuthCache {
   }
 }
 
+const KEY_READ_BATCH = 500;
+
+/**
+ * Reads of keys missing from both caches, gathered over one turn of the event loop and made in
+ * one statement per batch: a crowd polling again at once (a big channel's message, a replica's
+ * restart, every cached lookup gone after a minute) costs a few statements, not one each — one
+ * each queued 10,000 polls behind the connection pool and stalled them.
+ */
+class KeyReads {
+  private waiting = new Map<
+    string,
+    Array<{ resolve: (auth: CachedAuth | null) => void; reject: (error: unknown) => void }>
+  >();
+
+  constructor(private readonly db: Db) {}
+
+  read(apiKeyHash: string): Promise<CachedAuth | null> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting.size === 0) setImmediate(() => void this.flush());
+      const waiters = this.waiting.get(apiKeyHash);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.waiting.set(apiKeyHash, [{ resolve, reject }]);
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.waiting;
+    this.waiting = new Map();
+    const hashes = [...batch.keys()];
+    for (let start = 0; start < hashes.length; start += KEY_READ_BATCH) {
+      const chunk = hashes.slice(start, start + KEY_READ_BATCH);
+      try {
+        const found = await this.lookUp(chunk);
+        for (const hash of chunk) for (const waiter of batch.get(hash)!) waiter.resolve(found.get(hash) ?? null);
+      } catch (error) {
+        for (const hash of chunk) for (const waiter of batch.get(hash)!) waiter.reject(error);
+      }
+    }
+  }
+
+  private async lookUp(apiKeyHashes: string[]): Promise<Map<string, CachedAuth>> {
+    const keys = await this.db.apiKey.findMany({
+      where: { key_hash: { in: apiKeyHashes } },
+      select: {
+        key_hash: true,
+        user: {
+          select: {
+            id: true,
+            realm_id: true,
+            role: true,
+            email: true,
+            delivery_email: true,
+            is_bot: true,
+            is_active: true,
+            realm: { select: { deactivated: true } },
+          },
+        },
+      },
+    });
+    return new Map(
+      keys.map(({ key_hash, user }) => [
+        key_hash,
+        {
+          userId: user.id,
+          realmId: user.realm_id,
+          role: user.role,
+          email: user.email,
+          deliveryEmail: user.delivery_email,
+          isBot: user.is_bot,
+          isActive: user.is_active,
+          realmDeactivated: user.realm.deactivated,
+        },
+      ]),
+    );
+  }
+}
+
 export class Authenticator {
   private readonly local: LocalAuthCache;
+  private readonly keyReads: KeyReads;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly redis: Redis,
     private readonly redisPrefix: string,
     /** Names the process's invalidation subscriber connection (`<name>-auth-invalidations`). */
     connectionName = 'gateway',
   ) {
+    this.keyReads = new KeyReads(db);
     this.local = new LocalAuthCache(
       duplicateRedis(redis, `${connectionName}-auth-invalidations`),
       new RedisKeys(redisPrefix).authInvalidations(),
@@ -142,7 +221,7 @@ export class Authenticator {
     if (this.local.get(apiKeyHash)) {
       // An invalidation that left Redis before this request was sent may sit unread in the same
       // batch of ready sockets, behind the request: the event loop's check phase comes after it.
-      await setImmediate();
+      await nextTurn();
       const known = this.local.get(apiKeyHash);
       if (known) return known;
     }
@@ -156,36 +235,9 @@ export class Authenticator {
   }
 
   private async readAndCache(apiKeyHash: string, generation: number): Promise<CachedAuth | null> {
-    const key = await this.db.apiKey.findUnique({
-      where: { key_hash: apiKeyHash },
-      select: {
-        user: {
-          select: {
-            id: true,
-            realm_id: true,
-            role: true,
-            email: true,
-            delivery_email: true,
-            is_bot: true,
-            is_active: true,
-            realm: { select: { deactivated: true } },
-          },
-        },
-      },
-    });
-    if (!key) return null;
-    const { user } = key;
-    const auth: CachedAuth = {
-      userId: user.id,
-      realmId: user.realm_id,
-      role: user.role,
-      email: user.email,
-      deliveryEmail: user.delivery_email,
-      isBot: user.is_bot,
-      isActive: user.is_active,
-      realmDeactivated: user.realm.deactivated,
-    };
-    if (generation === this.local.generation) await writeAuthCache(this.redis, this.redisPrefix, apiKeyHash, auth);
+    const auth = await this.keyReads.read(apiKeyHash);
+    if (auth && generation === this.local.generation)
+      await writeAuthCache(this.redis, this.redisPrefix, apiKeyHash, auth);
     return auth;
   }
 

@@ -1,6 +1,8 @@
 import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
 import { hashApiKey, Role } from '@teamchat/domain';
 import { doRegenerateApiKey } from '@teamchat/service-users';
+import type { Db } from '@teamchat/db';
+import { Authenticator } from '@teamchat/runtime';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { ApiClient, expectError } from '@teamchat/testing';
 
@@ -120,6 +122,41 @@ describe('the auth cache', () => {
       expectError(await client.get(ME), 401, 'UNAUTHORIZED', 'Invalid API key');
       client = stack.client({ email: rotating.deliveryEmail, apiKey: newKey });
       expect((await client.get(ME)).body.user_id).toBe(rotating.id);
+    }
+  });
+});
+
+describe('a crowd of first lookups', () => {
+  test('is read from PostgreSQL in a few statements, not one each, each client getting its own user', async () => {
+    const crowd = await Promise.all(Array.from({ length: 40 }, () => stack.createUser()));
+    let reads = 0;
+    const counted = stack.deps.db.$extends({
+      query: {
+        apiKey: {
+          findMany: ({ args, query }) => {
+            reads++;
+            return query(args);
+          },
+        },
+      },
+    }) as unknown as Db;
+    const authenticator = new Authenticator(counted, stack.redis, stack.deps.env.REDIS_PREFIX, 'crowd-test');
+    try {
+      const unknownKey = 'b'.repeat(32);
+      const answers = await Promise.allSettled([
+        ...crowd.map((member) =>
+          authenticator.authenticate({ email: member.deliveryEmail, apiKey: member.apiKey }, undefined),
+        ),
+        authenticator.authenticate({ email: null, apiKey: unknownKey }, undefined),
+      ]);
+      expect(answers.slice(0, -1).map((answer) => answer.status === 'fulfilled' && answer.value.userId)).toEqual(
+        crowd.map((member) => member.id),
+      );
+      expect(answers.at(-1)).toMatchObject({ status: 'rejected', reason: { message: 'Invalid API key' } });
+      // Gathered per turn of the event loop, as the Redis misses come back: 41 before batching.
+      expect(reads).toBeLessThanOrEqual(4);
+    } finally {
+      authenticator.close();
     }
   });
 });
