@@ -166,8 +166,10 @@ return dropped
 //   park / wake / heartbeat: a parked poll (ARGV[3] = its sequence); 'superseded' once a newer
 //     poll came; heartbeat allocates an event id for the heartbeat when nothing is queued.
 // Returns {status, events JSON array | heartbeat id, poll sequence, index refresh}: the refresh
-// (read modes only) is '' or "<until>:<index ttl ms>:<realm-wide>:<realm id>" when the indexes must be
-// extended to keep listing the queue for as long as this poll keeps it alive.
+// (read modes only) is '' or "<until>:<index ttl ms>:<realm-wide>:<realm id>:<queue ttl ms>" when
+// the indexes must be extended to keep listing the queue for as long as this poll keeps it alive.
+// Until they are (INDEXED), the queue lives no longer than they surely do, minus the margin: a
+// queue that outlived its indexes would silently miss its events.
 const POLL = `${NOW}
 local f = redis.call('HMGET', KEYS[1], 'u', 'n', 'p', 'k', 'l', 'q', 'i', 'w', 'r')
 if not f[1] or f[1] ~= ARGV[2] then return {'bad'} end
@@ -193,13 +195,18 @@ if mode == 'read' or mode == 'readpark' then
     redis.call('HSET', KEYS[1], 'p', last)
   end
   local ttl = tonumber(f[5]) + tonumber(ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ttl)
-  redis.call('PEXPIRE', KEYS[2], ttl)
   local now = nowMs()
   local margin = tonumber(ARGV[6])
+  local keep = ttl
   if not f[7] or tonumber(f[7]) < now + ttl + margin then
     local indexTtl = ${INDEX_TTL_FACTOR} * ttl + margin
-    refresh = (now + indexTtl) .. ':' .. indexTtl .. ':' .. (f[8] or '0') .. ':' .. f[9]
+    refresh = (now + indexTtl) .. ':' .. indexTtl .. ':' .. (f[8] or '0') .. ':' .. f[9] .. ':' .. ttl
+    -- Not past what the indexes promise until they are extended (INDEXED extends the queue then).
+    keep = math.max(redis.call('PTTL', KEYS[1]), (tonumber(f[7]) or 0) - margin - now)
+  end
+  if keep > 0 then
+    redis.call('PEXPIRE', KEYS[1], keep)
+    redis.call('PEXPIRE', KEYS[2], keep)
   end
   seq = redis.call('HINCRBY', KEYS[1], 'q', 1)
   if f[4] then
@@ -223,9 +230,14 @@ if mode == 'readpark' or mode == 'park' then redis.call('HSET', KEYS[1], 'k', se
 return {'ok', '[]', seq, refresh}
 `;
 
-// KEYS meta. ARGV until when its indexes surely list the queue (not recreating a deleted queue).
+// KEYS meta, events. ARGV until when its indexes surely list the queue, the queue's ttl ms: the
+// life the poll gave it (not recreating a deleted queue, never shortening it).
 const INDEXED = `
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'i', ARGV[1]) end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'i', ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2], 'GT')
+  redis.call('PEXPIRE', KEYS[2], ARGV[2], 'GT')
+end
 return 1
 `;
 
@@ -261,7 +273,7 @@ interface QueueCommands {
   tcQueueSetSnapshot(meta: string, events: string, xids: string, ...args: string[]): Promise<number>;
   tcQueuePoll(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<(string | number)[]>;
   tcQueueDelete(meta: string, events: string, xids: string, ...args: (string | number)[]): Promise<number>;
-  tcQueueIndexed(meta: string, until: number): Promise<number>;
+  tcQueueIndexed(meta: string, events: string, until: number, ttlMs: number): Promise<number>;
 }
 
 type Scripted = Redis & QueueCommands;
@@ -276,7 +288,7 @@ export function defineQueueCommands(redis: Redis): void {
   redis.defineCommand('tcQueueSetSnapshot', { numberOfKeys: 3, lua: SET_SNAPSHOT });
   redis.defineCommand('tcQueuePoll', { numberOfKeys: 3, lua: POLL });
   redis.defineCommand('tcQueueDelete', { numberOfKeys: 3, lua: DELETE });
-  redis.defineCommand('tcQueueIndexed', { numberOfKeys: 1, lua: INDEXED });
+  redis.defineCommand('tcQueueIndexed', { numberOfKeys: 2, lua: INDEXED });
 }
 
 /** An index that lists a queue which is gone. */
@@ -407,16 +419,18 @@ export class QueueStore {
    * records that in the queue (field i): a failure here fails the poll, and the next poll retries.
    */
   private async refreshIndexes(queueId: string, userId: number, refresh: string): Promise<void> {
-    const [until, ttlMs, realmWide, realmId] = refresh.split(':').map(Number);
+    const [until, indexTtlMs, realmWide, realmId, queueTtlMs] = refresh.split(':').map(Number);
     const pipeline = crossSlotPipeline(this.redis, this.options.durability) as ScriptedPipeline;
     // The expiry is measured from when it runs, after the script that computed `until`.
-    this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: realmWide === 1 }, ttlMs);
-    const durable = this.options.durability?.replicas;
-    // With replicas to wait for, the queue records the extension only once the indexes' replicas
-    // hold it: a failover must not leave the queue believing in an index time that was lost.
-    if (durable) throwPipelineErrors(await pipeline.exec());
-    const marker = durable ? (crossSlotPipeline(this.redis) as ScriptedPipeline) : pipeline;
-    marker.tcQueueIndexed(this.keys(queueId)[0], until);
+    this.listInIndexes(pipeline, queueId, { userId, realmId, realmWide: realmWide === 1 }, indexTtlMs);
+    // The queue is extended only once the indexes are: one server runs a pipeline in order, a
+    // Cluster runs each node's share at once. With replicas to wait for, only once the indexes'
+    // replicas hold it: a failover must not leave the queue believing in an index time that was lost.
+    const separate = this.options.durability?.replicas || isCluster(this.redis);
+    if (separate) throwPipelineErrors(await pipeline.exec());
+    const marker = separate ? (crossSlotPipeline(this.redis) as ScriptedPipeline) : pipeline;
+    const [meta, events] = this.keys(queueId);
+    marker.tcQueueIndexed(meta, events, until, queueTtlMs);
     throwPipelineErrors(await marker.exec());
   }
 
