@@ -12,7 +12,14 @@
 //   {op:'stats', kind}          -> {errors, lastError, inFlight, statuses} (why polls do not park)
 import http from 'node:http';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, keepAliveMsecs: 30_000 });
+// Each poll keeps its connection between rounds, as every real client keeps its own (node's default
+// keeps 256 idle sockets and closes the rest: 10,000 new connections at every re-park).
+const agent = new http.Agent({
+  keepAlive: true,
+  maxSockets: Infinity,
+  maxFreeSockets: Infinity,
+  keepAliveMsecs: 30_000,
+});
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 /** kind ('teamchat' | 'baseline') -> { kind, url, queues, marker, times, errors, heartbeats, lastError, onAll } */
 const sets = new Map();

@@ -54,6 +54,14 @@ const GOAL_LAST_MS = 300;
  * or 'gateway' (through the gateway, as before docs/adr/0006).
  */
 const POLL_PATH = process.env.BENCH_BIGCHANNEL_POLL ?? 'direct';
+/**
+ * BENCH_BIGCHANNEL_COLD_AUTH=1: before teamchat's polls park again, the authentications they
+ * would find cached are gone (the process's copies expired, Redis's deleted), so every poll of
+ * the crowd reads PostgreSQL at once.
+ */
+const COLD_AUTH = process.env.BENCH_BIGCHANNEL_COLD_AUTH === '1';
+/** The event replica's in-process authentication copies live this long (packages/runtime/src/auth.ts). */
+const LOCAL_AUTH_TTL_MS = 10_000;
 if (POLL_PATH !== 'direct' && POLL_PATH !== 'gateway')
   throw new Error(`BENCH_BIGCHANNEL_POLL is 'direct' or 'gateway', not '${POLL_PATH}'`);
 /**
@@ -281,19 +289,39 @@ async function main() {
     const parkedBaseline = async () => (await call(agent, 'GET', `${baselineUrl}/parked`, {})).body.parked as number;
     /** Every client polls again; resolves once every poll of `kind` is parked, and a moment more. */
     const park = async (kind: Kind) => {
+      if (COLD_AUTH && kind === 'teamchat') {
+        // Every poll's authentication misses both caches, as after a minute away or a Redis restart.
+        await sleep(LOCAL_AUTH_TTL_MS + 1000);
+        let forgotten = 0;
+        for await (const keys of redis.scanStream({ match: `${env.REDIS_PREFIX}auth:*`, count: 1000 }))
+          if ((keys as string[]).length) forgotten += await redis.del(...(keys as string[]));
+        log(`      ${forgotten} cached authentications forgotten before parking again`);
+      }
+      const parkStarted = now();
       await Promise.all(clients.map((client) => client.call('park', { kind })));
       const deadline = now() + 120_000;
+      let reportAt = now() + 10_000;
       for (;;) {
         const parked = kind === 'teamchat' ? await parkedTeamchat() : await parkedBaseline();
         if (parked === USERS) break;
+        if (now() > reportAt) {
+          log(`      ${kind}: ${parked} of ${USERS} polls parked after ${fmt((now() - parkStarted) / 1000, 0)} s`);
+          reportAt += 10_000;
+        }
         if (now() > deadline) {
           const stats = await Promise.all(clients.map((client) => client.call('stats', { kind })));
+          const eventsLog = events.output
+            .join('')
+            .split('\n')
+            .filter((line) => /"level":(4|5)0/.test(line));
           throw new Error(
-            `${kind}: only ${parked} of ${USERS} polls parked after 120 s; clients: ${JSON.stringify(stats)}`,
+            `${kind}: only ${parked} of ${USERS} polls parked after 120 s; clients: ${JSON.stringify(stats)}; ` +
+              `the event replica's last warnings and errors (${eventsLog.length} in all):\n${eventsLog.slice(-15).join('\n')}`,
           );
         }
         await sleep(250);
       }
+      log(`      ${kind}: ${USERS} polls parked again in ${fmt((now() - parkStarted) / 1000, 1)} s`);
       await sleep(1000);
     };
     const parkedStarted = now();

@@ -35,6 +35,14 @@ export interface ServeOptions {
   shutdownDeadlineMs?: number;
 }
 
+/**
+ * Connections the kernel holds for us until we accept them (capped by net.core.somaxconn). Node's
+ * 511 overflowed when 10,000 long-polls came to a busy event replica at once: the dropped
+ * connection attempts were retried by TCP 1, 3, 7, 15, 31, 63 s later, and polls parked two
+ * minutes late.
+ */
+const LISTEN_BACKLOG = 8192;
+
 export async function listen(handler: http.RequestListener, port: number, host: string): Promise<http.Server> {
   const server = http.createServer(handler);
   server.on('clientError', answerClientError);
@@ -43,7 +51,7 @@ export async function listen(handler: http.RequestListener, port: number, host: 
   server.requestTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve());
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
   return server;
 }
