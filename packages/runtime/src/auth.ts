@@ -121,9 +121,10 @@ const KEY_READ_BATCH = 500;
 
 /**
  * Reads of keys missing from both caches, gathered over one turn of the event loop and made in
- * one statement per batch: a crowd polling again at once (a big channel's message, a replica's
- * restart, every cached lookup gone after a minute) costs a few statements, not one each — one
- * each queued 10,000 polls behind the connection pool and stalled them.
+ * one statement per batch (of at most KEY_READ_BATCH keys): a crowd polling again at once (a big
+ * channel's message, a replica's restart, every cached lookup gone after a minute) costs a few
+ * statements, not one each. 10,000 polls with no cached authentication parked again in
+ * 1.3–1.8 s so, 3.5–4.4 s with one statement each (bench/README.md, bigchannel).
  */
 class KeyReads {
   private waiting = new Map<

@@ -80,7 +80,7 @@ test('a client that registers once and keeps polling gets every event, long past
       samples++;
       await sleep(2);
     }
-  })();
+  })().catch((error) => outlived.push(`sampling failed: ${error}`));
   try {
     for (let n = 0; Date.now() - started < runMs; n++) {
       words.push(`word-${n}`);
