@@ -17,9 +17,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { createRedis, type Redis } from '@teamchat/bus';
+import { createRedis, RedisKeys, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
-import { createBaseDeps } from '@teamchat/runtime';
+import { createBaseDeps, LOCAL_AUTH_TTL_MS } from '@teamchat/runtime';
 import { createTestDatabase, residentBytes } from '@teamchat/testing';
 import { call } from '../lib/http';
 import { createOrganisation } from '../lib/organisation';
@@ -60,8 +60,6 @@ const POLL_PATH = process.env.BENCH_BIGCHANNEL_POLL ?? 'direct';
  * the crowd reads PostgreSQL at once.
  */
 const COLD_AUTH = process.env.BENCH_BIGCHANNEL_COLD_AUTH === '1';
-/** The event replica's in-process authentication copies live this long (packages/runtime/src/auth.ts). */
-const LOCAL_AUTH_TTL_MS = 10_000;
 if (POLL_PATH !== 'direct' && POLL_PATH !== 'gateway')
   throw new Error(`BENCH_BIGCHANNEL_POLL is 'direct' or 'gateway', not '${POLL_PATH}'`);
 /**
@@ -293,7 +291,7 @@ async function main() {
         // Every poll's authentication misses both caches, as after a minute away or a Redis restart.
         await sleep(LOCAL_AUTH_TTL_MS + 1000);
         // KEYS: this bench's own Redis prefix on one server, a few seconds before the round.
-        const cached = await redis.keys(`${env.REDIS_PREFIX}auth:*`);
+        const cached = await redis.keys(new RedisKeys(env.REDIS_PREFIX).auth('*'));
         let forgotten = 0;
         for (let i = 0; i < cached.length; i += 1000) forgotten += await redis.del(...cached.slice(i, i + 1000));
         log(`      ${forgotten} cached authentications forgotten before parking again`);

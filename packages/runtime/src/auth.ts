@@ -39,7 +39,8 @@ export function parseBasicAuth(header: string | undefined): Credentials | null {
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
-const LOCAL_TTL_MS = 10_000;
+/** How long a lookup is kept in a process's own memory. */
+export const LOCAL_AUTH_TTL_MS = 10_000;
 const LOCAL_MAX_ENTRIES = 50_000;
 
 /**
@@ -109,7 +110,7 @@ class LocalAuthCache {
     if (!this.subscribed || !this.keepEntries) return;
     // Map keeps insertion order: the first key is the oldest entry.
     if (this.entries.size >= LOCAL_MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + LOCAL_TTL_MS });
+    this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + LOCAL_AUTH_TTL_MS });
   }
 
   close(): void {
@@ -124,7 +125,7 @@ const KEY_READ_BATCH = 500;
  * one statement per batch (of at most KEY_READ_BATCH keys): a crowd polling again at once (a big
  * channel's message, a replica's restart, every cached lookup gone after a minute) costs a few
  * statements, not one each. 10,000 polls with no cached authentication parked again in
- * 1.3–1.8 s so, 3.5–4.4 s with one statement each (bench/README.md, bigchannel).
+ * 1.3–1.8 s, against 3.5–4.4 s with one statement each (bench/README.md, bigchannel).
  */
 class KeyReads {
   private waiting = new Map<
