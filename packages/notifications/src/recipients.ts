@@ -2,29 +2,78 @@
 // unread recipients other than the sender, their settings, subscription overrides, the topic's
 // visibility policy and whether they muted the sender.
 
-import { Prisma, type Db, type Message } from '@teamchat/db';
+import { queryRows, type Db, type Message } from '@teamchat/db';
 import { MessageFlag, userSettings } from '@teamchat/domain';
 import { VisibilityPolicy, type NotificationSettings, type RecipientFacts } from './triggers';
 
-/** The message's unread recipients (not the sender) with what the rules need; [] when the message is gone. */
-export async function recipientFacts(
+/** What the notification jobs need of the message itself. */
+export type NotifiedMessage = Pick<Message, 'id' | 'realm_id' | 'sender_id' | 'stream_id' | 'topic'>;
+
+const MENTIONS = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
+
+// What the rules need of the message, then its unread recipients other than the sender (or only
+// those of $3) whom the rules could notify: for a channel message, only those mentioned
+// (personally, by a group or a wildcard), following the topic, or with channel notifications on
+// (by the subscription or their own default). A channel of thousands is mostly none of these,
+// and this keeps its message from loading everyone's settings. Named statements on the pool:
+// they run for every message sent, and through Prisma its engine cost a millisecond of CPU
+// each. The message's rows are read first (OFFSET 0 keeps the planner from merging the
+// subquery): with the flags test beside message_id, PostgreSQL chose the partial unread index
+// (user_profile_id, message_id) and read all of it for the one message, every unread row of
+// every user: 29 ms at 1.5 million rows, growing with the table.
+const MESSAGE = 'SELECT id, realm_id, sender_id, stream_id, topic FROM message WHERE id = $1';
+const UNREAD = `
+  SELECT coalesce(json_agg(json_build_array(um.user_profile_id, um.flags)), '[]') AS unread
+  FROM (SELECT user_profile_id, flags FROM user_message WHERE message_id = $1 OFFSET 0) um
+  WHERE um.user_profile_id <> $2
+    AND (um.flags & ${MessageFlag.read}) = 0
+    AND ($3::int[] IS NULL OR um.user_profile_id = ANY($3::int[]))`;
+const CHANNEL_UNREAD = `${UNREAD}
+    AND ((um.flags & ${MENTIONS}) <> 0
+      OR EXISTS (SELECT 1 FROM subscription s WHERE s.user_profile_id = um.user_profile_id AND s.stream_id = $4
+                 AND (s.push_notifications OR s.email_notifications))
+      OR EXISTS (SELECT 1 FROM user_topic t WHERE t.user_profile_id = um.user_profile_id AND t.stream_id = $4
+                 AND lower(t.topic_name) = lower($5) AND t.visibility_policy = ${VisibilityPolicy.FOLLOWED})
+      OR EXISTS (SELECT 1 FROM user_profile u WHERE u.id = um.user_profile_id
+                 AND (u.settings->>'enable_stream_push_notifications' = 'true'
+                      OR u.settings->>'enable_stream_email_notifications' = 'true')))`;
+
+/**
+ * The message and its unread recipients (not the sender; of `onlyUserIds` when given) the rules
+ * could notify, with what the rules need; null when the message is gone.
+ */
+export async function messageRecipientFacts(
   db: Db,
-  message: Pick<Message, 'id' | 'sender_id' | 'stream_id' | 'topic'>,
+  messageId: number,
   onlyUserIds?: number[],
+): Promise<{ message: NotifiedMessage; facts: RecipientFacts[] } | null> {
+  const [message] = await queryRows<NotifiedMessage>(db, 'notified_message', MESSAGE, [messageId]);
+  if (!message) return null;
+  const only = onlyUserIds ?? null;
+  const [{ unread }] =
+    message.stream_id === null
+      ? await queryRows<{ unread: [number, number][] }>(db, 'notification_candidates_direct', UNREAD, [
+          message.id,
+          message.sender_id,
+          only,
+        ])
+      : await queryRows<{ unread: [number, number][] }>(db, 'notification_candidates_channel', CHANNEL_UNREAD, [
+          message.id,
+          message.sender_id,
+          only,
+          message.stream_id,
+          message.topic,
+        ]);
+  return { message, facts: await recipientFacts(db, message, unread) };
+}
+
+async function recipientFacts(
+  db: Db,
+  message: NotifiedMessage,
+  unread: [userId: number, flags: number][],
 ): Promise<RecipientFacts[]> {
-  // The message's rows first (OFFSET 0 keeps the planner from merging the subquery): with the
-  // flags test beside message_id, PostgreSQL chose the partial unread index (user_profile_id,
-  // message_id) and read all of it for the one message, every unread row of every user: 29 ms
-  // at 1.5 million rows, growing with the table, on every send.
-  const unread = await db.$queryRaw<{ user_profile_id: number; flags: number }[]>(Prisma.sql`
-    SELECT um.user_profile_id, um.flags
-    FROM (SELECT user_profile_id, flags FROM user_message WHERE message_id = ${message.id} OFFSET 0) um
-    WHERE um.user_profile_id <> ${message.sender_id}
-      AND (um.flags & ${MessageFlag.read}) = 0
-      ${onlyUserIds ? Prisma.sql`AND um.user_profile_id = ANY(${onlyUserIds}::int[])` : Prisma.empty}
-      ${message.stream_id === null ? Prisma.empty : channelCandidates(message.stream_id, message.topic)}`);
   if (unread.length === 0) return [];
-  const userIds = unread.map((row) => row.user_profile_id);
+  const userIds = unread.map(([userId]) => userId);
   const [users, muters, subscriptions, topics] = await Promise.all([
     db.userProfile.findMany({
       where: { id: { in: userIds }, is_active: true },
@@ -64,7 +113,7 @@ export async function recipientFacts(
           select: { user_profile_id: true, visibility_policy: true },
         }),
   ]);
-  const flagsOf = new Map(unread.map((row) => [row.user_profile_id, row.flags]));
+  const flagsOf = new Map(unread);
   const muting = new Set(muters.map((row) => row.user_profile_id));
   const subscriptionOf = new Map(subscriptions.map((row) => [row.user_profile_id, row]));
   const policyOf = new Map(topics.map((row) => [row.user_profile_id, row.visibility_policy]));
@@ -92,26 +141,6 @@ export async function recipientFacts(
       senderMuted: muting.has(user.id),
     };
   });
-}
-
-/**
- * Of a channel message's recipients, only those the rules could notify: mentioned (personally,
- * by a group or a wildcard), following the topic, or with channel notifications on (by the
- * subscription or their own default). A channel of thousands is mostly none of these, and this
- * keeps its message from loading everyone's settings.
- */
-function channelCandidates(streamId: number, topic: string): Prisma.Sql {
-  const mentions = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
-  return Prisma.sql`AND (
-    (um.flags & ${mentions}) <> 0
-    OR EXISTS (SELECT 1 FROM subscription s WHERE s.user_profile_id = um.user_profile_id AND s.stream_id = ${streamId}
-               AND (s.push_notifications OR s.email_notifications))
-    OR EXISTS (SELECT 1 FROM user_topic t WHERE t.user_profile_id = um.user_profile_id AND t.stream_id = ${streamId}
-               AND lower(t.topic_name) = lower(${topic}) AND t.visibility_policy = ${VisibilityPolicy.FOLLOWED})
-    OR EXISTS (SELECT 1 FROM user_profile u WHERE u.id = um.user_profile_id
-               AND (u.settings->>'enable_stream_push_notifications' = 'true'
-                    OR u.settings->>'enable_stream_email_notifications' = 'true'))
-  )`;
 }
 
 export function notificationSettings(user: Parameters<typeof userSettings>[0]): NotificationSettings & {

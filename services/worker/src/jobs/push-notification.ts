@@ -25,7 +25,7 @@ import {
   NotificationTrigger,
   notificationSettings,
   notificationTrigger,
-  recipientFacts,
+  messageRecipientFacts,
   TokenKind,
   type ActivityReader,
   type BouncerClient,
@@ -128,12 +128,10 @@ export async function sendPushNotification(
   const settings = notificationSettings(user);
   if (!settings.enable_offline_push_notifications && !settings.enable_online_push_notifications) return 'skipped';
   // Decided now, after the delay: the user's settings, the message still unread, and whether they are idle.
-  const message = await deps.db.message.findUnique({
-    where: { id: data.messageId },
-    select: { id: true, sender_id: true, stream_id: true, topic: true },
-  });
-  if (!message) return 'skipped';
-  const [facts] = await recipientFacts(deps.db, message, [user.id]);
+  const read = await messageRecipientFacts(deps.db, data.messageId, [user.id]);
+  if (!read) return 'skipped';
+  const { message } = read;
+  const [facts] = read.facts;
   if (!facts) return 'skipped';
   const idle = (await activity.idleUserIds([user.id])).has(user.id);
   const trigger = notificationTrigger(facts, message.sender_id, 'push', idle);
