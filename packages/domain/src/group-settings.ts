@@ -403,9 +403,10 @@ export async function userGroupDicts(
   const ids = groups.map((group) => group.id);
   const [members, subgroups, settings, nobody] = await Promise.all([
     // Aggregated in the database: a system group's members are the whole realm, and this is
-    // read at every register (one row per group instead of one per membership).
+    // read at every register (one row per group instead of one per membership). As JSON, not an
+    // array: the driver parses 1,000 ids of array text in ~300 µs, JSON.parse in ~20.
     db.$queryRaw<{ group_id: number; members: number[] }[]>`
-      SELECT m.user_group_id AS group_id, array_agg(m.user_profile_id ORDER BY m.user_profile_id) AS members
+      SELECT m.user_group_id AS group_id, json_agg(m.user_profile_id ORDER BY m.user_profile_id) AS members
         FROM user_group_membership m JOIN user_profile u ON u.id = m.user_profile_id
        WHERE m.user_group_id = ANY(${ids}::int[]) AND u.is_active
        GROUP BY m.user_group_id`,
