@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { createRedis, EventBus, type Redis, type ZulipEvent, type ZulipEventOf } from '@teamchat/bus';
-import { createLogger, INTERNAL_TOKEN_HEADER, signInternalToken } from '@teamchat/core';
+import { createLogger } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
@@ -329,15 +329,11 @@ export function teamchatThroughGateway(
   };
 }
 
-/** Straight to one event replica, with internal tokens signed here (only for the memory figure). */
-function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'register' | 'pollUrl'> & { name: string } {
-  const token = (user: BenchUser, method: string, pathName: string) =>
-    signInternalToken(secret, {
-      user: { userId: user.id, realmId: user.realm.id, role: user.role, email: user.email, isBot: false },
-      realmId: user.realm.id,
-      method,
-      path: pathName,
-    });
+/**
+ * Straight to one event replica with the users' Basic credentials, register and polls: the path
+ * the Ingress routes both on (docs/adr/0006). Only for the memory figure, which has no gateway.
+ */
+function teamchatDirect(replicaUrl: string): Pick<System, 'register' | 'pollUrl'> & { name: string } {
   return {
     name: 'teamchat (direct)',
     async register(agent, user) {
@@ -349,10 +345,7 @@ function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'regis
         agent,
         'POST',
         `${replicaUrl}/api/v1/register`,
-        {
-          [INTERNAL_TOKEN_HEADER]: token(user, 'POST', '/api/v1/register'),
-          'content-type': 'application/x-www-form-urlencoded',
-        },
+        { ...basicAuth(user), 'content-type': 'application/x-www-form-urlencoded' },
         body,
       );
       if (reply.status !== 200) throw new Error(`register failed: ${JSON.stringify(reply.body)}`);
@@ -361,7 +354,7 @@ function teamchatDirect(replicaUrl: string, secret: string): Pick<System, 'regis
     pollUrl(user, queueId, lastEventId) {
       return {
         url: `${replicaUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`,
-        headers: { [INTERNAL_TOKEN_HEADER]: token(user, 'GET', '/api/v1/events') },
+        headers: basicAuth(user),
       };
     },
   };
@@ -768,7 +761,7 @@ async function main() {
             DB_POOL_SIZE: '10',
           });
           procs.push(proc);
-          const direct = teamchatDirect(`http://127.0.0.1:${proc.port}`, env.INTERNAL_JWT_SECRET);
+          const direct = teamchatDirect(`http://127.0.0.1:${proc.port}`);
           return {
             proc,
             system: {
