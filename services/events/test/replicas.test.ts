@@ -306,7 +306,8 @@ test('Redis connections dropping while events flow lose nothing', async () => {
   } finally {
     admin.disconnect();
   }
-});
+  // Longer than expectExactlyOnceInOrder's own 60 s: a stall then fails there, saying which queue lacks what.
+}, 120_000);
 
 test('an event whose after-commit publish failed is relayed from the outbox', async () => {
   cluster = await EventCluster.start(stack, 2, FAST_HEARTBEAT);
