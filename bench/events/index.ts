@@ -329,37 +329,6 @@ export function teamchatThroughGateway(
   };
 }
 
-/**
- * Straight to one event replica with the users' Basic credentials, register and polls: the path
- * the Ingress routes both on (docs/adr/0006). Only for the memory figure, which has no gateway.
- */
-function teamchatDirect(replicaUrl: string): Pick<System, 'register' | 'pollUrl'> & { name: string } {
-  return {
-    name: 'teamchat (direct)',
-    async register(agent, user) {
-      const body = new URLSearchParams({
-        event_types: JSON.stringify(['alert_words', 'typing']),
-        fetch_event_types: '[]',
-      }).toString();
-      const reply = await call(
-        agent,
-        'POST',
-        `${replicaUrl}/api/v1/register`,
-        { ...basicAuth(user), 'content-type': 'application/x-www-form-urlencoded' },
-        body,
-      );
-      if (reply.status !== 200) throw new Error(`register failed: ${JSON.stringify(reply.body)}`);
-      return { queueId: reply.body.queue_id, lastEventId: reply.body.last_event_id };
-    },
-    pollUrl(user, queueId, lastEventId) {
-      return {
-        url: `${replicaUrl}/api/v1/events?queue_id=${queueId}&last_event_id=${lastEventId}`,
-        headers: basicAuth(user),
-      };
-    },
-  };
-}
-
 function baseline(url: string, pid: number): System {
   const publishAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   const publish = async (users: number[], event: ZulipEvent) => {
@@ -761,15 +730,14 @@ async function main() {
             DB_POOL_SIZE: '10',
           });
           procs.push(proc);
-          const direct = teamchatDirect(`http://127.0.0.1:${proc.port}`);
+          // Register and polls straight to the replica with Basic credentials: the path the Ingress
+          // routes both on (docs/adr/0006); this figure has no gateway. Nothing is published.
+          const replicaUrl = `http://127.0.0.1:${proc.port}`;
+          const system = teamchatThroughGateway(replicaUrl, bus, 'bus', {}, replicaUrl);
+          system.name = 'teamchat (direct)';
           return {
             proc,
-            system: {
-              ...direct,
-              pids: () => ({}),
-              publish: async () => undefined,
-              typing: async () => undefined,
-            } as System,
+            system,
             redisBytes: async () =>
               (await redisBytesWithPrefix(redis, `${prefix}{q:`)) +
               (await redisBytesWithPrefix(redis, `${prefix}events:user:`)),
