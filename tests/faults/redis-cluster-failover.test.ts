@@ -79,6 +79,22 @@ function reordered(client: EventClient, sent: SentMessage[]): number[] {
   return late;
 }
 
+/** The events around the first late message, with the queue's event ids and the sends' times. */
+function describeReordering(client: EventClient, sent: SentMessage[], firstLate: number): string {
+  const byId = new Map(sent.map((message) => [message.id, message]));
+  const messages = client.events.filter((event) => event.type === 'message');
+  const at = messages.findIndex((event) => event.message.id === firstLate);
+  const t0 = sent[0]?.startedAt ?? 0;
+  return messages
+    .slice(Math.max(0, at - 6), at + 3)
+    .map((event) => {
+      const message = byId.get(event.message.id);
+      const times = message ? `sent ${message.startedAt - t0}-${message.answeredAt - t0} ms` : 'not ours';
+      return `message ${event.message.id} as event ${event.id} (${times})`;
+    })
+    .join('; ');
+}
+
 async function runWithFailover(
   victimOf: () => Promise<{ victim: RedisClusterNode; slot: number; what: string }>,
 ): Promise<void> {
@@ -92,15 +108,23 @@ async function runWithFailover(
   await workload.progressed(10);
   const problems = await finishAndCheck(cluster, workload, clients, start);
   const events = clients.reduce((sum, client) => sum + client.messageIds().length, 0);
-  // Warnings the processes logged (a publish left to the outbox relay shows here), by message.
+  // Warnings the processes logged (a publish left to the outbox relay shows here), by message and error.
   const warnings: Record<string, number> = {};
   for (const slot of cluster.slots.values())
     for (const process of slot.history)
-      for (const line of process.problems)
-        warnings[`${slot.id}: ${line.msg}`] = (warnings[`${slot.id}: ${line.msg}`] ?? 0) + 1;
+      for (const line of process.problems) {
+        const error = (line.err as { message?: string } | undefined)?.message?.slice(0, 100);
+        // Trace and span ids left out, so that one kind of warning counts as one.
+        const key = `${slot.id}: ${line.msg}${error ? ` (${error})` : ''}`.replace(/\b[0-9a-f]{16,32}\b/g, '<id>');
+        warnings[key] = (warnings[key] ?? 0) + 1;
+      }
   console.log(
     `${what}: ${victim.address} killed, ${promoted} promoted after ${ms} ms; ${clients.length} clients, ${events} message events; ${JSON.stringify(workload.stats)}; warnings ${JSON.stringify(warnings)}`,
   );
+  for (const client of clients) {
+    const late = reordered(client, workload.sent);
+    if (late.length) console.log(`${client.label}: ${describeReordering(client, workload.sent, late[0])}`);
+  }
   expect(problems).toEqual([]);
   expect(clients.map((client) => [client.label, reordered(client, workload.sent)])).toEqual(
     clients.map((client) => [client.label, []]),

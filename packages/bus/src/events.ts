@@ -59,6 +59,9 @@ export const DEFAULT_RECIPIENT_SHARDS = 1;
 export const DEFAULT_OUTBOX_HOLD_MS = 1500;
 export const DEFAULT_RELAY_GRACE_MS = 5000;
 export const DEFAULT_DEDUP_WINDOW_SECS = 600;
+/** In a Cluster, how long an after-commit append that failed is tried again in its partition's order. */
+export const DEFAULT_PUBLISH_RETRY_MS = 30_000;
+const PUBLISH_RETRY_DELAYS_MS = [100, 200, 500, 1000];
 
 // The marker and the entry in one script: one AOF record, so a Redis that loses its last
 // writes loses both or neither (never a marker without its entry). A publish the marker finds
@@ -105,6 +108,8 @@ export interface EventBusOptions {
   beforePublish?: (realmId: number) => Promise<void>;
   /** REDIS_WAIT_REPLICAS: a publish counts once this many replicas hold its intake entry. */
   durability?: Durability;
+  /** In a Cluster, how long a failed after-commit append is tried again before it is left to the relay. */
+  publishRetryMs?: number;
 }
 
 /**
@@ -138,6 +143,8 @@ export class EventBus {
   private recordedTail: Promise<void> = Promise.resolve();
   /** In a Cluster, the last publish sent to each partition (see inPartitionOrder). */
   private readonly partitionTails = new Map<number, Promise<void>>();
+  /** Set by close(): failed appends are no longer tried again. */
+  private closing = false;
 
   constructor(
     private readonly redis: Redis,
@@ -241,7 +248,7 @@ export class EventBus {
 
   /** The after-commit publish: counted and logged when it fails (the relay sends the row later), never rejects. */
   publishCommitted(entry: IntakeEntry): Promise<void> {
-    const send = () => this.publish(entry);
+    const send = () => this.publish(entry, { retryInOrder: true });
     const sending = this.options.beforePublish
       ? this.afterRecording(this.options.beforePublish, entry.realmId).then(send)
       : send();
@@ -270,33 +277,43 @@ export class EventBus {
   }
 
   /** Appends the entry to its realm's intake stream, at most once per outbox row; the row is then deleted after the hold. */
-  async publish(entry: IntakeEntry): Promise<void> {
-    await this.publishOnce(entry);
+  async publish(entry: IntakeEntry, options: { retryInOrder?: boolean } = {}): Promise<void> {
+    await this.publishOnce(entry, options);
     if (entry.outboxId !== undefined) this.deleter?.add(entry.outboxId);
   }
 
   /**
    * Appends the entry unless its outbox row was published within the dedup window; answers
    * whether it appended. Leaves the row where it is (the relay deletes the rows it handles).
+   * `retryInOrder` (the after-commit publish): see appendInOrder.
    */
-  async publishOnce(entry: IntakeEntry): Promise<boolean> {
+  async publishOnce(entry: IntakeEntry, options: { retryInOrder?: boolean } = {}): Promise<boolean> {
     // One entry per shard, each deduplicated in its own partition: a publish that failed half-way
     // is completed by the relay without sending the other half twice.
     const appended = await Promise.all(
       this.splitByShard(entry).map(async ({ partition, entry: shardEntry }) => {
         const stream = this.keys.intakeStream(partition);
-        const id = await this.inPartitionOrder(partition, () =>
-          (this.redis as unknown as PublishOnce).teamchatPublishOnce(
+        let appended = false;
+        // The entry counts once its replicas hold it (REDIS_WAIT_REPLICAS), so in a Cluster the
+        // partition's next publish waits for that too: a master killed before replicating an
+        // entry must not have been handed the entries after it.
+        const append = async () => {
+          const id = await (this.redis as unknown as PublishOnce).teamchatPublishOnce(
             stream,
             this.keys.intakeSent(partition, entry.outboxId ?? 'none'),
             JSON.stringify(shardEntry),
             entry.outboxId ?? '',
             this.dedupWindowSecs,
-          ),
-        );
-        // Outside the partition's order: the next publish need not wait for this one's replicas.
-        await confirmReplicated(this.redis, stream, this.options.durability);
-        return id !== null;
+          );
+          if (id !== null) appended = true;
+          await confirmReplicated(this.redis, stream, this.options.durability);
+        };
+        // Only in a Cluster, where publishes to a partition wait for each other: elsewhere a
+        // retry would come after later publishes.
+        const retry = options.retryInOrder === true && entry.outboxId !== undefined && isCluster(this.redis);
+        const giveUpAt = Date.now() + (this.options.publishRetryMs ?? DEFAULT_PUBLISH_RETRY_MS);
+        await this.inPartitionOrder(partition, retry ? () => this.appendInOrder(append, entry, giveUpAt) : append);
+        return appended;
       }),
     );
     return appended.some(Boolean);
@@ -324,8 +341,36 @@ export class EventBus {
     return sent;
   }
 
+  /**
+   * An after-commit append that failed, tried again before the partition's next publish, until
+   * `giveUpAt` (publishRetryMs after it was asked for: appends queued behind a failing one do not
+   * each wait that long again). In a Cluster a master's failover fails appends ioredis does not
+   * retry ("Connection is closed." while the cluster refreshes its slots; the master killed
+   * before its replicas confirmed the entry), and the appends queued behind then succeed: left to
+   * the relay, this one would reach its queues seconds after events committed later. Trying it
+   * again is safe: its dedup marker keeps it from being appended twice (an entry already there is
+   * only confirmed again). Only outbox rows are retried (a transient event has no marker).
+   */
+  private async appendInOrder(append: () => Promise<void>, entry: IntakeEntry, giveUpAt: number): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await append();
+      } catch (error) {
+        const delay = PUBLISH_RETRY_DELAYS_MS[Math.min(attempt, PUBLISH_RETRY_DELAYS_MS.length - 1)];
+        if (this.closing || Date.now() + delay > giveUpAt) throw error;
+        if (attempt === 0)
+          this.options.logger?.warn(
+            { err: error, outbox_id: entry.outboxId },
+            'event publish failed; trying it again before later publishes',
+          );
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
   /** Waits for the publishes under way, then deletes the rows they published (after their hold). */
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.inFlight);
     await this.deleter?.close();
   }
@@ -333,9 +378,13 @@ export class EventBus {
 
 /**
  * Publishes outbox rows older than `graceMs` (their after-commit publish failed: a published
- * row is deleted by its producer well within the grace) and deletes them. Safe to run in
- * several processes at once (SKIP LOCKED) and repeatedly (publishing is idempotent within the
- * dedup window). Answers how many rows it handled and how many of them it actually appended.
+ * row is deleted by its producer well within the grace) and deletes them, oldest first. Safe to
+ * run in several processes at once and repeatedly (publishing is idempotent within the dedup
+ * window): one relay runs at a time (a transaction-level advisory lock; the others skip the
+ * round), since two would publish in two orders — while one waited on the oldest rows (Redis
+ * failing over), another skipping the rows it holds published newer ones first. SKIP LOCKED
+ * still passes over rows their producer is deleting (published already). Answers how many rows
+ * it handled and how many of them it actually appended.
  */
 export async function relayOutbox(
   db: Db,
@@ -345,6 +394,9 @@ export async function relayOutbox(
   const graceMs = options.graceMs ?? DEFAULT_RELAY_GRACE_MS;
   const batchSize = options.batchSize ?? 500;
   return db.$transaction(async (client) => {
+    const [{ relaying }] = await client.$queryRaw<{ relaying: boolean }[]>`
+      SELECT pg_try_advisory_xact_lock(hashtext('teamchat:event-outbox-relay'), 0) AS relaying`;
+    if (!relaying) return { rows: 0, published: 0 };
     const rows = await client.$queryRaw<{ id: string; xid: string; realm_id: number; payload: OutboxPayload }[]>`
       SELECT id::text AS id, xid::text AS xid, realm_id, payload FROM event_outbox
       WHERE created_at < now() - make_interval(secs => ${graceMs / 1000})

@@ -29,6 +29,7 @@ export {
   DEFAULT_OUTBOX_HOLD_MS,
   DEFAULT_RELAY_GRACE_MS,
   DEFAULT_DEDUP_WINDOW_SECS,
+  DEFAULT_PUBLISH_RETRY_MS,
   type EventBusOptions,
   type IntakeEntry,
 } from './events';

@@ -4,7 +4,14 @@
 import crypto from 'node:crypto';
 import IORedis from 'ioredis';
 import { createDb, Prisma, transaction, type Db } from '@teamchat/db';
-import { createTestDatabase, deleteTestRedisKeys, testRedisConnection } from '@teamchat/testing';
+import {
+  createTestDatabase,
+  deleteTestRedisKeys,
+  TcpProxy,
+  testRedisClusterNodes,
+  testRedisConnection,
+  testRedisUrl,
+} from '@teamchat/testing';
 import {
   EventBus,
   outboxBacklog,
@@ -129,6 +136,34 @@ test('when the publish fails the row stays, and the relay publishes it exactly o
     expect.objectContaining({ outboxId: id, event: { type: 'alert_words', alert_words: ['relayed'] } }),
   ]);
   dead.disconnect();
+});
+
+test('relays take turns: while one holds the oldest rows, another publishes none of the newer ones', async () => {
+  const failing = newBus({}, unreachableRedis());
+  for (const word of ['first', 'second', 'third']) await commit(failing, [word]);
+  // The first relay takes the oldest row, then its Redis stops answering (held, as during a
+  // failover). In the cluster pass its connection goes to one node: the held command may come
+  // back MOVED, which fails that relay round (the row stays for the next).
+  const seed = testRedisClusterNodes()?.split(',')[0] ?? new URL(testRedisUrl()).host;
+  const proxy = await new TcpProxy(() => Number(seed.split(':').at(-1) || 6379)).listen();
+  const stalled = new IORedis(proxy.url, { maxRetriesPerRequest: null });
+  try {
+    await stalled.ping();
+    const holding = proxy.hold(1500);
+    const first = relayOutbox(db, newBus({}, stalled), { graceMs: 0, batchSize: 1 }).catch(() => undefined);
+    await sleep(300);
+    expect(await relayOutbox(db, newBus(), { graceMs: 0 })).toEqual({ rows: 0, published: 0 });
+    await holding;
+    await first;
+  } finally {
+    stalled.disconnect();
+    await proxy.close();
+  }
+  await relayOutbox(db, newBus(), { graceMs: 0 });
+  expect(await outboxIds()).toEqual([]);
+  expect((await intake(failing)).map((entry) => entry.event)).toEqual(
+    ['first', 'second', 'third'].map((word) => ({ type: 'alert_words', alert_words: [word] })),
+  );
 });
 
 test('a row published but not deleted (its producer died) is deleted by the relay without a second publish', async () => {

@@ -4,6 +4,7 @@
 import {
   createRedis,
   DEFAULT_DEDUP_WINDOW_SECS,
+  DEFAULT_PUBLISH_RETRY_MS,
   DEFAULT_EVENT_PARTITIONS,
   DEFAULT_RECIPIENT_SHARDS,
   durabilityOf,
@@ -40,6 +41,10 @@ const eventOutboxEnvSpec = {
   EVENT_DEDUP_WINDOW_SECS: env.int(
     'how long the intake remembers a published outbox row, so that it is not published twice',
     DEFAULT_DEDUP_WINDOW_SECS,
+  ),
+  EVENT_PUBLISH_RETRY_MS: env.int(
+    'Redis Cluster: how long a failed after-commit publish is tried again, in order, before the relay gets it',
+    DEFAULT_PUBLISH_RETRY_MS,
   ),
 };
 
@@ -165,6 +170,7 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     db,
     holdMs: baseEnv.EVENT_OUTBOX_HOLD_MS,
     dedupWindowSecs: baseEnv.EVENT_DEDUP_WINDOW_SECS,
+    publishRetryMs: baseEnv.EVENT_PUBLISH_RETRY_MS,
     logger,
     onPublishFailure: () => eventTierMetrics().publishFailures.inc(),
     recipientShards: recipientShards(baseEnv),
