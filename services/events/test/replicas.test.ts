@@ -91,10 +91,16 @@ async function expectExactlyOnceInOrder(subs: Subscriber[], expected: Map<number
       subs.every(({ user, queues }) => queues.every((queue) => queue.received.length >= expected.get(user.id)!.length)),
     () =>
       subs
-        .map(
-          ({ user, queues }) =>
-            `${user.id}: ${queues.map((q) => `${q.received.length}/${expected.get(user.id)!.length} ${q.failures.slice(-3).join('; ')}`).join(' | ')}`,
-        )
+        .map(({ user, queues }) => {
+          const wanted = expected.get(user.id)!;
+          return `${user.id}: ${queues
+            .map((q) => {
+              const got = new Set(words(q));
+              const missing = wanted.filter((word) => !got.has(word));
+              return `${q.received.length}/${wanted.length} missing [${missing.slice(0, 5).join(', ')}] ${q.failures.slice(-3).join('; ')}`;
+            })
+            .join(' | ')}`;
+        })
         .join('\n'),
     60_000,
   );
@@ -302,7 +308,11 @@ test('Redis connections dropping while events flow lose nothing', async () => {
       },
     );
     expect(killed).toBeGreaterThan(0);
-    await expectExactlyOnceInOrder(subs, expected);
+    await expectExactlyOnceInOrder(subs, expected).catch((error: unknown) => {
+      // What the replicas logged (warnings and errors), to tell where the events stopped.
+      for (const replica of cluster!.replicas) console.log(`${replica.replicaId}:\n${replica.output.slice(-6000)}`);
+      throw error;
+    });
   } finally {
     admin.disconnect();
   }
