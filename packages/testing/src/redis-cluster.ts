@@ -170,6 +170,15 @@ export class OwnRedisCluster {
   }
 
   /** The node serving a slot as master, as a running node sees it (CLUSTER NODES). */
+  /** The node replicating `master` (one replica per master: the first found). */
+  async replicaOf(master: RedisClusterNode): Promise<RedisClusterNode> {
+    for (const node of this.nodes) {
+      if (node === master || !node.running || (await node.info('role')) !== 'slave') continue;
+      if (Number(await node.info('master_port')) === master.port) return node;
+    }
+    throw new Error(`no replica of ${master.address}`);
+  }
+
   async masterOf(slot: number): Promise<RedisClusterNode> {
     const anyNode = this.nodes.find((node) => node.running)!;
     for (const line of (await anyNode.cli('cluster', 'nodes')).split('\n')) {
