@@ -169,7 +169,6 @@ export class OwnRedisCluster {
     return out;
   }
 
-  /** The node serving a slot as master, as a running node sees it (CLUSTER NODES). */
   /** The node replicating `master` (one replica per master: the first found). */
   async replicaOf(master: RedisClusterNode): Promise<RedisClusterNode> {
     for (const node of this.nodes) {
@@ -179,6 +178,7 @@ export class OwnRedisCluster {
     throw new Error(`no replica of ${master.address}`);
   }
 
+  /** The node serving a slot as master, as a running node sees it (CLUSTER NODES). */
   async masterOf(slot: number): Promise<RedisClusterNode> {
     const anyNode = this.nodes.find((node) => node.running)!;
     for (const line of (await anyNode.cli('cluster', 'nodes')).split('\n')) {
