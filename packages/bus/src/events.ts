@@ -285,7 +285,7 @@ export class EventBus {
   /**
    * Appends the entry unless its outbox row was published within the dedup window; answers
    * whether it appended. Leaves the row where it is (the relay deletes the rows it handles).
-   * `retryInOrder` (the after-commit publish): see appendInOrder.
+   * `retryInOrder` (the after-commit publish): see retriedInOrder.
    */
   async publishOnce(entry: IntakeEntry, options: { retryInOrder?: boolean } = {}): Promise<boolean> {
     // One entry per shard, each deduplicated in its own partition: a publish that failed half-way
@@ -311,8 +311,7 @@ export class EventBus {
         // Only in a Cluster, where publishes to a partition wait for each other: elsewhere a
         // retry would come after later publishes.
         const retry = options.retryInOrder === true && entry.outboxId !== undefined && isCluster(this.redis);
-        const giveUpAt = Date.now() + (this.options.publishRetryMs ?? DEFAULT_PUBLISH_RETRY_MS);
-        await this.inPartitionOrder(partition, retry ? () => this.appendInOrder(append, entry, giveUpAt) : append);
+        await this.inPartitionOrder(partition, retry ? this.retriedInOrder(append, entry) : append);
         return appended;
       }),
     );
@@ -342,16 +341,21 @@ export class EventBus {
   }
 
   /**
-   * An after-commit append that failed, tried again before the partition's next publish, until
-   * `giveUpAt` (publishRetryMs after it was asked for: appends queued behind a failing one do not
-   * each wait that long again). In a Cluster a master's failover fails appends ioredis does not
+   * The append, tried again if it fails, before the partition's next publish, until publishRetryMs
+   * after it was asked for (now, not when its turn comes: appends queued behind a failing one do
+   * not each wait that long again). In a Cluster a master's failover fails appends ioredis does not
    * retry ("Connection is closed." while the cluster refreshes its slots; the master killed
    * before its replicas confirmed the entry), and the appends queued behind then succeed: left to
    * the relay, this one would reach its queues seconds after events committed later. Trying it
    * again is safe: its dedup marker keeps it from being appended twice (an entry already there is
    * only confirmed again). Only outbox rows are retried (a transient event has no marker).
    */
-  private async appendInOrder(append: () => Promise<void>, entry: IntakeEntry, giveUpAt: number): Promise<void> {
+  private retriedInOrder(append: () => Promise<void>, entry: IntakeEntry): () => Promise<void> {
+    const giveUpAt = Date.now() + (this.options.publishRetryMs ?? DEFAULT_PUBLISH_RETRY_MS);
+    return () => this.appendUntil(append, entry, giveUpAt);
+  }
+
+  private async appendUntil(append: () => Promise<void>, entry: IntakeEntry, giveUpAt: number): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         return await append();
