@@ -13,6 +13,7 @@ export {
   settleOnClose,
   slotOf,
   spreadTag,
+  type ConnectionLogger,
   type Durability,
   type Redis,
   type RedisClientOptions,

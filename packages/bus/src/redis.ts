@@ -109,25 +109,36 @@ export function createRedis(target: string | RedisTarget, options: RedisClientOp
       ...(options.autoPipelining ? { enableAutoPipelining: true } : {}),
     });
   }
-  const logger = options.logger;
-  if (logger) {
-    let reported = false;
-    const report = (error: Error) => {
-      if (!reported) logger.warn({ err: error, connection: options.name }, 'redis connection error; reconnecting');
-      reported = true;
-    };
-    connection.on('error', report);
-    // A Cluster reports each node's trouble on its own and stays "ready" while others answer.
-    connection.on('node error', report);
-    connection.on('ready', () => (reported = false));
-  }
+  if (options.logger) reportConnectionErrors(connection, options.logger, options.name);
   return connection;
 }
 
-/** A new connection to the same Redis (a subscriber, say), named for CLIENT LIST. */
-export function duplicateRedis(redis: Redis, name: string): Redis {
-  if (!isCluster(redis)) return redis.duplicate({ connectionName: name });
-  return redis.duplicate(undefined, { redisOptions: { ...redis.options.redisOptions, connectionName: name } });
+export type ConnectionLogger = NonNullable<RedisClientOptions['logger']>;
+
+/**
+ * Sends a connection's errors to `logger`, one warning per outage (until it is ready again). A
+ * connection must have an 'error' listener: without one, an error it emits (a Cluster's sharded
+ * subscriber failing to reach a master that went away, say) is thrown and ends the process.
+ */
+function reportConnectionErrors(connection: Redis, logger: ConnectionLogger, name: string | undefined): void {
+  let reported = false;
+  const report = (error: Error) => {
+    if (!reported) logger.warn({ err: error, connection: name }, 'redis connection error; reconnecting');
+    reported = true;
+  };
+  connection.on('error', report);
+  // A Cluster reports each node's trouble on its own and stays "ready" while others answer.
+  connection.on('node error', report);
+  connection.on('ready', () => (reported = false));
+}
+
+/** A new connection to the same Redis (a subscriber, say), named for CLIENT LIST, its errors sent to `logger`. */
+export function duplicateRedis(redis: Redis, name: string, logger: ConnectionLogger): Redis {
+  const copy = isCluster(redis)
+    ? redis.duplicate(undefined, { redisOptions: { ...redis.options.redisOptions, connectionName: name } })
+    : redis.duplicate({ connectionName: name });
+  reportConnectionErrors(copy, logger, name);
+  return copy;
 }
 
 /**

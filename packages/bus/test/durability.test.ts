@@ -11,12 +11,16 @@
 // event reach its queues after events committed later. On a real 3+3 cluster the master of the
 // partition refuses writes (maxmemory 1 byte: Redis answers OOM) and later accepts them again, or
 // (REDIS_WAIT_REPLICAS) its replica stops confirming writes (SIGSTOP) and later resumes.
+//
+// A master killed under a sharded subscriber (the auth-invalidation subscriber) is reported to the
+// subscriber's logger; before, ioredis's 'error' reached no listener and ended the event replica.
 import { asJsonableError } from '@teamchat/core';
 import IORedis from 'ioredis';
 import { OwnRedisCluster, testRedisUrl, type RedisClusterNode } from '@teamchat/testing';
 import {
   createRedis,
   crossSlotPipeline,
+  duplicateRedis,
   EventBus,
   ReplicationError,
   slotOf,
@@ -228,4 +232,32 @@ test('with REDIS_WAIT_REPLICAS the next publish waits until the replicas hold th
   await expectPublishedInOrder({ first, second, intake, counted });
   await bus.close();
   await cluster.waitUntilHealthy();
+});
+
+test("a duplicate's connection errors reach its logger: a sharded subscriber outlives its master's death", async () => {
+  const warnings: string[] = [];
+  const subscriber = duplicateRedis(redis, 'durability-subscriber', {
+    warn: (details) => warnings.push(String((details as { err?: Error }).err?.message)),
+  });
+  const heard: string[] = [];
+  subscriber.on('smessage', (_channel: string, message: string) => heard.push(message));
+  const channel = '{durability}:invalidations';
+  await subscriber.ssubscribe(channel);
+  const master = await cluster.masterOf(slotOf(channel));
+  await master.kill();
+  try {
+    // The subscriber tries the dead master again while its replica takes over (node timeout 2 s).
+    for (let waited = 0; warnings.length === 0 && waited < 20_000; waited += 100) await sleep(100);
+    expect(warnings.length).toBeGreaterThan(0);
+  } finally {
+    await master.start();
+    await cluster.waitUntilHealthy();
+  }
+  // Once the replica serves the channel, the subscriber hears it there.
+  for (let waited = 0; heard.length === 0 && waited < 20_000; waited += 200) {
+    await redis.spublish(channel, 'after the failover');
+    await sleep(200);
+  }
+  subscriber.disconnect();
+  expect(heard).toContain('after the failover');
 });

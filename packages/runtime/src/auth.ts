@@ -8,6 +8,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   duplicateRedis,
+  type ConnectionLogger,
   isCluster,
   readAuthCache,
   RedisKeys,
@@ -204,12 +205,14 @@ export class Authenticator {
     db: Db,
     private readonly redis: Redis,
     private readonly redisPrefix: string,
+    /** Where the invalidation subscriber's connection errors go. */
+    logger: ConnectionLogger,
     /** Names the process's invalidation subscriber connection (`<name>-auth-invalidations`). */
     connectionName = 'gateway',
   ) {
     this.keyReads = new KeyReads(db);
     this.local = new LocalAuthCache(
-      duplicateRedis(redis, `${connectionName}-auth-invalidations`),
+      duplicateRedis(redis, `${connectionName}-auth-invalidations`, logger),
       new RedisKeys(redisPrefix).authInvalidations(),
       !isCluster(redis),
     );

@@ -91,7 +91,7 @@ function queryApiKey(url: URL): Credentials | null {
 export function createGateway(deps: GatewayDeps): RunningService {
   const { env, logger } = deps;
   const realms = new RealmDirectory(deps.db);
-  const authenticator = new Authenticator(deps.db, deps.redis, env.REDIS_PREFIX);
+  const authenticator = new Authenticator(deps.db, deps.redis, env.REDIS_PREFIX, logger);
   const rateLimiter = new RateLimiter(deps.redis, env.REDIS_PREFIX, rateLimitSettings(env), logger);
   // Upstream connections are reused, but each only for a while: new replicas of a service get
   // requests soon after a scale-out (see UpstreamAgent).

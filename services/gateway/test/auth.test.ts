@@ -140,7 +140,13 @@ describe('a crowd of first lookups', () => {
         },
       },
     }) as unknown as Db;
-    const authenticator = new Authenticator(counted, stack.redis, stack.deps.env.REDIS_PREFIX, 'crowd-test');
+    const authenticator = new Authenticator(
+      counted,
+      stack.redis,
+      stack.deps.env.REDIS_PREFIX,
+      stack.deps.logger,
+      'crowd-test',
+    );
     try {
       const unknownKey = 'b'.repeat(32);
       const answers = await Promise.allSettled([

@@ -55,6 +55,7 @@ export class PublicEntry {
       base.db,
       base.redis,
       base.env.REDIS_PREFIX,
+      base.logger,
       `events:${config.EVENTS_REPLICA_ID}`,
     );
     this.rateLimiter = new RateLimiter(base.redis, base.env.REDIS_PREFIX, rateLimitSettings(config), base.logger);
