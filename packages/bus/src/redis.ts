@@ -43,7 +43,9 @@ export interface RedisClientOptions {
    * Commands fail at once while disconnected and are never re-sent after a reconnect (ioredis
    * re-sends unanswered commands by default: a read sent before a network cut would then run
    * long after its sender lost the right to make it). The caller must treat a command in flight
-   * at a disconnect as failed (ioredis then leaves its promise unsettled): see settleOnClose.
+   * at a disconnect as failed (ioredis then leaves its promise unsettled): see settleOnClose. A
+   * Cluster client also re-sends, 200 ms later, a command whose node connection closed under it
+   * (retryDelayOnFailover): not on these connections.
    */
   failFast?: boolean;
   /** Commands issued within one turn of the event loop share one write (ioredis's enableAutoPipelining). */
@@ -93,7 +95,7 @@ export function createRedis(target: string | RedisTarget, options: RedisClientOp
       enableAutoPipelining: options.autoPipelining ?? false,
       enableReadyCheck: true,
       // A master's failover takes the cluster's node timeout plus an election: keep retrying meanwhile.
-      retryDelayOnFailover: FAILOVER_RETRY_MS,
+      retryDelayOnFailover: options.failFast ? 0 : FAILOVER_RETRY_MS,
       retryDelayOnClusterDown: FAILOVER_RETRY_MS,
       // ioredis gives up after maxRedirections retries (16 by default: 3.2 s, shorter than any
       // failover), and a publish that failed reaches its queues late, through the outbox relay,

@@ -12,8 +12,12 @@
 // partition refuses writes (maxmemory 1 byte: Redis answers OOM) and later accepts them again, or
 // (REDIS_WAIT_REPLICAS) its replica stops confirming writes (SIGSTOP) and later resumes.
 //
+// A command in flight when its connection closes is not run again on a fail-fast connection (the
+// Cluster client re-sends it by default, after its caller may have moved on).
+//
 // A master killed under a sharded subscriber (the auth-invalidation subscriber) is reported to the
 // subscriber's logger; before, ioredis's 'error' reached no listener and ended the event replica.
+import { once } from 'node:events';
 import { asJsonableError } from '@teamchat/core';
 import IORedis from 'ioredis';
 import { OwnRedisCluster, testRedisUrl, type RedisClusterNode } from '@teamchat/testing';
@@ -260,4 +264,36 @@ test("a duplicate's connection errors reach its logger: a sharded subscriber out
   }
   subscriber.disconnect();
   expect(heard).toContain('after the failover');
+});
+
+test('a fail-fast connection never runs a command again after its connection closed under it', async () => {
+  const name = 'durability-fail-fast';
+  const failFast = createRedis(
+    { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: cluster.seedList },
+    { failFast: true, name, logger: { warn: () => undefined } },
+  );
+  const key = '{durability}:resent';
+  try {
+    if (failFast.status !== 'ready') await once(failFast, 'ready');
+    const blocked = failFast.blpop(key, 10);
+    const master = await cluster.masterOf(slotOf(key));
+    let id: string | undefined;
+    for (let waited = 0; !id && waited < 5000; waited += 50) {
+      id = /\bid=(\d+)\b[^\n]*\bname=durability-fail-fast\b[^\n]*\bcmd=blpop\b/.exec(
+        await master.cli('client', 'list'),
+      )?.[1];
+      if (!id) await sleep(50);
+    }
+    expect(id).toBeDefined();
+    await master.cli('client', 'kill', 'id', id!);
+    await expect(blocked).rejects.toThrow('Connection is closed.');
+    // Re-sent, the BLPOP would be waiting again and take this item.
+    await sleep(500);
+    await redis.rpush(key, 'item');
+    await sleep(200);
+    expect(await redis.lpop(key)).toBe('item');
+  } finally {
+    failFast.disconnect();
+    await redis.del(key);
+  }
 });

@@ -88,7 +88,6 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       leaseMs: config.EVENTS_LEASE_MS,
       batchSize: config.EVENTS_FANOUT_BATCH,
       trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
-      reclaimIntervalMs: config.EVENTS_RECLAIM_INTERVAL_MS,
       keys: base.bus.keys,
     },
     logger,

@@ -34,10 +34,6 @@ export const eventsEnvSpec = {
     'how often a replica checks that Redis kept every write it acknowledged (0: never); keep it below EVENT_OUTBOX_HOLD_MS',
     500,
   ),
-  EVENTS_RECLAIM_INTERVAL_MS: env.int(
-    'how often a partition owner applies intake entries left pending by others',
-    30_000,
-  ),
   EVENTS_SUBSCRIPTION_LINGER_MS: env.int('how long a wake-up subscription outlives the poll that made it', 30_000),
   EVENTS_REALM_STATE_CACHE_MB: env.int(
     "memory for register's realm-wide parts (user list, groups...), built once per realm state version",

@@ -59,7 +59,6 @@ test("every partition has one owner, striped by rank, so one organisation's shar
         leaseMs: LEASE_MS,
         batchSize: 10,
         trimIntervalMs: 60_000,
-        reclaimIntervalMs: 60_000,
         keys,
       },
       silent,

@@ -5,7 +5,8 @@
 // number, so one organisation's shards spread) and take over the partitions of a replica that stops
 // renewing: the new owner first claims the entries the old one left unacknowledged
 // (XAUTOCLAIM) and applies them again — the queues' high-water marks make that harmless. An
-// owner also claims whatever is pending after any failure and periodically (reclaimIntervalMs).
+// owner also claims whatever is pending after any failure, and its reads take nothing new while
+// anything is pending: an entry applied after a newer one would be refused as already applied.
 // Entries are trimmed once every consumer group has acknowledged them.
 //
 // A lease is not a lock without a fencing token: a replica paused or cut off past its lease
@@ -44,7 +45,8 @@ return 0
 `;
 
 // The fenced stream operations. KEYS lease, stream. ARGV lease value, consumer, then:
-//   read: count, ids to acknowledge first... -> {'ok', entries} or {'idle', newest id}
+//   read: count, ids to acknowledge first... -> {'ok', entries}, {'idle', newest id}, or
+//         {'unapplied'} when entries are still pending once those are acknowledged
 //   claim: cursor, count -> {'ok', XAUTOCLAIM reply}
 //   ack: ids...
 // Each answers {'fenced'} (and does nothing) when the lease is no longer this owner's.
@@ -53,6 +55,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'fenced'} end
 local op = ARGV[3]
 if op == 'read' then
   if #ARGV > 4 then redis.call('XACK', KEYS[2], '${INTAKE_GROUP}', unpack(ARGV, 5)) end
+  if redis.call('XPENDING', KEYS[2], '${INTAKE_GROUP}')[1] > 0 then return {'unapplied'} end
   local reply = redis.call('XREADGROUP', 'GROUP', '${INTAKE_GROUP}', ARGV[2], 'COUNT', ARGV[4], 'STREAMS', KEYS[2], '>')
   if reply then return {'ok', reply[1][2]} end
   local newest = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
@@ -87,11 +90,6 @@ export interface IntakeOptions {
   leaseMs: number;
   batchSize: number;
   trimIntervalMs: number;
-  /**
-   * How often an owner claims entries left pending in its partition (besides on taking it over
-   * and after every failure): an entry stranded by a path no error reported still gets applied.
-   */
-  reclaimIntervalMs: number;
   /** The deployment's keys: each partition's stream, lease and generation, the replica registry. */
   keys: RedisKeys;
 }
@@ -138,9 +136,20 @@ export class FencedStream {
     if (!('tcIntakeFenced' in connection)) connection.defineCommand('tcIntakeFenced', { numberOfKeys: 2, lua: FENCED });
   }
 
-  /** Acknowledges `acknowledged`, then reads new entries: the entries, or the newest id when none. */
-  async read(count: number, acknowledged: string[]): Promise<{ entries: StreamReply } | { newest: string }> {
+  /**
+   * Acknowledges `acknowledged`, then reads new entries: the entries, or the newest id when none.
+   * Reads nothing while other entries are pending (`unapplied`): delivered to the group but not
+   * applied by the caller, they must be claimed and applied first. A queue takes an entry only
+   * if it is newer than the last it took, so an entry applied after a newer one is lost. Such an
+   * entry comes from a read that ran after its caller stopped waiting for it (a command the
+   * Cluster client re-sent on its own, its promise given up when a connection closed).
+   */
+  async read(
+    count: number,
+    acknowledged: string[],
+  ): Promise<{ entries: StreamReply } | { newest: string } | { unapplied: true }> {
     const reply = await this.run('read', count, ...acknowledged);
+    if (reply[0] === 'unapplied') return { unapplied: true };
     return reply[0] === 'ok' ? { entries: reply[1] as StreamReply } : { newest: reply[1] as string };
   }
 
@@ -264,18 +273,14 @@ class PartitionConsumer {
         await this.connected();
         await this.intake.ensureGroup();
         await this.reclaim();
-        let reclaimAt = performance.now() + this.options.reclaimIntervalMs;
         while (!this.stopping) {
           if (!(await this.whileLeased())) break;
-          if (performance.now() >= reclaimAt) {
-            await this.intake.ack(applied);
-            applied = [];
-            await this.reclaim();
-            reclaimAt = performance.now() + this.options.reclaimIntervalMs;
-          }
           const read = await this.intake.read(this.options.batchSize, applied);
           applied = [];
-          if ('entries' in read) {
+          if ('unapplied' in read) {
+            this.logger.warn({ partition: this.partition }, 'intake entries pending unapplied; claiming them first');
+            await this.reclaim();
+          } else if ('entries' in read) {
             await this.fanout.apply(parseEntries(read.entries, this.logger), this.fence);
             applied = read.entries.map(([id]) => id);
           } else {
