@@ -534,14 +534,15 @@ export class QueueStore {
     for (const queueId of queueIds) {
       const meta = this.keys(queueId)[0];
       pipeline.hmget(meta, 'l', 'k');
-      pipeline.pttl(meta);
+      pipeline.pexpiretime(meta);
     }
     const results = throwPipelineErrors(await pipeline.exec());
     const live = queueIds
       .map((queueId, i) => {
         const [lifespanMs, parked] = results[2 * i] as (string | null)[];
-        // Every poll resets the time to live to the lifespan plus the same allowance: what is
-        // left of it beyond the lifespan orders queues by their last poll.
+        // Every poll sets the time to live to the lifespan plus the same allowance: the expiry
+        // time less the lifespan orders queues by their last poll. An absolute time, not PTTL:
+        // in a Cluster each node answers at its own moment, and a busy one would look older.
         return { queueId, parked: parked !== null, recency: (results[2 * i + 1] as number) - Number(lifespanMs) };
       })
       .filter((_, i) => (results[2 * i] as (string | null)[])[0] !== null);
