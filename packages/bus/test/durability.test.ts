@@ -38,9 +38,14 @@ jest.setTimeout(120_000);
 let cluster: OwnRedisCluster;
 let redis: Redis;
 
+/** Where the private Cluster is, as a service's environment names it. */
+function clusterTarget() {
+  return { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: cluster.seedList };
+}
+
 beforeAll(async () => {
   cluster = await OwnRedisCluster.start({ masters: 3, replicasPerMaster: 1 });
-  redis = createRedis({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: cluster.seedList });
+  redis = createRedis(clusterTarget());
 });
 afterAll(async () => {
   redis?.disconnect();
@@ -113,6 +118,16 @@ const REALM = 1;
 let run = 0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` every 50 ms until it holds or `timeoutMs` passed; answers whether it held. */
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
 
 /** A bus with a prefix of its own (an empty intake), its partition's master, and what it counted. */
 async function newBus(publishRetryMs: number, durability?: Durability) {
@@ -251,40 +266,33 @@ test("a duplicate's connection errors reach its logger: a sharded subscriber out
   await master.kill();
   try {
     // The subscriber tries the dead master again while its replica takes over (node timeout 2 s).
-    for (let waited = 0; warnings.length === 0 && waited < 20_000; waited += 100) await sleep(100);
-    expect(warnings.length).toBeGreaterThan(0);
+    expect(await until(() => warnings.length > 0, 20_000)).toBe(true);
   } finally {
     await master.start();
     await cluster.waitUntilHealthy();
   }
   // Once the replica serves the channel, the subscriber hears it there.
-  for (let waited = 0; heard.length === 0 && waited < 20_000; waited += 200) {
+  const heardAfterPublishing = async () => {
     await redis.spublish(channel, 'after the failover');
-    await sleep(200);
-  }
+    return heard.length > 0;
+  };
+  await until(heardAfterPublishing, 20_000);
   subscriber.disconnect();
   expect(heard).toContain('after the failover');
 });
 
 test('a fail-fast connection never runs a command again after its connection closed under it', async () => {
   const name = 'durability-fail-fast';
-  const failFast = createRedis(
-    { REDIS_URL: 'redis://127.0.0.1:6379', REDIS_CLUSTER_NODES: cluster.seedList },
-    { failFast: true, name, logger: { warn: () => undefined } },
-  );
+  const failFast = createRedis(clusterTarget(), { failFast: true, name, logger: { warn: () => undefined } });
   const key = '{durability}:resent';
   try {
     if (failFast.status !== 'ready') await once(failFast, 'ready');
     const blocked = failFast.blpop(key, 10);
     const master = await cluster.masterOf(slotOf(key));
+    const blocking = new RegExp(`\\bid=(\\d+)\\b[^\\n]*\\bname=${name}\\b[^\\n]*\\bcmd=blpop\\b`);
     let id: string | undefined;
-    for (let waited = 0; !id && waited < 5000; waited += 50) {
-      id = /\bid=(\d+)\b[^\n]*\bname=durability-fail-fast\b[^\n]*\bcmd=blpop\b/.exec(
-        await master.cli('client', 'list'),
-      )?.[1];
-      if (!id) await sleep(50);
-    }
-    expect(id).toBeDefined();
+    const found = async () => (id = blocking.exec(await master.cli('client', 'list'))?.[1]) !== undefined;
+    expect(await until(found, 5000)).toBe(true);
     await master.cli('client', 'kill', 'id', id!);
     await expect(blocked).rejects.toThrow('Connection is closed.');
     // Re-sent, the BLPOP would be waiting again and take this item.

@@ -42,11 +42,22 @@ async function add(stream: string, word: string): Promise<string> {
   )) as string;
 }
 
-test("a former owner's read, claim and acknowledgement are refused once the lease changed hands", async () => {
+/** A new intake stream with its group, and its reader as consumer a holding lease generation 1. */
+async function streamOwnedByA() {
   const keys = streamKeys();
   await redis.set(keys.lease, 'a/1');
   const owner = new FencedStream(redis, keys, 'a', { generation: 1, value: 'a/1' }, 0);
   await owner.ensureGroup();
+  return { keys, owner };
+}
+
+/** How many entries of the stream the intake group has delivered and not had acknowledged. */
+async function pendingEntries(stream: string): Promise<number> {
+  return ((await redis.xpending(stream, INTAKE_GROUP)) as [number])[0];
+}
+
+test("a former owner's read, claim and acknowledgement are refused once the lease changed hands", async () => {
+  const { keys, owner } = await streamOwnedByA();
   const first = await add(keys.stream, 'one');
   const read = await owner.read(10, []);
   expect('entries' in read && read.entries.map(([id]) => id)).toEqual([first]);
@@ -79,7 +90,7 @@ test("a former owner's read, claim and acknowledgement are refused once the leas
   expect('entries' in next && next.entries.map(([id]) => id)).toEqual([second]);
   const idle = await successor.read(10, [second]);
   expect(idle).toEqual({ newest: second });
-  expect(((await redis.xpending(keys.stream, INTAKE_GROUP)) as [number])[0]).toBe(0);
+  expect(await pendingEntries(keys.stream)).toBe(0);
 });
 
 test('a queue refuses appends from an older lease generation than one that already wrote to it', async () => {
@@ -165,16 +176,13 @@ test('stopping the intake never waits on a Redis that does not answer', async ()
 });
 
 test('a read takes nothing new while an entry is pending: the pending one is claimed first', async () => {
-  const keys = streamKeys();
-  await redis.set(keys.lease, 'a/1');
-  const owner = new FencedStream(redis, keys, 'a', { generation: 1, value: 'a/1' }, 0);
-  await owner.ensureGroup();
+  const { keys, owner } = await streamOwnedByA();
   const first = await add(keys.stream, 'one');
   const second = await add(keys.stream, 'two');
   // A read of a's that ran after a stopped waiting for it (a command re-sent by the client).
   await redis.xreadgroup('GROUP', INTAKE_GROUP, 'a', 'COUNT', 1, 'STREAMS', keys.stream, '>');
   expect(await owner.read(10, [])).toEqual({ unapplied: true });
-  expect(((await redis.xpending(keys.stream, INTAKE_GROUP)) as [number])[0]).toBe(1);
+  expect(await pendingEntries(keys.stream)).toBe(1);
   expect((await owner.claim('0-0', 10)).entries.map(([id]) => id)).toEqual([first]);
   const next = await owner.read(10, [first]);
   expect('entries' in next && next.entries.map(([id]) => id)).toEqual([second]);
@@ -229,7 +237,7 @@ test('an entry read but never applied by the owner reaches its queue before the 
       .exec();
     const words = (await queue.next(2, 8000)).map((event) => (event.alert_words as string[])[0]);
     expect(words).toEqual(['stranded', 'after']);
-    expect(((await redis.xpending(stream, INTAKE_GROUP)) as [number])[0]).toBe(0);
+    expect(await pendingEntries(stream)).toBe(0);
   } finally {
     await intake.stop();
     for (const connection of connections) connection.disconnect();
