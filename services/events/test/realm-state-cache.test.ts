@@ -184,6 +184,7 @@ test('realm-wide settings, profile fields, linkifiers, playgrounds and channel f
     where: { owner_kind: 'realm', owner_id: stack.realm.id, name: 'can_create_public_channel_group' },
     data: { group_id: admins.id },
   });
+  await stack.fixtureWritten();
   expect((await state()).realm_can_create_public_channel_group).toBe(admins.id);
 });
 

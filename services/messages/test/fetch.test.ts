@@ -91,6 +91,7 @@ describe('ranges', () => {
     const legacy = await get(reader, { use_first_unread_anchor: true, num_after: 1 });
     expect(legacy.body.anchor).toBe(first);
     await stack.db.userMessage.updateMany({ where: { user_profile_id: reader.id }, data: { flags: 1 } });
+    await stack.fixtureWritten();
     expect((await get(reader, { anchor: 'first_unread', num_before: 1 })).body.anchor).toBe(10_000_000_000_000_000);
   });
 
@@ -215,6 +216,7 @@ describe('narrows', () => {
       where: { user_profile_id: bob.id, message_id: ids[1] },
       data: { flags: { set: 2 } },
     });
+    await stack.fixtureWritten();
     expect(await narrowed(bob, [{ operator: 'is', operand: 'starred' }])).toEqual([ids[1]]);
     expect(
       await narrowed(bob, [
@@ -324,6 +326,7 @@ describe('narrows', () => {
     await stack.db.userTopic.create({
       data: { user_profile_id: reader.id, stream_id: loud.id, topic_name: 'Boring', visibility_policy: 1 },
     });
+    await stack.fixtureWritten();
     expect(await narrowed(reader, [{ operator: 'in', operand: 'home' }])).toEqual([visible]);
     expect(await narrowed(reader, [{ operator: 'in', operand: 'all' }])).toEqual([inMuted, inMutedTopic, visible]);
     expect((await get(reader, { anchor: 'first_unread', num_after: 0 })).body.anchor).toBe(visible);

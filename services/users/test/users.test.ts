@@ -115,6 +115,7 @@ describe('GET /users/{email}', () => {
     await stack.db.customProfileFieldValue.create({
       data: { user_profile_id: target.id, field_id: field.id, value: 'Blue', rendered_value: '<p>Blue</p>' },
     });
+    await stack.fixtureWritten();
     const withFields = await cast.member.client.get('/api/v1/users/profiled@example.com', {
       include_custom_profile_fields: true,
     });
@@ -132,6 +133,7 @@ describe('GET /users and GET /users/{user_id}', () => {
   test('every user of the realm, bots with their type and owner, deactivated ones too', async () => {
     const gone = await stack.createUser({ email: 'gone-listed@example.com' });
     await stack.db.userProfile.update({ where: { id: gone.id }, data: { is_active: false } });
+    await stack.fixtureWritten();
     const { body } = await cast.admin.client.get('/api/v1/users');
     const all = await stack.db.userProfile.findMany({ where: { realm_id: stack.realm.id } });
     expect(body.members.map((m: { user_id: number }) => m.user_id).sort((a: number, b: number) => a - b)).toEqual(
@@ -171,6 +173,7 @@ describe('GET /users and GET /users/{user_id}', () => {
         dm_key: [guest.id, pen.id].sort((a, b) => a - b).join(','),
       },
     });
+    await stack.fixtureWritten(realm.id);
 
     const { body } = await guest.client.get('/api/v1/users');
     const byId = new Map(body.members.map((m: { user_id: number }) => [m.user_id, m]));
@@ -431,6 +434,7 @@ describe('DELETE /users/me', () => {
         dm_key: [leaver.id, penPal.id].sort((a, b) => a - b).join(','),
       },
     });
+    await stack.fixtureWritten(realm.id);
     expect((await channelGuest.client.get(`/api/v1/users/${leaver.id}`)).status).toBe(200);
 
     const captured = await captureEvents(stack, async () => {
