@@ -390,7 +390,7 @@ async function main() {
         loadAverage: loadAverage(),
       };
       log(
-        `   ${kind.padEnd(8)} round ${n}: send ${fmt(result.sendMs)} ms; after its answer: first ${fmt(first)}, p50 ${fmt(percentile(delivered, 50))}, p90 ${fmt(percentile(delivered, 90))}, p99 ${fmt(percentile(delivered, 99))}, last ${fmt(last)} ms; first-to-last ${fmt(result.firstToLastMs)} ms; ${delivered.length} delivered${missing ? `, ${missing} MISSING` : ''}${errors ? `, ${errors} poll errors (${results.find((r) => r.lastError)?.lastError})` : ''}; load ${result.loadAverage}`,
+        `   ${kind.padEnd(8)} round ${n}: send ${fmt(result.sendMs)} ms; after its answer: first ${fmt(first)}, p50 ${fmt(percentile(delivered, 50))}, p90 ${fmt(percentile(delivered, 90))}, p99 ${fmt(percentile(delivered, 99))}, last ${fmt(last)} ms; first-to-last ${fmt(result.firstToLastMs)} ms; ${delivered.length} delivered${missing ? `, ${missing} MISSING` : ''}${errors ? `, ${errors} poll errors (${results.find((r) => r.lastError)?.lastError})` : ''}; load ${result.loadAverage}; sent at ${sent.toFixed(0)} ms (monotonic, the CPU profiles' clock)`,
       );
       const heartbeats = results.reduce((sum, r) => sum + r.heartbeats, 0);
       const late = results
