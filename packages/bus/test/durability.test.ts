@@ -20,7 +20,7 @@
 import { once } from 'node:events';
 import { asJsonableError } from '@teamchat/core';
 import IORedis from 'ioredis';
-import { OwnRedisCluster, testRedisUrl, type RedisClusterNode } from '@teamchat/testing';
+import { OwnRedisCluster, testRedisUrl, until, type RedisClusterNode } from '@teamchat/testing';
 import {
   createRedis,
   crossSlotPipeline,
@@ -118,16 +118,6 @@ const REALM = 1;
 let run = 0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` every 50 ms until it holds or `timeoutMs` passed; answers whether it held. */
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) return false;
-    await sleep(50);
-  }
-  return true;
-}
 
 /** A bus with a prefix of its own (an empty intake), its partition's master, and what it counted. */
 async function newBus(publishRetryMs: number, durability?: Durability) {

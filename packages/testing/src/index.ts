@@ -52,3 +52,4 @@ export {
 export { TcpProxy, type DelayRule } from './tcp-proxy';
 export { OwnRedisCluster, RedisClusterNode, type RedisClusterOptions } from './redis-cluster';
 export { StreamingReplica, type ReplicaServer } from './streaming-replica';
+export { until } from './until';
