@@ -9,4 +9,4 @@ export * from './env';
 export { appendTo } from './collections';
 export { createLogger, type Logger } from './logger';
 export { callService, type ServiceCall } from './service-client';
-export { repeat, settledWithin, type Repeating } from './time';
+export { fulfilledWithin, repeat, settledWithin, type Repeating } from './time';

@@ -14,6 +14,22 @@ export async function settledWithin(work: Promise<unknown>, ms: number): Promise
   }
 }
 
+/**
+ * Whether `work` fulfilled within `ms` (false when it is still pending then); rejects when it
+ * rejected in time. The timer is cleared, so it never keeps the process alive.
+ */
+export async function fulfilledWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface Repeating {
   /** No further round starts; waits for the one in progress, at most `boundMs`. */
   stop(boundMs: number): Promise<void>;

@@ -56,7 +56,12 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
   const commands: Redis = createRedis(base.env, { name: connectionName('commands'), autoPipelining: true });
   commands.on('error', (error) => logger.debug({ err: error, connection: 'commands' }, 'redis connection error'));
   const subscriber = connect('wake', { blocking: true });
-  connections.push(commands, subscriber);
+  // Intake leases (and the registry, the trims) on a connection of their own: with
+  // REDIS_WAIT_REPLICAS the durable writes on `commands` are followed by WAIT, which holds every
+  // later command of that connection for up to REDIS_WAIT_TIMEOUT_MS, and a lease renewal must
+  // not wait behind it. (Auto-pipelined there, the trims also met MOVED errors after failovers.)
+  const leases = connect('leases', {});
+  connections.push(commands, subscriber, leases);
 
   const store = new QueueStore(commands, base.env.REDIS_PREFIX, {
     maxEvents: config.EVENTS_QUEUE_MAX_EVENTS,
@@ -79,7 +84,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
 
   const fanout = new Fanout(store, base.db, logger);
   const intake = new IntakeConsumers(
-    commands,
+    leases,
     (role) => connect(role, { failFast: true }),
     fanout,
     {

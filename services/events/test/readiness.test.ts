@@ -19,6 +19,8 @@ import { alertWords, commitEvent } from './support/producers';
 
 jest.setTimeout(60_000);
 
+const HEARTBEAT_MS = 5_000;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
@@ -70,7 +72,12 @@ beforeAll(async () => {
     { ...stack.deps.env, DATABASE_URL: database.toString(), REDIS_URL: redis.toString() },
     { logger: createLogger('events-readiness', 'silent') },
   );
-  replica = await createService(base, { EVENTS_REPLICA_ID: 'readiness-replica' });
+  // Heartbeats well after a poll's event comes, well before the last test's held subscriber does.
+  replica = await createService(base, {
+    EVENTS_REPLICA_ID: 'readiness-replica',
+    EVENTS_HEARTBEAT_MIN_MS: String(HEARTBEAT_MS),
+    EVENTS_HEARTBEAT_JITTER_MS: '0',
+  });
   replicaServer = await listen(replica.handler, 0, '127.0.0.1');
   replicaUrl = serverUrl(replicaServer);
   gateway = createGateway({
@@ -177,4 +184,19 @@ describe('the Redis memory headroom sampler', () => {
       await sampler.stop();
     }
   });
+});
+
+test('a poll that cannot subscribe to its wake-ups yet is answered at its heartbeat, not once the subscriber is back', async () => {
+  // A fresh queue, so its poll must subscribe. Every connection of the replica is reset; the
+  // others come back at once, the wake-up subscriber only after HOLD_MS (a replica just started
+  // whose subscriber is slow to connect: a checker run saw polls wait 15 s there).
+  const HOLD_MS = 4 * HEARTBEAT_MS;
+  const queue = await registerEventQueue(user.client, { event_types: ['alert_words'], fetch_event_types: [] });
+  const cutAt = Date.now();
+  await redisProxy.cut(200, { nameMatches: /:wake$/, ms: HOLD_MS });
+  const response = await client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: queue.lastEventId });
+  const answeredAt = Date.now();
+  expect(response.status).toBe(200);
+  expect(response.body.events).toEqual([{ type: 'heartbeat', id: queue.lastEventId + 1 }]);
+  expect(answeredAt - cutAt).toBeLessThan(HOLD_MS);
 });

@@ -22,7 +22,7 @@
 // that can no longer settle.
 
 import { settleOnClose, type IntakeEntry, type Redis, type RedisKeys } from '@teamchat/bus';
-import { settledWithin, type Logger } from '@teamchat/core';
+import { repeat, settledWithin, type Logger, type Repeating } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { FencedError, type Fanout, type StreamEntry } from './fanout';
 
@@ -336,11 +336,17 @@ export class IntakeConsumers {
   private readonly held = new Map<number, { consumer: PartitionConsumer; lease: Lease }>();
   /** Consumers finishing their last batch after their lease was lost or given back. */
   private readonly stopping = new Map<number, Promise<void>>();
-  private tickTimer: NodeJS.Timeout | undefined;
+  private balancing: Repeating | undefined;
+  private renewing: Repeating | undefined;
   private trimTimer: NodeJS.Timeout | undefined;
-  private ticking: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly metrics = eventTierMetrics();
+  /**
+   * A connection made before it is needed: a new owner starts reading at once instead of first
+   * connecting (a Cluster client takes over a second to be ready on a busy machine, and each
+   * handover took that long). Every consumer gets a connection of its own, closed when it stops.
+   */
+  private spare: Redis | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -369,22 +375,56 @@ export class IntakeConsumers {
     return [...this.held.keys()].sort((a, b) => a - b);
   }
 
+  /**
+   * Two rounds, each every third of a lease: renewing the leases held, and balancing (the
+   * registry, giving back, acquiring). Renewal never waits behind the balancing: a balancing
+   * round may wait seconds (on a failing Redis master, on a consumer finishing its batch), and a
+   * renewal that waited with it let every other lease expire; each new owner then spent its
+   * first second connecting, and checker runs stalled 26 to 38 s in such cascades of handovers.
+   */
   start(): void {
-    const loop = () => {
-      if (this.stopped) return;
-      this.ticking = this.tick()
-        .catch((error) => this.logger.warn({ err: error }, 'intake lease round failed'))
-        .finally(() => {
-          if (!this.stopped) this.tickTimer = setTimeout(loop, Math.max(50, Math.floor(this.options.leaseMs / 3)));
-        });
-    };
-    loop();
+    this.spare = this.newConnection('intake');
+    const intervalMs = Math.max(50, Math.floor(this.options.leaseMs / 3));
+    this.balancing = repeat(() => this.balance(), {
+      intervalMs,
+      firstDelayMs: 0,
+      onError: (error) => this.logger.warn({ err: error }, 'intake lease round failed'),
+    });
+    this.renewing = repeat(() => this.renewHeld(), {
+      intervalMs,
+      onError: (error) => this.logger.warn({ err: error }, 'intake lease renewal failed'),
+    });
     this.trimTimer = setInterval(() => {
       this.trim().catch((error) => this.logger.warn({ err: error }, 'intake trim failed'));
     }, this.options.trimIntervalMs);
   }
 
-  private async tick(): Promise<void> {
+  /** Renews every lease held, at once; a lease that is gone stops its consumer (not awaited). */
+  private async renewHeld(): Promise<void> {
+    const { leaseMs } = this.options;
+    await Promise.all(
+      [...this.held].map(async ([partition, { consumer, lease }]) => {
+        const sentAt = performance.now();
+        const renewed = await this.commands.tcLeaseRenew(
+          this.options.keys.intakeLease(partition),
+          lease.value,
+          leaseMs,
+        );
+        if (renewed === 1) {
+          consumer.extendLease(sentAt + leaseMs);
+          return;
+        }
+        // Given back (or lost and taken again) while the renewal was on its way: not this lease's loss.
+        if (this.held.get(partition)?.lease !== lease) return;
+        this.held.delete(partition);
+        this.metrics.leaseHandovers.inc({ change: 'lost' });
+        this.logger.warn({ partition, generation: lease.generation }, 'intake partition lease lost');
+        void this.stopConsumer(partition, consumer);
+      }),
+    );
+  }
+
+  private async balance(): Promise<void> {
     const { replicaId, leaseMs, partitions } = this.options;
     const now = Date.now();
     // The registry of live replicas: each refreshes its entry every round.
@@ -404,31 +444,24 @@ export class IntakeConsumers {
     const rank = liveIds.indexOf(replicaId);
     const ownStripe = (partition: number) => rank >= 0 && partition % live === rank;
 
-    for (const [partition, { consumer, lease }] of [...this.held]) {
-      const sentAt = performance.now();
-      if ((await this.commands.tcLeaseRenew(this.options.keys.intakeLease(partition), lease.value, leaseMs)) === 1) {
-        consumer.extendLease(sentAt + leaseMs);
-        continue;
-      }
-      this.held.delete(partition);
-      this.metrics.leaseHandovers.inc({ change: 'lost' });
-      this.logger.warn({ partition, generation: lease.generation }, 'intake partition lease lost');
-      void this.stopConsumer(partition, consumer);
-    }
     const givenBack = new Set<number>();
-    const giveBack = async (partition: number) => {
+    // Not awaited: the consumer finishes its batch (up to a lease) before the lease is deleted.
+    const giveBack = (partition: number) => {
       givenBack.add(partition);
-      await this.release(partition);
+      void this.release(partition).catch((error) =>
+        this.logger.warn({ err: error, partition }, 'intake lease release failed; it expires'),
+      );
     };
     const foreign = () => [...this.held.keys()].filter((partition) => !ownStripe(partition));
-    while (this.held.size > target) await giveBack(Math.max(...(foreign().length ? foreign() : this.held.keys())));
+    while (this.held.size > target) giveBack(Math.max(...(foreign().length ? foreign() : this.held.keys())));
     // Another replica's partition goes back to it, one a round: it takes it at its next round.
-    if (rank >= 0 && foreign().length) await giveBack(Math.max(...foreign()));
+    if (rank >= 0 && foreign().length) giveBack(Math.max(...foreign()));
     // Its own stripe first, even beyond the target (the surplus goes back next round, foreign
     // first); others only below it, and not one given back this round (its stripe's owner
     // takes it; if that replica does not, this one takes it at its next round).
+    // Not one whose previous reader here is still finishing: it is taken at a later round.
     const free = [...Array(partitions).keys()].filter(
-      (partition) => !this.held.has(partition) && !givenBack.has(partition),
+      (partition) => !this.held.has(partition) && !givenBack.has(partition) && !this.stopping.has(partition),
     );
     const candidates = [
       ...shuffle(free.filter(ownStripe)),
@@ -446,12 +479,10 @@ export class IntakeConsumers {
       if (!generation) continue;
       const lease = { generation, value: `${replicaId}/${generation}` };
       this.metrics.leaseHandovers.inc({ change: 'acquired' });
-      // The previous reader of the partition in this process stops first (bounded: see stop()).
-      await this.stopping.get(partition);
       const consumer = new PartitionConsumer(
         partition,
         lease,
-        this.newConnection(`intake:${partition}`),
+        this.takeConnection(),
         this.fanout,
         this.options,
         this.logger,
@@ -460,6 +491,12 @@ export class IntakeConsumers {
       this.held.set(partition, { consumer, lease });
       consumer.start();
     }
+  }
+
+  private takeConnection(): Redis {
+    const connection = this.spare ?? this.newConnection('intake');
+    this.spare = this.newConnection('intake');
+    return connection;
   }
 
   private stopConsumer(partition: number, consumer: PartitionConsumer): Promise<void> {
@@ -518,10 +555,9 @@ export class IntakeConsumers {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.tickTimer);
     clearInterval(this.trimTimer);
     const leaving = (async () => {
-      await this.ticking;
+      await Promise.all([this.balancing?.stop(this.options.leaseMs), this.renewing?.stop(this.options.leaseMs)]);
       await Promise.all(this.ownedPartitions().map((partition) => this.release(partition)));
       await Promise.all(this.stopping.values());
       await this.redis.zrem(this.registryKey, this.options.replicaId);
@@ -529,6 +565,7 @@ export class IntakeConsumers {
     leaving.catch((error) => this.logger.warn({ err: error }, 'intake stop: leases left to expire'));
     await settledWithin(leaving, this.options.leaseMs + 1000);
     for (const { consumer } of this.held.values()) void consumer.stop();
+    this.spare?.disconnect();
   }
 }
 

@@ -8,7 +8,7 @@
 
 import type http from 'node:http';
 import { sameSlotGroups, type Redis } from '@teamchat/bus';
-import { BadEventQueueIdError, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
+import { BadEventQueueIdError, fulfilledWithin, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { PollMode, PollResult, QueueStore } from './queue-store';
 
@@ -34,9 +34,21 @@ interface ParkedPoll {
   seq?: number;
   finished: boolean;
   checking: boolean;
-  /** A check to run once the one in progress ends (heartbeat wins over wake). */
-  queued?: 'wake' | 'heartbeat';
+  /** A check to run once the one in progress ends (the strongest asked for: see `stronger`). */
+  queued?: CheckMode;
   heartbeat?: NodeJS.Timeout;
+}
+
+type CheckMode = Exclude<PollMode, 'read' | 'readpark'>;
+
+/**
+ * Of two checks wanted for one poll, the one that does both's work: a heartbeat always answers
+ * (with the queued events, or a heartbeat); a park answers with queued events or parks again
+ * and arms the next heartbeat; a wake only answers when events are queued.
+ */
+function stronger(a: CheckMode | undefined, b: CheckMode): CheckMode {
+  const rank = { wake: 0, park: 1, heartbeat: 2 };
+  return a !== undefined && rank[a] > rank[b] ? a : b;
 }
 
 /** What a poll answer's events are (the heartbeat is the only event of its answer). */
@@ -134,8 +146,9 @@ export class PollHub {
     }
     // Subscribed, then parked: an event appended in between is seen by the park script.
     const parked = this.track(request);
+    let subscribedInTime: boolean;
     try {
-      await subscribing;
+      subscribedInTime = await fulfilledWithin(subscribing!, this.heartbeatDelay());
     } catch (error) {
       // The subscriber connection was reconnecting (ioredis then refuses SUBSCRIBE for a moment):
       // answer with no events, as a heartbeat would; the client polls again and subscribes anew.
@@ -145,7 +158,10 @@ export class PollHub {
     }
     if (parked.finished) return;
     parked.seq = result.seq;
-    await this.check(parked, 'park');
+    // Still subscribing after a heartbeat's time (a subscriber connection slow to come up, as on
+    // a replica just started): the poll is answered as a heartbeat is, it must not wait for a
+    // wake-up that may never come (a run of the checker saw polls wait 15 s here).
+    await this.check(parked, subscribedInTime ? 'park' : 'heartbeat');
   }
 
   private failed(poll: ParkedPoll | null, error: JsonableError): JsonableError {
@@ -192,13 +208,17 @@ export class PollHub {
       this.finish(poll, early.events);
       return;
     }
-    const delay = this.options.heartbeatMinMs + Math.floor(Math.random() * (this.options.heartbeatJitterMs + 1));
-    poll.heartbeat = setTimeout(() => void this.check(poll, 'heartbeat'), delay);
+    clearTimeout(poll.heartbeat);
+    poll.heartbeat = setTimeout(() => void this.check(poll, 'heartbeat'), this.heartbeatDelay());
     if (poll.queued) {
       const mode = poll.queued;
       poll.queued = undefined;
       void this.check(poll, mode);
     }
+  }
+
+  private heartbeatDelay(): number {
+    return this.options.heartbeatMinMs + Math.floor(Math.random() * (this.options.heartbeatJitterMs + 1));
   }
 
   /**
@@ -234,13 +254,14 @@ export class PollHub {
   }
 
   /** Runs one script for a parked poll, one at a time per poll, and answers it if it is done. */
-  private async check(poll: ParkedPoll, mode: PollMode): Promise<void> {
+  private async check(poll: ParkedPoll, mode: CheckMode): Promise<void> {
     if (poll.finished) return;
     if (poll.seq === undefined || poll.checking) {
-      if (poll.queued !== 'heartbeat') poll.queued = mode === 'park' ? 'wake' : (mode as 'wake' | 'heartbeat');
+      poll.queued = stronger(poll.queued, mode);
       return;
     }
     poll.checking = true;
+    let failed = false;
     const { request } = poll;
     try {
       const result = await this.store.poll(request.queueId, mode, request.userId, poll.seq);
@@ -252,12 +273,20 @@ export class PollHub {
       else if (mode === 'park') this.parkedAt(poll, poll.seq);
     } catch (error) {
       this.logger.warn({ err: error, queue_id: request.queueId }, 'checking a parked poll failed; retrying');
-      if (!poll.finished && !poll.queued)
-        setTimeout(() => void this.check(poll, mode === 'park' ? 'park' : 'wake'), 500);
+      failed = true;
     } finally {
       poll.checking = false;
     }
-    if (poll.queued && !poll.finished) {
+    if (poll.finished) return;
+    if (failed) {
+      // The same check again, after a pause: a heartbeat that failed must still answer the poll
+      // (retried as a mere wake-up, it left the poll with no heartbeat at all).
+      const retry = stronger(poll.queued, mode);
+      poll.queued = undefined;
+      setTimeout(() => void this.check(poll, retry), 500);
+      return;
+    }
+    if (poll.queued) {
       const next = poll.queued;
       poll.queued = undefined;
       await this.check(poll, next);
