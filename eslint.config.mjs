@@ -21,7 +21,9 @@ export default tseslint.config(
     extends: [js.configs.recommended, ...tseslint.configs.recommended],
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // One program for the whole tree (the root tsconfig covers every linted file): projectService
+      // built one per file's nearest tsconfig and took 52 s cold.
+      parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

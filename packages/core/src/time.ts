@@ -3,15 +3,7 @@
  * dependency that never answers. The timer is cleared, so it never keeps the process alive.
  */
 export async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  try {
-    await Promise.race([work.then(noop, noop), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await fulfilledWithin(work.then(noop, noop), ms);
 }
 
 /**

@@ -46,9 +46,10 @@ type CheckMode = Exclude<PollMode, 'read' | 'readpark'>;
  * (with the queued events, or a heartbeat); a park answers with queued events or parks again
  * and arms the next heartbeat; a wake only answers when events are queued.
  */
+const CHECK_STRENGTH: Record<CheckMode, number> = { wake: 0, park: 1, heartbeat: 2 };
+
 function stronger(a: CheckMode | undefined, b: CheckMode): CheckMode {
-  const rank = { wake: 0, park: 1, heartbeat: 2 };
-  return a !== undefined && rank[a] > rank[b] ? a : b;
+  return a !== undefined && CHECK_STRENGTH[a] > CHECK_STRENGTH[b] ? a : b;
 }
 
 /** What a poll answer's events are (the heartbeat is the only event of its answer). */
