@@ -12,7 +12,7 @@ import path from 'node:path';
 import { build, TELEMETRY_PRELOAD } from './build.mjs';
 import { root } from './lib/deps.mjs';
 import { portAnswers } from './lib/infra.mjs';
-import { GATEWAY_PORT, SERVICES } from './lib/services.mjs';
+import { GATEWAY_NODE_OPTIONS, GATEWAY_PORT, SERVICES } from './lib/services.mjs';
 import { ensureDataStores, varDir } from './lib/stack.mjs';
 
 const built = new Set(await build({ quiet: true }));
@@ -71,10 +71,13 @@ function startProcess(name, env) {
 }
 
 for (const service of SERVICES) {
-  if (built.has(service.name)) startProcess(service.name, { PORT: String(service.port) });
+  if (built.has(service.name))
+    startProcess(service.name, {
+      PORT: String(service.port),
+      ...(service.nodeOptions ? { NODE_OPTIONS: service.nodeOptions } : {}),
+    });
 }
-// Its young-generation size as deployed (k8s/base/gateway/deployment.yaml).
-startProcess('gateway', { PORT: String(GATEWAY_PORT), NODE_OPTIONS: '--max-semi-space-size=64' });
+startProcess('gateway', { PORT: String(GATEWAY_PORT), NODE_OPTIONS: GATEWAY_NODE_OPTIONS });
 
 for (let i = 0; i < 300 && !(await portAnswers(GATEWAY_PORT)); i++)
   await new Promise((resolve) => setTimeout(resolve, 100));

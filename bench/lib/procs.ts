@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BaseEnv } from '@teamchat/runtime';
-import { freePort, residentBytes, testRedisTarget } from '@teamchat/testing';
+import { deployedNodeArgs, freePort, residentBytes, testRedisTarget } from '@teamchat/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -119,9 +119,6 @@ export async function startPrintingPort(
   return { name, child, port, output };
 }
 
-/** What the deployment gives a service besides its configuration (k8s/base/<service>/deployment.yaml). */
-const DEPLOYED_ENV: Record<string, NodeJS.ProcessEnv> = { gateway: { NODE_OPTIONS: '--max-semi-space-size=64' } };
-
 /** A built service, ready when /health/ready answers 200. */
 export async function startService(name: string, service: string, env: NodeJS.ProcessEnv): Promise<Proc> {
   const main = path.join(ROOT, `services/${service}/dist/main.js`);
@@ -129,8 +126,8 @@ export async function startService(name: string, service: string, env: NodeJS.Pr
     throw new Error(`${main} is missing: run this through \`npm run bench -- load\`, which builds the services`);
   const port = await freePort();
   const { child, output } = spawnProcess(
-    [...profileArgs(name), main],
-    { ...DEPLOYED_ENV[service], ...env, PORT: String(port) },
+    [...deployedNodeArgs(service), ...profileArgs(name), main],
+    { ...env, PORT: String(port) },
     PIN_STACK,
   );
   const proc = { name, child, port, output };

@@ -3,3 +3,4 @@ export * from './deps';
 export * from './rate-limit';
 export * from './realms';
 export * from './serve';
+export * from './idle-collection';

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { JsonableError, settledWithin, type Logger } from '@teamchat/core';
 import { flushTelemetry, renderMetrics, setProcessLogger } from '@teamchat/telemetry';
+import { collectWhenIdle, exposedHeap } from './idle-collection';
 
 export interface RunningService {
   /** Handles HTTP requests. */
@@ -160,6 +161,8 @@ export async function serve(service: RunningService, options: ServeOptions): Pro
   const metricsServer = await listenMetrics(metricsPort, options.host, options.logger);
   const metricsUrl = metricsServer ? `${serverUrl(metricsServer)}/metrics` : undefined;
   options.logger.info({ url: serverUrl(server), metrics_url: metricsUrl }, `${options.name} listening`);
+  const heap = exposedHeap();
+  if (heap) collectWhenIdle(heap, options.logger);
   const shutdown = async (signal: string) => {
     if (state.stopping) return;
     state.stopping = true;

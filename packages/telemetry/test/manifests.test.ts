@@ -38,9 +38,12 @@ import {
 
 jest.setTimeout(60_000);
 
-const { gatewayPort, services: STACK } = stackServices();
-/** Every process of the stack with its port: scripts/lib/services.mjs plus the gateway. */
-const PROCESSES = [{ name: 'gateway', port: gatewayPort }, ...STACK.map(({ name, port }) => ({ name, port }))];
+const { gatewayPort, gatewayNodeOptions, services: STACK } = stackServices();
+/** Every process of the stack with its port and node's options: scripts/lib/services.mjs plus the gateway. */
+const PROCESSES = [
+  { name: 'gateway', port: gatewayPort, nodeOptions: gatewayNodeOptions as string | undefined },
+  ...STACK.map(({ name, port, nodeOptions }) => ({ name, port, nodeOptions })),
+];
 const HTTP_BACKENDS = STACK.filter((service) => service.urlVar);
 const LONG_POLL_SECONDS = 90;
 
@@ -72,8 +75,8 @@ describe('docker-compose.yml', () => {
     expect(validate(broken)).toBe(false);
   });
 
-  test('every process is a service built from infra/Dockerfile, with a pinned image, its port, probes and dependencies', () => {
-    for (const { name, port } of PROCESSES) {
+  test('every process is a service built from infra/Dockerfile, with a pinned image, its port, node options, probes and dependencies', () => {
+    for (const { name, port, nodeOptions } of PROCESSES) {
       const service = compose.services[name];
       expect([name, service?.build]).toEqual([
         name,
@@ -81,6 +84,7 @@ describe('docker-compose.yml', () => {
       ]);
       expect(service.image).toBe(`teamchat/${name}:0.1.0`);
       expect([name, service.environment.PORT]).toEqual([name, String(port)]);
+      expect([name, service.environment.NODE_OPTIONS]).toEqual([name, nodeOptions]);
       expect(service.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${port}/health/ready`);
       expect(service.depends_on).toMatchObject({
         postgres: { condition: 'service_healthy' },
@@ -242,10 +246,10 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   test.each(overlays)(
-    '%s: every process has a Deployment and a Service whose names and ports agree with the services',
+    '%s: every process has a Deployment and a Service whose names, ports and node options agree with the services',
     (overlay) => {
       const resources = rendered[overlay];
-      for (const { name, port } of PROCESSES) {
+      for (const { name, port, nodeOptions } of PROCESSES) {
         const deployment = find(resources, 'Deployment', name);
         const service = find(resources, 'Service', name);
         expect([name, Boolean(deployment), Boolean(service)]).toEqual([name, true, true]);
@@ -258,6 +262,8 @@ describe('Kubernetes manifests (k8s/)', () => {
         ]);
         expect(container.env).toContainEqual({ name: 'PORT', value: String(port) });
         expect(container.env).toContainEqual({ name: 'METRICS_PORT', value: String(metricsPort) });
+        const nodeOptionsEnv = container.env.find((variable: { name: string }) => variable.name === 'NODE_OPTIONS');
+        expect([name, nodeOptionsEnv?.value]).toEqual([name, nodeOptions]);
         // The Service (hence the Ingress) offers only the API port; Prometheus scrapes the pods.
         expect(service!.spec.ports).toEqual([{ name: 'http', port, targetPort: 'http', protocol: 'TCP' }]);
         // The Service, the Deployment's selector and the pods agree.

@@ -41,12 +41,14 @@ export {
   repoRoot,
   residentBytes,
   ServiceProcess,
+  deployedNodeArgs,
   stackServices,
   startServiceProcess,
   type BalancerTarget,
   type Exit,
   type LogLine,
   type ServiceDefinition,
+  type StackDefinition,
   type StartServiceOptions,
 } from './processes';
 export { TcpProxy, type DelayRule } from './tcp-proxy';

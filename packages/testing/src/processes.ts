@@ -14,15 +14,35 @@ export interface ServiceDefinition {
   name: string;
   port: number;
   urlVar?: string;
+  /** Node's options as deployed (NODE_OPTIONS in its Deployment). */
+  nodeOptions?: string;
+}
+
+export interface StackDefinition {
+  gatewayPort: number;
+  gatewayNodeOptions: string;
+  services: ServiceDefinition[];
 }
 
 /** scripts/lib/services.mjs: every process of the stack and its port (an ES module, read by node itself). */
-export function stackServices(): { gatewayPort: number; services: ServiceDefinition[] } {
-  const script = `import('${path.join(repoRoot, 'scripts/lib/services.mjs')}').then((m) => console.log(JSON.stringify({ gatewayPort: m.GATEWAY_PORT, services: m.SERVICES })))`;
+export function stackServices(): StackDefinition {
+  const script = `import('${path.join(repoRoot, 'scripts/lib/services.mjs')}').then((m) => console.log(JSON.stringify({ gatewayPort: m.GATEWAY_PORT, gatewayNodeOptions: m.GATEWAY_NODE_OPTIONS, services: m.SERVICES })))`;
   // Without PORT: the module reads it for the gateway's port.
   const { PORT: _port, ...env } = process.env;
   const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env }).toString();
   return JSON.parse(output);
+}
+
+let stack: StackDefinition | undefined;
+
+/** Node's options for a process of the stack as deployed, as arguments (none for an unknown name). */
+export function deployedNodeArgs(name: string): string[] {
+  stack ??= stackServices();
+  const options =
+    name === 'gateway'
+      ? stack.gatewayNodeOptions
+      : stack.services.find((service) => service.name === name)?.nodeOptions;
+  return options ? options.split(' ') : [];
 }
 
 /** Services with a built bundle and its telemetry preload (node scripts/build.mjs). */
@@ -217,6 +237,7 @@ export async function startServiceProcess(
   if (preload && !fs.existsSync(path.join(dist, 'telemetry.js')))
     throw new Error(`services/${name}/dist/telemetry.js is missing: run node scripts/build.mjs`);
   const args = [
+    ...deployedNodeArgs(name),
     '--enable-source-maps',
     ...(preload ? ['--require', path.join(dist, 'telemetry.js')] : []),
     path.join(dist, 'main.js'),
