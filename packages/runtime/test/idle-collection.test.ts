@@ -48,7 +48,11 @@ describe('collectWhenIdle', () => {
     jest.advanceTimersByTime(5000);
     expect(heap.collections).toBe(1);
 
-    heap.used = 60 * MB + 33 * MB;
+    heap.used = 60 * MB + 50 * MB; // grown by more than growthBytes, but not doubled
+    jest.advanceTimersByTime(1000);
+    expect(heap.collections).toBe(1);
+
+    heap.used = 2 * 60 * MB;
     jest.advanceTimersByTime(1000);
     expect(heap.collections).toBe(2);
   });
@@ -56,12 +60,12 @@ describe('collectWhenIdle', () => {
   it('measures growth from the smallest reading, so a collection V8 made itself counts', () => {
     const heap = fakeHeap(150 * MB);
     stop = collectWhenIdle(heap, logger, options, () => 0);
-    heap.used = 40 * MB; // V8 collected on its own
+    heap.used = 20 * MB; // V8 collected on its own
     jest.advanceTimersByTime(1000);
-    heap.used = 70 * MB; // 30 MB over the low mark, 80 MB under the first reading
+    heap.used = 50 * MB; // 30 MB over the low mark, 100 MB under the first reading
     jest.advanceTimersByTime(1000);
     expect(heap.collections).toBe(0);
-    heap.used = 73 * MB;
+    heap.used = 53 * MB;
     jest.advanceTimersByTime(1000);
     expect(heap.collections).toBe(1);
   });
