@@ -6,7 +6,7 @@
 import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import multer from 'multer';
-import { activeTraceIds, httpServerMetrics, type Counter, type Gauge, type Histogram } from '@teamchat/telemetry';
+import { activeTraceIds, httpServerMetrics, type DeferredCounts, type Histogram } from '@teamchat/telemetry';
 import {
   asJsonableError,
   JsonableError,
@@ -290,8 +290,8 @@ export function answeredStatus(req: http.IncomingMessage, res: http.ServerRespon
 
 /** A request-metrics bundle: in flight (by the base labels), answered and duration (by method, route, status). */
 export interface RequestMetrics {
-  inFlight: Gauge<string>;
-  requests: Counter<string>;
+  inFlightCounts: DeferredCounts<string>;
+  requestCounts: DeferredCounts<string>;
   duration: Histogram<string>;
 }
 
@@ -321,16 +321,23 @@ export function observeRequest(
 ): void {
   const started = process.hrtime.bigint();
   const traceIds = activeTraceIds();
-  metrics.inFlight.inc(base);
+  const baseKey = Object.values(base).join('\0');
+  const baseLabels = () => base;
+  metrics.inFlightCounts.add(baseKey, baseLabels, 1);
   let observed = false;
   const observe = () => {
     if (observed) return;
     observed = true;
-    metrics.inFlight.dec(base);
+    metrics.inFlightCounts.add(baseKey, baseLabels, -1);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const { method, route, fields } = describe();
     const status = answeredStatus(req, res);
-    metrics.requests.inc({ ...base, method, route, status: String(status) });
+    metrics.requestCounts.add(`${baseKey}\0${method}\0${route}\0${status}`, () => ({
+      ...base,
+      method,
+      route,
+      status: String(status),
+    }));
     metrics.duration.observe({ ...base, method, route }, seconds);
     if (!logger.isLevelEnabled('info')) return;
     logger.info({ method, route, status, ms: Math.round(seconds * 1e4) / 10, ...fields, ...traceIds }, 'request');

@@ -3,6 +3,7 @@
 // the service. Starting OpenTelemetry itself is the preload's job (src/preload.ts, src/sdk.ts).
 export {
   counter,
+  DeferredCounts,
   gauge,
   histogram,
   metricsRegistry,
@@ -14,6 +15,13 @@ export {
   type MetricsExposition,
   type ScrapeHook,
 } from './metrics';
-export { databaseMetrics, eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics } from './standard-metrics';
+export {
+  databaseMetrics,
+  eventDeliveryCounts,
+  eventTierMetrics,
+  gatewayMetrics,
+  httpServerMetrics,
+  jobMetrics,
+} from './standard-metrics';
 export { activeTraceIds, type TraceIds } from './trace-context';
 export { flushTelemetry, setProcessLogger, type HookLogger } from './process-hooks';

@@ -3,7 +3,7 @@
 // docs/operations.md. Call a getter where the metric is updated: each bundle is made once per
 // registry (one per process), so the getters cost nothing on hot paths.
 
-import { counter, gauge, histogram, metricsRegistry } from './metrics';
+import { counter, DeferredCounts, gauge, histogram, metricsRegistry } from './metrics';
 
 function perRegistry<T>(make: () => T): () => T {
   let made: { registry: object; bundle: T } | undefined;
@@ -18,49 +18,62 @@ function perRegistry<T>(make: () => T): () => T {
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90];
 
 /** Requests answered by a service's express app (createServiceApp), by route template. */
-export const httpServerMetrics = perRegistry(() => ({
-  requests: counter({
+export const httpServerMetrics = perRegistry(() => {
+  const requests = counter({
     name: 'teamchat_http_requests_total',
     help: 'HTTP requests answered, by service, method, route template and status code',
     labelNames: ['service', 'method', 'route', 'status'],
-  }),
-  duration: histogram({
-    name: 'teamchat_http_request_duration_seconds',
-    help: 'Time from request to the end of the response, by service, method and route template',
-    labelNames: ['service', 'method', 'route'],
-    buckets: REQUEST_BUCKETS,
-  }),
-  inFlight: gauge({
+  });
+  const inFlight = gauge({
     name: 'teamchat_http_requests_in_flight',
     help: 'Requests being answered right now (parked long-polls included)',
     labelNames: ['service'],
-  }),
-}));
+  });
+  return {
+    requests,
+    duration: histogram({
+      name: 'teamchat_http_request_duration_seconds',
+      help: 'Time from request to the end of the response, by service, method and route template',
+      labelNames: ['service', 'method', 'route'],
+      buckets: REQUEST_BUCKETS,
+    }),
+    inFlight,
+    // What the per-request code updates (applied to the two above at each scrape).
+    requestCounts: new DeferredCounts(requests),
+    inFlightCounts: new DeferredCounts(inFlight),
+  };
+});
 
 /** Requests through the gateway, by the routing rule that matched and the service behind it. */
-export const gatewayMetrics = perRegistry(() => ({
-  requests: counter({
+export const gatewayMetrics = perRegistry(() => {
+  const requests = counter({
     name: 'teamchat_gateway_requests_total',
     help: 'Requests the gateway answered, by upstream service, routing rule, method and status code',
     labelNames: ['upstream', 'route', 'method', 'status'],
-  }),
-  duration: histogram({
-    name: 'teamchat_gateway_request_duration_seconds',
-    help: 'Time from request to the end of the response at the gateway (authentication and upstream included)',
-    labelNames: ['upstream', 'route', 'method'],
-    buckets: REQUEST_BUCKETS,
-  }),
-  upstreamFailures: counter({
-    name: 'teamchat_gateway_upstream_failures_total',
-    help: 'Forwarded requests that failed to reach their service (connection refused, reset, timeout)',
-    labelNames: ['upstream'],
-  }),
-  inFlight: gauge({
+  });
+  const inFlight = gauge({
     name: 'teamchat_gateway_requests_in_flight',
     help: 'Requests the gateway is handling right now (parked long-polls included)',
     labelNames: ['upstream'],
-  }),
-}));
+  });
+  return {
+    requests,
+    duration: histogram({
+      name: 'teamchat_gateway_request_duration_seconds',
+      help: 'Time from request to the end of the response at the gateway (authentication and upstream included)',
+      labelNames: ['upstream', 'route', 'method'],
+      buckets: REQUEST_BUCKETS,
+    }),
+    upstreamFailures: counter({
+      name: 'teamchat_gateway_upstream_failures_total',
+      help: 'Forwarded requests that failed to reach their service (connection refused, reset, timeout)',
+      labelNames: ['upstream'],
+    }),
+    inFlight,
+    requestCounts: new DeferredCounts(requests),
+    inFlightCounts: new DeferredCounts(inFlight),
+  };
+});
 
 /**
  * The event tier's own signals. `parkedPolls` is what its HorizontalPodAutoscaler scales on
@@ -135,6 +148,9 @@ export const eventTierMetrics = perRegistry(() => ({
     labelNames: ['answer'],
   }),
 }));
+
+/** What the event tier's poll answers update (applied to eventTierMetrics().deliveries at each scrape). */
+export const eventDeliveryCounts = perRegistry(() => new DeferredCounts(eventTierMetrics().deliveries));
 
 /**
  * PostgreSQL streaming replicas as the primary sees them (pg_stat_replication), read at scrape

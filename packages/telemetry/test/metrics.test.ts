@@ -6,7 +6,15 @@ import http from 'node:http';
 import { Writable } from 'node:stream';
 import { createLogger, createServiceApp, JsonableError, signInternalToken, type Route } from '@teamchat/core';
 import { listen, listenMetrics, metricsPortFor, serverUrl, withProcessEndpoints } from '@teamchat/runtime';
-import { counter, eventTierMetrics, gauge, histogram, onScrape, renderMetrics } from '@teamchat/telemetry';
+import {
+  counter,
+  DeferredCounts,
+  eventTierMetrics,
+  gauge,
+  histogram,
+  onScrape,
+  renderMetrics,
+} from '@teamchat/telemetry';
 import { parseExposition, sampleValue } from './support/prometheus';
 
 const SECRET = 'metrics-test-secret';
@@ -64,6 +72,30 @@ describe('the metrics registry', () => {
     expect(sampleValue(scraped, 'teamchat_events_fanned_out_total')).toBe(4);
     expect(sampleValue(scraped, 'teamchat_event_fanout_lag_seconds_bucket', { le: '0.025' })).toBe(1);
     metrics.parkedPolls.dec();
+  });
+
+  test('deferred counts reach their counter and gauge at the next scrape, a gauge that went up and down as 0', async () => {
+    const served = counter({ name: 'teamchat_test_served_total', help: 'served', labelNames: ['kind'] });
+    const busy = gauge({ name: 'teamchat_test_busy', help: 'busy', labelNames: ['kind'] });
+    const servedCounts = new DeferredCounts(served);
+    const busyCounts = new DeferredCounts(busy);
+    for (let i = 0; i < 3; i++) servedCounts.add('a', () => ({ kind: 'a' }));
+    servedCounts.add('b', () => ({ kind: 'b' }), 5);
+    busyCounts.add('a', () => ({ kind: 'a' }), 1);
+    busyCounts.add('a', () => ({ kind: 'a' }), -1);
+    busyCounts.add('b', () => ({ kind: 'b' }), 2);
+    let scraped = await exposition();
+    expect(sampleValue(scraped, 'teamchat_test_served_total', { kind: 'a' })).toBe(3);
+    expect(sampleValue(scraped, 'teamchat_test_served_total', { kind: 'b' })).toBe(5);
+    expect(sampleValue(scraped, 'teamchat_test_busy', { kind: 'a' })).toBe(0);
+    expect(sampleValue(scraped, 'teamchat_test_busy', { kind: 'b' })).toBe(2);
+
+    servedCounts.add('a', () => ({ kind: 'a' }));
+    busyCounts.add('b', () => ({ kind: 'b' }), -2);
+    scraped = await exposition();
+    expect(sampleValue(scraped, 'teamchat_test_served_total', { kind: 'a' })).toBe(4);
+    expect(sampleValue(scraped, 'teamchat_test_served_total', { kind: 'b' })).toBe(5);
+    expect(sampleValue(scraped, 'teamchat_test_busy', { kind: 'b' })).toBe(0);
   });
 
   test('histograms take their own buckets', async () => {

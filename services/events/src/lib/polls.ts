@@ -9,7 +9,7 @@
 import type http from 'node:http';
 import { sameSlotGroups, type Redis } from '@teamchat/bus';
 import { BadEventQueueIdError, fulfilledWithin, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
-import { eventTierMetrics } from '@teamchat/telemetry';
+import { eventDeliveryCounts, eventTierMetrics } from '@teamchat/telemetry';
 import type { PollMode, PollResult, QueueStore } from './queue-store';
 
 export interface PollOptions {
@@ -90,7 +90,7 @@ export class PollHub {
   /** What the event tier's autoscaler scales on (k8s/base/events/hpa.yaml). */
   private readonly parkedGauge = eventTierMetrics().parkedPolls;
   /** Answers by what they carried: per replica, what the dashboard shows beside the parked polls. */
-  private readonly deliveries = eventTierMetrics().deliveries;
+  private readonly deliveries = eventDeliveryCounts();
 
   constructor(
     private readonly store: QueueStore,
@@ -305,7 +305,8 @@ export class PollHub {
   }
 
   private respond(request: PollRequest, events: string): void {
-    this.deliveries.inc({ answer: answerKind(events) });
+    const answer = answerKind(events);
+    this.deliveries.add(answer, () => ({ answer }));
     sendJson(
       request.res,
       200,
