@@ -3,7 +3,7 @@
 // docs/operations.md. Call a getter where the metric is updated: each bundle is made once per
 // registry (one per process), so the getters cost nothing on hot paths.
 
-import { counter, DeferredCounts, gauge, histogram, metricsRegistry } from './metrics';
+import { counter, DeferredCounts, gauge, histogram, metricsRegistry, type Counter, type Gauge } from './metrics';
 
 function perRegistry<T>(make: () => T): () => T {
   let made: { registry: object; bundle: T } | undefined;
@@ -17,47 +17,48 @@ function perRegistry<T>(make: () => T): () => T {
 /** Latency buckets (seconds) for API requests: 5 ms to a long-poll's 90 s. */
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 90];
 
-/** Requests answered by a service's express app (createServiceApp), by route template. */
-export const httpServerMetrics = perRegistry(() => {
-  const requests = counter({
-    name: 'teamchat_http_requests_total',
-    help: 'HTTP requests answered, by service, method, route template and status code',
-    labelNames: ['service', 'method', 'route', 'status'],
-  });
-  const inFlight = gauge({
-    name: 'teamchat_http_requests_in_flight',
-    help: 'Requests being answered right now (parked long-polls included)',
-    labelNames: ['service'],
-  });
+/**
+ * A request-metrics bundle plus what the per-request code updates: the request counter and the
+ * in-flight gauge through DeferredCounts (applied to them at each scrape).
+ */
+function withDeferredCounts<T extends { requests: Counter<string>; inFlight: Gauge<string> }>(bundle: T) {
   return {
-    requests,
+    ...bundle,
+    requestCounts: new DeferredCounts(bundle.requests),
+    inFlightCounts: new DeferredCounts(bundle.inFlight),
+  };
+}
+
+/** Requests answered by a service's express app (createServiceApp), by route template. */
+export const httpServerMetrics = perRegistry(() =>
+  withDeferredCounts({
+    requests: counter({
+      name: 'teamchat_http_requests_total',
+      help: 'HTTP requests answered, by service, method, route template and status code',
+      labelNames: ['service', 'method', 'route', 'status'],
+    }),
     duration: histogram({
       name: 'teamchat_http_request_duration_seconds',
       help: 'Time from request to the end of the response, by service, method and route template',
       labelNames: ['service', 'method', 'route'],
       buckets: REQUEST_BUCKETS,
     }),
-    inFlight,
-    // What the per-request code updates (applied to the two above at each scrape).
-    requestCounts: new DeferredCounts(requests),
-    inFlightCounts: new DeferredCounts(inFlight),
-  };
-});
+    inFlight: gauge({
+      name: 'teamchat_http_requests_in_flight',
+      help: 'Requests being answered right now (parked long-polls included)',
+      labelNames: ['service'],
+    }),
+  }),
+);
 
 /** Requests through the gateway, by the routing rule that matched and the service behind it. */
-export const gatewayMetrics = perRegistry(() => {
-  const requests = counter({
-    name: 'teamchat_gateway_requests_total',
-    help: 'Requests the gateway answered, by upstream service, routing rule, method and status code',
-    labelNames: ['upstream', 'route', 'method', 'status'],
-  });
-  const inFlight = gauge({
-    name: 'teamchat_gateway_requests_in_flight',
-    help: 'Requests the gateway is handling right now (parked long-polls included)',
-    labelNames: ['upstream'],
-  });
-  return {
-    requests,
+export const gatewayMetrics = perRegistry(() =>
+  withDeferredCounts({
+    requests: counter({
+      name: 'teamchat_gateway_requests_total',
+      help: 'Requests the gateway answered, by upstream service, routing rule, method and status code',
+      labelNames: ['upstream', 'route', 'method', 'status'],
+    }),
     duration: histogram({
       name: 'teamchat_gateway_request_duration_seconds',
       help: 'Time from request to the end of the response at the gateway (authentication and upstream included)',
@@ -69,11 +70,13 @@ export const gatewayMetrics = perRegistry(() => {
       help: 'Forwarded requests that failed to reach their service (connection refused, reset, timeout)',
       labelNames: ['upstream'],
     }),
-    inFlight,
-    requestCounts: new DeferredCounts(requests),
-    inFlightCounts: new DeferredCounts(inFlight),
-  };
-});
+    inFlight: gauge({
+      name: 'teamchat_gateway_requests_in_flight',
+      help: 'Requests the gateway is handling right now (parked long-polls included)',
+      labelNames: ['upstream'],
+    }),
+  }),
+);
 
 /**
  * The event tier's own signals. `parkedPolls` is what its HorizontalPodAutoscaler scales on
