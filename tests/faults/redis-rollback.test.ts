@@ -63,7 +63,10 @@ async function pollUntilMessageOrRefused(queueId: string, lastEventId: number, d
     const messages = events.filter((event) => event.type === 'message').map((event) => event.message!.id);
     if (messages.length) return { refused: undefined, messages, last };
   }
-  throw new Error(`neither a message nor BAD_EVENT_QUEUE_ID within ${deadlineMs} ms; answers: ${answers.join(' ')}`);
+  throw new Error(
+    `neither a message nor BAD_EVENT_QUEUE_ID within ${deadlineMs} ms; answers: ${answers.join(' ')}; ` +
+      `the event replicas' warnings:\n${cluster.problems('events')}`,
+  );
 }
 
 test('Redis restored from an older copy: the stale queue answers BAD_EVENT_QUEUE_ID, and re-registering shows what it lost', async () => {

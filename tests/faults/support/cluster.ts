@@ -282,6 +282,18 @@ export class ProcessCluster {
     );
   }
 
+  /** Every warning and error each process of `kind` logged, by slot: what a failing test prints. */
+  problems(kind?: ServiceKind): string {
+    return [...this.slots.values()]
+      .filter((slot) => kind === undefined || slot.kind === kind)
+      .flatMap((slot) => slot.history.map((process) => ({ slot, process })))
+      .map(
+        ({ slot, process }) =>
+          `${slot.id} (pid ${process.pid}):\n${process.problems.map((line) => JSON.stringify(line)).join('\n')}`,
+      )
+      .join('\n');
+  }
+
   /** Processes that died although nobody killed them. */
   unexpectedExits(killed: Set<ServiceProcess>): string[] {
     return [...this.slots.values()].flatMap((slot) =>
