@@ -126,9 +126,9 @@ export class DeferredCounts<L extends string> {
 
   flush(): void {
     for (const entry of this.pending.values()) {
+      if (entry.delta < 0) (this.metric as Gauge<L>).dec(entry.labels, -entry.delta);
       // A series is exported from its first change on, even one that summed to 0 (a gauge's +1 -1).
-      if (entry.delta >= 0 && (entry.delta > 0 || !entry.exported)) this.metric.inc(entry.labels, entry.delta);
-      else if (entry.delta < 0) (this.metric as Gauge<L>).dec(entry.labels, -entry.delta);
+      else if (entry.delta > 0 || !entry.exported) this.metric.inc(entry.labels, entry.delta);
       entry.exported = true;
       entry.delta = 0;
     }
