@@ -1,7 +1,7 @@
-// The gateway's short cache of API-key lookups, and its invalidation. Actions that change
-// what authentication depends on (key, email, role, activity of a user or realm) call
-// invalidateAuthCache after their transaction commits: it deletes the Redis entries and
-// announces them to every gateway, which drops its in-process copies.
+// The short cache of API-key lookups (gateways, event replicas), and its invalidation. Actions
+// that change what authentication depends on (key, email, role, activity of a user or realm)
+// call invalidateAuthCache after their transaction commits: it replaces the Redis entries by
+// tombstones and announces them to every process that authenticates, which drops its copies.
 
 import { crossSlotPipeline, RedisKeys, type Redis } from './redis';
 
@@ -20,6 +20,7 @@ export interface CachedAuth {
 
 export async function readAuthCache(redis: Redis, prefix: string, apiKeyHash: string): Promise<CachedAuth | null> {
   const cached = await redis.get(new RedisKeys(prefix).auth(apiKeyHash));
+  // '' is an invalidation's tombstone: read PostgreSQL.
   return cached ? (JSON.parse(cached) as CachedAuth) : null;
 }
 
@@ -29,17 +30,21 @@ export async function writeAuthCache(
   apiKeyHash: string,
   auth: CachedAuth,
 ): Promise<void> {
-  await redis.set(new RedisKeys(prefix).auth(apiKeyHash), JSON.stringify(auth), 'EX', AUTH_CACHE_TTL_SECONDS);
+  // NX: never over an invalidation's tombstone (see invalidateAuthCache).
+  await redis.set(new RedisKeys(prefix).auth(apiKeyHash), JSON.stringify(auth), 'EX', AUTH_CACHE_TTL_SECONDS, 'NX');
 }
 
 export async function invalidateAuthCache(redis: Redis, prefix: string, apiKeyHashes: string[]): Promise<void> {
   if (apiKeyHashes.length === 0) return;
   const keys = new RedisKeys(prefix);
-  // The entries first, then the announcement: a gateway that re-reads on the announcement finds them gone.
-  // One DEL per key, as their slots differ in a Redis Cluster.
-  const deletes = crossSlotPipeline(redis);
-  for (const hash of apiKeyHashes) deletes.del(keys.auth(hash));
-  for (const [error] of (await deletes.exec()) ?? []) if (error) throw error;
+  // The entries first, then the announcement: a process that re-reads on the announcement finds
+  // them gone. Replaced by a tombstone for the entries' lifetime, not deleted: a lookup that read
+  // PostgreSQL before the change committed may write its answer after this, and would otherwise
+  // serve the old key from Redis for a minute (writeAuthCache does not write over a tombstone).
+  // One SET per key, as their slots differ in a Redis Cluster.
+  const tombstones = crossSlotPipeline(redis);
+  for (const hash of apiKeyHashes) tombstones.set(keys.auth(hash), '', 'EX', AUTH_CACHE_TTL_SECONDS);
+  for (const [error] of (await tombstones.exec()) ?? []) if (error) throw error;
   // A shard channel: SPUBLISH answers after the slot's master queued it for every subscriber
   // there, where a Cluster's PUBLISH reaches subscribers on other nodes later, over the cluster bus.
   const channel = keys.authInvalidations();

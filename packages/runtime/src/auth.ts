@@ -54,6 +54,7 @@ const LOCAL_MAX_ENTRIES = 50_000;
  */
 class LocalAuthCache {
   private readonly entries = new Map<string, { auth: CachedAuth; expiresAt: number }>();
+  private readonly lookups = new Map<string, { generation: number; auth: Promise<CachedAuth | null> }>();
   private subscribed = false;
   /** Bumped by every invalidation: a lookup that started before one must not be stored. */
   generation = 0;
@@ -105,6 +106,25 @@ class LocalAuthCache {
     if (entry.expiresAt > Date.now()) return entry.auth;
     this.entries.delete(apiKeyHash);
     return undefined;
+  }
+
+  /**
+   * A lookup of this key under way and begun since the last invalidation, which a request may
+   * wait for instead of reading Redis itself: when an entry expires, every poll of a user's
+   * clients misses memory in the same moment (10 at once per user in bench/events).
+   */
+  sharedLookup(apiKeyHash: string): Promise<CachedAuth | null> | undefined {
+    const lookup = this.lookups.get(apiKeyHash);
+    return lookup?.generation === this.generation && this.subscribed && this.keepEntries ? lookup.auth : undefined;
+  }
+
+  shareLookup(apiKeyHash: string, auth: Promise<CachedAuth | null>): void {
+    const lookup = { generation: this.generation, auth };
+    this.lookups.set(apiKeyHash, lookup);
+    const forget = () => {
+      if (this.lookups.get(apiKeyHash) === lookup) this.lookups.delete(apiKeyHash);
+    };
+    auth.then(forget, forget);
   }
 
   set(apiKeyHash: string, auth: CachedAuth): void {
@@ -223,14 +243,20 @@ export class Authenticator {
   }
 
   private async lookup(apiKeyHash: string): Promise<CachedAuth | null> {
-    if (this.local.get(apiKeyHash)) {
+    if (this.local.get(apiKeyHash) || this.local.sharedLookup(apiKeyHash)) {
       // An invalidation that left Redis before this request was sent may sit unread in the same
       // batch of ready sockets, behind the request: the event loop's check phase comes after it.
       await nextTurn();
-      const known = this.local.get(apiKeyHash);
+      const known = this.local.get(apiKeyHash) ?? this.local.sharedLookup(apiKeyHash);
       if (known) return known;
     }
     const generation = this.local.generation;
+    const auth = this.readThrough(apiKeyHash, generation);
+    this.local.shareLookup(apiKeyHash, auth);
+    return auth;
+  }
+
+  private async readThrough(apiKeyHash: string, generation: number): Promise<CachedAuth | null> {
     const auth =
       (await readAuthCache(this.redis, this.redisPrefix, apiKeyHash)) ??
       (await this.readAndCache(apiKeyHash, generation));

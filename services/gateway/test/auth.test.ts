@@ -1,4 +1,5 @@
-import { invalidateAuthCache, RedisKeys } from '@teamchat/bus';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { invalidateAuthCache, isCluster, readAuthCache, RedisKeys, writeAuthCache } from '@teamchat/bus';
 import { hashApiKey, Role } from '@teamchat/domain';
 import { doRegenerateApiKey } from '@teamchat/service-users';
 import type { Db } from '@teamchat/db';
@@ -110,6 +111,19 @@ describe('the auth cache', () => {
     expect(await stack.redis.ttl(cacheKey)).toBeGreaterThan(0);
   });
 
+  test("a lookup that read the old key before it changed cannot cache it after the change's invalidation", async () => {
+    const changing = await stack.createUser();
+    expect((await changing.client.get(ME)).status).toBe(200);
+    const prefix = stack.deps.env.REDIS_PREFIX;
+    const hash = hashApiKey(changing.apiKey);
+    const before = await readAuthCache(stack.redis, prefix, hash);
+    await doRegenerateApiKey(stack.deps, changing.id);
+    // What a process that had not heard the invalidation yet writes when its PostgreSQL read comes back.
+    await writeAuthCache(stack.redis, prefix, hash, before!);
+    expect(await readAuthCache(stack.redis, prefix, hash)).toBeNull();
+    expectError(await changing.client.get(ME), 401, 'UNAUTHORIZED', 'Invalid API key');
+  });
+
   // Many times over: the gateway's memory refused a regenerated key late about once in 200
   // rotations under load (the invalidation still in Redis, or unread behind the request).
   test('regenerating the key refuses the old one at once, every time', async () => {
@@ -161,6 +175,100 @@ describe('a crowd of first lookups', () => {
       expect(answers.at(-1)).toMatchObject({ status: 'rejected', reason: { message: 'Invalid API key' } });
       // Gathered per turn of the event loop, as the Redis misses come back: 41 before batching.
       expect(reads).toBeLessThanOrEqual(4);
+    } finally {
+      authenticator.close();
+    }
+  });
+});
+
+/** An Authenticator whose Redis reads of cached lookups are counted. */
+async function countingAuthenticator(name: string, db: Db = stack.deps.db) {
+  const counter = { gets: 0 };
+  const redis = new Proxy(stack.redis, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      if (property !== 'get') return value.bind(target);
+      return (...args: unknown[]) => {
+        counter.gets++;
+        return value.apply(target, args);
+      };
+    },
+  });
+  const authenticator = new Authenticator(db, redis, stack.deps.env.REDIS_PREFIX, stack.deps.logger, name);
+  // Memory serves nothing until the invalidation channel is subscribed: wait until a repeat is answered from it.
+  const probe = await stack.createUser();
+  const credentials = { email: probe.deliveryEmail, apiKey: probe.apiKey };
+  for (let tries = 0; !isCluster(stack.redis) && tries < 100; tries++) {
+    const before = counter.gets;
+    await authenticator.authenticate(credentials, undefined);
+    if (counter.gets === before) break;
+    await sleep(20);
+  }
+  return { authenticator, counter };
+}
+
+describe('lookups under way are shared', () => {
+  test('many requests with one key at once read Redis once (each on a Redis Cluster, where memory is off)', async () => {
+    const { authenticator, counter } = await countingAuthenticator('shared-lookup-test');
+    try {
+      const crowd = await stack.createUser();
+      const before = counter.gets;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          authenticator.authenticate({ email: crowd.deliveryEmail, apiKey: crowd.apiKey }, undefined),
+        ),
+      );
+      expect(answers.map((answer) => answer.userId)).toEqual(Array(20).fill(crowd.id));
+      expect(counter.gets - before).toBe(isCluster(stack.redis) ? 20 : 1);
+    } finally {
+      authenticator.close();
+    }
+  });
+
+  test('a lookup under way when the key changes answers no request made after the change, nor caches for one', async () => {
+    // The first PostgreSQL read of each rotation is held after it read: its answer is the old key's.
+    let held: { read: () => void; release: Promise<void> } | undefined;
+    const db = stack.deps.db.$extends({
+      query: {
+        apiKey: {
+          findMany: async ({ args, query }) => {
+            const result = await query(args);
+            const hold = held;
+            held = undefined;
+            if (hold) {
+              hold.read();
+              await hold.release;
+            }
+            return result;
+          },
+        },
+      },
+    }) as unknown as Db;
+    const { authenticator } = await countingAuthenticator('shared-lookup-invalidation-test', db);
+    const rotating = await stack.createUser();
+    let apiKey = rotating.apiKey;
+    try {
+      for (let rotation = 0; rotation < 5; rotation++) {
+        let read!: () => void;
+        let release!: () => void;
+        const readDone = new Promise<void>((resolve) => (read = resolve));
+        held = { read, release: new Promise<void>((resolve) => (release = resolve)) };
+        const first = authenticator.authenticate({ email: null, apiKey }, undefined);
+        await readDone;
+        const newKey = await doRegenerateApiKey(stack.deps, rotating.id);
+        const after = authenticator.authenticate({ email: null, apiKey }, undefined);
+        // Held until the request after the change is answered (or would wait for the first lookup).
+        await Promise.race([after.catch(() => undefined), sleep(300)]);
+        release();
+        // Sent before the change answered: may go either way.
+        await first.catch(() => undefined);
+        await expect(after).rejects.toThrow('Invalid API key');
+        // Neither cached the old key for the requests after.
+        await expect(authenticator.authenticate({ email: null, apiKey }, undefined)).rejects.toThrow('Invalid API key');
+        expect((await stack.client({ email: rotating.deliveryEmail, apiKey }).get(ME)).status).toBe(401);
+        apiKey = newKey;
+      }
     } finally {
       authenticator.close();
     }
