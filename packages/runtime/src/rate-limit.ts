@@ -163,8 +163,8 @@ export function rateLimitSettings(env: Partial<RateLimitEnv>): RateLimitSettings
  * (each poll is cheap when parked). Every other request on the events path (non-blocking polls,
  * which may create queues, and DELETE) spends the budget.
  */
-export function mayPark(req: http.IncomingMessage, url: URL): boolean {
-  if (req.method !== 'GET' || hasRequestBody(req) || !url.searchParams.has('queue_id')) return false;
-  const dontBlock = url.searchParams.get('dont_block');
+export function mayPark(req: http.IncomingMessage, query: URLSearchParams): boolean {
+  if (req.method !== 'GET' || hasRequestBody(req) || !query.has('queue_id')) return false;
+  const dontBlock = query.get('dont_block');
   return dontBlock === null || dontBlock === 'false';
 }

@@ -223,7 +223,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
     try {
       const { user, realmId } = await authenticate(req, url, rule);
       // A poll that may park spends no budget (see mayPark); every other request does.
-      if (!(rule.longPoll && mayPark(req, url))) await rateLimiter.check(req, res, user);
+      if (!(rule.longPoll && mayPark(req, url.searchParams))) await rateLimiter.check(req, res, user);
       observation.userId = user?.userId;
       observation.realmId = realmId;
       const token = signInternalToken(env.INTERNAL_JWT_SECRET, {

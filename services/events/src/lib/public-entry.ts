@@ -67,13 +67,13 @@ export class PublicEntry {
    * request of the user's rate-limit budget unless the poll may park. Also gives the request
    * (and its answer) a request id, as the gateway does.
    */
-  async admit(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<Requester> {
+  async admit(req: http.IncomingMessage, res: http.ServerResponse, query: URLSearchParams): Promise<Requester> {
     const requestId = requestIdOf(req);
     req.headers[REQUEST_ID_HEADER] = requestId;
     if (!res.headersSent) res.setHeader(REQUEST_ID_HEADER, requestId);
     const hostRealm = await this.realms.byHost(req.headers.host);
     const user = await this.authenticator.requireUser(req.headers.authorization, hostRealm);
-    if (!mayPark(req, url)) await this.rateLimiter.check(req, res, user);
+    if (!mayPark(req, query)) await this.rateLimiter.check(req, res, user);
     return user;
   }
 
@@ -82,7 +82,7 @@ export class PublicEntry {
    * continues with an internal token signed here for the user, as if the gateway had sent it.
    */
   async admitForApp(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
-    const user = await this.admit(req, res, url);
+    const user = await this.admit(req, res, url.searchParams);
     delete req.headers.authorization;
     req.headers[INTERNAL_TOKEN_HEADER] = signInternalToken(this.base.env.INTERNAL_JWT_SECRET, {
       user,
