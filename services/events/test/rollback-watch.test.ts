@@ -1,9 +1,11 @@
 // The event tier's check that Redis never went back in time (lib/rollback-watch.ts), in process:
 // a Redis epoch below the one PostgreSQL recorded as acknowledged drops every queue, once.
 import crypto from 'node:crypto';
+import { crossSlotPipeline } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue } from '@teamchat/testing';
+import { EventQueue, registerEventQueue, settleEvents } from '@teamchat/testing';
+import { alertWords, commitEvent } from './support/producers';
 import { QueueStore } from '../src/lib/queue-store';
 import { RollbackWatch } from '../src/lib/rollback-watch';
 
@@ -55,4 +57,57 @@ test('deployments with different Redis prefixes on one database keep separate ep
     expect(await one.round()).toBe('ok');
     expect(await two.round()).toBe('ok');
   }
+});
+
+// A dropped queue answers BAD_EVENT_QUEUE_ID at once, so clients re-register while the drop still
+// runs. A queue registered then must be dropped too (its client re-registers) or keep its place
+// in the indexes: a queue that lives unlisted answers polls but never receives an event (a CI
+// run of tests/faults/redis-rollback.test.ts saw one wait 15 s with heartbeats only).
+test('queues registered while every queue is dropped are refused or receive their events, never left unlisted', async () => {
+  const prefix = stack.deps.env.REDIS_PREFIX;
+  const watch = watchOf(prefix);
+  expect(await watch.round()).toBe('ok');
+  const user = await stack.createUser();
+  // Keys of queues for the drop to go through, so that it lasts while clients register.
+  const filler = crossSlotPipeline(stack.redis);
+  for (let i = 0; i < 30_000; i++) filler.set(`${prefix}{q:filler-${i}}:x`, '1');
+  await filler.exec();
+
+  await stack.redis.decr(`${prefix}events:epoch`);
+  let dropping = true;
+  const round = watch.round().finally(() => (dropping = false));
+  const registeredMeanwhile: EventQueue[] = [];
+  const failures: string[] = [];
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (dropping) {
+        const response = await user.client.post('/api/v1/register', { event_types: JSON.stringify(['alert_words']) });
+        if (response.status !== 200) failures.push(`${response.status} ${JSON.stringify(response.body)}`);
+        else
+          registeredMeanwhile.push(
+            new EventQueue(user.client, response.body.queue_id, response.body.last_event_id, response.body),
+          );
+      }
+    }),
+  );
+  expect(await round).toBe('rolled-back');
+  expect(failures).toEqual([]);
+  expect(registeredMeanwhile.length).toBeGreaterThan(4);
+
+  await commitEvent(stack, alertWords(['after the drop']), [user.id]);
+  await settleEvents(stack);
+  const outcomes = { received: 0, refused: 0, unlisted: 0 };
+  for (const queue of registeredMeanwhile) {
+    const polled = await user.client.get('/api/v1/events', {
+      queue_id: queue.queueId,
+      last_event_id: queue.lastEventId,
+      dont_block: true,
+    });
+    if (polled.status === 400 && polled.body.code === 'BAD_EVENT_QUEUE_ID') outcomes.refused++;
+    else if ((polled.body.events as { type: string }[]).some((event) => event.type === 'alert_words'))
+      outcomes.received++;
+    else outcomes.unlisted++;
+  }
+  expect(outcomes).toEqual({ ...outcomes, unlisted: 0 });
+  console.log(`registered during the drop: ${JSON.stringify(outcomes)}`);
 });

@@ -565,14 +565,21 @@ export class QueueStore {
    * Deletes every queue and queue index of this prefix, waking the polls parked on those queues
    * (their next poll answers BAD_EVENT_QUEUE_ID). For a Redis that lost writes: see rollback-watch.ts.
    * Returns how many queues there were.
+   *
+   * The indexes go first, on every node, then the queues. Clients re-register while this runs
+   * (a dropped queue answers at once), and a queue is created before it is listed: dropping
+   * the queues first could delete the index of a queue registered meanwhile and keep the queue,
+   * which would then answer polls but never receive an event. This way a queue registered
+   * meanwhile either survives listed or is dropped (its stale index entry is removed by the
+   * fan-out) and its client re-registers.
    */
   async dropAll(): Promise<number> {
     let dropped = 0;
     const metaKey = /\{q:([^}]+)\}:m$/;
     // SCAN sees one node's keys: in a Cluster every master is scanned, and each key (and the
     // queue's wake channel, in the same slot) is dropped on the node that holds it.
-    await forEachMaster(this.redis, async (node) => {
-      for (const pattern of [`${this.prefix}{q:*`, this.userIndex('*'), this.realmWideIndex('*')]) {
+    for (const pattern of [this.userIndex('*'), this.realmWideIndex('*'), `${this.prefix}{q:*`])
+      await forEachMaster(this.redis, async (node) => {
         let cursor = '0';
         do {
           const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
@@ -589,8 +596,7 @@ export class QueueStore {
           }
           await pipeline.exec();
         } while (cursor !== '0');
-      }
-    });
+      });
     return dropped;
   }
 
