@@ -2,7 +2,8 @@
 // published row leaves the outbox after EVENT_OUTBOX_HOLD_MS, so committedSince reads such an
 // event from its intake entry instead; the mark is the outbox id sequence, not the rows.
 
-import { committedSince, outboxMark, type LocalEcho, type Recipient } from '@teamchat/bus';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { committedSince, outboxMark, type LocalEcho, type OutboxPayload, type Recipient } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
 
 export interface CapturedEvent {
@@ -20,13 +21,42 @@ export interface EventSource {
   deps: Pick<BaseDeps, 'db' | 'redis' | 'bus'>;
 }
 
+/**
+ * How often the events are read while `fn` runs: well within the outbox hold. A row published
+ * longer ago than the hold has left the outbox, and its intake entry may be trimmed by then (a
+ * loaded CI machine once took longer than the hold between two actions and missed the first event).
+ */
+const READ_EVERY_MS = 250;
+
 /** The events committed through the outbox while `fn` ran, oldest first (its outbox ids, not its clock). */
 export async function captureEvents(stack: EventSource, fn: () => Promise<unknown>): Promise<CapturedEvent[]> {
   const { db, redis, bus } = stack.deps;
   const mark = await outboxMark(db);
-  await fn();
-  const committed = await committedSince(db, redis, bus, mark);
-  return committed.map(({ payload }) => ({
+  const seen = new Map<bigint, OutboxPayload>();
+  const read = async () => {
+    for (const { id, payload } of await committedSince(db, redis, bus, mark)) seen.set(id, payload);
+  };
+  const done = new AbortController();
+  const reading = (async () => {
+    for (;;) {
+      try {
+        await sleep(READ_EVERY_MS, undefined, { signal: done.signal });
+      } catch {
+        return; // fn finished
+      }
+      await read();
+    }
+  })();
+  reading.catch(() => undefined); // its failure is thrown below, once fn is done
+  try {
+    await fn();
+  } finally {
+    done.abort();
+    await reading;
+  }
+  await read();
+  const oldestFirst = [...seen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return oldestFirst.map(([, payload]) => ({
     event: payload.event as CapturedEvent['event'],
     recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
     ...(payload.users.some((user) => typeof user !== 'number') && { recipients: payload.users }),
