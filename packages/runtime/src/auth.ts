@@ -94,13 +94,18 @@ class LocalAuthCache {
     this.entries.clear();
   }
 
+  /** Whether memory may answer: only while every invalidation is heard, and not on a Cluster. */
+  private get serving(): boolean {
+    return this.subscribed && this.keepEntries;
+  }
+
   private invalidate(apiKeyHashes: string[]): void {
     this.generation++;
     for (const hash of apiKeyHashes) this.entries.delete(hash);
   }
 
   get(apiKeyHash: string): CachedAuth | undefined {
-    if (!this.subscribed || !this.keepEntries) return undefined;
+    if (!this.serving) return undefined;
     const entry = this.entries.get(apiKeyHash);
     if (!entry) return undefined;
     if (entry.expiresAt > Date.now()) return entry.auth;
@@ -115,10 +120,11 @@ class LocalAuthCache {
    */
   sharedLookup(apiKeyHash: string): Promise<CachedAuth | null> | undefined {
     const lookup = this.lookups.get(apiKeyHash);
-    return lookup?.generation === this.generation && this.subscribed && this.keepEntries ? lookup.auth : undefined;
+    return lookup?.generation === this.generation && this.serving ? lookup.auth : undefined;
   }
 
   shareLookup(apiKeyHash: string, auth: Promise<CachedAuth | null>): void {
+    if (!this.serving) return;
     const lookup = { generation: this.generation, auth };
     this.lookups.set(apiKeyHash, lookup);
     const forget = () => {
@@ -128,7 +134,7 @@ class LocalAuthCache {
   }
 
   set(apiKeyHash: string, auth: CachedAuth): void {
-    if (!this.subscribed || !this.keepEntries) return;
+    if (!this.serving) return;
     // Map keeps insertion order: the first key is the oldest entry.
     if (this.entries.size >= LOCAL_MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + LOCAL_AUTH_TTL_MS });

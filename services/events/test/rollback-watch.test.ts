@@ -80,14 +80,11 @@ test('queues registered while every queue is dropped are refused or receive thei
   const failures: string[] = [];
   await Promise.all(
     Array.from({ length: 4 }, async () => {
-      while (dropping) {
-        const response = await user.client.post('/api/v1/register', { event_types: JSON.stringify(['alert_words']) });
-        if (response.status !== 200) failures.push(`${response.status} ${JSON.stringify(response.body)}`);
-        else
-          registeredMeanwhile.push(
-            new EventQueue(user.client, response.body.queue_id, response.body.last_event_id, response.body),
-          );
-      }
+      while (dropping)
+        await registerEventQueue(user.client, { event_types: ['alert_words'] }).then(
+          (queue) => registeredMeanwhile.push(queue),
+          (error: Error) => failures.push(error.message),
+        );
     }),
   );
   expect(await round).toBe('rolled-back');
