@@ -5,7 +5,14 @@
 
 import { crossSlotPipeline, RedisKeys, type Redis } from './redis';
 
-export const AUTH_CACHE_TTL_SECONDS = 60;
+/** How long a lookup stays in Redis, and an invalidation's tombstone with it (AUTH_CACHE_TTL_SECONDS). */
+export const DEFAULT_AUTH_CACHE_TTL_SECONDS = 60;
+
+/** Where a deployment's auth cache lives and how long its entries last: any service's env. */
+export interface AuthCacheEnv {
+  REDIS_PREFIX: string;
+  AUTH_CACHE_TTL_SECONDS: number;
+}
 
 export interface CachedAuth {
   userId: number;
@@ -18,32 +25,34 @@ export interface CachedAuth {
   realmDeactivated: boolean;
 }
 
-export async function readAuthCache(redis: Redis, prefix: string, apiKeyHash: string): Promise<CachedAuth | null> {
-  const cached = await redis.get(new RedisKeys(prefix).auth(apiKeyHash));
+export async function readAuthCache(redis: Redis, env: AuthCacheEnv, apiKeyHash: string): Promise<CachedAuth | null> {
+  const cached = await redis.get(new RedisKeys(env.REDIS_PREFIX).auth(apiKeyHash));
   // '' is an invalidation's tombstone: read PostgreSQL.
   return cached ? (JSON.parse(cached) as CachedAuth) : null;
 }
 
 export async function writeAuthCache(
   redis: Redis,
-  prefix: string,
+  env: AuthCacheEnv,
   apiKeyHash: string,
   auth: CachedAuth,
 ): Promise<void> {
+  const key = new RedisKeys(env.REDIS_PREFIX).auth(apiKeyHash);
   // NX: never over an invalidation's tombstone (see invalidateAuthCache).
-  await redis.set(new RedisKeys(prefix).auth(apiKeyHash), JSON.stringify(auth), 'EX', AUTH_CACHE_TTL_SECONDS, 'NX');
+  await redis.set(key, JSON.stringify(auth), 'EX', env.AUTH_CACHE_TTL_SECONDS, 'NX');
 }
 
-export async function invalidateAuthCache(redis: Redis, prefix: string, apiKeyHashes: string[]): Promise<void> {
+export async function invalidateAuthCache(redis: Redis, env: AuthCacheEnv, apiKeyHashes: string[]): Promise<void> {
   if (apiKeyHashes.length === 0) return;
-  const keys = new RedisKeys(prefix);
+  const keys = new RedisKeys(env.REDIS_PREFIX);
   // The entries first, then the announcement: a process that re-reads on the announcement finds
   // them gone. Replaced by a tombstone for the entries' lifetime, not deleted: a lookup that read
   // PostgreSQL before the change committed may write its answer after this, and would otherwise
-  // serve the old key from Redis for a minute (writeAuthCache does not write over a tombstone).
+  // serve the old key from Redis for the entries' lifetime (writeAuthCache does not write over a
+  // tombstone).
   // One SET per key, as their slots differ in a Redis Cluster.
   const tombstones = crossSlotPipeline(redis);
-  for (const hash of apiKeyHashes) tombstones.set(keys.auth(hash), '', 'EX', AUTH_CACHE_TTL_SECONDS);
+  for (const hash of apiKeyHashes) tombstones.set(keys.auth(hash), '', 'EX', env.AUTH_CACHE_TTL_SECONDS);
   for (const [error] of (await tombstones.exec()) ?? []) if (error) throw error;
   // A shard channel: SPUBLISH answers after the slot's master queued it for every subscriber
   // there, where a Cluster's PUBLISH reaches subscribers on other nodes later, over the cluster bus.

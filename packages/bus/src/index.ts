@@ -63,6 +63,7 @@ export {
   readAuthCache,
   writeAuthCache,
   invalidateAuthCache,
-  AUTH_CACHE_TTL_SECONDS,
+  DEFAULT_AUTH_CACHE_TTL_SECONDS,
+  type AuthCacheEnv,
   type CachedAuth,
 } from './auth-cache';

@@ -1,6 +1,6 @@
 // HTTP Basic authentication of API requests (email:api_key), as Zulip's validate_api_key.
 // Every failure is a 401 UNAUTHORIZED, with Zulip's wording. Lookups are cached in Redis
-// for a minute, and for a few seconds in the process's own memory; actions that change a
+// (AUTH_CACHE_TTL_SECONDS, a minute), and for a few seconds in the process's own memory; actions that change a
 // user's key, email, role or activity invalidate both (see invalidateAuthCache).
 // Two public entries use it: the gateway, and the event tier for the long-polls the Ingress
 // sends it directly (docs/adr/0006): one implementation, one cache, one invalidation channel.
@@ -8,6 +8,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   duplicateRedis,
+  type AuthCacheEnv,
   type ConnectionLogger,
   isCluster,
   readAuthCache,
@@ -40,7 +41,7 @@ export function parseBasicAuth(header: string | undefined): Credentials | null {
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
 }
 
-/** How long a lookup is kept in a process's own memory. */
+/** How long a lookup is kept in a process's own memory (less if Redis keeps it less). */
 export const LOCAL_AUTH_TTL_MS = 10_000;
 const LOCAL_MAX_ENTRIES = 50_000;
 
@@ -69,6 +70,7 @@ class LocalAuthCache {
      * that is understood, a Cluster gateway reads Redis's cache on every request.
      */
     private readonly keepEntries: boolean,
+    private readonly ttlMs: number,
   ) {
     // A shard channel (see invalidateAuthCache). A Cluster subscribes on the channel's master with
     // a connection of its own, replaced (-subscriber, then +subscriber) when that node goes away.
@@ -137,7 +139,7 @@ class LocalAuthCache {
     if (!this.serving) return;
     // Map keeps insertion order: the first key is the oldest entry.
     if (this.entries.size >= LOCAL_MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + LOCAL_AUTH_TTL_MS });
+    this.entries.set(apiKeyHash, { auth, expiresAt: Date.now() + this.ttlMs });
   }
 
   close(): void {
@@ -230,7 +232,7 @@ export class Authenticator {
   constructor(
     db: Db,
     private readonly redis: Redis,
-    private readonly redisPrefix: string,
+    private readonly cache: AuthCacheEnv,
     /** Where the invalidation subscriber's connection errors go. */
     logger: ConnectionLogger,
     /** Names the process's invalidation subscriber connection (`<name>-auth-invalidations`). */
@@ -239,8 +241,9 @@ export class Authenticator {
     this.keyReads = new KeyReads(db);
     this.local = new LocalAuthCache(
       duplicateRedis(redis, `${connectionName}-auth-invalidations`, logger),
-      new RedisKeys(redisPrefix).authInvalidations(),
+      new RedisKeys(cache.REDIS_PREFIX).authInvalidations(),
       !isCluster(redis),
+      Math.min(LOCAL_AUTH_TTL_MS, cache.AUTH_CACHE_TTL_SECONDS * 1000),
     );
   }
 
@@ -264,8 +267,7 @@ export class Authenticator {
 
   private async readThrough(apiKeyHash: string, generation: number): Promise<CachedAuth | null> {
     const auth =
-      (await readAuthCache(this.redis, this.redisPrefix, apiKeyHash)) ??
-      (await this.readAndCache(apiKeyHash, generation));
+      (await readAuthCache(this.redis, this.cache, apiKeyHash)) ?? (await this.readAndCache(apiKeyHash, generation));
     // Invalidated while we looked: what we read may be older than the invalidation.
     if (auth && generation === this.local.generation) this.local.set(apiKeyHash, auth);
     return auth;
@@ -273,8 +275,7 @@ export class Authenticator {
 
   private async readAndCache(apiKeyHash: string, generation: number): Promise<CachedAuth | null> {
     const auth = await this.keyReads.read(apiKeyHash);
-    if (auth && generation === this.local.generation)
-      await writeAuthCache(this.redis, this.redisPrefix, apiKeyHash, auth);
+    if (auth && generation === this.local.generation) await writeAuthCache(this.redis, this.cache, apiKeyHash, auth);
     return auth;
   }
 

@@ -3,6 +3,7 @@
 
 import {
   createRedis,
+  DEFAULT_AUTH_CACHE_TTL_SECONDS,
   DEFAULT_DEDUP_WINDOW_SECS,
   DEFAULT_PUBLISH_RETRY_MS,
   DEFAULT_EVENT_PARTITIONS,
@@ -48,6 +49,14 @@ const eventOutboxEnvSpec = {
   ),
 };
 
+/** The API-key lookups' cache (packages/runtime/src/auth.ts). */
+const authCacheEnvSpec = {
+  AUTH_CACHE_TTL_SECONDS: env.int(
+    "how long an API-key lookup is cached in Redis (at most 10 s of it in a process's memory), and an invalidation blocks a late lookup's write",
+    DEFAULT_AUTH_CACHE_TTL_SECONDS,
+  ),
+};
+
 /** The read replica (docs/operations.md, Read replica): unset, every read goes to the primary. */
 const replicaEnvSpec = {
   DATABASE_REPLICA_URL: env.string('PostgreSQL streaming standby for heavy reads (empty: none)', ''),
@@ -81,15 +90,18 @@ export const baseEnvSpec = {
   METRICS_PORT: env.int('admin port serving GET /metrics, never published (0: PORT + 1000)', 0),
   ...eventOutboxEnvSpec,
   ...replicaEnvSpec,
+  ...authCacheEnvSpec,
 };
 
 export type EventOutboxEnv = EnvOf<typeof eventOutboxEnvSpec>;
+type AuthCacheTtlEnv = EnvOf<typeof authCacheEnvSpec>;
 
 /** The common settings, as tests and tools may also write them by hand: the outbox timings and the metrics port may be left to their defaults. */
 export type BaseEnv = Omit<
   EnvOf<typeof baseEnvSpec>,
   | keyof EventOutboxEnv
   | keyof ReplicaEnv
+  | keyof AuthCacheTtlEnv
   | 'METRICS_PORT'
   | 'REDIS_CLUSTER_NODES'
   | 'EVENT_RECIPIENT_SHARDS'
@@ -97,7 +109,8 @@ export type BaseEnv = Omit<
   | 'REDIS_WAIT_TIMEOUT_MS'
 > &
   Partial<EventOutboxEnv> &
-  Partial<ReplicaEnv> & {
+  Partial<ReplicaEnv> &
+  Partial<AuthCacheTtlEnv> & {
     METRICS_PORT?: number;
     REDIS_CLUSTER_NODES?: string;
     EVENT_RECIPIENT_SHARDS?: number;
@@ -130,7 +143,7 @@ function recipientShards(config: Pick<BaseEnv, 'EVENT_PARTITIONS' | 'EVENT_RECIP
 
 export interface BaseDeps {
   /** The settings, defaults filled in. */
-  env: BaseEnv & EventOutboxEnv & ReplicaEnv;
+  env: BaseEnv & EventOutboxEnv & ReplicaEnv & AuthCacheTtlEnv;
   db: Db;
   /** Where heavy reads go: the standby when it has replayed the reader's last write, else `db`. */
   reads: ReadRouter;
@@ -149,13 +162,19 @@ export async function storesReachable(deps: Pick<BaseDeps, 'db' | 'redis'>): Pro
   await Promise.all([deps.db.$queryRaw`SELECT 1`, deps.redis.ping()]);
 }
 
-export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseEnv & EventOutboxEnv & ReplicaEnv {
+export function loadBaseEnv(source: NodeJS.ProcessEnv = process.env): BaseDeps['env'] {
   return loadEnv(baseEnvSpec, source);
 }
 
 export function createBaseDeps(service: string, input: BaseEnv, options: { logger?: Logger } = {}): BaseDeps {
-  const baseEnv = { ...loadEnv(eventOutboxEnvSpec, {}), ...loadEnv(replicaEnvSpec, {}), ...input };
+  const baseEnv = {
+    ...loadEnv(eventOutboxEnvSpec, {}),
+    ...loadEnv(replicaEnvSpec, {}),
+    ...loadEnv(authCacheEnvSpec, {}),
+    ...input,
+  };
   checkOutboxTimings(baseEnv);
+  if (baseEnv.AUTH_CACHE_TTL_SECONDS < 1) throw new EnvError('AUTH_CACHE_TTL_SECONDS must be at least 1');
   const logger = options.logger ?? createLogger(service, baseEnv.LOG_LEVEL);
   const db = createDb(baseEnv.DATABASE_URL, { poolSize: baseEnv.DB_POOL_SIZE });
   const redis = createRedis(baseEnv, { name: `${service}`, logger });

@@ -43,6 +43,8 @@ export interface StackOptions {
   rateLimits?: Partial<GatewayRateLimitEnv>;
   /** Event-tier layout shared by producers and replicas (EVENT_PARTITIONS 4 and one recipient shard by default). */
   eventTier?: Pick<BaseEnv, 'EVENT_PARTITIONS' | 'EVENT_RECIPIENT_SHARDS'>;
+  /** The auth cache's lifetime in Redis for every process (AUTH_CACHE_TTL_SECONDS; default 60). */
+  authCacheTtlSeconds?: number;
 }
 
 type GatewayRateLimitEnv = NonNullable<Parameters<typeof createGateway>[0]['env']>;
@@ -103,6 +105,7 @@ export class Stack {
       // npm test's replica pass: heavy reads may be served by the standby, as in production.
       ...(database.replicaUrl ? { DATABASE_REPLICA_URL: database.replicaUrl } : {}),
       ...options.eventTier,
+      ...(options.authCacheTtlSeconds ? { AUTH_CACHE_TTL_SECONDS: options.authCacheTtlSeconds } : {}),
     };
     const logger = createLogger('test', env.LOG_LEVEL, options.logs?.destination);
     const deps = createBaseDeps('test', env, { logger });
@@ -139,6 +142,7 @@ export class Stack {
       env: {
         INTERNAL_JWT_SECRET: env.INTERNAL_JWT_SECRET,
         REDIS_PREFIX: prefix,
+        AUTH_CACHE_TTL_SECONDS: deps.env.AUTH_CACHE_TTL_SECONDS,
         UPSTREAM_TIMEOUT_MS: 60_000,
         ...GENEROUS_RATE_LIMITS,
         ...options.rateLimits,
@@ -302,6 +306,7 @@ export class Stack {
       env: {
         INTERNAL_JWT_SECRET: this.deps.env.INTERNAL_JWT_SECRET,
         REDIS_PREFIX: this.deps.env.REDIS_PREFIX,
+        AUTH_CACHE_TTL_SECONDS: this.deps.env.AUTH_CACHE_TTL_SECONDS,
         UPSTREAM_TIMEOUT_MS: 10_000,
         ...GENEROUS_RATE_LIMITS,
         ...env,

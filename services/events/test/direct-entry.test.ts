@@ -175,7 +175,7 @@ describe('every refusal is the gateway’s 401, on GET and DELETE', () => {
     const queue = await registerEventQueue(member.client, { event_types: ['alert_words'] });
     await stack.db.realm.update({ where: { id: realm.id }, data: { deactivated: true } });
     // As the deactivating action does: registering cached the member's lookup.
-    await invalidateAuthCache(stack.redis, stack.deps.env.REDIS_PREFIX, [hashApiKey(member.apiKey)]);
+    await invalidateAuthCache(stack.redis, stack.deps.env, [hashApiKey(member.apiKey)]);
     expectError(
       await pollOf(directOf(member, 'direct-closing.example.test'), queue.queueId),
       401,

@@ -5,7 +5,7 @@
 // endpoints pass through no middleware stack (design §3).
 
 import http from 'node:http';
-import type { Redis } from '@teamchat/bus';
+import { DEFAULT_AUTH_CACHE_TTL_SECONDS, type Redis } from '@teamchat/bus';
 import {
   asJsonableError,
   hasRequestBody,
@@ -43,7 +43,13 @@ export interface GatewayDeps {
   env: Pick<GatewayEnv, 'INTERNAL_JWT_SECRET' | 'REDIS_PREFIX' | 'UPSTREAM_TIMEOUT_MS'> &
     Partial<RateLimitEnv> &
     Partial<
-      Pick<GatewayEnv, 'UPSTREAM_SOCKET_MAX_AGE_MS' | 'UPSTREAM_SOCKET_IDLE_MS' | 'UPSTREAM_LONG_POLL_TIMEOUT_MS'>
+      Pick<
+        GatewayEnv,
+        | 'UPSTREAM_SOCKET_MAX_AGE_MS'
+        | 'UPSTREAM_SOCKET_IDLE_MS'
+        | 'UPSTREAM_LONG_POLL_TIMEOUT_MS'
+        | 'AUTH_CACHE_TTL_SECONDS'
+      >
     >;
   db: Db;
   redis: Redis;
@@ -91,7 +97,11 @@ function queryApiKey(url: URL): Credentials | null {
 export function createGateway(deps: GatewayDeps): RunningService {
   const { env, logger } = deps;
   const realms = new RealmDirectory(deps.db);
-  const authenticator = new Authenticator(deps.db, deps.redis, env.REDIS_PREFIX, logger);
+  const authCache = {
+    REDIS_PREFIX: env.REDIS_PREFIX,
+    AUTH_CACHE_TTL_SECONDS: env.AUTH_CACHE_TTL_SECONDS ?? DEFAULT_AUTH_CACHE_TTL_SECONDS,
+  };
+  const authenticator = new Authenticator(deps.db, deps.redis, authCache, logger);
   const rateLimiter = new RateLimiter(deps.redis, env.REDIS_PREFIX, rateLimitSettings(env), logger);
   // Upstream connections are reused, but each only for a while: new replicas of a service get
   // requests soon after a scale-out (see UpstreamAgent).

@@ -69,7 +69,7 @@ describe('every authentication failure is a 401 UNAUTHORIZED', () => {
     const victim = await stack.createUser();
     expect((await victim.client.get(ME)).status).toBe(200);
     await stack.db.userProfile.update({ where: { id: victim.id }, data: { is_active: false } });
-    await invalidateAuthCache(stack.redis, stack.deps.env.REDIS_PREFIX, [hashApiKey(victim.apiKey)]);
+    await invalidateAuthCache(stack.redis, stack.deps.env, [hashApiKey(victim.apiKey)]);
     expectError(await victim.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
   });
 
@@ -114,13 +114,12 @@ describe('the auth cache', () => {
   test("a lookup that read the old key before it changed cannot cache it after the change's invalidation", async () => {
     const changing = await stack.createUser();
     expect((await changing.client.get(ME)).status).toBe(200);
-    const prefix = stack.deps.env.REDIS_PREFIX;
     const hash = hashApiKey(changing.apiKey);
-    const before = await readAuthCache(stack.redis, prefix, hash);
+    const before = await readAuthCache(stack.redis, stack.deps.env, hash);
     await doRegenerateApiKey(stack.deps, changing.id);
     // What a process that had not heard the invalidation yet writes when its PostgreSQL read comes back.
-    await writeAuthCache(stack.redis, prefix, hash, before!);
-    expect(await readAuthCache(stack.redis, prefix, hash)).toBeNull();
+    await writeAuthCache(stack.redis, stack.deps.env, hash, before!);
+    expect(await readAuthCache(stack.redis, stack.deps.env, hash)).toBeNull();
     expectError(await changing.client.get(ME), 401, 'UNAUTHORIZED', 'Invalid API key');
   });
 
@@ -154,13 +153,7 @@ describe('a crowd of first lookups', () => {
         },
       },
     }) as unknown as Db;
-    const authenticator = new Authenticator(
-      counted,
-      stack.redis,
-      stack.deps.env.REDIS_PREFIX,
-      stack.deps.logger,
-      'crowd-test',
-    );
+    const authenticator = new Authenticator(counted, stack.redis, stack.deps.env, stack.deps.logger, 'crowd-test');
     try {
       const unknownKey = 'b'.repeat(32);
       const answers = await Promise.allSettled([
@@ -195,7 +188,7 @@ async function countingAuthenticator(name: string, db: Db = stack.deps.db) {
       };
     },
   });
-  const authenticator = new Authenticator(db, redis, stack.deps.env.REDIS_PREFIX, stack.deps.logger, name);
+  const authenticator = new Authenticator(db, redis, stack.deps.env, stack.deps.logger, name);
   // Memory serves nothing until the invalidation channel is subscribed: wait until a repeat is answered from it.
   const probe = await stack.createUser();
   const credentials = { email: probe.deliveryEmail, apiKey: probe.apiKey };
@@ -380,5 +373,44 @@ describe('services accept only requests that came through the gateway', () => {
   test('the gateway drops a client-supplied internal token and the credentials before forwarding', async () => {
     const bogus = await user.client.get(ME, {}, { headers: { 'x-teamchat-internal-token': 'garbage' } });
     expect(bogus.status).toBe(200);
+  });
+});
+
+describe('past the auth cache lifetime (AUTH_CACHE_TTL_SECONDS)', () => {
+  const TTL_SECONDS = 2;
+  let short: Stack;
+  beforeAll(async () => {
+    short = await startStack({ authCacheTtlSeconds: TTL_SECONDS });
+  });
+  afterAll(() => short.close());
+  const pastTheLifetime = () => sleep(TTL_SECONDS * 1000 + 500);
+
+  test('a change nobody announced is seen once the cached lookup has expired, in Redis and in memory', async () => {
+    const member = await short.createUser();
+    expect((await member.client.get(ME)).status).toBe(200);
+    const cacheKey = new RedisKeys(short.deps.env.REDIS_PREFIX).auth(hashApiKey(member.apiKey));
+    expect(await short.redis.ttl(cacheKey)).toBeLessThanOrEqual(TTL_SECONDS);
+    // Written straight to PostgreSQL: no invalidation, so only the lifetime bounds what is served.
+    await short.db.userProfile.update({ where: { id: member.id }, data: { is_active: false } });
+    await pastTheLifetime();
+    expectError(await member.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+  });
+
+  test("an invalidation's tombstone refuses late writes for the lifetime, then lookups are cached again", async () => {
+    const member = await short.createUser();
+    expect((await member.client.get(ME)).status).toBe(200);
+    const hash = hashApiKey(member.apiKey);
+    const stale = await readAuthCache(short.redis, short.deps.env, hash);
+    await short.db.userProfile.update({ where: { id: member.id }, data: { role: Role.MODERATOR } });
+    await invalidateAuthCache(short.redis, short.deps.env, [hash]);
+    await writeAuthCache(short.redis, short.deps.env, hash, stale!);
+    expect(await readAuthCache(short.redis, short.deps.env, hash)).toBeNull();
+
+    await pastTheLifetime();
+    expect((await member.client.get(ME)).status).toBe(200);
+    expect(await readAuthCache(short.redis, short.deps.env, hash)).toMatchObject({
+      userId: member.id,
+      role: Role.MODERATOR,
+    });
   });
 });

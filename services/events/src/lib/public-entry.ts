@@ -54,7 +54,7 @@ export class PublicEntry {
     this.authenticator = new Authenticator(
       base.db,
       base.redis,
-      base.env.REDIS_PREFIX,
+      base.env,
       base.logger,
       `events:${config.EVENTS_REPLICA_ID}`,
     );

@@ -183,7 +183,7 @@ export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<st
     tx.onCommit(() =>
       invalidateAuthCache(
         deps.redis,
-        deps.env.REDIS_PREFIX,
+        deps.env,
         old.map((row) => row.key_hash),
       ),
     );
@@ -201,7 +201,7 @@ async function invalidateKeysAfterCommit(deps: Deps, tx: Tx, userIds: number[]):
   tx.onCommit(() =>
     invalidateAuthCache(
       deps.redis,
-      deps.env.REDIS_PREFIX,
+      deps.env,
       keys.map((key) => key.key_hash),
     ),
   );
