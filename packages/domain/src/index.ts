@@ -15,6 +15,7 @@ export * from './markdown';
 export * from './attachments';
 export * from './narrow-match';
 export * from './messages';
+export * from './notification-candidates';
 export * from './message-audiences';
 export * from './narrow';
 export * from './message-markdown';

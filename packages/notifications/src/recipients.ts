@@ -3,40 +3,32 @@
 // visibility policy and whether they muted the sender.
 
 import { queryRows, type Db, type Message } from '@teamchat/db';
-import { MessageFlag, userSettings } from '@teamchat/domain';
-import { VisibilityPolicy, type NotificationSettings, type RecipientFacts } from './triggers';
+import { channelNotifiableSql, MENTION_FLAGS, MessageFlag, userSettings, VisibilityPolicy } from '@teamchat/domain';
+import type { NotificationSettings, RecipientFacts } from './triggers';
 
 /** What the notification jobs need of the message itself. */
 export type NotifiedMessage = Pick<Message, 'id' | 'realm_id' | 'sender_id' | 'stream_id' | 'topic'>;
 
-const MENTIONS = MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
-
 // What the rules need of the message, then its unread recipients other than the sender (or only
-// those of $3) whom the rules could notify: for a channel message, only those mentioned
-// (personally, by a group or a wildcard), following the topic, or with channel notifications on
-// (by the subscription or their own default). A channel of thousands is mostly none of these,
-// and this keeps its message from loading everyone's settings. Named statements on the pool:
+// those of $3) whom the rules could notify (packages/domain notification-candidates.ts: for a
+// channel message, only those mentioned, following the topic, or with channel notifications on).
+// Named statements on the pool:
 // they run for every message sent, and through Prisma its engine cost a millisecond of CPU
 // each. The message's rows are read first (OFFSET 0 keeps the planner from merging the
 // subquery): with the flags test beside message_id, PostgreSQL chose the partial unread index
 // (user_profile_id, message_id) and read all of it for the one message, every unread row of
 // every user: 29 ms at 1.5 million rows, growing with the table.
 const MESSAGE = 'SELECT id, realm_id, sender_id, stream_id, topic FROM message WHERE id = $1';
-const UNREAD = `
+const unread = (channelJoins = '') => `
   SELECT coalesce(json_agg(json_build_array(um.user_profile_id, um.flags)), '[]') AS unread
-  FROM (SELECT user_profile_id, flags FROM user_message WHERE message_id = $1 OFFSET 0) um
+  FROM (SELECT user_profile_id, flags FROM user_message WHERE message_id = $1 OFFSET 0) um ${channelJoins}
   WHERE um.user_profile_id <> $2
     AND (um.flags & ${MessageFlag.read}) = 0
     AND ($3::int[] IS NULL OR um.user_profile_id = ANY($3::int[]))`;
-const CHANNEL_UNREAD = `${UNREAD}
-    AND ((um.flags & ${MENTIONS}) <> 0
-      OR EXISTS (SELECT 1 FROM subscription s WHERE s.user_profile_id = um.user_profile_id AND s.stream_id = $4
-                 AND (s.push_notifications OR s.email_notifications))
-      OR EXISTS (SELECT 1 FROM user_topic t WHERE t.user_profile_id = um.user_profile_id AND t.stream_id = $4
-                 AND lower(t.topic_name) = lower($5) AND t.visibility_policy = ${VisibilityPolicy.FOLLOWED})
-      OR EXISTS (SELECT 1 FROM user_profile u WHERE u.id = um.user_profile_id
-                 AND (u.settings->>'enable_stream_push_notifications' = 'true'
-                      OR u.settings->>'enable_stream_email_notifications' = 'true')))`;
+const UNREAD = unread();
+const CHANNEL_UNREAD = `${unread(`JOIN user_profile u ON u.id = um.user_profile_id
+    LEFT JOIN subscription s ON s.user_profile_id = um.user_profile_id AND s.stream_id = $4`)}
+    AND ((um.flags & ${MENTION_FLAGS}) <> 0 OR ${channelNotifiableSql('$4', '$5')})`;
 
 /**
  * The message and its unread recipients (not the sender; of `onlyUserIds` when given) the rules

@@ -3,6 +3,8 @@
 // get_recipient_info computes (zerver/actions/message_send.py). Pure rules, so they can be
 // tested as a table; recipients.ts gathers their inputs from the database.
 
+import { VisibilityPolicy } from '@teamchat/domain';
+
 /** Zulip's NotificationTriggers, most salient first (that order picks the trigger). */
 export const NotificationTrigger = {
   DIRECT_MESSAGE: 'direct_message',
@@ -16,9 +18,6 @@ export const NotificationTrigger = {
 } as const;
 
 export type NotificationTriggerName = (typeof NotificationTrigger)[keyof typeof NotificationTrigger];
-
-/** user_topic.visibility_policy */
-export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
 /** The user settings the rules read (Zulip's UserBaseSettings). */
 export interface NotificationSettings {

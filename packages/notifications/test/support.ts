@@ -2,6 +2,7 @@
 import { notificationSettings } from '../src/recipients';
 
 export * from '../src/triggers';
+export { VisibilityPolicy } from '@teamchat/domain';
 
 /** Zulip 10's defaults, as a user who changed nothing has them. */
 export const USER_SETTING_DEFAULTS_FOR_TESTS = notificationSettings({

@@ -1,8 +1,8 @@
 // POST /messages: addressing, permissions, topic rules, rendering, user_message rows and flags,
 // and the exact events (read from the event outbox the action committed).
-import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
+import { MessageFlag, Role, systemGroupId, VisibilityPolicy } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { type ApiResponse, captureEvents, expectError, ofType } from '@teamchat/testing';
+import { type ApiResponse, captureEvents, expectError, ofType, type Params, until } from '@teamchat/testing';
 import { bulkUsers, userMessageFlags } from './helpers';
 
 let stack: Stack;
@@ -901,4 +901,61 @@ test("a recipient's alert words flag the message for them, on sending and on edi
     narrow: JSON.stringify([{ operator: 'is', operand: 'alerted' }]),
   });
   expect(alertedNarrow.body.messages.map((m: { id: number }) => m.id)).toContain(whole);
+});
+
+describe('the notification job (no worker runs here: its jobs stay queued)', () => {
+  const jobOf = (messageId: number) =>
+    stack.deps.jobs.queue('message-notifications').getJob(`message-notifications-${messageId}`);
+  /** Whether each send queued a job: enqueued in send order after the answer, so the last one's job is waited for. */
+  async function queuedFor(messageIds: number[], lastQueued: boolean): Promise<boolean[]> {
+    if (lastQueued) expect(await until(async () => (await jobOf(messageIds.at(-1)!)) !== undefined, 10_000)).toBe(true);
+    return Promise.all(messageIds.map(async (id) => (await jobOf(id)) !== undefined));
+  }
+  const post = (from: TestUser, params: Params) =>
+    from.client.post('/api/v1/messages', params).then((response) => response.body.id as number);
+
+  test('is queued only when someone could be notified (mentioned, channel notifications on, following the topic, a direct message)', async () => {
+    const stream = await channel({ subscribers: [alice.id, bob.id, carol.id] });
+    const toChannel = (topic: string, content: string) =>
+      post(alice, { type: 'stream', to: stream.id, topic, content });
+    const nobody = await toChannel('plain', 'nobody is notified of this');
+    const mention = await toChannel('plain', '@**Bob Dylan** look');
+    const direct = await post(alice, { type: 'direct', to: JSON.stringify([carol.id]), content: 'hi' });
+    expect(await queuedFor([nobody, mention, direct], true)).toEqual([false, true, true]);
+
+    await stack.db.userTopic.create({
+      data: {
+        user_profile_id: bob.id,
+        stream_id: stream.id,
+        topic_name: 'Followed',
+        visibility_policy: VisibilityPolicy.FOLLOWED,
+      },
+    });
+    const followed = await toChannel('FOLLOWED', 'bob follows this topic');
+    const elsewhere = await toChannel('plain', 'not in the followed topic');
+    await stack.db.subscription.updateMany({
+      where: { stream_id: stream.id, user_profile_id: carol.id },
+      data: { email_notifications: true },
+    });
+    const subscription = await toChannel('plain', "carol's subscription emails her");
+    expect(await queuedFor([followed, elsewhere, subscription], true)).toEqual([true, false, true]);
+
+    await stack.db.subscription.updateMany({
+      where: { stream_id: stream.id, user_profile_id: carol.id },
+      data: { email_notifications: null },
+    });
+    expect((await carol.client.patch('/api/v1/settings', { enable_stream_push_notifications: true })).status).toBe(200);
+    const byDefault = await toChannel('plain', "carol's own default pushes");
+    expect(await queuedFor([byDefault], true)).toEqual([true]);
+    expect((await carol.client.patch('/api/v1/settings', { enable_stream_push_notifications: false })).status).toBe(
+      200,
+    );
+
+    // Already read: the sender's own copy, and a recipient who muted the sender.
+    await stack.db.mutedUser.create({ data: { user_profile_id: bob.id, muted_user_id: alice.id } });
+    const muted = await post(alice, { type: 'direct', to: JSON.stringify([bob.id]), content: 'bob muted me' });
+    const toSelf = await post(alice, { type: 'direct', to: JSON.stringify([alice.id]), content: 'a note' });
+    const last = await toChannel('plain', '@**Carol King** closes the run');
+    expect(await queuedFor([muted, toSelf, last], true)).toEqual([false, false, true]);
+  });
 });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { JOB_QUEUES, type DeleteTopicJobData } from '@teamchat/bus';
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
-import { accessStreamById, INVALID_CHANNEL_ID, isAdministrator, viewerOf } from '@teamchat/domain';
+import { accessStreamById, INVALID_CHANNEL_ID, isAdministrator, viewerOf, VisibilityPolicy } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 
 /** One job per (channel, topic): a repeated request joins the running job. */
@@ -38,8 +38,6 @@ export async function doDeleteTopic(
     deps.config.DELETE_TOPIC_BUDGET_MS,
   );
 }
-
-export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
 /**
  * Sets the user's policy for a topic (messages or not). Removing a policy (0) needs only the

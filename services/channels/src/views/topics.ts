@@ -1,7 +1,7 @@
 // Topics of a channel, deleting a topic, and per-topic visibility.
 import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
-import { accessStreamById, loadActor, SERVER_LIMITS, viewerOf } from '@teamchat/domain';
-import { doDeleteTopic, doSetUserTopicVisibility, VisibilityPolicy } from '../actions/topics';
+import { accessStreamById, loadActor, SERVER_LIMITS, viewerOf, VisibilityPolicy } from '@teamchat/domain';
+import { doDeleteTopic, doSetUserTopicVisibility } from '../actions/topics';
 import type { ChannelsDeps } from '../deps';
 import { topicNameFromApi } from '../lib/names';
 import { streamByName } from '../lib/streams';

@@ -20,6 +20,7 @@ import {
   linkedUploadPathIds,
   loadMarkdownData,
   MessageFlag,
+  mayBeNotified,
   metadataAccessUserIds,
   renderMessageMarkdown,
   SERVER_LIMITS,
@@ -85,12 +86,12 @@ export async function doSendMessage(
   const viewer = { id: requester.userId, realm_id: requester.realmId, role: requester.role };
 
   // Checks on the request itself first, in Zulip's order (Addressee, then normalize_body).
-  let topicInput = '';
+  let topic = '';
   let recipientUsers: UserProfile[] = [];
   if (input.type === 'stream') {
     if (input.to === undefined) throw new JsonableError('Missing channel');
     if (input.topic === undefined) throw new JsonableError('Missing topic');
-    topicInput = checkTopicInput(input.topic);
+    topic = truncateText(checkTopicInput(input.topic), SERVER_LIMITS.max_topic_length, '...');
   } else {
     if (input.to.length === 0) throw new JsonableError('Message must have recipients');
     recipientUsers = await usersForRecipients(db, requester.realmId, input.to);
@@ -105,13 +106,13 @@ export async function doSendMessage(
     senderId: requester.userId,
     realmId: requester.realmId,
     stream: input.type === 'stream' ? input.to! : null,
+    topic,
     alertWordUsers: input.type === 'stream' ? [] : [...new Set([requester.userId, ...recipientUsers.map((u) => u.id)])],
   });
   const { sender, realm } = context;
 
   let target: Target;
   if (input.type === 'stream') {
-    const topic = truncateText(topicInput, SERVER_LIMITS.max_topic_length, '...');
     const stream = context.stream!;
     checkPostingRights(sender, stream, context.rights.own, context.rights.owner);
     checkTopicsPolicy(realm, stream, topic);
@@ -283,8 +284,16 @@ export async function doSendMessage(
   for (const outboxRow of outboxRows.sort((a, b) => Number(a.kind !== 'message') - Number(b.kind !== 'message'))) {
     void (outboxRow.kind === 'message' ? messageOutbox : streamOutbox!).publish(outboxRow);
   }
-  // Push and email notifications: the worker decides who gets one (packages/notifications).
-  if (recipientIds.some((userId) => userId !== sender.id)) {
+  // Push and email notifications: the worker decides who gets one (packages/notifications), and
+  // is asked only when someone could be notified (Zulip's get_recipient_info sets): a message to a
+  // channel of thousands that mentions nobody mostly needs no job.
+  const notifiableUnmentioned = (userId: number) =>
+    target.kind === 'private' || context.notifiableSubscriberIds.has(userId);
+  if (
+    recipientIds.some(
+      (userId, index) => userId !== sender.id && mayBeNotified(flags[index], notifiableUnmentioned(userId)),
+    )
+  ) {
     deps.jobs
       .enqueueMessageNotifications({ realmId: realm.id, messageId: id })
       .catch((error) => deps.logger.warn({ err: error, message_id: id }, 'enqueueing message notifications failed'));

@@ -1,6 +1,7 @@
 // Everything a send reads before it writes, in one statement: the sender and their realm, the
 // channel, whether the sender (and a bot's owner) may post there, the channel's active
-// subscribers, who muted the sender, the recipients' alert words, and the new message's id.
+// subscribers (and which of them could be notified without a mention), who muted the sender,
+// the recipients' alert words, and the new message's id.
 //
 // Sending is the hot path. Read as separate queries these were four or five waves of round trips
 // (the realm after the sender, the rights and subscribers after the channel, the alert words
@@ -10,7 +11,7 @@
 // in Zulip's order.
 
 import { queryRows, type Db, type Realm, type Stream, type UserProfile } from '@teamchat/db';
-import { checkStreamName, requireActiveAccount } from '@teamchat/domain';
+import { channelNotifiableSql, checkStreamName, requireActiveAccount } from '@teamchat/domain';
 import type { PostingRights } from './permissions';
 import { streamDoesNotExist, type StreamIndicator } from './recipients';
 
@@ -23,6 +24,8 @@ export interface SendContext {
   rights: { own: PostingRights; owner: PostingRights | null };
   /** Active subscribers of the channel, in id order (none for a direct message). */
   subscriberIds: number[];
+  /** Those of them who could be notified of the message without a mention (channelNotifiableSql). */
+  notifiableSubscriberIds: Set<number>;
   /** Users who muted the sender. */
   mutedSenderFor: Set<number>;
   /** Alert words of the subscribers and of `alertWordUsers`. */
@@ -40,13 +43,14 @@ interface Row {
   owner_can_send: boolean | null;
   owner_subscribed: boolean | null;
   subscriber_ids: number[] | null;
+  notifiable_ids: number[] | null;
   muter_ids: number[] | null;
   alert_words: { user_profile_id: number; word: string }[] | null;
   id: number;
 }
 
 // $1 sender, $2 realm, $3 the channel (id or name; null for a direct message), $4 more users whose
-// alert words count (a direct message's recipients). The rights are Zulip's
+// alert words count (a direct message's recipients), $5 the topic. The rights are Zulip's
 // can_send_message_group membership (recursively, active users) and an active subscription,
 // as in permissions.ts.
 const statement = (streamMatch: string) => `
@@ -60,7 +64,8 @@ const statement = (streamMatch: string) => `
     SELECT u, r, CASE WHEN u.is_bot THEN u.bot_owner_id END AS owner_id
     FROM user_profile u JOIN realm r ON r.id = u.realm_id WHERE u.id = $1
   ), subscribers AS (
-    SELECT s.user_profile_id AS id FROM subscription s
+    SELECT s.user_profile_id AS id, ${channelNotifiableSql('(SELECT id FROM target)', '$5::text')} AS notifiable
+    FROM subscription s
     JOIN user_profile u ON u.id = s.user_profile_id AND u.is_active
     WHERE s.stream_id = (SELECT id FROM target) AND s.active
   )
@@ -85,6 +90,7 @@ const statement = (streamMatch: string) => `
     ) FROM actor WHERE actor.owner_id IS NOT NULL) AS owner_subscribed,
     -- JSON, not arrays: pg parses a 1,000-id array text in ~300 µs, JSON.parse the same in ~20.
     (SELECT json_agg(id ORDER BY id) FROM subscribers) AS subscriber_ids,
+    (SELECT json_agg(id) FROM subscribers WHERE notifiable) AS notifiable_ids,
     (SELECT json_agg(user_profile_id) FROM muted_user WHERE muted_user_id = $1) AS muter_ids,
     (SELECT jsonb_agg(jsonb_build_object('user_profile_id', a.user_profile_id, 'word', a.word))
      FROM alert_word a
@@ -114,7 +120,14 @@ function revive<T>(row: Record<string, unknown>, dates: string[], bigints: strin
  */
 export async function loadSendContext(
   db: Db,
-  input: { senderId: number; realmId: number; stream: StreamIndicator | null; alertWordUsers: number[] },
+  input: {
+    senderId: number;
+    realmId: number;
+    stream: StreamIndicator | null;
+    /** A channel message's topic ('' for a direct message). */
+    topic: string;
+    alertWordUsers: number[];
+  },
 ): Promise<SendContext> {
   let name: string | null = null;
   let badName: unknown = null;
@@ -132,7 +145,7 @@ export async function loadSendContext(
     name === null ? 'send-context-by-id' : 'send-context-by-name',
     name === null ? BY_ID : BY_NAME,
     // A refused name is not sent: one PostgreSQL cannot take (a NUL) would fail the whole read.
-    [input.senderId, input.realmId, badName !== null ? '' : (name ?? input.stream), input.alertWordUsers],
+    [input.senderId, input.realmId, badName !== null ? '' : (name ?? input.stream), input.alertWordUsers, input.topic],
   );
   const sender = row.sender && revive<UserProfile>(row.sender, ['date_joined', 'last_active_at']);
   requireActiveAccount(sender);
@@ -152,6 +165,7 @@ export async function loadSendContext(
       owner: row.owner_can_send === null ? null : { canSend: row.owner_can_send, subscribed: row.owner_subscribed! },
     },
     subscriberIds: row.subscriber_ids ?? [],
+    notifiableSubscriberIds: new Set(row.notifiable_ids ?? []),
     mutedSenderFor: new Set(row.muter_ids ?? []),
     alertWords: row.alert_words ?? [],
     id: row.id,
