@@ -220,10 +220,19 @@ export async function doSendMessage(
   const order = recipientIds
     .map((userId, index) => ({ id: userId, bits: flags[index] }))
     .sort((a, b) => Number(b.id === sender.id) - Number(a.id === sender.id));
+  // A recipient whose copy has no flags is its id alone (the event tier gives the copy
+  // `flags: []`): a thousand such recipients are ~5 KB of JSON instead of ~22 KB, written to the
+  // outbox row and to Redis, and parsed by both.
+  const flagNames = new Map<number, string[]>();
+  const recipientOf = ({ id: userId, bits }: { id: number; bits: number }) => {
+    let names = flagNames.get(bits);
+    if (names === undefined) flagNames.set(bits, (names = flagsList(bits)));
+    return names.length === 0 ? userId : { id: userId, flags: names };
+  };
   const messageOutbox = deps.bus.outboxWrite({
     realmId: realm.id,
     event: { type: 'message', message: wide },
-    users: order.map(({ id: userId, bits }) => ({ id: userId, flags: flagsList(bits) })),
+    users: order.map(recipientOf),
     echo,
   });
   const firstInChannel = target.kind === 'stream' && target.stream.first_message_id === null ? target.stream : null;
