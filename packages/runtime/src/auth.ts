@@ -1,7 +1,8 @@
 // HTTP Basic authentication of API requests (email:api_key), as Zulip's validate_api_key.
 // Every failure is a 401 UNAUTHORIZED, with Zulip's wording. Lookups are cached in Redis
-// (AUTH_CACHE_TTL_SECONDS, a minute), and for a few seconds in the process's own memory; actions that change a
-// user's key, email, role or activity invalidate both (see invalidateAuthCache).
+// (AUTH_CACHE_TTL_SECONDS, a minute), and for a few seconds in the process's own memory;
+// actions that change a user's key, email, role or activity invalidate both (see
+// invalidateAuthCache).
 // Two public entries use it: the gateway, and the event tier for the long-polls the Ingress
 // sends it directly (docs/adr/0006): one implementation, one cache, one invalidation channel.
 
