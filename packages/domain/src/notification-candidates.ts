@@ -12,7 +12,7 @@ import { MessageFlag } from './messages';
 export const VisibilityPolicy = { INHERIT: 0, MUTED: 1, UNMUTED: 2, FOLLOWED: 3 } as const;
 
 /** The user_message flags that make a recipient a candidate by themselves. */
-export const MENTION_FLAGS =
+const MENTION_FLAGS =
   MessageFlag.mentioned | MessageFlag.stream_wildcard_mentioned | MessageFlag.topic_wildcard_mentioned;
 
 /**
@@ -35,4 +35,9 @@ export function channelNotifiableSql(streamId: string, topic: string): string {
  */
 export function mayBeNotified(flags: number, notifiableUnmentioned: boolean): boolean {
   return (flags & MessageFlag.read) === 0 && ((flags & MENTION_FLAGS) !== 0 || notifiableUnmentioned);
+}
+
+/** mayBeNotified in SQL, over SQL expressions of the flags and of `notifiableUnmentioned`. */
+export function mayBeNotifiedSql(flags: string, notifiableUnmentioned: string): string {
+  return `((${flags} & ${MessageFlag.read}) = 0 AND ((${flags} & ${MENTION_FLAGS}) <> 0 OR ${notifiableUnmentioned}))`;
 }

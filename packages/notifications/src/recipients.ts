@@ -3,7 +3,7 @@
 // visibility policy and whether they muted the sender.
 
 import { queryRows, type Db, type Message } from '@teamchat/db';
-import { channelNotifiableSql, MENTION_FLAGS, MessageFlag, userSettings, VisibilityPolicy } from '@teamchat/domain';
+import { channelNotifiableSql, MessageFlag, mayBeNotifiedSql, userSettings, VisibilityPolicy } from '@teamchat/domain';
 import type { NotificationSettings, RecipientFacts } from './triggers';
 
 /** What the notification jobs need of the message itself. */
@@ -13,21 +13,23 @@ export type NotifiedMessage = Pick<Message, 'id' | 'realm_id' | 'sender_id' | 's
 // those of $3) whom the rules could notify (packages/domain notification-candidates.ts: for a
 // channel message, only those mentioned, following the topic, or with channel notifications on).
 // Named statements on the pool: they run for most messages that concern someone, and through
-// Prisma its engine cost a millisecond of CPU each. The message's rows are read first (OFFSET 0 keeps the planner from merging the
-// subquery): with the flags test beside message_id, PostgreSQL chose the partial unread index
+// Prisma its engine cost a millisecond of CPU each. The message's rows are read first (OFFSET 0
+// keeps the planner from merging the subquery): with the flags test beside message_id, PostgreSQL chose the partial unread index
 // (user_profile_id, message_id) and read all of it for the one message, every unread row of
 // every user: 29 ms at 1.5 million rows, growing with the table.
 const MESSAGE = 'SELECT id, realm_id, sender_id, stream_id, topic FROM message WHERE id = $1';
-const unread = (channelJoins = '') => `
+const candidates = (channelJoins: string, notifiableUnmentioned: string) => `
   SELECT coalesce(json_agg(json_build_array(um.user_profile_id, um.flags)), '[]') AS unread
   FROM (SELECT user_profile_id, flags FROM user_message WHERE message_id = $1 OFFSET 0) um ${channelJoins}
   WHERE um.user_profile_id <> $2
-    AND (um.flags & ${MessageFlag.read}) = 0
+    AND ${mayBeNotifiedSql('um.flags', notifiableUnmentioned)}
     AND ($3::int[] IS NULL OR um.user_profile_id = ANY($3::int[]))`;
-const UNREAD = unread();
-const CHANNEL_UNREAD = `${unread(`JOIN user_profile u ON u.id = um.user_profile_id
-    LEFT JOIN subscription s ON s.user_profile_id = um.user_profile_id AND s.stream_id = $4`)}
-    AND ((um.flags & ${MENTION_FLAGS}) <> 0 OR ${channelNotifiableSql('$4', '$5')})`;
+const UNREAD = candidates('', 'true');
+const CHANNEL_UNREAD = candidates(
+  `JOIN user_profile u ON u.id = um.user_profile_id
+    LEFT JOIN subscription s ON s.user_profile_id = um.user_profile_id AND s.stream_id = $4`,
+  channelNotifiableSql('$4', '$5'),
+);
 
 /**
  * The message and its unread recipients (not the sender; of `onlyUserIds` when given) the rules
