@@ -17,15 +17,19 @@ const MENTION_FLAGS =
 
 /**
  * SQL: whether a channel recipient could be notified without a mention, over `s` (their
- * subscription row, null when they have none) and `u` (their user_profile row), for the
- * channel and topic given as SQL expressions. Null counts as no.
+ * subscription row, null when they have none), for the recipient, channel and topic given as SQL
+ * expressions. Null counts as no. The users whose own defaults turn channel notifications on
+ * come from a partial index over exactly this predicate (migration 20261128100000), not from
+ * reading every recipient's settings.
  */
-export function channelNotifiableSql(streamId: string, topic: string): string {
+export function channelNotifiableSql(userId: string, streamId: string, topic: string): string {
   return `(s.push_notifications OR s.email_notifications
-    OR u.settings->>'enable_stream_push_notifications' = 'true'
-    OR u.settings->>'enable_stream_email_notifications' = 'true'
-    OR u.id IN (SELECT t.user_profile_id FROM user_topic t WHERE t.stream_id = ${streamId}
-                AND lower(t.topic_name) = lower(${topic}) AND t.visibility_policy = ${VisibilityPolicy.FOLLOWED}))`;
+    OR ${userId} IN (SELECT d.id FROM user_profile d
+                     WHERE d.realm_id = (SELECT realm_id FROM stream WHERE id = ${streamId}) AND d.is_active
+                       AND (d.settings->>'enable_stream_push_notifications' = 'true'
+                            OR d.settings->>'enable_stream_email_notifications' = 'true'))
+    OR ${userId} IN (SELECT t.user_profile_id FROM user_topic t WHERE t.stream_id = ${streamId}
+                     AND lower(t.topic_name) = lower(${topic}) AND t.visibility_policy = ${VisibilityPolicy.FOLLOWED}))`;
 }
 
 /**

@@ -26,9 +26,8 @@ const candidates = (channelJoins: string, notifiableUnmentioned: string) => `
     AND ($3::int[] IS NULL OR um.user_profile_id = ANY($3::int[]))`;
 const UNREAD = candidates('', 'true');
 const CHANNEL_UNREAD = candidates(
-  `JOIN user_profile u ON u.id = um.user_profile_id
-    LEFT JOIN subscription s ON s.user_profile_id = um.user_profile_id AND s.stream_id = $4`,
-  channelNotifiableSql('$4', '$5'),
+  'LEFT JOIN subscription s ON s.user_profile_id = um.user_profile_id AND s.stream_id = $4',
+  channelNotifiableSql('um.user_profile_id', '$4', '$5'),
 );
 
 /**

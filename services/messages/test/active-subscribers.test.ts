@@ -1,0 +1,116 @@
+// A channel message reaches the subscribers who are active when it is sent. The send reads them
+// from subscription alone: its is_user_active column is kept by database triggers (migration
+// 20261128100000), whichever service deactivates the user, and whichever writes the subscription.
+import { Role } from '@teamchat/domain';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+
+let stack: Stack;
+let admin: TestUser;
+
+beforeAll(async () => {
+  stack = await startStack({ services: ['messages', 'users'] });
+  admin = await stack.createUser({ role: Role.ADMINISTRATOR });
+});
+afterAll(() => stack.close());
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function send(sender: TestUser, channel: string, content: string): Promise<number[]> {
+  const response = await sender.client.post('/api/v1/messages', {
+    type: 'stream',
+    to: channel,
+    topic: 'roll call',
+    content,
+  });
+  expect(response.status).toBe(200);
+  const rows = await stack.db.userMessage.findMany({
+    where: { message_id: response.body.id },
+    orderBy: { user_profile_id: 'asc' },
+  });
+  return rows.map((row) => row.user_profile_id);
+}
+
+const activeColumn = async (userId: number) =>
+  (await stack.db.subscription.findMany({ where: { user_profile_id: userId }, select: { is_user_active: true } })).map(
+    (row) => row.is_user_active,
+  );
+
+test('a user deactivated through the users service gets no copy of a channel message; reactivated, they do again', async () => {
+  const [alice, bob] = await Promise.all([stack.createUser(), stack.createUser()]);
+  await stack.createStream({ name: 'roll call', creatorId: alice.id, subscribers: [alice.id, bob.id] });
+  await stack.createStream({ name: 'second', subscribers: [bob.id] });
+  expect(await send(alice, 'roll call', 'everyone here')).toEqual([alice.id, bob.id]);
+
+  expect((await admin.client.delete(`/api/v1/users/${bob.id}`)).body).toEqual({ result: 'success', msg: '' });
+  expect(await activeColumn(bob.id)).toEqual([false, false]);
+  expect(await send(alice, 'roll call', 'bob is gone')).toEqual([alice.id]);
+
+  expect((await admin.client.post(`/api/v1/users/${bob.id}/reactivate`)).body).toEqual({ result: 'success', msg: '' });
+  expect(await activeColumn(bob.id)).toEqual([true, true]);
+  expect(await send(alice, 'roll call', 'bob is back')).toEqual([alice.id, bob.id]);
+});
+
+test('a subscription written for a deactivated user, or with the column set by hand, takes the user’s state', async () => {
+  const [alice, carol] = await Promise.all([stack.createUser(), stack.createUser()]);
+  const stream = await stack.createStream({ name: 'late joiners', creatorId: alice.id, subscribers: [alice.id] });
+  await stack.db.userProfile.update({ where: { id: carol.id }, data: { is_active: false } });
+  await stack.subscribe(stream.id, [carol.id]);
+  expect(await activeColumn(carol.id)).toEqual([false]);
+  await stack.db.subscription.updateMany({ where: { user_profile_id: carol.id }, data: { is_user_active: true } });
+  expect(await activeColumn(carol.id)).toEqual([false]);
+  expect(await send(alice, 'late joiners', 'carol stays out')).toEqual([alice.id]);
+});
+
+// Two transactions in flight at once, held open by hand: neither order may leave a subscription
+// that says active for a deactivated user.
+async function heldOpen(work: (tx: Stack['db']) => Promise<unknown>) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let worked!: () => void;
+  const didWork = new Promise<void>((resolve) => (worked = resolve));
+  const done = stack.db.$transaction(
+    async (tx) => {
+      await work(tx as Stack['db']);
+      worked();
+      await released;
+    },
+    { timeout: 20_000 },
+  );
+  return { didWork, release, done };
+}
+
+test('a deactivation in flight while a subscription is written: the subscription waits for it and says inactive', async () => {
+  const [alice, dave] = await Promise.all([stack.createUser(), stack.createUser()]);
+  const stream = await stack.createStream({ name: 'racing in', creatorId: alice.id, subscribers: [alice.id] });
+  const deactivation = await heldOpen((tx) =>
+    tx.userProfile.update({ where: { id: dave.id }, data: { is_active: false } }),
+  );
+  await deactivation.didWork;
+  let subscribed = false;
+  const subscription = stack.subscribe(stream.id, [dave.id]).then(() => (subscribed = true));
+  await sleep(500);
+  expect(subscribed).toBe(false);
+  deactivation.release();
+  await Promise.all([deactivation.done, subscription]);
+  expect(await activeColumn(dave.id)).toEqual([false]);
+  expect(await send(alice, 'racing in', 'dave never arrived')).toEqual([alice.id]);
+});
+
+test('a subscription in flight while the user is deactivated: the deactivation waits for it and marks it inactive', async () => {
+  const [alice, erin] = await Promise.all([stack.createUser(), stack.createUser()]);
+  const stream = await stack.createStream({ name: 'racing out', creatorId: alice.id, subscribers: [alice.id] });
+  const subscription = await heldOpen((tx) =>
+    tx.subscription.create({ data: { user_profile_id: erin.id, stream_id: stream.id } }),
+  );
+  await subscription.didWork;
+  let deactivated = false;
+  const deactivation = stack.db.userProfile
+    .update({ where: { id: erin.id }, data: { is_active: false } })
+    .then(() => (deactivated = true));
+  await sleep(500);
+  expect(deactivated).toBe(false);
+  subscription.release();
+  await Promise.all([subscription.done, deactivation]);
+  expect(await activeColumn(erin.id)).toEqual([false]);
+  expect(await send(alice, 'racing out', 'erin left')).toEqual([alice.id]);
+});
