@@ -238,21 +238,18 @@ async function main() {
     await deps.reads.recordWrite(realm.id);
     await deps.db.$executeRawUnsafe('ANALYZE subscription');
 
+    const sendToChannel = async (content: string) => {
+      const { headers, body } = form({ type: 'stream', to: String(streamId), topic: 'announcements', content });
+      const reply = await call(agent, 'POST', `${gatewayUrls[0]}/api/v1/messages`, headers, body);
+      if (reply.status !== 200) throw new Error(`POST /messages: ${reply.status} ${JSON.stringify(reply.body)}`);
+    };
     // The bare server publishes the event teamchat delivers, at its size: a message of this
     // channel as the API shows it (sent before any queue exists, so nobody receives it), its
     // content swapped for each round's marker. A 60-byte stand-in made the floor cheaper than
     // the work it stands for (the clients read every answer too).
+    // As long as the rounds' markers (below).
     const sampleContent = `bigchannel${'0'.repeat(6)}teamchat0`;
-    {
-      const { headers, body } = form({
-        type: 'stream',
-        to: String(streamId),
-        topic: 'announcements',
-        content: sampleContent,
-      });
-      const reply = await call(agent, 'POST', `${gatewayUrls[0]}/api/v1/messages`, headers, body);
-      if (reply.status !== 200) throw new Error(`sample message: ${JSON.stringify(reply.body)}`);
-    }
+    await sendToChannel(sampleContent);
     const sampleReply = await call(
       agent,
       'GET',
@@ -375,14 +372,7 @@ async function main() {
       const spent = startCpuMeter(pids);
       const sent = clock();
       if (kind === 'teamchat') {
-        const { headers, body } = form({
-          type: 'stream',
-          to: String(streamId),
-          topic: 'announcements',
-          content: marker,
-        });
-        const reply = await call(agent, 'POST', `${gatewayUrls[0]}/api/v1/messages`, headers, body);
-        if (reply.status !== 200) throw new Error(`POST /messages: ${reply.status} ${JSON.stringify(reply.body)}`);
+        await sendToChannel(marker);
       } else {
         const reply = await call(
           agent,

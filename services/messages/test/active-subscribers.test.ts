@@ -61,37 +61,37 @@ test('a subscription written for a deactivated user, or with the column set by h
   expect(await send(alice, 'late joiners', 'carol stays out')).toEqual([alice.id]);
 });
 
-// Two transactions in flight at once, held open by hand: neither order may leave a subscription
-// that says active for a deactivated user.
-async function heldOpen(work: (tx: Stack['db']) => Promise<unknown>) {
+// Two transactions in flight at once: `first` is held open by hand while `second` runs, which
+// must wait for it. Neither order may leave a subscription that says active for a deactivated user.
+async function secondWaitsForFirst(first: (tx: Stack['db']) => Promise<unknown>, second: () => Promise<unknown>) {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  let worked!: () => void;
-  const didWork = new Promise<void>((resolve) => (worked = resolve));
-  const done = stack.db.$transaction(
+  let firstDone!: () => void;
+  const firstDid = new Promise<void>((resolve) => (firstDone = resolve));
+  const held = stack.db.$transaction(
     async (tx) => {
-      await work(tx as Stack['db']);
-      worked();
+      await first(tx as Stack['db']);
+      firstDone();
       await released;
     },
     { timeout: 20_000 },
   );
-  return { didWork, release, done };
+  await firstDid;
+  let secondFinished = false;
+  const secondRun = second().then(() => (secondFinished = true));
+  await sleep(500);
+  expect(secondFinished).toBe(false);
+  release();
+  await Promise.all([held, secondRun]);
 }
 
 test('a deactivation in flight while a subscription is written: the subscription waits for it and says inactive', async () => {
   const [alice, dave] = await Promise.all([stack.createUser(), stack.createUser()]);
   const stream = await stack.createStream({ name: 'racing in', creatorId: alice.id, subscribers: [alice.id] });
-  const deactivation = await heldOpen((tx) =>
-    tx.userProfile.update({ where: { id: dave.id }, data: { is_active: false } }),
+  await secondWaitsForFirst(
+    (tx) => tx.userProfile.update({ where: { id: dave.id }, data: { is_active: false } }),
+    () => stack.subscribe(stream.id, [dave.id]),
   );
-  await deactivation.didWork;
-  let subscribed = false;
-  const subscription = stack.subscribe(stream.id, [dave.id]).then(() => (subscribed = true));
-  await sleep(500);
-  expect(subscribed).toBe(false);
-  deactivation.release();
-  await Promise.all([deactivation.done, subscription]);
   expect(await activeColumn(dave.id)).toEqual([false]);
   expect(await send(alice, 'racing in', 'dave never arrived')).toEqual([alice.id]);
 });
@@ -99,18 +99,10 @@ test('a deactivation in flight while a subscription is written: the subscription
 test('a subscription in flight while the user is deactivated: the deactivation waits for it and marks it inactive', async () => {
   const [alice, erin] = await Promise.all([stack.createUser(), stack.createUser()]);
   const stream = await stack.createStream({ name: 'racing out', creatorId: alice.id, subscribers: [alice.id] });
-  const subscription = await heldOpen((tx) =>
-    tx.subscription.create({ data: { user_profile_id: erin.id, stream_id: stream.id } }),
+  await secondWaitsForFirst(
+    (tx) => tx.subscription.create({ data: { user_profile_id: erin.id, stream_id: stream.id } }),
+    () => stack.db.userProfile.update({ where: { id: erin.id }, data: { is_active: false } }),
   );
-  await subscription.didWork;
-  let deactivated = false;
-  const deactivation = stack.db.userProfile
-    .update({ where: { id: erin.id }, data: { is_active: false } })
-    .then(() => (deactivated = true));
-  await sleep(500);
-  expect(deactivated).toBe(false);
-  subscription.release();
-  await Promise.all([subscription.done, deactivation]);
   expect(await activeColumn(erin.id)).toEqual([false]);
   expect(await send(alice, 'racing out', 'erin left')).toEqual([alice.id]);
 });
