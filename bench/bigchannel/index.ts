@@ -78,6 +78,9 @@ const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) :
 
 type Kind = 'teamchat' | 'baseline';
 
+/** The text a round's message carries, which the clients look for in each answer. */
+const roundMarker = (runId: string, kind: Kind, n: number) => `bigchannel${runId}${kind}${n}`;
+
 // ---------------------------------------------------------------- client processes
 
 class Client {
@@ -245,10 +248,9 @@ async function main() {
     };
     // The bare server publishes the event teamchat delivers, at its size: a message of this
     // channel as the API shows it (sent before any queue exists, so nobody receives it), its
-    // content swapped for each round's marker. A 60-byte stand-in made the floor cheaper than
-    // the work it stands for (the clients read every answer too).
-    // As long as the rounds' markers (below).
-    const sampleContent = `bigchannel${'0'.repeat(6)}teamchat0`;
+    // content swapped for each round's marker (of the same length). A 60-byte stand-in made the
+    // floor cheaper than the work it stands for (the clients read every answer too).
+    const sampleContent = roundMarker('000000', 'teamchat', 0);
     await sendToChannel(sampleContent);
     const sampleReply = await call(
       agent,
@@ -364,7 +366,7 @@ async function main() {
     // ---- rounds
     const runId = crypto.randomBytes(3).toString('hex');
     const round = async (kind: Kind, n: number): Promise<RoundResult> => {
-      const marker = `bigchannel${runId}${kind}${n}`;
+      const marker = roundMarker(runId, kind, n);
       await Promise.all(clients.map((client) => client.call('arm', { kind, marker })));
       const collected = Promise.all(
         clients.map((client) => client.call('collect', { kind, timeoutMs: ROUND_TIMEOUT_MS })),

@@ -9,7 +9,7 @@
 // group setting (those settings do not allow role:everyone).
 
 import { JsonableError } from '@teamchat/core';
-import type { ChannelFolder, Stream, TxClient } from '@teamchat/db';
+import { Prisma, type ChannelFolder, type Stream, type TxClient } from '@teamchat/db';
 import {
   groupSettingApiValues,
   hasRealmPermission,
@@ -299,6 +299,17 @@ export async function realmAdministratorIds(db: Pick<TxClient, '$queryRaw'>, rea
   return rows.map((row) => row.id);
 }
 
+/**
+ * SQL: the subscription row `alias` is an active user's active subscription. is_user_active is
+ * the user's is_active, kept by triggers whoever writes (migration 20261128100000), so a
+ * channel's subscribers are read without probing a user_profile row for each of them.
+ */
+export function activeSubscriptionSql(alias: string): string {
+  return `${alias}.active AND ${alias}.is_user_active`;
+}
+
+const ACTIVE_SUBSCRIPTION = Prisma.raw(activeSubscriptionSql('s'));
+
 /** Active subscribers of each channel. */
 export async function activeSubscriberIds(
   db: Pick<TxClient, '$queryRaw'>,
@@ -308,8 +319,7 @@ export async function activeSubscriberIds(
   if (streamIds.length === 0) return result;
   const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`
     SELECT s.stream_id, s.user_profile_id AS user_id FROM subscription s
-    JOIN user_profile u ON u.id = s.user_profile_id AND u.is_active
-    WHERE s.stream_id = ANY(${streamIds}::int[]) AND s.active
+    WHERE s.stream_id = ANY(${streamIds}::int[]) AND ${ACTIVE_SUBSCRIPTION}
     ORDER BY s.user_profile_id`;
   for (const row of rows) result.get(row.stream_id)!.push(row.user_id);
   return result;
@@ -544,9 +554,9 @@ export async function subscriberFields(
   if (large.length) {
     const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`
       SELECT s.stream_id, u.id AS user_id FROM subscription s
-      JOIN user_profile u ON u.id = s.user_profile_id AND u.is_active
+      JOIN user_profile u ON u.id = s.user_profile_id
       LEFT JOIN user_presence p ON p.user_profile_id = u.id
-      WHERE s.stream_id = ANY(${large}::int[]) AND s.active
+      WHERE s.stream_id = ANY(${large}::int[]) AND ${ACTIVE_SUBSCRIPTION}
         AND (u.is_bot OR u.last_active_at > now() - interval '14 days' OR p.last_active_time > now() - interval '14 days')
       ORDER BY u.id`;
     partial = new Map(large.map((id) => [id, []]));

@@ -14,9 +14,10 @@ export type NotifiedMessage = Pick<Message, 'id' | 'realm_id' | 'sender_id' | 's
 // channel message, only those mentioned, following the topic, or with channel notifications on).
 // Named statements on the pool: they run for most messages that concern someone, and through
 // Prisma its engine cost a millisecond of CPU each. The message's rows are read first (OFFSET 0
-// keeps the planner from merging the subquery): with the flags test beside message_id, PostgreSQL chose the partial unread index
-// (user_profile_id, message_id) and read all of it for the one message, every unread row of
-// every user: 29 ms at 1.5 million rows, growing with the table.
+// keeps the planner from merging the subquery): with the flags test beside message_id,
+// PostgreSQL chose the partial unread index (user_profile_id, message_id) and read all of it for
+// the one message, every unread row of every user: 29 ms at 1.5 million rows, growing with the
+// table.
 const MESSAGE = 'SELECT id, realm_id, sender_id, stream_id, topic FROM message WHERE id = $1';
 const candidates = (channelJoins: string, notifiableUnmentioned: string) => `
   SELECT coalesce(json_agg(json_build_array(um.user_profile_id, um.flags)), '[]') AS unread

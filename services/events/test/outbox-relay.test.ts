@@ -6,7 +6,7 @@ import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, settleEvents } from '@teamchat/testing';
+import { registerEventQueue, settleEvents, until } from '@teamchat/testing';
 import { alertWords } from './support/producers';
 
 let stack: Stack;
@@ -20,14 +20,6 @@ const value = async (metric: { get(): Promise<{ values: { value: number }[] }> }
   (await metric.get()).values[0]?.value ?? 0;
 const outboxRows = async () =>
   Number((await stack.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM event_outbox`)[0].n);
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(50);
-  }
-}
 
 test('in a healthy run every event is published once by its producer, which deletes its row; the relay publishes none', async () => {
   const metrics = eventTierMetrics();
@@ -47,7 +39,7 @@ test('in a healthy run every event is published once by its producer, which dele
   const received = await queue.next(sent.length);
   expect(received.map((event) => event.message.id)).toEqual(sent);
   // Deleted by the producer after the hold (1.5 s), well within the relay's grace (5 s).
-  await eventually(async () => (await outboxRows()) === 0, 5_000);
+  expect(await until(async () => (await outboxRows()) === 0, 5_000)).toBe(true);
   // Past the grace, with the relay running every 100 ms: it found nothing to do.
   await sleep(stack.deps.env.EVENT_RELAY_GRACE_MS);
   expect(await value(metrics.relayPublished)).toBe(relayedBefore);
@@ -96,10 +88,9 @@ test('a row whose publish failed stays, shows as backlog past the grace, and is 
   // Not before the grace: the relay leaves rows to their producers until then.
   expect(Date.now() - committed).toBeGreaterThanOrEqual(stack.deps.env.EVENT_RELAY_GRACE_MS);
   // The relay counts and deletes the row after its publish, so the event can arrive first.
-  await eventually(
-    async () => (await value(metrics.relayPublished)) > relayedBefore && (await outboxRows()) === 0,
-    5_000,
-  );
+  expect(
+    await until(async () => (await value(metrics.relayPublished)) > relayedBefore && (await outboxRows()) === 0, 5_000),
+  ).toBe(true);
   await sleep(500);
   expect(await value(metrics.relayPublished)).toBe(relayedBefore + 1);
   expect(await outboxRows()).toBe(0);

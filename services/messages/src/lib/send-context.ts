@@ -11,7 +11,7 @@
 // in Zulip's order.
 
 import { queryRows, type Db, type Realm, type Stream, type UserProfile } from '@teamchat/db';
-import { channelNotifiableSql, checkStreamName, requireActiveAccount } from '@teamchat/domain';
+import { activeSubscriptionSql, channelNotifiableSql, checkStreamName, requireActiveAccount } from '@teamchat/domain';
 import type { PostingRights } from './permissions';
 import { streamDoesNotExist, type StreamIndicator } from './recipients';
 
@@ -52,8 +52,8 @@ interface Row {
 // $1 sender, $2 realm, $3 the channel (id or name; null for a direct message), $4 more users whose
 // alert words count (a direct message's recipients), $5 the topic. The rights are Zulip's
 // can_send_message_group membership (recursively, active users) and an active subscription,
-// as in permissions.ts. The subscribers are read from subscription alone (is_user_active is
-// kept by triggers): probing user_profile for each was most of this statement's time.
+// as in permissions.ts. The subscribers are read from subscription alone
+// (activeSubscriptionSql): probing user_profile for each was most of this statement's time.
 const statement = (streamMatch: string) => `
   WITH RECURSIVE target AS (
     SELECT s.* FROM stream s WHERE s.realm_id = $2 AND ${streamMatch} LIMIT 1
@@ -68,7 +68,7 @@ const statement = (streamMatch: string) => `
     SELECT s.user_profile_id AS id,
       ${channelNotifiableSql('s.user_profile_id', '(SELECT id FROM target)', '$5::text')} AS notifiable
     FROM subscription s
-    WHERE s.stream_id = (SELECT id FROM target) AND s.active AND s.is_user_active
+    WHERE s.stream_id = (SELECT id FROM target) AND ${activeSubscriptionSql('s')}
   )
   SELECT
     (SELECT to_jsonb(u) FROM actor) AS sender,
