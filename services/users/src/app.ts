@@ -3,6 +3,7 @@ import { loadNotificationsConfig } from '@teamchat/notifications';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { UsersDeps } from './deps';
 import { LoginThrottle, loginThrottleEnvSpec } from './lib/login-throttle';
+import { PresenceCache, presenceCacheEnvSpec } from './lib/presence-cache';
 import { routes } from './routes';
 
 export function createApp(deps: UsersDeps) {
@@ -37,6 +38,7 @@ export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = pro
       messages: env.MESSAGES_URL || DEFAULT_MESSAGES_URL,
     },
     loginThrottle,
+    presence: new PresenceCache(deps.db, loadEnv(presenceCacheEnvSpec, env).PRESENCE_RELOAD_SECONDS * 1000),
     notifications: loadNotificationsConfig(env),
   };
   return { handler: createApp(usersDeps), close: async () => {} };

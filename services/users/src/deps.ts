@@ -1,6 +1,7 @@
 import type { NotificationsConfig } from '@teamchat/notifications';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { LoginThrottle } from './lib/login-throttle';
+import type { PresenceCache } from './lib/presence-cache';
 
 /** The common dependencies, and where the services the users service calls are. */
 export interface UsersDeps extends BaseDeps {
@@ -12,6 +13,8 @@ export interface UsersDeps extends BaseDeps {
   };
   /** Password-login attempts per account and per client address (POST /fetch_api_key). */
   loginThrottle: LoginThrottle;
+  /** This process's copy of the realms' presence rows (answers to presence pings). */
+  presence: PresenceCache;
   /** The push notification bouncer (POST /mobile_push/test_notification). */
   notifications: NotificationsConfig;
 }

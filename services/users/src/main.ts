@@ -3,11 +3,13 @@ import { env, loadEnv } from '@teamchat/core';
 import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
 import { createService, DEFAULT_CHANNELS_URL, DEFAULT_MESSAGES_URL } from './app';
 import { loginThrottleEnvSpec } from './lib/login-throttle';
+import { presenceCacheEnvSpec } from './lib/presence-cache';
 
 async function main() {
   const config = loadEnv({
     ...baseEnvSpec,
     ...loginThrottleEnvSpec,
+    ...presenceCacheEnvSpec,
     PORT: env.int('port the users service listens on', 9101),
     CHANNELS_URL: env.string('where the channels service is (new accounts are subscribed there)', DEFAULT_CHANNELS_URL),
     MESSAGES_URL: env.string(

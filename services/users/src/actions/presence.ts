@@ -47,12 +47,12 @@ export const PRESENCE_UPDATE_MIN_FREQ_MS = 55_000;
 
 /**
  * The ping's whole write, atomic as one statement: the presence row, and last_active_at when
- * $4 says it is stale. ($1 user, $2 now, $3 active.)
+ * $4 says it is stale. ($1 user, $2 now, $3 active, $5 the user's realm.)
  */
 const RECORD_PING = `
   WITH last_active AS (UPDATE user_profile SET last_active_at = $2::timestamptz WHERE id = $1 AND $4::boolean)
-  INSERT INTO user_presence (user_profile_id, last_connected_time, last_active_time)
-  VALUES ($1, $2::timestamptz, CASE WHEN $3::boolean THEN $2::timestamptz END)
+  INSERT INTO user_presence (user_profile_id, realm_id, last_connected_time, last_active_time)
+  VALUES ($1, $5, $2::timestamptz, CASE WHEN $3::boolean THEN $2::timestamptz END)
   ON CONFLICT (user_profile_id) DO UPDATE
     SET last_connected_time = excluded.last_connected_time,
         last_active_time = coalesce(excluded.last_active_time, user_presence.last_active_time)`;
@@ -74,7 +74,7 @@ export async function doUpdatePresence(
   const lastActiveStale =
     active && (!user.last_active_at || now.getTime() - user.last_active_at.getTime() >= LAST_ACTIVE_PRECISION_MS);
   const recordPing = (db: Parameters<typeof queryRows>[0]) =>
-    queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale]);
+    queryRows(db, 'record-presence-ping', RECORD_PING, [user.id, now, active, lastActiveStale, user.realm_id]);
   const news = isNews(user.presence, status, now);
   if (!news && !isStale(user.presence, status, now)) return;
   if (!news || (await tooManyForPresenceEvents(deps, user.realm_id))) {

@@ -1,5 +1,5 @@
 import { JsonableError, optional, param, required, type AuthedContext } from '@teamchat/core';
-import { legacyPresence, loadActor, realmPresence } from '@teamchat/domain';
+import { legacyPresence, loadActor, presenceAnswer, realmPresence } from '@teamchat/domain';
 import { doUpdatePresence } from '../actions/presence';
 import type { UsersDeps } from '../deps';
 import { accessUserByIdOrEmail, requireHuman } from '../lib/access';
@@ -7,8 +7,9 @@ import { readPresenceActor } from '../lib/presence';
 
 /**
  * POST /users/me/presence: records the ping and answers with the realm's presence (Zulip's
- * update_active_status_backend): the modern {user_id: {active_timestamp, idle_timestamp}}
- * form when slim_presence or last_update_id is given, the legacy per-email form otherwise.
+ * update_active_status_backend), from this process's copy of it (lib/presence-cache.ts): the
+ * modern {user_id: {active_timestamp, idle_timestamp}} form when slim_presence or
+ * last_update_id is given, the legacy per-email form otherwise.
  */
 export async function updatePresence({ deps, params, requester }: AuthedContext<UsersDeps>) {
   const input = params.parse({
@@ -26,7 +27,7 @@ export async function updatePresence({ deps, params, requester }: AuthedContext<
   await doUpdatePresence(deps, actor, input.status, now);
   if (input.ping_only) return {};
 
-  return realmPresence(deps.db, actor, {
+  return presenceAnswer(deps.db, actor, await deps.presence.rows(actor.realm_id), {
     slim: input.slim_presence || input.last_update_id !== undefined,
     lastUpdateId: input.last_update_id,
     historyDays: input.history_limit_days,
