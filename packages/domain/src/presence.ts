@@ -10,7 +10,7 @@ export const PRESENCE_OFFLINE_THRESHOLD_SECONDS = 140;
 const DEFAULT_PRESENCE_HISTORY_DAYS = 14;
 /** Presence rows are never older than this (a century): a longer history asks for all of them. */
 const MAX_PRESENCE_HISTORY_DAYS = 36_500;
-/** Year 9999 in ms: PostgreSQL has no time far beyond; a later last_update_id asks for nothing anyway. */
+/** Year 9999 in ms, a time PostgreSQL holds: a later last_update_id asks for nothing anyway. */
 const LATEST_UPDATE_MS = 253_402_300_799_000;
 
 /**

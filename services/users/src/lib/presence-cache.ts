@@ -2,8 +2,8 @@
 // it. Every ping answers with the rows changed since the client's last one, and in a big realm
 // that is half the realm each minute: read from PostgreSQL at every ping it was 98 % of
 // PostgreSQL's time in the load suite at 4,000 users (bench/README, stop 43). With the copy, a
-// ping reads only the rows changed in the last seconds (user_presence_realm_update_time_idx), and the
-// whole realm is read again every PRESENCE_RELOAD_SECONDS.
+// ping reads only the rows changed in the last seconds (user_presence_realm_update_time_idx),
+// and the whole realm is read again every PRESENCE_RELOAD_SECONDS.
 //
 // Why an answer is as complete as a direct read: a read that starts at S returns every row
 // committed before S. A ping's write records a time taken just before it, so a row committed
@@ -13,7 +13,7 @@
 // read. Clients whose cursor has passed its time miss it either way, as with a direct read
 // (until that user's next write).
 
-import { env, type EnvOf } from '@teamchat/core';
+import { env } from '@teamchat/core';
 import { presenceUpdateId, realmPresenceRows, type PresenceRow } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 
@@ -23,8 +23,6 @@ export const presenceCacheEnvSpec = {
     60,
   ),
 };
-
-export type PresenceCacheEnv = EnvOf<typeof presenceCacheEnvSpec>;
 
 /** How long after the time it records a ping's write may commit (clocks of hosts included). */
 export const PRESENCE_LATE_COMMIT_MS = 2_000;
