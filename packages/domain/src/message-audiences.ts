@@ -3,9 +3,7 @@
 // delete-topic job (which runs it inside its batch statement).
 import { Prisma, type Stream, type TxClient } from '@teamchat/db';
 import { Role } from './roles';
-import { activeSubscriptionSql } from './streams';
-
-const ACTIVE_SUBSCRIPTION = Prisma.raw(activeSubscriptionSql('s'));
+import { activeSubscription } from './streams';
 
 export type MessageActionStream = Pick<Stream, 'id' | 'invite_only' | 'history_public_to_subscribers'>;
 
@@ -25,11 +23,11 @@ export function messageActionAudienceSql(messageIds: Prisma.Sql, stream: Message
     return Prisma.sql`
       SELECT DISTINCT s.user_profile_id AS id FROM subscription s
       JOIN user_message um ON um.user_profile_id = s.user_profile_id AND um.message_id = ANY(${messageIds})
-      WHERE s.stream_id = ${stream.id} AND ${ACTIVE_SUBSCRIPTION}`;
+      WHERE s.stream_id = ${stream.id} AND ${activeSubscription('s')}`;
   }
   return Prisma.sql`
     SELECT s.user_profile_id AS id FROM subscription s
-    WHERE s.stream_id = ${stream.id} AND ${ACTIVE_SUBSCRIPTION}
+    WHERE s.stream_id = ${stream.id} AND ${activeSubscription('s')}
     UNION
     SELECT um.user_profile_id FROM user_message um JOIN user_profile u ON u.id = um.user_profile_id
     WHERE ${!stream.invite_only} AND um.message_id = ANY(${messageIds}) AND u.role <> ${Role.GUEST}`;

@@ -308,7 +308,8 @@ export function activeSubscriptionSql(alias: string): string {
   return `${alias}.active AND ${alias}.is_user_active`;
 }
 
-const ACTIVE_SUBSCRIPTION = Prisma.raw(activeSubscriptionSql('s'));
+/** activeSubscriptionSql as a fragment of a Prisma.sql statement. */
+export const activeSubscription = (alias: string) => Prisma.raw(activeSubscriptionSql(alias));
 
 /** Active subscribers of each channel. */
 export async function activeSubscriberIds(
@@ -319,7 +320,7 @@ export async function activeSubscriberIds(
   if (streamIds.length === 0) return result;
   const rows = await db.$queryRaw<{ stream_id: number; user_id: number }[]>`
     SELECT s.stream_id, s.user_profile_id AS user_id FROM subscription s
-    WHERE s.stream_id = ANY(${streamIds}::int[]) AND ${ACTIVE_SUBSCRIPTION}
+    WHERE s.stream_id = ANY(${streamIds}::int[]) AND ${activeSubscription('s')}
     ORDER BY s.user_profile_id`;
   for (const row of rows) result.get(row.stream_id)!.push(row.user_id);
   return result;
@@ -556,7 +557,7 @@ export async function subscriberFields(
       SELECT s.stream_id, u.id AS user_id FROM subscription s
       JOIN user_profile u ON u.id = s.user_profile_id
       LEFT JOIN user_presence p ON p.user_profile_id = u.id
-      WHERE s.stream_id = ANY(${large}::int[]) AND ${ACTIVE_SUBSCRIPTION}
+      WHERE s.stream_id = ANY(${large}::int[]) AND ${activeSubscription('s')}
         AND (u.is_bot OR u.last_active_at > now() - interval '14 days' OR p.last_active_time > now() - interval '14 days')
       ORDER BY u.id`;
     partial = new Map(large.map((id) => [id, []]));

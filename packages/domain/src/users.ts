@@ -8,7 +8,7 @@ import { isUserInGroup, realmSettingGroup } from './group-settings';
 import { SystemGroup } from './groups';
 import { gravatarUrl, placeholderEmailDomain } from './realms';
 import { Role, isAdministrator, isGuest } from './roles';
-import { activeSubscriptionSql } from './streams';
+import { activeSubscription } from './streams';
 
 /** What reading users and their access needs of a client (a transaction's or the pool's). */
 export type UserReader = Pick<
@@ -250,7 +250,7 @@ function channelPeersQuery(userId: number): Prisma.Sql {
   return Prisma.sql`
     SELECT other.user_profile_id AS id
     FROM subscription mine JOIN subscription other ON other.stream_id = mine.stream_id
-    WHERE mine.user_profile_id = ${userId} AND mine.active AND ${Prisma.raw(activeSubscriptionSql('other'))}`;
+    WHERE mine.user_profile_id = ${userId} AND mine.active AND ${activeSubscription('other')}`;
 }
 
 /** The users who share an active channel subscription with `userId` (themselves included). */

@@ -56,8 +56,8 @@ export class PresenceCache {
       // Pings meanwhile read the changed rows into the old copy, not the realm again.
       if (copy) copy.loadedAt = started;
       const rows = await realmPresenceRows(this.db, realmId);
-      const loaded = { rows: new Map(rows.map((row) => [row.userId, row])), completeAt: started, loadedAt: started };
-      this.realms.set(realmId, { ...loaded, usedAt: started });
+      const byUser = new Map(rows.map((row) => [row.userId, row]));
+      this.realms.set(realmId, { rows: byUser, completeAt: started, loadedAt: started, usedAt: started });
       return rows;
     }
     copy.usedAt = started;
