@@ -329,7 +329,7 @@ export function teamchatThroughGateway(
   };
 }
 
-function baseline(url: string, pid: number): System {
+function baseline(url: string, pids: Record<string, number>, name = 'baseline'): System {
   const publishAgent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   const publish = async (users: number[], event: ZulipEvent) => {
     await call(
@@ -341,8 +341,8 @@ function baseline(url: string, pid: number): System {
     );
   };
   return {
-    name: 'baseline',
-    pids: () => ({ baseline: pid }),
+    name,
+    pids: () => pids,
     async register(agent, user) {
       const reply = await call(
         agent,
@@ -568,6 +568,8 @@ async function main() {
     }
     const allUsers = realms.flat();
 
+    const redisPid = async () => Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+
     // ---- teamchat: event replicas (behind a connection balancer, as a Kubernetes Service is), the gateway
     const messagesAvailable = fs.existsSync(path.join(ROOT, 'services/messages/dist/main.js'));
     /** A deployment; another `redisPrefix` gives it its own queues and intake, apart from the others. */
@@ -621,8 +623,7 @@ async function main() {
       const started = [...events, ...(balancer ? [balancer] : []), ...(messages ? [messages] : []), gateway];
       procs.push(...started);
       const pids: Record<string, number> = Object.fromEntries(started.map((proc) => [proc.name, proc.child.pid!]));
-      const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-      if (redisPid) pids['redis (shared)'] = redisPid;
+      pids['redis (shared)'] = await redisPid();
       const typingThrough = messages && process.env.BENCH_TYPING_THROUGH !== 'intake' ? 'api' : 'bus';
       const eventsUrl = `http://127.0.0.1:${(balancer ?? events[0]).port}`;
       const system = teamchatThroughGateway(
@@ -646,6 +647,7 @@ async function main() {
     // measured in alternation.
     const skippedLatency: TypingLatency = { sentP99: NaN, sentP50: NaN, acceptedP99: NaN, acceptedP50: NaN };
     let baseline1: Figures = { throughput: skipped, latency: skippedLatency };
+    let floor1: Figures = { throughput: skipped, latency: skippedLatency };
     let teamchat1: Figures = { throughput: skipped, latency: skippedLatency };
     let viaGateway1: Figures = { throughput: skipped, latency: skippedLatency };
     let balanced1: Figures = { throughput: skipped };
@@ -658,14 +660,27 @@ async function main() {
     if (PHASES.has('baseline') || PHASES.has('one')) {
       const parked: ParkedSystem[] = [];
       let baseProc: Proc | undefined;
+      let floorProc: Proc | undefined;
       let one: Awaited<ReturnType<typeof deployment>> | undefined;
       let viaGateway: Awaited<ReturnType<typeof deployment>> | undefined;
       if (PHASES.has('baseline')) {
         log('» baseline: bare node:http long-poll server, in-memory queues');
         baseProc = await startPrintingPort('baseline', path.join(__dirname, 'baseline-server.mjs'));
         procs.push(baseProc);
-        const system = baseline(`http://127.0.0.1:${baseProc.port}`, baseProc.child.pid!);
+        const system = baseline(`http://127.0.0.1:${baseProc.port}`, { baseline: baseProc.child.pid! });
         parked.push(await park(system, await registerQueues(system, allUsers, QUEUES_PER_USER)));
+        log('» baseline, queues in Redis: the same server keeping its queues in Redis, as the event tier must');
+        floorProc = await startPrintingPort('baseline-redis', path.join(__dirname, 'baseline-redis-server.mjs'), [
+          env.REDIS_URL,
+          `${prefix}floor:`,
+        ]);
+        procs.push(floorProc);
+        const floor = baseline(
+          `http://127.0.0.1:${floorProc.port}`,
+          { 'baseline-redis': floorProc.child.pid!, 'redis (shared)': await redisPid() },
+          'baseline, queues in Redis',
+        );
+        parked.push(await park(floor, await registerQueues(floor, allUsers, QUEUES_PER_USER)));
       }
       if (PHASES.has('one')) {
         log('» teamchat: polls straight to one event replica (Basic auth; register and typing through the gateway)');
@@ -681,9 +696,11 @@ async function main() {
       const figures = await measureInterleaved(parked, realms, true);
       for (const p of parked) await unpark(p);
       if (baseProc) baseline1 = figures.shift()!;
+      if (floorProc) floor1 = figures.shift()!;
       if (one) teamchat1 = figures.shift()!;
       if (viaGateway) viaGateway1 = figures.shift()!;
       await stop(baseProc);
+      await stop(floorProc);
       await one?.stop();
       await viaGateway?.stop();
     }
@@ -695,7 +712,7 @@ async function main() {
           procs.push(memoryProc);
           return {
             proc: memoryProc,
-            system: baseline(`http://127.0.0.1:${memoryProc.port}`, memoryProc.child.pid!),
+            system: baseline(`http://127.0.0.1:${memoryProc.port}`, { baseline: memoryProc.child.pid! }),
             redisBytes: async () => 0,
           };
         }, allUsers)),
@@ -782,6 +799,20 @@ async function main() {
         goal: '>= 0.8',
       },
       {
+        metric: 'deliveries/s, the bare server with its queues in Redis',
+        value: floor1.throughput.perSecond,
+        baseline: baseline1.throughput.perSecond,
+        unit: 'events/s',
+        better: 'higher',
+      },
+      {
+        metric: 'deliveries/s direct vs the bare server with its queues in Redis',
+        value: teamchat1.throughput.perSecond,
+        baseline: floor1.throughput.perSecond,
+        unit: 'events/s',
+        better: 'higher',
+      },
+      {
         metric: 'deliveries/s to 1,000 parked polls (via gateway)',
         value: viaGateway1.throughput.perSecond,
         baseline: baseline1.throughput.perSecond,
@@ -820,6 +851,7 @@ async function main() {
       details: {
         throughput: {
           baseline: baseline1.throughput,
+          baselineQueuesInRedis: floor1.throughput,
           oneReplica: teamchat1.throughput,
           oneReplicaViaGateway: viaGateway1.throughput,
           balancedOne: balanced1.throughput,
@@ -829,6 +861,7 @@ async function main() {
         },
         latency: {
           baseline: baseline1.latency,
+          baselineQueuesInRedis: floor1.latency,
           teamchat: teamchat1.latency,
           teamchatViaGateway: viaGateway1.latency,
           samples: LATENCY_SAMPLES,
