@@ -21,7 +21,10 @@ const agent = new http.Agent({
   keepAliveMsecs: 30_000,
 });
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
-/** kind ('teamchat' | 'baseline') -> { kind, url, queues, marker, times, errors, heartbeats, lastError, onAll } */
+/**
+ * kind ('teamchat', or a bare server: 'baseline', 'baseline-redis') -> { kind, url, queues, marker,
+ * times, errors, heartbeats, lastError, onAll }
+ */
 const sets = new Map();
 
 function request(method, url, headers, body) {
@@ -48,8 +51,11 @@ function request(method, url, headers, body) {
   });
 }
 
+/** The bare servers (bench/events/baseline-server.mjs, baseline-redis-server.mjs) share one protocol. */
+const isBare = (kind) => kind !== 'teamchat';
+
 async function registerOne(kind, url, user) {
-  if (kind === 'baseline') {
+  if (isBare(kind)) {
     const reply = await request(
       'POST',
       `${url}/register`,
@@ -114,10 +120,9 @@ async function register({ kind, url, users, concurrency }) {
 
 function poll(set, q) {
   q.inFlight = true;
-  const url =
-    set.kind === 'baseline'
-      ? `${set.url}/events?queue_id=${q.queueId}&last_event_id=${q.lastEventId}`
-      : `${q.url}/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}&last_event_id=${q.lastEventId}`;
+  const url = isBare(set.kind)
+    ? `${set.url}/events?queue_id=${q.queueId}&last_event_id=${q.lastEventId}`
+    : `${q.url}/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}&last_event_id=${q.lastEventId}`;
   request('GET', url, q.headers).then(
     ({ status, text, at }) => {
       q.inFlight = false;

@@ -6,7 +6,9 @@
 // measures the send's own latency and, from the send's answer, the first and the last delivery
 // (a poll answering with the message event) and the distribution of all of them. Baseline, same
 // run, same clients: the bare long-poll server (bench/events/baseline-server.mjs) delivering one
-// published event to the same number of parked polls; its first-to-last is the floor.
+// published event to the same number of parked polls; its first-to-last is the floor. And the
+// same bare server keeping its queues in Redis (bench/events/baseline-redis-server.mjs), the
+// least the event tier's architecture takes.
 // The polls are held by client processes (client.mjs, raw node:http, keep-alive), which take the
 // delivery times on the machine's monotonic clock. Rounds alternate which system goes first;
 // between rounds every poll parks again. Writes bench/results/bigchannel.{json,svg}.
@@ -76,7 +78,8 @@ const clock = () => Number(process.hrtime.bigint()) / 1e6;
 const log = (line: string) => console.log(`[${(now() / 1000).toFixed(0).padStart(4)}s] ${line}`);
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : String(n));
 
-type Kind = 'teamchat' | 'baseline';
+type Kind = 'teamchat' | 'baseline' | 'baseline-redis';
+const BARE: Kind[] = ['baseline', 'baseline-redis'];
 
 /** The text a round's message carries, which the clients look for in each answer. */
 const roundMarker = (runId: string, kind: Kind, n: number) => `bigchannel${runId}${kind}${n}`;
@@ -152,7 +155,8 @@ interface RoundResult {
 
 async function main() {
   const limit = openFilesLimit();
-  const perClient = Math.ceil(USERS / CLIENTS) * 2 + 100;
+  // Each client holds one socket per queue of each system (teamchat and the two bare servers).
+  const perClient = Math.ceil(USERS / CLIENTS) * 3 + 100;
   if (perClient > limit)
     throw new Error(
       `${CLIENTS} clients would hold ~${perClient} sockets each (limit ${limit}): raise BENCH_BIGCHANNEL_CLIENTS`,
@@ -208,7 +212,16 @@ async function main() {
     const eventsUrl = `http://127.0.0.1:${events.port}`;
     const baselineProc = await startPrintingPort('baseline', path.join(__dirname, '../events/baseline-server.mjs'));
     procs.push(baselineProc);
-    const baselineUrl = `http://127.0.0.1:${baselineProc.port}`;
+    const floorProc = await startPrintingPort(
+      'baseline-redis',
+      path.join(__dirname, '../events/baseline-redis-server.mjs'),
+      [env.REDIS_URL, `${env.REDIS_PREFIX}floor:`],
+    );
+    procs.push(floorProc);
+    const bareUrls: Record<string, string> = {
+      baseline: `http://127.0.0.1:${baselineProc.port}`,
+      'baseline-redis': `http://127.0.0.1:${floorProc.port}`,
+    };
 
     // ---- the channel: made by the sender through the API, the other subscribers written in bulk
     const sender = users[0];
@@ -275,13 +288,15 @@ async function main() {
           return { ...user, host: realm.host, gateway, poll: POLL_PATH === 'direct' ? eventsUrl : gateway };
         }),
     );
-    const registered = now();
-    const baselineQueues = await Promise.all(
-      clients.map((client, c) =>
-        client.call('register', { kind: 'baseline', url: baselineUrl, users: shares[c], concurrency: 32 }),
-      ),
-    );
-    log(`   baseline: ${USERS} queues registered in ${((now() - registered) / 1000).toFixed(1)} s`);
+    for (const kind of BARE) {
+      const started = now();
+      await Promise.all(
+        clients.map((client, c) =>
+          client.call('register', { kind, url: bareUrls[kind], users: shares[c], concurrency: 32 }),
+        ),
+      );
+      log(`   ${kind}: ${USERS} queues registered in ${((now() - started) / 1000).toFixed(1)} s`);
+    }
     const registerStarted = now();
     const registerCpu = startCpuMeter({ events: events.child.pid!, ...pidsOf(gateways) });
     const teamchatQueues = await Promise.all(
@@ -303,7 +318,6 @@ async function main() {
         .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
         .join(', ')})`,
     );
-    void baselineQueues;
     const queueIds = teamchatQueues.flatMap((share) => share.queues.map((q: { queueId: string }) => q.queueId));
 
     const parkedTeamchat = async () => {
@@ -311,7 +325,14 @@ async function main() {
       for (const id of queueIds) pipeline.hexists(`${env.REDIS_PREFIX}{q:${id}}:m`, 'k');
       return (await pipeline.exec())!.filter(([, value]) => value === 1).length;
     };
-    const parkedBaseline = async () => (await call(agent, 'GET', `${baselineUrl}/parked`, {})).body.parked as number;
+    const parkedBare = async (kind: Kind) =>
+      (await call(agent, 'GET', `${bareUrls[kind]}/parked`, {})).body.parked as number;
+    /** The event replica's warnings and errors logged so far. */
+    const replicaWarnings = () =>
+      events.output
+        .join('')
+        .split('\n')
+        .filter((line) => /"level":(4|5)0/.test(line));
     /** Every client polls again; resolves once every poll of `kind` is parked, and a moment more. */
     const park = async (kind: Kind) => {
       if (COLD_AUTH && kind === 'teamchat') {
@@ -328,7 +349,7 @@ async function main() {
       const deadline = now() + 120_000;
       let reportAt = now() + 10_000;
       for (;;) {
-        const parked = kind === 'teamchat' ? await parkedTeamchat() : await parkedBaseline();
+        const parked = kind === 'teamchat' ? await parkedTeamchat() : await parkedBare(kind);
         if (parked === USERS) break;
         if (now() > reportAt) {
           log(`      ${kind}: ${parked} of ${USERS} polls parked after ${fmt((now() - parkStarted) / 1000, 0)} s`);
@@ -336,10 +357,7 @@ async function main() {
         }
         if (now() > deadline) {
           const stats = await Promise.all(clients.map((client) => client.call('stats', { kind })));
-          const eventsLog = events.output
-            .join('')
-            .split('\n')
-            .filter((line) => /"level":(4|5)0/.test(line));
+          const eventsLog = replicaWarnings();
           throw new Error(
             `${kind}: only ${parked} of ${USERS} polls parked after 120 s; clients: ${JSON.stringify(stats)}; ` +
               `the event replica's last warnings and errors (${eventsLog.length} in all):\n${eventsLog.slice(-15).join('\n')}`,
@@ -351,9 +369,9 @@ async function main() {
       await sleep(1000);
     };
     const parkedStarted = now();
-    await park('baseline');
+    for (const kind of BARE) await park(kind);
     await park('teamchat');
-    log(`   all ${2 * USERS} polls parked in ${((now() - parkedStarted) / 1000).toFixed(1)} s`);
+    log(`   all ${3 * USERS} polls parked in ${((now() - parkedStarted) / 1000).toFixed(1)} s`);
 
     const pids: Record<string, number> = {
       ...pidsOf(procs),
@@ -379,14 +397,14 @@ async function main() {
         const reply = await call(
           agent,
           'POST',
-          `${baselineUrl}/publish`,
+          `${bareUrls[kind]}/publish`,
           { 'content-type': 'application/json' },
           JSON.stringify({
             users: users.map((user) => user.id),
             event: baselineEvent(marker),
           }),
         );
-        if (reply.status !== 200) throw new Error(`baseline publish: ${reply.status}`);
+        if (reply.status !== 200) throw new Error(`${kind} publish: ${reply.status}`);
       }
       const answered = clock();
       const results = await collected;
@@ -417,12 +435,17 @@ async function main() {
         .flatMap((r) => r.latest as { at: number; queueId: string; types: string }[])
         .filter((answer) => answer.at - answered > LATE_MS)
         .sort((a, b) => b.at - a.at);
-      if (late.length || heartbeats)
+      if (late.length || heartbeats) {
+        // A late answer holding the message is a wake-up the poll missed: what did the replica log?
+        const warnings = kind === 'teamchat' ? replicaWarnings() : [];
         log(
           `      ${heartbeats} heartbeat answers during the round; latest deliveries over ${LATE_MS} ms: ${late
             .map((answer) => `${fmt(answer.at - answered, 0)} ms (queue ${answer.queueId}, answer [${answer.types}])`)
-            .join('; ')}`,
+            .join(
+              '; ',
+            )}; the event replica's warnings and errors so far: ${warnings.length}${warnings.length ? `, the last: ${warnings.slice(-3).join(' | ')}` : ''}`,
         );
+      }
       log(
         `      CPU ms: ${Object.entries(cpu)
           .filter(([, ms]) => ms >= 1)
@@ -434,12 +457,12 @@ async function main() {
     };
 
     log('» warm-up round (unmeasured)');
-    await round('baseline', 0);
-    await round('teamchat', 0);
-    log(`» ${ROUNDS} measured rounds, alternating which system goes first`);
+    for (const kind of [...BARE, 'teamchat'] as Kind[]) await round(kind, 0);
+    log(`» ${ROUNDS} measured rounds, rotating which system goes first`);
     const measured: RoundResult[] = [];
+    const systems: Kind[] = ['baseline', 'teamchat', 'baseline-redis'];
     for (let n = 1; n <= ROUNDS; n++) {
-      const order: Kind[] = n % 2 ? ['baseline', 'teamchat'] : ['teamchat', 'baseline'];
+      const order = systems.map((_, i) => systems[(i + n - 1) % systems.length]);
       for (const kind of order) measured.push(await round(kind, n));
     }
     const memoryAfter = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, rssKb(pid)]));
@@ -455,6 +478,7 @@ async function main() {
     const afterSent = (kind: Kind) => of(kind).flatMap((r) => r.delivered.map((ms) => ms + r.sendMs));
     const tcSent = afterSent('teamchat');
     const baseSent = afterSent('baseline');
+    const floorSent = afterSent('baseline-redis');
     const rows: Row[] = [
       {
         metric: `last delivery after the send's answer, ${n} polls (vs the goal)`,
@@ -471,6 +495,20 @@ async function main() {
         unit: 'ms',
         better: 'lower',
         goal: '<= 2',
+      },
+      {
+        metric: `  first-to-last, bare server with its queues in Redis vs bare`,
+        value: med('baseline-redis', (r) => r.firstToLastMs),
+        baseline: med('baseline', (r) => r.firstToLastMs),
+        unit: 'ms',
+        better: 'lower',
+      },
+      {
+        metric: `  first-to-last, teamchat vs bare server with its queues in Redis`,
+        value: med('teamchat', (r) => r.firstToLastMs),
+        baseline: med('baseline-redis', (r) => r.firstToLastMs),
+        unit: 'ms',
+        better: 'lower',
       },
       {
         metric: 'send latency: POST /messages vs bare publish',
@@ -525,6 +563,8 @@ async function main() {
         .map((r) => fmt(r.firstToLastMs, 0))
         .join(', ')} ms (bare: ${of('baseline')
         .map((r) => fmt(r.firstToLastMs, 0))
+        .join(', ')} ms; bare, queues in Redis: ${of('baseline-redis')
+        .map((r) => fmt(r.firstToLastMs, 0))
         .join(', ')} ms)`,
     );
     const rss = (name: string) => `${name} ${fmt(memoryBefore[name] / 1024, 0)} MB`;
@@ -545,6 +585,7 @@ async function main() {
         series: [
           { name: 'teamchat', values: tcSent },
           { name: 'bare long-poll server (bench/events/baseline-server.mjs)', values: baseSent },
+          { name: 'the same, queues in Redis (bench/events/baseline-redis-server.mjs)', values: floorSent },
         ],
       }),
     ]);
