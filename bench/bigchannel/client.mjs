@@ -120,6 +120,7 @@ async function register({ kind, url, users, concurrency }) {
 
 function poll(set, q) {
   q.inFlight = true;
+  q.sentAt = nowMs();
   const url = isBare(set.kind)
     ? `${set.url}/events?queue_id=${q.queueId}&last_event_id=${q.lastEventId}`
     : `${q.url}/api/v1/events?queue_id=${encodeURIComponent(q.queueId)}&last_event_id=${q.lastEventId}`;
@@ -129,6 +130,7 @@ function poll(set, q) {
       set.statuses[status] = (set.statuses[status] ?? 0) + 1;
       if (status !== 200) {
         set.errors++;
+        q.errors = (q.errors ?? 0) + 1;
         set.lastError = `${status} ${text.slice(0, 200)}`;
         setTimeout(() => poll(set, q), 500);
         return;
@@ -142,7 +144,15 @@ function poll(set, q) {
       if (hit) {
         q.got = true;
         set.times.push(at);
-        set.answers.push({ at, queueId: q.queueId, types: body.events.map((event) => event.type).join(',') });
+        set.answers.push({
+          at,
+          queueId: q.queueId,
+          types: body.events.map((event) => event.type).join(','),
+          // When the answering poll was sent, and how many of this queue's polls failed since it
+          // registered: a late answer to a poll sent late is the client's, not a missed wake-up.
+          sentAt: q.sentAt,
+          queueErrors: q.errors ?? 0,
+        });
         if (set.times.length === set.queues.length) set.onAll?.();
         return; // stays unparked until the next 'park'
       }
@@ -151,6 +161,7 @@ function poll(set, q) {
     (error) => {
       q.inFlight = false;
       set.errors++;
+      q.errors = (q.errors ?? 0) + 1;
       set.lastError = String(error);
       setTimeout(() => poll(set, q), 500);
     },

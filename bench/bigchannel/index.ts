@@ -432,7 +432,9 @@ async function main() {
       );
       const heartbeats = results.reduce((sum, r) => sum + r.heartbeats, 0);
       const late = results
-        .flatMap((r) => r.latest as { at: number; queueId: string; types: string }[])
+        .flatMap(
+          (r) => r.latest as { at: number; queueId: string; types: string; sentAt: number; queueErrors: number }[],
+        )
         .filter((answer) => answer.at - answered > LATE_MS)
         .sort((a, b) => b.at - a.at);
       if (late.length || heartbeats) {
@@ -440,7 +442,10 @@ async function main() {
         const warnings = kind === 'teamchat' ? replicaWarnings() : [];
         log(
           `      ${heartbeats} heartbeat answers during the round; latest deliveries over ${LATE_MS} ms: ${late
-            .map((answer) => `${fmt(answer.at - answered, 0)} ms (queue ${answer.queueId}, answer [${answer.types}])`)
+            .map(
+              (answer) =>
+                `${fmt(answer.at - answered, 0)} ms (queue ${answer.queueId}, answer [${answer.types}], its poll sent ${fmt(answer.sentAt - answered, 0)} ms after the answer, ${answer.queueErrors} failed polls of the queue)`,
+            )
             .join(
               '; ',
             )}; the event replica's warnings and errors so far: ${warnings.length}${warnings.length ? `, the last: ${warnings.slice(-3).join(' | ')}` : ''}`,
