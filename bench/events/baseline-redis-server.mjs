@@ -4,7 +4,9 @@
 // no fencing, no indexes in Redis (each user's queues are known in memory), one wake-up channel
 // per process instead of one per queue (so no Redis Cluster). Per delivery: one script appends
 // the event and, when a poll is parked on the empty queue, publishes the events to the process
-// holding it; the client's next poll runs one script that acknowledges and reads or parks.
+// holding it; the client's next poll runs one script that acknowledges, keeps the queue alive
+// (it expires 10 minutes after its last poll, as a queue must once its client is gone), and
+// reads or parks.
 //   node baseline-redis-server.mjs <redis url> <key prefix>
 // Same HTTP protocol as baseline-server.mjs (the benchmark drives both with the same client).
 import crypto from 'node:crypto';
@@ -13,14 +15,19 @@ import Redis from 'ioredis';
 
 const [redisUrl, prefix] = process.argv.slice(2);
 const HEARTBEAT_MS = 45_000;
+/** A queue outlives its last poll by this much, as an event queue does (its lifespan). */
+const QUEUE_TTL_MS = 600_000;
 const tag = crypto.randomBytes(8).toString('hex');
 const wakeChannel = `${prefix}wake:`;
 
-// KEYS meta, events. ARGV last event id, this process's tag. Acknowledges the events up to the
-// last id and answers the rest ('' when there are none: the poll is then parked here). false: no such queue.
+// KEYS meta, events. ARGV last event id, this process's tag, queue ttl ms. Acknowledges the
+// events up to the last id, keeps the queue alive, and answers the rest ('' when there are
+// none: the poll is then parked here). false: no such queue.
 const POLL = `
 local p = redis.call('HGET', KEYS[1], 'n')
 if not p then return false end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 local last = tonumber(ARGV[1])
 local items = redis.call('LRANGE', KEYS[2], 0, -1)
 local drop = 0
@@ -37,7 +44,9 @@ return ''
 // with the queue's next id; a poll parked on the queue gets the queued events over pub/sub.
 const APPEND = `
 local id = redis.call('HINCRBY', KEYS[1], 'n', 1) - 1
-redis.call('RPUSH', KEYS[2], '{"id":' .. id .. ',' .. string.sub(ARGV[1], 2))
+if redis.call('RPUSH', KEYS[2], '{"id":' .. id .. ',' .. string.sub(ARGV[1], 2)) == 1 then
+  redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]))
+end
 local k = redis.call('HGET', KEYS[1], 'k')
 if k then
   redis.call('HDEL', KEYS[1], 'k')
@@ -101,7 +110,7 @@ async function poll(req, res, url) {
   early.delete(queueId);
   const poll = { res, waiting: true, heartbeat: null };
   if (!dontBlock) parked.set(queueId, poll);
-  const events = await redis.floorPoll(...keys(queueId), last, dontBlock ? '' : tag);
+  const events = await redis.floorPoll(...keys(queueId), last, dontBlock ? '' : tag, QUEUE_TTL_MS);
   if (events === null) {
     parked.delete(queueId);
     return json(res, 400, '{"result":"error","msg":"Bad event queue ID","code":"BAD_EVENT_QUEUE_ID"}');
@@ -136,6 +145,7 @@ const server = http.createServer(async (req, res) => {
     const { user_id: userId } = await readBody(req);
     const queueId = crypto.randomUUID();
     await redis.hset(keys(queueId)[0], 'n', 0);
+    await redis.pexpire(keys(queueId)[0], QUEUE_TTL_MS);
     if (!queuesOfUser.has(userId)) queuesOfUser.set(userId, []);
     queuesOfUser.get(userId).push(queueId);
     return json(res, 200, JSON.stringify({ result: 'success', msg: '', queue_id: queueId, last_event_id: -1 }));
