@@ -111,15 +111,13 @@ async function poll(req, res, url) {
   const poll = { res, waiting: true, heartbeat: null };
   if (!dontBlock) parked.set(queueId, poll);
   const events = await redis.floorPoll(...keys(queueId), last, dontBlock ? '' : tag, QUEUE_TTL_MS);
-  if (events === null) {
-    parked.delete(queueId);
+  // A newer poll of the queue answered this one meanwhile.
+  if (!dontBlock && parked.get(queueId) !== poll) return undefined;
+  if (!dontBlock && events !== '') parked.delete(queueId);
+  if (events === null)
     return json(res, 400, '{"result":"error","msg":"Bad event queue ID","code":"BAD_EVENT_QUEUE_ID"}');
-  }
-  if (events !== '' || dontBlock) {
-    if (parked.get(queueId) === poll) parked.delete(queueId);
+  if (events !== '' || dontBlock)
     return json(res, 200, `{"result":"success","msg":"","events":[${events}],"queue_id":"${queueId}"}`);
-  }
-  if (parked.get(queueId) !== poll) return undefined;
   poll.waiting = false;
   if (early.has(queueId)) {
     const woken = early.get(queueId);
@@ -127,7 +125,10 @@ async function poll(req, res, url) {
     return answer(queueId, woken);
   }
   poll.heartbeat = setTimeout(
-    async () => answer(queueId, `{"type":"heartbeat","id":${await redis.floorHeartbeat(keys(queueId)[0])}}`),
+    async () => {
+      const id = await redis.floorHeartbeat(keys(queueId)[0]);
+      if (parked.get(queueId) === poll) answer(queueId, `{"type":"heartbeat","id":${id}}`);
+    },
     HEARTBEAT_MS + Math.random() * 10_000,
   );
   res.on('close', () => {
