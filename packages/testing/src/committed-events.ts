@@ -2,8 +2,8 @@
 // published row leaves the outbox after EVENT_OUTBOX_HOLD_MS, so committedSince reads such an
 // event from its intake entry instead; the mark is the outbox id sequence, not the rows.
 
-import { setTimeout as sleep } from 'node:timers/promises';
-import { committedSince, outboxMark, type LocalEcho, type OutboxPayload, type Recipient } from '@teamchat/bus';
+import { randomUUID } from 'node:crypto';
+import { committedSince, outboxMark, type LocalEcho, type Recipient } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
 
 export interface CapturedEvent {
@@ -22,41 +22,30 @@ export interface EventSource {
 }
 
 /**
- * How often the events are read while `fn` runs: well within the outbox hold. A row published
- * longer ago than the hold has left the outbox, and its intake entry may be trimmed by then (a
- * loaded CI machine once took longer than the hold between two actions and missed the first event).
+ * The events committed through the outbox while `fn` ran, oldest first (its outbox ids, not its clock).
+ *
+ * A published row leaves the outbox after the hold, and the event tier trims intake entries
+ * every consumer group has read. So while `fn` runs, a consumer group of the capture's own sits
+ * on every intake stream, reading nothing: the entries added meanwhile stay until it is gone.
+ * (Reading every 250 ms instead raced the trim: a loaded CI machine stalled longer than the hold
+ * and the first of two events was missed.) The groups come before the mark, so every event
+ * committed after the mark is published while they exist.
  */
-const READ_EVERY_MS = 250;
-
-/** The events committed through the outbox while `fn` ran, oldest first (its outbox ids, not its clock). */
 export async function captureEvents(stack: EventSource, fn: () => Promise<unknown>): Promise<CapturedEvent[]> {
   const { db, redis, bus } = stack.deps;
-  const mark = await outboxMark(db);
-  const seen = new Map<bigint, OutboxPayload>();
-  const read = async () => {
-    for (const { id, payload } of await committedSince(db, redis, bus, mark)) seen.set(id, payload);
-  };
-  const done = new AbortController();
-  const reading = (async () => {
-    for (;;) {
-      try {
-        await sleep(READ_EVERY_MS, undefined, { signal: done.signal });
-      } catch {
-        return; // fn finished
-      }
-      await read();
-    }
-  })();
-  reading.catch(() => undefined); // its failure is thrown below, once fn is done
+  const group = `capture-${randomUUID()}`;
+  const streams = Array.from({ length: bus.partitions }, (_, partition) => bus.keys.intakeStream(partition));
+  for (const stream of streams) await redis.xgroup('CREATE', stream, group, '$', 'MKSTREAM');
+  let committed: Awaited<ReturnType<typeof committedSince>>;
   try {
+    const mark = await outboxMark(db);
     await fn();
+    committed = await committedSince(db, redis, bus, mark);
   } finally {
-    done.abort();
-    await reading;
+    // A stream gone meanwhile (a Redis restarted by a fault test) has no group left to destroy.
+    for (const stream of streams) await redis.xgroup('DESTROY', stream, group).catch(() => 0);
   }
-  await read();
-  const oldestFirst = [...seen].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return oldestFirst.map(([, payload]) => ({
+  return committed.map(({ payload }) => ({
     event: payload.event as CapturedEvent['event'],
     recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
     ...(payload.users.some((user) => typeof user !== 'number') && { recipients: payload.users }),
