@@ -35,6 +35,7 @@ import {
   startService,
   stop,
   type Proc,
+  redisServerPid,
 } from '../lib/procs';
 import { median, percentile, report, type Row } from '../lib/report';
 import { histogram, stack, writeSvg } from '../lib/svg';
@@ -377,7 +378,7 @@ async function main() {
       ...pidsOf(procs),
       ...Object.fromEntries(clients.map((client, c) => [`client-${c}`, client.child.pid!])),
     };
-    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+    const redisPid = await redisServerPid(redis);
     if (redisPid) pids['redis (shared)'] = redisPid;
     const memoryBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, rssKb(pid)]));
 

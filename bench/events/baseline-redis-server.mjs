@@ -12,6 +12,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import Redis from 'ioredis';
+import { readJsonBody as readBody, sendJsonText as json } from './bare-http.mjs';
 
 const [redisUrl, prefix] = process.argv.slice(2);
 const HEARTBEAT_MS = 45_000;
@@ -73,25 +74,12 @@ const early = new Map();
 const queuesOfUser = new Map();
 const keys = (queueId) => [`${prefix}{q:${queueId}}:m`, `${prefix}{q:${queueId}}:e`];
 
-function json(res, status, text) {
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
 function answer(queueId, events) {
   const poll = parked.get(queueId);
   if (!poll) return;
   parked.delete(queueId);
   clearTimeout(poll.heartbeat);
   json(poll.res, 200, `{"result":"success","msg":"","events":[${events}],"queue_id":"${queueId}"}`);
-}
-
-function readBody(req) {
-  return new Promise((resolve) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {}));
-  });
 }
 
 subscriber.on('message', (_channel, message) => {

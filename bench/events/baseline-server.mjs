@@ -7,23 +7,14 @@
 //   GET  /parked                        -> {parked: N}, the polls parked now (bench/bigchannel waits on it)
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { readJsonBody as readBody, sendJsonText } from './bare-http.mjs';
 
 const HEARTBEAT_MS = 45_000;
 const queues = new Map();
 const queuesOfUser = new Map();
 
 function json(res, status, body) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
-}
-
-function readBody(req) {
-  return new Promise((resolve) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {}));
-  });
+  sendJsonText(res, status, JSON.stringify(body));
 }
 
 function answer(queue, events) {

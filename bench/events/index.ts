@@ -20,7 +20,18 @@ import type { Realm } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
 import { createTestDatabase } from '@teamchat/testing';
-import { benchEnv, cpuMs, ROOT, rssBytes, sleep, startPrintingPort, startService, stop, type Proc } from '../lib/procs';
+import {
+  benchEnv,
+  cpuMs,
+  redisServerPid,
+  ROOT,
+  rssBytes,
+  sleep,
+  startPrintingPort,
+  startService,
+  stop,
+  type Proc,
+} from '../lib/procs';
 import { call, type Reply } from '../lib/http';
 import { percentile, report, type Row } from '../lib/report';
 
@@ -568,8 +579,6 @@ async function main() {
     }
     const allUsers = realms.flat();
 
-    const redisPid = async () => Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-
     // ---- teamchat: event replicas (behind a connection balancer, as a Kubernetes Service is), the gateway
     const messagesAvailable = fs.existsSync(path.join(ROOT, 'services/messages/dist/main.js'));
     /** A deployment; another `redisPrefix` gives it its own queues and intake, apart from the others. */
@@ -623,7 +632,7 @@ async function main() {
       const started = [...events, ...(balancer ? [balancer] : []), ...(messages ? [messages] : []), gateway];
       procs.push(...started);
       const pids: Record<string, number> = Object.fromEntries(started.map((proc) => [proc.name, proc.child.pid!]));
-      pids['redis (shared)'] = await redisPid();
+      pids['redis (shared)'] = await redisServerPid(redis);
       const typingThrough = messages && process.env.BENCH_TYPING_THROUGH !== 'intake' ? 'api' : 'bus';
       const eventsUrl = `http://127.0.0.1:${(balancer ?? events[0]).port}`;
       const system = teamchatThroughGateway(
@@ -677,7 +686,7 @@ async function main() {
         procs.push(floorProc);
         const floor = baseline(
           `http://127.0.0.1:${floorProc.port}`,
-          { 'baseline-redis': floorProc.child.pid!, 'redis (shared)': await redisPid() },
+          { 'baseline-redis': floorProc.child.pid!, 'redis (shared)': await redisServerPid(redis) },
           'baseline, queues in Redis',
         );
         parked.push(await park(floor, await registerQueues(floor, allUsers, QUEUES_PER_USER)));

@@ -249,6 +249,11 @@ export function rssBytes(proc: Proc): number {
 }
 
 /** The machine's load average (1 minute), for the report. */
+/** The process id of the Redis server a connection reaches (NaN when INFO does not say), for the CPU account. */
+export async function redisServerPid(redis: { info(section: 'server'): Promise<string> }): Promise<number> {
+  return Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
+}
+
 export function loadAverage(): number {
   return Number(fs.readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 }

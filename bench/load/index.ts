@@ -38,6 +38,7 @@ import {
   stop,
   withCpu,
   type Proc,
+  redisServerPid,
 } from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
@@ -577,7 +578,7 @@ async function main() {
   const redis = createRedis(env.REDIS_URL, { name: 'bench-load' });
   const floors: Proc[] = [];
   try {
-    const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]) || undefined;
+    const redisPid = (await redisServerPid(redis)) || undefined;
     const realm = await doCreateRealm(deps.db, { stringId: 'load', name: 'Load', host: 'load.teamchat.test' });
     const accounts = new Accounts(deps, realm);
     const ctx: Context = { serviceEnv, accounts, redisPid };

@@ -36,21 +36,19 @@ export async function captureEvents(stack: EventSource, fn: () => Promise<unknow
   const group = `capture-${randomUUID()}`;
   const streams = Array.from({ length: bus.partitions }, (_, partition) => bus.keys.intakeStream(partition));
   for (const stream of streams) await redis.xgroup('CREATE', stream, group, '$', 'MKSTREAM');
-  let committed: Awaited<ReturnType<typeof committedSince>>;
   try {
     const mark = await outboxMark(db);
     await fn();
-    committed = await committedSince(db, redis, bus, mark);
+    return (await committedSince(db, redis, bus, mark)).map(({ payload }) => ({
+      event: payload.event as CapturedEvent['event'],
+      recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
+      ...(payload.users.some((user) => typeof user !== 'number') && { recipients: payload.users }),
+      ...(payload.echo && { echo: payload.echo }),
+    }));
   } finally {
     // A stream gone meanwhile (a Redis restarted by a fault test) has no group left to destroy.
     for (const stream of streams) await redis.xgroup('DESTROY', stream, group).catch(() => 0);
   }
-  return committed.map(({ payload }) => ({
-    event: payload.event as CapturedEvent['event'],
-    recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
-    ...(payload.users.some((user) => typeof user !== 'number') && { recipients: payload.users }),
-    ...(payload.echo && { echo: payload.echo }),
-  }));
 }
 
 /** The captured events of one type (and op, when given). */
