@@ -6,8 +6,8 @@ export const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 
 /**
  * Channel messages written straight to the database (the messages service owns sending):
- * `count` messages in `topic`, each received by `recipients` (user_message rows).
- * Returns their ids, oldest first.
+ * `count` messages in `topic`, each received by `recipients` (user_message rows), recorded as a
+ * write of the realm. Returns their ids, oldest first.
  */
 export async function insertMessages(
   stack: Stack,
@@ -36,6 +36,8 @@ export async function insertMessages(
   // The channel's first message, as the messages service keeps it.
   await stack.db.$executeRaw`
     UPDATE stream SET first_message_id = (SELECT min(id) FROM message WHERE stream_id = ${input.streamId}) WHERE id = ${input.streamId}`;
+  // With a read replica, the API's reads wait for these rows (or read the primary).
+  await stack.fixtureWritten(realmId);
   return ids;
 }
 
