@@ -11,13 +11,13 @@ import { BullMQInstrumentation } from '@appsignal/opentelemetry-instrumentation-
 import type { Instrumentation } from '@opentelemetry/instrumentation';
 import { ExpressInstrumentation, ExpressLayerType } from '@opentelemetry/instrumentation-express';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
-import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { IncomingMessage } from 'node:http';
 import { JobMetricsInstrumentation } from './job-instrumentation';
+import { RedisInstrumentation } from './redis-instrumentation';
 import { setTracingShutdown } from './process-hooks';
 import { REDACTED_QUERY_PARAMETERS, redactQueryString, redisStatement } from './redaction';
 
@@ -72,7 +72,7 @@ export function instrumentations(): Instrumentation[] {
     new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
     // Blocking reads of idle BullMQ workers and event-tier consumers would otherwise make a
     // root span every few seconds.
-    new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: redisStatement }),
+    new RedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: redisStatement }),
     new BullMQInstrumentation({ useProducerSpanAsConsumerParent: true, requireParentSpanForPublish: false }),
     new JobMetricsInstrumentation(),
   ];
