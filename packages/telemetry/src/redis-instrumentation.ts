@@ -2,7 +2,7 @@
 // command's span on the command's rejection and again on its resolution, and ioredis does both
 // to a command it gave up on (a timeout, a connection lost mid-failover) whose reply then comes
 // (open-telemetry-js-contrib #2254, #2874): every late reply logged two OpenTelemetry warnings,
-// hundreds per Redis failover, hiding the warnings that matter.
+// a thousand or more per Redis failover, hiding the warnings that matter.
 
 import type {
   Exception,

@@ -17,9 +17,9 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { NoopSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { IncomingMessage } from 'node:http';
 import { JobMetricsInstrumentation } from './job-instrumentation';
-import { RedisInstrumentation } from './redis-instrumentation';
 import { setTracingShutdown } from './process-hooks';
 import { REDACTED_QUERY_PARAMETERS, redactQueryString, redisStatement } from './redaction';
+import { RedisInstrumentation } from './redis-instrumentation';
 
 export interface TelemetryOptions {
   /** service.name of every span (OTEL_SERVICE_NAME wins when set). */

@@ -3,22 +3,13 @@
 // of the request that enqueued it and the worker continues that trace; every attempt gets a
 // log line with the trace id and the job metrics; the job's data never reaches a span.
 
-import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { testRedisUrl } from '@teamchat/testing';
-import { bundleWithPreload } from './support/bundle';
+import { bundleWithPreload, runBundle } from './support/bundle';
 import { OtlpReceiver, SpanKind } from './support/otlp-receiver';
 import { parseExposition, sampleValue } from './support/prometheus';
 
 jest.setTimeout(60_000);
-
-interface Run {
-  code: number | null;
-  lines: Record<string, any>[];
-  stderr: string;
-}
 
 let bundle: Awaited<ReturnType<typeof bundleWithPreload>>;
 
@@ -30,30 +21,7 @@ afterAll(() => {
   if (bundle) fs.rmSync(bundle.dir, { recursive: true, force: true });
 });
 
-function runFixture(env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--require', bundle.preload, bundle.main], {
-      env: {
-        PATH: process.env.PATH,
-        REDIS_URL: testRedisUrl(),
-        REDIS_PREFIX: `t:${crypto.randomBytes(6).toString('hex')}:`,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('exit', (code) => {
-      const lines = stdout
-        .split('\n')
-        .filter((line) => line.trim())
-        .map((line) => JSON.parse(line));
-      resolve({ code, lines, stderr });
-    });
-  });
-}
+const runFixture = (env: NodeJS.ProcessEnv) => runBundle(bundle, env);
 
 test('a job continues the trace of the request that enqueued it, with a log line and metrics per attempt', async () => {
   const receiver = await OtlpReceiver.start();

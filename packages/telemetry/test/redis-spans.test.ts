@@ -2,14 +2,11 @@
 // patches modules as Node loads them, which jest's module registry bypasses): a command ioredis
 // gave up and then got a reply for is one span, ended once, and OpenTelemetry logs nothing about
 // it (the ioredis instrumentation ends the span again on the late reply: each Redis failover
-// logged hundreds of such warnings, hiding the ones that matter).
+// logged a thousand or more such warnings, hiding the ones that matter).
 
-import { spawn } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { testRedisUrl } from '@teamchat/testing';
-import { bundleWithPreload } from './support/bundle';
+import { bundleWithPreload, runBundle } from './support/bundle';
 import { OtlpReceiver } from './support/otlp-receiver';
 
 jest.setTimeout(60_000);
@@ -22,39 +19,16 @@ afterAll(() => {
   if (bundle) fs.rmSync(bundle.dir, { recursive: true, force: true });
 });
 
-function runFixture(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--require', bundle.preload, bundle.main], {
-      env: {
-        PATH: process.env.PATH,
-        REDIS_URL: testRedisUrl(),
-        REDIS_PREFIX: `t:${crypto.randomBytes(6).toString('hex')}:`,
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 test('a command given up by ioredis and answered late is one span, ended once, with no OpenTelemetry warning', async () => {
   const receiver = await OtlpReceiver.start();
   try {
-    const run = await runFixture({
+    const run = await runBundle(bundle, {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
-    const result = run.stdout
-      .split('\n')
-      .filter((line) => line.trim())
-      .map((line) => JSON.parse(line))
-      .find((line) => line.msg === 'result');
+    const result = run.lines.find((line) => line.msg === 'result')!;
     expect(result.answer).toBe('Command timed out');
     const commands = receiver.trace(result.traceId).filter((span) => span.name === 'blpop');
     expect(commands).toHaveLength(1);

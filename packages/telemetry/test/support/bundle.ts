@@ -1,10 +1,14 @@
-// Bundling a test program the way scripts/build.mjs bundles a service: the program as main.js
-// and the telemetry preload as telemetry.js, workspace packages inside, npm packages external.
+// Bundling a test program the way scripts/build.mjs bundles a service (the program as main.js
+// and the telemetry preload as telemetry.js, workspace packages inside, npm packages external),
+// and running it the way a service runs.
 
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
+import { testRedisUrl } from '@teamchat/testing';
 import { repoRoot } from './processes';
 
 const keepNpmPackagesExternal: Plugin = {
@@ -42,4 +46,40 @@ export async function bundleWithPreload(
     define: { TEAMCHAT_SERVICE: JSON.stringify(serviceName) },
   });
   return { dir, main, preload };
+}
+
+export interface BundleRun {
+  code: number | null;
+  /** What it printed on stdout, one JSON object per line. */
+  lines: Record<string, any>[];
+  stderr: string;
+}
+
+/**
+ * Runs a bundle as a service is run (`node --require telemetry.js main.js`) against the test
+ * Redis, under a Redis prefix of its own, with only PATH and `env` in its environment.
+ */
+export function runBundle(bundle: { main: string; preload: string }, env: NodeJS.ProcessEnv): Promise<BundleRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--require', bundle.preload, bundle.main], {
+      env: {
+        PATH: process.env.PATH,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: `t:${crypto.randomBytes(6).toString('hex')}:`,
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('exit', (code) => {
+      const lines = stdout
+        .split('\n')
+        .filter((line) => line.trim())
+        .map((line) => JSON.parse(line));
+      resolve({ code, lines, stderr });
+    });
+  });
 }
