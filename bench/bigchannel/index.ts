@@ -36,6 +36,7 @@ import {
   stop,
   type Proc,
   redisServerPid,
+  dropRedisKeys,
 } from '../lib/procs';
 import { median, percentile, report, type Row } from '../lib/report';
 import { histogram, stack, writeSvg } from '../lib/svg';
@@ -600,6 +601,7 @@ async function main() {
   } finally {
     for (const client of clients) client.child.kill('SIGKILL');
     for (const proc of procs) await stop(proc);
+    log(`   ${await dropRedisKeys(redis, env.REDIS_PREFIX)} Redis keys dropped`);
     await redis.quit();
     await deps.close();
     await database.drop();

@@ -31,6 +31,7 @@ import {
   startService,
   stop,
   type Proc,
+  dropRedisKeys,
 } from '../lib/procs';
 import { call, type Reply } from '../lib/http';
 import { percentile, report, type Row } from '../lib/report';
@@ -897,6 +898,7 @@ async function main() {
   } finally {
     for (const proc of procs) await stop(proc);
     log('   processes stopped');
+    log(`   ${await dropRedisKeys(redis, prefix)} Redis keys dropped`);
     await redis.quit();
     await deps.close();
     log('   connections closed');

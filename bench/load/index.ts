@@ -39,6 +39,7 @@ import {
   withCpu,
   type Proc,
   redisServerPid,
+  dropRedisKeys,
 } from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
@@ -719,6 +720,7 @@ async function main() {
     if (figures.length) log(`   picture: ${writeSvg('load', capacityChart(figures))}`);
   } finally {
     await Promise.all(floors.map(stop));
+    log(`   ${await dropRedisKeys(redis, env.REDIS_PREFIX)} Redis keys dropped`);
     await redis.quit();
     await deps.close();
     await database.drop();
