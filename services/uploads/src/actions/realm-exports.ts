@@ -5,7 +5,7 @@
 
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx } from '@teamchat/db';
-import { RealmExportStatus, realmExportEvent, uploadSpaceUsed, type Actor } from '@teamchat/domain';
+import { lockRealm, RealmExportStatus, realmExportEvent, uploadSpaceUsed, type Actor } from '@teamchat/domain';
 import type { UploadsDeps } from '../deps';
 
 type Deps = Pick<UploadsDeps, 'db' | 'bus' | 'storage' | 'jobs' | 'env' | 'config' | 'logger'>;
@@ -24,7 +24,7 @@ async function notifyRealmExport(deps: Deps, tx: Tx, realmId: number): Promise<v
 export async function doRequestRealmExport(deps: Deps, { user: actor }: Actor, exportType: number): Promise<number> {
   const row = await transaction(deps.db, async (tx) => {
     // One request at a time per organisation, so the weekly count holds.
-    await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${actor.realm_id} FOR UPDATE`;
+    await lockRealm(tx.db, actor.realm_id);
     const weekAgo = new Date(Date.now() - 7 * 24 * 3600 * 1000);
     const recent = await tx.db.realmExport.count({
       where: { realm_id: actor.realm_id, date_requested: { gte: weekAgo } },

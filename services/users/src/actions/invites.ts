@@ -14,6 +14,7 @@ import {
   realmUrl,
   Role,
   type Actor,
+  lockRealm,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { accessUserGroupForUpdate } from '../lib/user-groups';
@@ -287,7 +288,7 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
       throw new JsonableError('Must be an organization administrator');
 
     // One invitation batch at a time per organisation: the daily count must see the others.
-    await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${actor.realm_id} FOR UPDATE`;
+    await lockRealm(tx.db, actor.realm_id);
     await checkInviteLimit(tx, actor.realm_id, invitees.length);
 
     const errors: InviteeError[] = [];
@@ -396,7 +397,7 @@ export async function doRevokeUserInvite(deps: Deps, actor: UserProfile, inviteI
 export async function doResendUserInvite(deps: Deps, actor: UserProfile, inviteId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
     const invite = await accessEmailInvite(tx, actor, inviteId);
-    await tx.db.$queryRaw`SELECT id FROM realm WHERE id = ${actor.realm_id} FOR UPDATE`;
+    await lockRealm(tx.db, actor.realm_id);
     await checkInviteLimit(tx, actor.realm_id, 1);
     tx.onCommit(() => enqueueInvitationEmail(deps, invite, true));
   });

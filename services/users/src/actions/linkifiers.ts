@@ -6,7 +6,7 @@ import { transaction, type Linkifier, type Tx } from '@teamchat/db';
 import type { BaseDeps } from '@teamchat/runtime';
 import { checkLinkifier, LinkifierError } from '../lib/linkifiers';
 import { activeUserIds } from '../lib/users';
-import { lockRealm } from '../lib/locks';
+import { lockRealm } from '@teamchat/domain';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 

@@ -9,10 +9,10 @@ import {
   profileFieldDict,
   renderMarkdown,
   userIdsWhoCanAccessUser,
+  lockRealm,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { activeUserIds } from '../lib/users';
-import { lockRealm } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 

@@ -4,10 +4,9 @@
 import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx } from '@teamchat/db';
-import { realmPlaygrounds, urlTemplateHasSafeScheme } from '@teamchat/domain';
+import { realmPlaygrounds, urlTemplateHasSafeScheme, lockRealm } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { templateVariables } from '../lib/linkifiers';
-import { lockRealm } from '../lib/locks';
 import { activeUserIds } from '../lib/users';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;

@@ -4,10 +4,9 @@
 
 import type { ZulipEventOf } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
-import { realmUserSettingsDefaults } from '@teamchat/domain';
+import { realmUserSettingsDefaults, lockRealm } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import type { SettingValue } from '../lib/settings';
-import { lockRealm } from '../lib/locks';
 import { activeUserIds } from '../lib/users';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;

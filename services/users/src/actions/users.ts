@@ -22,11 +22,11 @@ import {
   streamSettingGroups,
   userIdsWhoCanAccessUser,
   usersWhoCanAccessUser,
+  lockRealm,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { activeAdministratorIds, activeUserIds } from '../lib/users';
 import { setProfileData, type ProfileDataUpdate } from './profile-fields';
-import { lockRealm } from '../lib/locks';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
 
