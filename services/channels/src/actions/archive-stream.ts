@@ -5,14 +5,14 @@ import { transaction, type UserProfile } from '@teamchat/db';
 import { metadataAccessUserIds } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 import { sendStreamDeletionEvent, sendStreamUpdateEvent } from './channel-events';
-import { accessStreamForUpdate } from '../lib/streams';
+import { accessStreamForUpdate, lockStream } from '../lib/streams';
 import { sendDefaultStreamsEvent } from './default-streams';
 
 export async function doArchiveStream(deps: ChannelsDeps, user: UserProfile, streamId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
     const db = tx.db;
     const channel = await accessStreamForUpdate(db, user, streamId);
-    await db.$queryRaw`SELECT id FROM stream WHERE id = ${streamId} FOR UPDATE`;
+    await lockStream(db, streamId);
     const stream = await db.stream.findUniqueOrThrow({ where: { id: streamId } });
     if (stream.is_archived) throw new JsonableError('Channel is already deactivated');
     // Who could see it before it goes.

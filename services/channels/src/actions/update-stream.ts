@@ -50,7 +50,7 @@ import {
   canSetTopicsPolicy,
   webPublicChannelsEnabled,
 } from '../lib/permissions';
-import { accessStreamForUpdate, streamByName } from '../lib/streams';
+import { accessStreamForUpdate, lockStream, streamByName } from '../lib/streams';
 import { setDefaultStream } from './default-streams';
 
 export interface StreamUpdate {
@@ -79,8 +79,8 @@ export async function doUpdateStream(
   await transaction(deps.db, async (tx) => {
     const db = tx.db;
     const channel = await accessStreamForUpdate(db, user, streamId);
-    // Lock the row: concurrent updates of one channel apply one after the other.
-    await db.$queryRaw`SELECT id FROM stream WHERE id = ${streamId} FOR UPDATE`;
+    // Concurrent updates of one channel apply one after the other.
+    await lockStream(db, streamId);
     const stream = await db.stream.findUniqueOrThrow({ where: { id: streamId } });
 
     // ---- privacy (rules 1, 2)

@@ -42,6 +42,15 @@ export interface ChannelForUpdate {
 }
 
 /**
+ * Serialises changes to one channel until the transaction ends. FOR NO KEY UPDATE, not FOR UPDATE:
+ * each message sent to the channel, and each subscription to it, checks its row FOR KEY SHARE,
+ * which FOR UPDATE would block until the change commits.
+ */
+export async function lockStream(db: Pick<TxClient, '$queryRaw'>, streamId: number): Promise<void> {
+  await db.$queryRaw`SELECT id FROM stream WHERE id = ${streamId} FOR NO KEY UPDATE`;
+}
+
+/**
  * A channel the user may administer (Zulip's access_stream_for_delete_or_update_requiring_
  * metadata_access): organisation administrators, or members of can_administer_channel_group.
  * Someone who can read the channel but not administer it is told so; anyone else gets
