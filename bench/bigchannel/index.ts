@@ -22,21 +22,20 @@ import path from 'node:path';
 import { createRedis, RedisKeys, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { createBaseDeps, LOCAL_AUTH_TTL_MS } from '@teamchat/runtime';
-import { createTestDatabase, residentBytes } from '@teamchat/testing';
+import { createTestDatabase, deleteTestRedisKeys, residentBytes } from '@teamchat/testing';
 import { call } from '../lib/http';
 import { createOrganisation } from '../lib/organisation';
 import {
   benchEnv,
   loadAverage,
   onInterrupt,
+  redisServerPid,
   sleep,
   startCpuMeter,
   startPrintingPort,
   startService,
   stop,
   type Proc,
-  redisServerPid,
-  dropRedisKeys,
 } from '../lib/procs';
 import { median, percentile, report, type Row } from '../lib/report';
 import { histogram, stack, writeSvg } from '../lib/svg';
@@ -601,7 +600,7 @@ async function main() {
   } finally {
     for (const client of clients) client.child.kill('SIGKILL');
     for (const proc of procs) await stop(proc);
-    log(`   ${await dropRedisKeys(redis, env.REDIS_PREFIX)} Redis keys dropped`);
+    log(`   ${await deleteTestRedisKeys(redis, `${env.REDIS_PREFIX}*`)} Redis keys dropped`);
     await redis.quit();
     await deps.close();
     await database.drop();

@@ -19,7 +19,7 @@ import { createLogger } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { createTestDatabase } from '@teamchat/testing';
+import { createTestDatabase, deleteTestRedisKeys } from '@teamchat/testing';
 import {
   benchEnv,
   cpuMs,
@@ -31,7 +31,6 @@ import {
   startService,
   stop,
   type Proc,
-  dropRedisKeys,
 } from '../lib/procs';
 import { call, type Reply } from '../lib/http';
 import { percentile, report, type Row } from '../lib/report';
@@ -898,7 +897,7 @@ async function main() {
   } finally {
     for (const proc of procs) await stop(proc);
     log('   processes stopped');
-    log(`   ${await dropRedisKeys(redis, prefix)} Redis keys dropped`);
+    log(`   ${await deleteTestRedisKeys(redis, `${prefix}*`)} Redis keys dropped`);
     await redis.quit();
     await deps.close();
     log('   connections closed');

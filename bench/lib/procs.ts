@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from '@teamchat/bus';
 import type { BaseEnv } from '@teamchat/runtime';
 import { deployedNodeArgs, freePort, residentBytes, testRedisTarget } from '@teamchat/testing';
 
@@ -252,22 +251,6 @@ export function rssBytes(proc: Proc): number {
 /** The process id of the Redis server a connection reaches (NaN when INFO does not say), for the CPU account. */
 export async function redisServerPid(redis: { info(section: 'server'): Promise<string> }): Promise<number> {
   return Number(/process_id:(\d+)/.exec(await redis.info('server'))?.[1]);
-}
-
-/**
- * Deletes a benchmark's keys (its benchEnv prefix) from the shared Redis server: they would stay
- * until their TTLs, two hours for event queues (~30,000 keys after one bigchannel run). One
- * server: a Cluster's SCAN would see one node.
- */
-export async function dropRedisKeys(redis: Redis, prefix: string): Promise<number> {
-  let dropped = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    if (keys.length) dropped += await redis.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  return dropped;
 }
 
 /** The machine's load average (1 minute), for the report. */

@@ -20,7 +20,7 @@ import { createRedis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { createTestDatabase } from '@teamchat/testing';
+import { createTestDatabase, deleteTestRedisKeys } from '@teamchat/testing';
 import { median, report, type Row } from '../lib/report';
 import { lineChart, stack, writeSvg, type LineSeries } from '../lib/svg';
 import { LABELS, LoadGenerator, MIX, type Account, type Kind, type WindowStats } from './generator';
@@ -30,6 +30,7 @@ import {
   onInterrupt,
   PINNED,
   POSTGRES_CPU,
+  redisServerPid,
   ROOT,
   sleep,
   startCpuMeter,
@@ -38,8 +39,6 @@ import {
   stop,
   withCpu,
   type Proc,
-  redisServerPid,
-  dropRedisKeys,
 } from '../lib/procs';
 import { measureRps, type RpsResult } from './rps';
 
@@ -720,7 +719,7 @@ async function main() {
     if (figures.length) log(`   picture: ${writeSvg('load', capacityChart(figures))}`);
   } finally {
     await Promise.all(floors.map(stop));
-    log(`   ${await dropRedisKeys(redis, env.REDIS_PREFIX)} Redis keys dropped`);
+    log(`   ${await deleteTestRedisKeys(redis, `${env.REDIS_PREFIX}*`)} Redis keys dropped`);
     await redis.quit();
     await deps.close();
     await database.drop();

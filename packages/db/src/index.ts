@@ -7,6 +7,6 @@ export {
   type ReadSource,
   type WritePositions,
 } from './replica';
-export { transaction, type Tx, type TxClient, type TransactionOptions } from './transaction';
+export { lockForChange, transaction, type Tx, type TxClient, type TransactionOptions } from './transaction';
 export { applyMigrations } from './migrate';
 export * from './generated/client';

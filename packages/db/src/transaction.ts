@@ -1,5 +1,5 @@
 import type { Db } from './client';
-import type { Prisma } from './generated/client';
+import { Prisma } from './generated/client';
 
 export type TxClient = Prisma.TransactionClient;
 
@@ -42,4 +42,18 @@ export async function transaction<T>(
     }
   }
   return result;
+}
+
+/**
+ * Locks one row until the transaction ends, so changes that read and then write around it
+ * (counts, lists, orders) apply one after the other. FOR NO KEY UPDATE, not FOR UPDATE: every
+ * row that references this one checks it FOR KEY SHARE (each message its realm and channel, each
+ * delivery its user), and FOR UPDATE would hold those inserts until the change commits.
+ */
+export async function lockForChange(
+  db: Pick<TxClient, '$queryRaw'>,
+  table: 'realm' | 'stream' | 'user_profile',
+  id: number,
+): Promise<void> {
+  await db.$queryRaw`SELECT id FROM ${Prisma.raw(`"${table}"`)} WHERE id = ${id} FOR NO KEY UPDATE`;
 }

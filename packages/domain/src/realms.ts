@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Realm, TxClient } from '@teamchat/db';
+import { lockForChange, type Realm, type TxClient } from '@teamchat/db';
 
 /** The realm's canonical URL, e.g. "https://chat.example.com". */
 export function realmUrl(realm: Pick<Realm, 'host'>, scheme: string): string {
@@ -102,12 +102,7 @@ export function realmSettings(realm: Pick<Realm, 'settings'>): RealmSettings {
   ) as RealmSettings;
 }
 
-/**
- * Serialises an organisation's changes that count or list its rows (owners, active users,
- * linkifiers, invitations, exports) until the transaction ends. FOR NO KEY UPDATE, not FOR
- * UPDATE: every row that references the realm (each message) checks it FOR KEY SHARE, which
- * FOR UPDATE would block, holding up every send of the organisation until the change commits.
- */
-export async function lockRealm(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<void> {
-  await db.$queryRaw`SELECT id FROM realm WHERE id = ${realmId} FOR NO KEY UPDATE`;
+/** Serialises an organisation's changes that count or list its rows (owners, active users, linkifiers, invitations, exports). */
+export function lockRealm(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<void> {
+  return lockForChange(db, 'realm', realmId);
 }

@@ -1,6 +1,6 @@
 // Reading channels: by name, with the access checks of updates and deletes.
 import { JsonableError } from '@teamchat/core';
-import type { Stream, TxClient, UserProfile } from '@teamchat/db';
+import { lockForChange, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
 import {
   canAdministerChannel,
   hasContentAccess,
@@ -41,13 +41,9 @@ export interface ChannelForUpdate {
   contentAccess: boolean;
 }
 
-/**
- * Serialises changes to one channel until the transaction ends. FOR NO KEY UPDATE, not FOR UPDATE:
- * each message sent to the channel, and each subscription to it, checks its row FOR KEY SHARE,
- * which FOR UPDATE would block until the change commits.
- */
-export async function lockStream(db: Pick<TxClient, '$queryRaw'>, streamId: number): Promise<void> {
-  await db.$queryRaw`SELECT id FROM stream WHERE id = ${streamId} FOR NO KEY UPDATE`;
+/** Serialises changes to one channel (concurrent updates apply one after the other). */
+export function lockStream(db: Pick<TxClient, '$queryRaw'>, streamId: number): Promise<void> {
+  return lockForChange(db, 'stream', streamId);
 }
 
 /**
