@@ -16,4 +16,5 @@ export const SERVICES = [
   { name: 'uploads', port: 9104, urlVar: 'UPLOADS_URL' },
   { name: 'events', port: 9105, urlVar: 'EVENTS_URL', nodeOptions: EVENTS_NODE_OPTIONS },
   { name: 'worker', port: 9106 },
+  { name: 'web', port: 9107, urlVar: 'WEB_URL' },
 ];

@@ -12,6 +12,7 @@ import { routes as eventsRoutes } from '../../services/events/src/routes';
 import { routes as messagesRoutes } from '../../services/messages/src/routes';
 import { routes as uploadsRoutes } from '../../services/uploads/src/routes';
 import { routes as usersRoutes } from '../../services/users/src/routes';
+import { routes as webRoutes } from '../../services/web/src/routes';
 
 export const SERVICE_ROUTES: Record<ServiceName, Route<unknown>[]> = {
   users: usersRoutes as Route<unknown>[],
@@ -19,6 +20,7 @@ export const SERVICE_ROUTES: Record<ServiceName, Route<unknown>[]> = {
   channels: channelsRoutes as Route<unknown>[],
   uploads: uploadsRoutes as Route<unknown>[],
   events: eventsRoutes as Route<unknown>[],
+  web: webRoutes as Route<unknown>[],
 };
 
 export interface Endpoint {

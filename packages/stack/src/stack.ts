@@ -22,7 +22,7 @@ import { doCreateRealm, doCreateUser, type CreateUserInput } from '@teamchat/ser
 import { createGateway } from '@teamchat/service-gateway';
 import { ApiClient, createTestDatabase, testRedisTarget, type TestDatabase } from '@teamchat/testing';
 
-export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'worker';
+export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'worker' | 'web';
 
 type ServiceFactory = (deps: BaseDeps, env: NodeJS.ProcessEnv) => Promise<RunningService>;
 
@@ -156,6 +156,7 @@ export class Stack {
         channels: serviceUrls.channels ?? unreachable,
         uploads: serviceUrls.uploads ?? unreachable,
         events: serviceUrls.events ?? unreachable,
+        web: serviceUrls.web ?? unreachable,
       },
     });
     services.push(gateway);
@@ -320,6 +321,7 @@ export class Stack {
         channels: unreachable,
         uploads: unreachable,
         events: unreachable,
+        web: unreachable,
       },
     });
     const server = await listen(replica.handler, 0, '127.0.0.1');

@@ -96,6 +96,7 @@ beforeAll(async () => {
       channels: 'http://127.0.0.1:9',
       uploads: 'http://127.0.0.1:9',
       events: replicaUrl,
+      web: 'http://127.0.0.1:9',
     },
   });
   gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');

@@ -21,6 +21,10 @@ export const gatewayEnvSpec = {
   CHANNELS_URL: env.url('base URL of the channels service', 'http://127.0.0.1:9103'),
   UPLOADS_URL: env.url('base URL of the uploads service', 'http://127.0.0.1:9104'),
   EVENTS_URL: env.url('base URL of the event tier (a Service in front of its replicas)', 'http://127.0.0.1:9105'),
+  WEB_URL: env.url(
+    "base URL of the web service (the pages around Zulip's web app, its static files)",
+    'http://127.0.0.1:9107',
+  ),
   UPSTREAM_TIMEOUT_MS: env.int('longest wait for a service answer (long-polls excepted)', 60_000),
   UPSTREAM_LONG_POLL_TIMEOUT_MS: env.int(
     "longest silence of an event replica on a long-poll (above the event tier's longest heartbeat delay)",

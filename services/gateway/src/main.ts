@@ -22,6 +22,7 @@ async function main() {
       channels: env.CHANNELS_URL,
       uploads: env.UPLOADS_URL,
       events: env.EVENTS_URL,
+      web: env.WEB_URL,
     },
   });
   await serve(

@@ -4,9 +4,9 @@
 
 import { EMOJI_DATA_PATH } from '@teamchat/domain';
 
-export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events';
+export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'web';
 
-export const SERVICE_NAMES: readonly ServiceName[] = ['users', 'messages', 'channels', 'uploads', 'events'];
+export const SERVICE_NAMES: readonly ServiceName[] = ['users', 'messages', 'channels', 'uploads', 'events', 'web'];
 
 /**
  * basic: HTTP Basic email:api_key, required.

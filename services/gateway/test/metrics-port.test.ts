@@ -30,6 +30,7 @@ beforeAll(async () => {
       channels: NOWHERE,
       uploads: NOWHERE,
       events: NOWHERE,
+      web: 'http://127.0.0.1:9',
     },
   });
   publicServer = await listen(withProcessEndpoints(gateway.handler, { stopping: false }), 0, '127.0.0.1');

@@ -134,6 +134,7 @@ beforeAll(async () => {
       channels: balancer.url,
       uploads: balancer.url,
       events: balancer.url,
+      web: 'http://127.0.0.1:9',
     },
   });
   gatewayServer = await listen(gateway.handler, 0, '127.0.0.1');
@@ -227,6 +228,7 @@ test('a connection to a service left unused is closed after UPSTREAM_SOCKET_IDLE
       channels: 'http://127.0.0.1:9',
       uploads: 'http://127.0.0.1:9',
       events: `http://127.0.0.1:${replica.port}`,
+      web: 'http://127.0.0.1:9',
     },
   });
   const server = await listen(gateway.handler, 0, '127.0.0.1');

@@ -107,6 +107,7 @@ export class EventCluster {
         channels: 'http://127.0.0.1:9',
         uploads: 'http://127.0.0.1:9',
         events: cluster.balancer.url,
+        web: 'http://127.0.0.1:9',
       },
     });
     const gatewayServer = await listen(cluster.gateway.handler, 0, '127.0.0.1');
