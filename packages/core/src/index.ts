@@ -6,7 +6,7 @@ export * from './http';
 export { BODY_LIMITS, LIST_LIMITS } from './limits';
 export * from './internal-token';
 export * from './env';
-export { appendTo } from './collections';
+export { appendTo, compareCodePoints, sortedByName } from './collections';
 export { createLogger, type Logger } from './logger';
 export { callService, type ServiceCall } from './service-client';
 export { fulfilledWithin, repeat, settledWithin, type Repeating } from './time';

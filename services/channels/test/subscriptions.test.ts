@@ -14,7 +14,7 @@ let other: TestUser;
 let guest: TestUser;
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['channels'] });
+  stack = await startStack({ services: ['channels', 'events'] });
   owner = await stack.createUser({ role: Role.OWNER });
   admin = await stack.createUser({ role: Role.ADMINISTRATOR });
   moderator = await stack.createUser({ role: Role.MODERATOR });
@@ -576,6 +576,20 @@ describe('subscription properties', () => {
 });
 
 describe('reading subscriptions', () => {
+  test("listed by channel name in code-point order, as Zulip's, by GET and by register", async () => {
+    const reader = await stack.createUser({ role: Role.MEMBER });
+    const tag = uniqueName('');
+    // Created in an order that is neither the names' nor, for the last two, UTF-16's.
+    const names = ['zeta', 'Alpha', '\u{1F600} smile', '\uE000 private', 'beta'].map((name) => `${name} ${tag}`);
+    for (const name of names) await subscribe(reader, { subscriptions: [{ name }] });
+    const expected = [names[1], names[4], names[0], names[3], names[2]];
+    const mine = (list: { name: string }[]) => list.map((sub) => sub.name).filter((name) => name.endsWith(tag));
+    const listed = await reader.client.get('/api/v1/users/me/subscriptions');
+    expect(mine(listed.body.subscriptions)).toEqual(expected);
+    const registered = await reader.client.post('/api/v1/register', { fetch_event_types: ['subscription'] });
+    expect(mine(registered.body.subscriptions)).toEqual(expected);
+  });
+
   test('GET /users/me/subscriptions with and without subscribers; members; subscription status', async () => {
     const name = uniqueName('Read');
     await subscribe(member, { subscriptions: [{ name }], principals: [member.id, other.id] });

@@ -105,7 +105,7 @@ test.each([
   ['Invalid URL template.', { url_template: 'javascript:alert({code})' }, 'url_template'],
   ['This field cannot be blank.', { url_template: '  ' }, 'url_template'],
   ['This field cannot be blank.', { name: '' }, 'name'],
-  ['Invalid characters in pygments language', { pygments_language: 'Kotlin' }, 'pygments_language'],
+  ['This field cannot be blank.', { pygments_language: ' ' }, 'pygments_language'],
   ['Invalid characters in pygments language', { pygments_language: 'kot$lin' }, null],
   ['pygments_language is too long (limit: 40 characters)', { pygments_language: 'k'.repeat(41) }, null],
 ] as const)('refused: %s (%j)', async (message, change, field) => {
@@ -113,6 +113,25 @@ test.each([
   expectError(response, 400, 'BAD_REQUEST', message);
   if (field) expect(response.body.errors).toEqual({ [field]: [message] });
   else expect(response.body.errors).toBeUndefined();
+});
+
+test("Zulip's language pattern: upper case (lexer names), and the range +-. (so a comma)", async () => {
+  for (const pygments_language of ['Python', 'C++', 'objective-c', 'a,b', 'F#', 'text/x.y']) {
+    const response = await cast.admin.client.post('/api/v1/realm/playgrounds', {
+      ...valid,
+      name: `Pattern ${pygments_language}`,
+      pygments_language,
+    });
+    expect(response.status).toBe(200);
+  }
+  for (const pygments_language of ['py$', 'py*', 'py:', 'py\\', 'пайтон']) {
+    expectError(
+      await cast.admin.client.post('/api/v1/realm/playgrounds', { ...valid, pygments_language }),
+      400,
+      'BAD_REQUEST',
+      'Invalid characters in pygments language',
+    );
+  }
 });
 
 test('a language and name pair is unique in the realm', async () => {

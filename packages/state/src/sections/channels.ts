@@ -1,6 +1,7 @@
 // Register state of the channels domain (Zulip's fetch_initial_state_data for subscription,
 // stream, default_streams, user_topic, muted_topics and channel_folder).
 
+import { sortedByName } from '@teamchat/core';
 import type { Stream, Subscription } from '@teamchat/db';
 import {
   channelFolderDict,
@@ -67,14 +68,23 @@ const subscriptionSection: StateSection = {
     );
     const withSubscribers = (id: number) => ({ ...dicts.get(id)!, ...(subscribers.get(id) ?? {}) });
     // A subscription survives losing access to a private channel; it is then not shown.
-    const subscribed = subscriptions.filter((sub) => sub.active && byId.has(sub.stream_id));
-    const unsubscribed = subscriptions.filter((sub) => !sub.active && byId.has(sub.stream_id));
+    // Each list by channel name, as Zulip's gather_subscriptions_helper orders them.
+    const byName = (sub: Subscription) => byId.get(sub.stream_id)!.name;
+    const subscribed = sortedByName(
+      subscriptions.filter((sub) => sub.active && byId.has(sub.stream_id)),
+      byName,
+    );
+    const unsubscribed = sortedByName(
+      subscriptions.filter((sub) => !sub.active && byId.has(sub.stream_id)),
+      byName,
+    );
     return {
       subscriptions: subscribed.map((sub) => ({ ...withSubscribers(sub.stream_id), ...subscriptionProperties(sub) })),
       unsubscribed: unsubscribed.map((sub) => ({ ...withSubscribers(sub.stream_id), ...subscriptionProperties(sub) })),
-      never_subscribed: streams
-        .filter((stream) => !subByStream.has(stream.id))
-        .map((stream) => withSubscribers(stream.id)),
+      never_subscribed: sortedByName(
+        streams.filter((stream) => !subByStream.has(stream.id)),
+        (stream) => stream.name,
+      ).map((stream) => withSubscribers(stream.id)),
     };
   },
 };

@@ -1,5 +1,15 @@
 // /users/me/subscriptions and friends: parse, call one action, answer.
-import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
+import {
+  JsonableError,
+  LIST_LIMITS,
+  optional,
+  param,
+  pathInt,
+  required,
+  sortedByName,
+  v,
+  type AuthedContext,
+} from '@teamchat/core';
 import { transaction } from '@teamchat/db';
 import { accessStreamById, API_STREAM_GROUP_SETTINGS, loadActor, SERVER_LIMITS, viewerOf } from '@teamchat/domain';
 import { doAddSubscriptions, type SubscribeInput } from '../actions/subscribe';
@@ -46,9 +56,10 @@ export async function listSubscriptions({ deps, params, requester }: Ctx) {
   const subs = await deps.db.subscription.findMany({
     where: { user_profile_id: requester.userId, active: true, stream: { is_archived: false } },
     include: { stream: true },
-    orderBy: { stream_id: 'asc' },
   });
-  return { subscriptions: await subscriptionDicts(deps.db, subs, include_subscribers) };
+  // By name, as Zulip lists them (clients show them in this order).
+  const byName = sortedByName(subs, (sub) => sub.stream.name);
+  return { subscriptions: await subscriptionDicts(deps.db, byName, include_subscribers) };
 }
 
 function parseSubscribe(ctx: Ctx): SubscribeInput {

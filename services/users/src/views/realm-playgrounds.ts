@@ -6,8 +6,12 @@ import { requireAdministrator } from '../lib/access';
 
 /** Zulip's RealmPlayground.MAX_PYGMENTS_LANGUAGE_LENGTH. */
 const MAX_PYGMENTS_LANGUAGE_LENGTH = 40;
-/** The view's check (spaces allowed: the value is stripped after it). */
-const PYGMENTS_LANGUAGE_CHARACTERS = /^[ a-zA-Z0-9_+\-./#]*$/;
+/**
+ * Zulip's pattern for a playground's language, `^[ a-zA-Z0-9_+-./#]*$`: upper case allowed (it
+ * names Pygments lexers, "Python"), and its `+-.` is a range, so `,` too. Spaces pass: the
+ * value is stripped after it.
+ */
+const PYGMENTS_LANGUAGE_CHARACTERS = /^[ a-zA-Z0-9_+,\-./#]*$/;
 
 /** POST /realm/playgrounds (administrators). */
 export async function addRealmPlayground({ deps, params, requester }: AuthedContext<UsersDeps>) {
