@@ -458,7 +458,7 @@ describe('Kubernetes manifests (k8s/)', () => {
   });
 
   test.each(overlays)(
-    '%s: the Ingress routes /api/v1/events and /api/v1/register straight to the event tier, the rest to the gateway, with long-poll timeouts for /api/v1/events',
+    '%s: the Ingress routes /api/v1/events, /json/events and /api/v1/register straight to the event tier, the rest to the gateway, with long-poll timeouts for the events',
     (overlay) => {
       const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
       const routes = ingresses.flatMap((ingress) =>
@@ -469,11 +469,18 @@ describe('Kubernetes manifests (k8s/)', () => {
       // docs/adr/0006: the long-polls (and DELETE /events) and POST /register go to the event tier,
       // which authenticates them; everything else to the gateway.
       expect(routes.map((route) => `${route.pathType} ${route.path} -> ${route.backend.service.name}`).sort()).toEqual([
+        'Exact / -> gateway',
         'Exact /api/v1/events -> events',
         'Exact /api/v1/register -> events',
-        'Exact /static/generated/emoji/emoji_api.json -> gateway',
+        'Exact /json/events -> events',
+        'Exact /login/ -> gateway',
+        'Prefix /accounts/ -> gateway',
         'Prefix /api/ -> gateway',
+        'Prefix /avatar/ -> gateway',
         'Prefix /join/ -> gateway',
+        'Prefix /json/ -> gateway',
+        'Prefix /static/ -> gateway',
+        'Prefix /user_avatars/ -> gateway',
         'Prefix /user_uploads/ -> gateway',
       ]);
       expect(new Set(routes.map((route) => route.backend.service.port.name))).toEqual(new Set(['http']));
@@ -485,11 +492,18 @@ describe('Kubernetes manifests (k8s/)', () => {
         ]);
       }
       expect(routes.map((route) => `${route.pathType} ${route.path}`).sort()).toEqual([
+        'Exact /',
         'Exact /api/v1/events',
         'Exact /api/v1/register',
-        'Exact /static/generated/emoji/emoji_api.json',
+        'Exact /json/events',
+        'Exact /login/',
+        'Prefix /accounts/',
         'Prefix /api/',
+        'Prefix /avatar/',
         'Prefix /join/',
+        'Prefix /json/',
+        'Prefix /static/',
+        'Prefix /user_avatars/',
         'Prefix /user_uploads/',
       ]);
       const events = ingresses.find((ingress) =>
@@ -503,10 +517,13 @@ describe('Kubernetes manifests (k8s/)', () => {
       expect(Number(main.metadata.annotations!['nginx.ingress.kubernetes.io/proxy-read-timeout'])).toBeLessThanOrEqual(
         LONG_POLL_SECONDS,
       );
-      // /metrics and /health are not public.
+      // /metrics and /health are not public (only the home page is routed at /, exactly).
       expect(
         routes.some(
-          (route) => route.path === '/' || route.path.startsWith('/metrics') || route.path.startsWith('/health'),
+          (route) =>
+            (route.path === '/' && route.pathType !== 'Exact') ||
+            route.path.startsWith('/metrics') ||
+            route.path.startsWith('/health'),
         ),
       ).toBe(false);
       // Behind the Ingress, the gateway takes each client's address from the X-Forwarded-For entry
