@@ -33,3 +33,5 @@ export * from './muted-users';
 export * from './saved-snippets';
 export * from './realm-playgrounds';
 export * from './user-settings-defaults';
+export * from './permission-settings';
+export * from './stop-words';

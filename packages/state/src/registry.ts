@@ -25,6 +25,11 @@ export interface RegisterOptions {
   applyMarkdown: boolean;
   clientGravatar: boolean;
   includeSubscribers: boolean | 'partial';
+  /**
+   * Whether to send `streams` (Zulip's include_streams: the web app's home page leaves them out,
+   * taking channels from its subscription lists; absent: sent).
+   */
+  includeStreams?: boolean;
   /** The queue's narrow, in the object form ({operator, operand, negated}). */
   narrow: { operator: string; operand: unknown; negated?: boolean }[];
   allPublicStreams: boolean;

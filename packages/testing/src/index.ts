@@ -55,3 +55,4 @@ export { TcpProxy, type DelayRule } from './tcp-proxy';
 export { OwnRedisCluster, RedisClusterNode, type RedisClusterOptions } from './redis-cluster';
 export { StreamingReplica, type ReplicaServer } from './streaming-replica';
 export { until } from './until';
+export { WEB_APP_REGISTER_PARAMS, webAppStateProblems, webAppStateSchema } from './web-app-state';

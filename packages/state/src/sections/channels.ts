@@ -92,6 +92,7 @@ const subscriptionSection: StateSection = {
 const streamSection: StateSection = {
   eventType: 'stream',
   async fetch(ctx) {
+    if (ctx.options.includeStreams === false) return {};
     const { streams, dicts } = await visibleChannels(ctx);
     return { streams: streams.map((stream) => dicts.get(stream.id)!) };
   },

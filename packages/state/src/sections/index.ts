@@ -5,6 +5,7 @@ import { serverSection } from './server';
 import { CHANNEL_SECTIONS } from './channels';
 import { MESSAGE_SECTIONS } from './messages';
 import { EMPTY_FEATURE_SECTIONS, realmSection } from './realm';
+import { SERVER_FEATURE_SECTIONS } from './server-features';
 import { USER_SECTIONS } from './users';
 
 export const STATE_SECTIONS: StateSection[] = [
@@ -14,4 +15,5 @@ export const STATE_SECTIONS: StateSection[] = [
   ...CHANNEL_SECTIONS,
   ...MESSAGE_SECTIONS,
   ...EMPTY_FEATURE_SECTIONS,
+  ...SERVER_FEATURE_SECTIONS,
 ];

@@ -3,11 +3,34 @@
 // keys are the ones the event tier's empty-topic rewrite relies on, so they are here too (the
 // realm section may send the same values).
 
-import { SERVER_LIMITS } from '@teamchat/domain';
+import { SERVER_LIMITS, serverSupportedPermissionSettings } from '@teamchat/domain';
 import type { StateSection } from '../registry';
 
 /** Changes on every server start, as Zulip's settings.SERVER_GENERATION does. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
+
+/**
+ * The thumbnail sizes image previews come in (Zulip's THUMBNAIL_OUTPUT_FORMATS, named as its
+ * ThumbnailFormat prints them). The web app picks its preferred ones from this list at boot and
+ * fails on an empty one, so it lists Zulip's.
+ */
+const THUMBNAIL_FORMATS = [true, false].map((animated) => ({
+  name: `840x560${animated ? '-anim' : ''}.webp`,
+  max_width: 840,
+  max_height: 560,
+  format: 'webp',
+  animated,
+}));
+
+/** The maximum ratings an organisation may choose for GIFs (Zulip's Realm.GIPHY_RATING_OPTIONS). */
+const GIPHY_RATING_OPTIONS = {
+  disabled: { name: 'GIPHY integration disabled', id: 0 },
+  y: { name: 'Allow GIFs rated Y (Very young audience)', id: 1 },
+  g: { name: 'Allow GIFs rated G (General audience)', id: 2 },
+  pg: { name: 'Allow GIFs rated PG (Parental guidance)', id: 3 },
+  'pg-13': { name: 'Allow GIFs rated PG-13 (Parental guidance - under 13)', id: 4 },
+  r: { name: 'Allow GIFs rated R (Restricted)', id: 5 },
+};
 
 export const serverSection: StateSection = {
   eventType: 'realm',
@@ -35,6 +58,9 @@ export const serverSection: StateSection = {
       server_needs_upgrade: false,
       server_web_public_streams_enabled: true,
       server_can_summarize_topics: false,
+      server_thumbnail_formats: THUMBNAIL_FORMATS,
+      server_supported_permission_settings: serverSupportedPermissionSettings(),
+      giphy_rating_options: GIPHY_RATING_OPTIONS,
       server_jitsi_server_url: null,
       server_min_deactivated_realm_deletion_days: 0,
       server_max_deactivated_realm_deletion_days: null,

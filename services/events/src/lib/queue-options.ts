@@ -49,6 +49,7 @@ export const REGISTER_PARAMETERS = [
   'presence_history_limit_days',
   'all_public_streams',
   'include_subscribers',
+  'include_streams',
   'client_capabilities',
   'event_types',
   'fetch_event_types',
@@ -66,6 +67,7 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
     presence_history_limit_days: optional(param.int()),
     all_public_streams: optional(param.bool(), false),
     include_subscribers: optional(includeSubscribersParam, false),
+    include_streams: optional(param.bool(), true),
     client_capabilities: optional(param.json(v.nullable(v.dict(v.bool())))),
     event_types: optional(param.json(eventTypeList)),
     fetch_event_types: optional(param.json(eventTypeList)),
@@ -101,6 +103,7 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
       applyMarkdown: p.apply_markdown,
       clientGravatar: p.client_gravatar,
       includeSubscribers: p.include_subscribers,
+      includeStreams: p.include_streams,
       narrow: p.narrow.map((term) => ({
         operator: term.operator,
         operand: term.operand,
