@@ -13,6 +13,7 @@ export type ZulipEvent =
   | NoOp<'delete_message'>
   | WithOp<'update_message_flags', 'add' | 'remove'>
   | WithOp<'reaction', 'add' | 'remove'>
+  | NoOp<'submessage'>
   // (two members: a member whose `type` is a union is not Extract-ed by one of its types, so a
   // literal typing event's ops came out as never)
   | WithOp<'typing', 'start' | 'stop'>

@@ -132,6 +132,15 @@ export interface DisplayRecipientUser {
   is_mirror_dummy: boolean;
 }
 
+/** A submessage as the API shows it (Zulip's SubMessage.get_raw_db_rows). */
+export interface SubmessageDict {
+  msg_type: string;
+  content: string;
+  message_id: number;
+  sender_id: number;
+  id: number;
+}
+
 export interface ReactionDict {
   emoji_name: string;
   emoji_code: string;
@@ -161,7 +170,7 @@ export interface WideMessageDict {
   topic_links: { text: string; url: string }[];
   timestamp: number;
   reactions: ReactionDict[];
-  submessages: unknown[];
+  submessages: SubmessageDict[];
   edit_history?: unknown[];
   last_edit_timestamp?: number;
   last_moved_timestamp?: number;
@@ -185,13 +194,14 @@ export const MESSAGE_DICT_COLUMNS = {
 
 export type MessageDictRow = Prisma.MessageGetPayload<{ select: typeof MESSAGE_DICT_COLUMNS }>;
 
-type DictReader = Pick<TxClient, 'userProfile' | 'stream' | 'reaction' | 'realm'>;
+type DictReader = Pick<TxClient, 'userProfile' | 'stream' | 'reaction' | 'subMessage' | 'realm'>;
 
 /** The topic's links: realm linkifier matches and plain URLs (Zulip's topic_links). */
 export type TopicLinker = (topic: string) => { text: string; url: string }[];
 
 /**
- * Wide dicts of many messages in few queries (senders, participants, channels, reactions).
+ * Wide dicts of many messages in few queries (senders, participants, channels, reactions,
+ * submessages).
  * Returned in the order of `rows`.
  */
 export async function buildWideMessageDicts(
@@ -208,7 +218,8 @@ export async function buildWideMessageDicts(
     if (row.stream_id !== null) streamIds.add(row.stream_id);
   }
   const realmIds = [...new Set(rows.map((row) => row.realm_id))];
-  const [users, streams, reactions, realms] = await Promise.all([
+  const messageIds = rows.map((row) => row.id);
+  const [users, streams, reactions, submessages, realms] = await Promise.all([
     db.userProfile.findMany({
       where: { id: { in: [...userIds] } },
       select: {
@@ -223,7 +234,12 @@ export async function buildWideMessageDicts(
       },
     }),
     db.stream.findMany({ where: { id: { in: [...streamIds] } }, select: { id: true, name: true } }),
-    db.reaction.findMany({ where: { message_id: { in: rows.map((row) => row.id) } }, orderBy: { id: 'asc' } }),
+    db.reaction.findMany({ where: { message_id: { in: messageIds } }, orderBy: { id: 'asc' } }),
+    db.subMessage.findMany({
+      where: { message_id: { in: messageIds } },
+      select: { msg_type: true, content: true, message_id: true, sender_id: true, id: true },
+      orderBy: [{ message_id: 'asc' }, { id: 'asc' }],
+    }),
     db.realm.findMany({ where: { id: { in: realmIds } }, select: { id: true, string_id: true } }),
   ]);
   const userById = new Map(users.map((user) => [user.id, user]));
@@ -240,6 +256,12 @@ export async function buildWideMessageDicts(
     });
     reactionsOf.set(reaction.message_id, list);
   }
+  const submessagesOf = new Map<number, SubmessageDict[]>();
+  for (const submessage of submessages) {
+    const list = submessagesOf.get(submessage.message_id) ?? [];
+    list.push(submessage);
+    submessagesOf.set(submessage.message_id, list);
+  }
   const displayUser = (id: number): DisplayRecipientUser => {
     const user = userById.get(id)!;
     return { id, email: user.email, full_name: user.full_name, is_mirror_dummy: false };
@@ -253,6 +275,7 @@ export async function buildWideMessageDicts(
       streamName: row.stream_id !== null ? (streamName.get(row.stream_id) ?? '') : null,
       participants,
       reactions: reactionsOf.get(row.id) ?? [],
+      submessages: submessagesOf.get(row.id) ?? [],
       topicLinks: row.stream_id !== null ? topicLinks(row.topic) : [],
     });
   });
@@ -277,6 +300,8 @@ export interface WideDictParts {
   /** Every participant of a direct message, sender included. */
   participants: DisplayRecipientUser[];
   reactions: ReactionDict[];
+  /** Absent: none (a message being sent without a widget). */
+  submessages?: SubmessageDict[];
   topicLinks: { text: string; url: string }[];
 }
 
@@ -314,7 +339,7 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     topic_links: parts.topicLinks,
     timestamp: Math.floor(row.date_sent.getTime() / 1000),
     reactions: parts.reactions,
-    submessages: [],
+    submessages: parts.submessages ?? [],
   };
   if (isStream) dict.stream_id = row.stream_id!;
   const history = Array.isArray(row.edit_history) ? (row.edit_history as Record<string, unknown>[]) : [];

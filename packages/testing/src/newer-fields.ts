@@ -179,3 +179,13 @@ declareNewerEventType('navigation_view', (event) => {
     return keys === 'fragment' && typeof event.fragment === 'string' ? null : `remove carries ${keys}`;
   return `unknown op ${String(event.op)}`;
 });
+
+// ---- messages service: widgets and zcommands, which Zulip 10.2 serves but zulip.yaml leaves out
+// (the web app's POST /json/submessage and /json/zcommand; Zulip's process_submessage and
+// zcommand_backend).
+declareNewerOperation('POST', /^\/submessage$/, (body) => exactKeys(body, []));
+declareNewerOperation('POST', /^\/zcommand$/, (body) => {
+  if (body.result !== 'success' || typeof body.msg !== 'string') return 'not a success envelope';
+  const extra = Object.keys(body).filter((key) => !['result', 'msg', 'ignored_parameters_unsupported'].includes(key));
+  return extra.length ? `unexpected keys ${extra.join(', ')}` : null;
+});

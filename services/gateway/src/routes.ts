@@ -54,6 +54,7 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('drafts(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('scheduled_messages(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('calls/bigbluebutton/create'), service: 'messages', auth: 'basic' },
+  { pattern: api('submessage'), service: 'messages', auth: 'basic' },
 
   // Channels, subscriptions, topics.
   { pattern: api('streams(/.*)?'), service: 'channels', auth: 'basic' },
@@ -86,6 +87,8 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('navigation_views(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('realm(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('settings'), service: 'users', auth: 'basic' },
+  // The web app's slash commands that change one's settings.
+  { pattern: api('zcommand'), service: 'users', auth: 'basic' },
   { pattern: api('saved_snippets(/.*)?'), service: 'users', auth: 'basic' },
   // A test push notification, through the bouncer (the users service keeps the device tokens).
   { pattern: api('mobile_push/test_notification'), service: 'users', auth: 'basic' },

@@ -22,6 +22,7 @@ import {
   getScheduledMessages,
   updateScheduledMessage,
 } from './views/scheduled-messages';
+import { addSubmessage } from './views/submessage';
 import { setMessageEditTypingStatus, setTypingStatus } from './views/typing';
 
 export const routes: Route<MessagesDeps>[] = [
@@ -44,6 +45,7 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/mark_all_as_read', view: markAllAsRead },
   { method: 'POST', path: '/api/v1/mark_stream_as_read', view: markStreamAsRead },
   { method: 'POST', path: '/api/v1/mark_topic_as_read', view: markTopicAsRead },
+  { method: 'POST', path: '/api/v1/submessage', view: addSubmessage },
   { method: 'POST', path: '/api/v1/typing', view: setTypingStatus },
   { method: 'GET', path: '/api/v1/drafts', view: getDrafts },
   { method: 'POST', path: '/api/v1/drafts', view: createDrafts },

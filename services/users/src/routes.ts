@@ -56,6 +56,7 @@ import { muteUser, unmuteUser } from './views/muted-users';
 import { addRealmPlayground, removeRealmPlayground } from './views/realm-playgrounds';
 import { createSavedSnippet, deleteSavedSnippet, editSavedSnippet, getSavedSnippets } from './views/saved-snippets';
 import { updateRealmUserSettingsDefaults } from './views/user-settings-defaults';
+import { runZcommand } from './views/zcommand';
 import { getUserStatus, updateOwnStatus } from './views/user-status';
 import {
   createUser,
@@ -75,6 +76,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/users/me', view: getOwnUser },
   { method: 'DELETE', path: '/api/v1/users/me', view: deactivateOwnUser },
   { method: 'PATCH', path: '/api/v1/settings', view: updateSettings },
+  { method: 'POST', path: '/api/v1/zcommand', view: runZcommand },
   { method: 'GET', path: '/api/v1/users/me/alert_words', view: listAlertWords },
   { method: 'POST', path: '/api/v1/users/me/alert_words', view: addAlertWords },
   { method: 'DELETE', path: '/api/v1/users/me/alert_words', view: removeAlertWords },

@@ -41,6 +41,7 @@ import {
   type StreamIndicator,
 } from '../lib/recipients';
 import { loadSendContext } from '../lib/send-context';
+import { pythonJson, widgetOfContent } from '../lib/widgets';
 
 export type SendMessageInput =
   | {
@@ -97,6 +98,11 @@ export async function doSendMessage(
     recipientUsers = await usersForRecipients(db, requester.realmId, input.to);
   }
   const content = normalizeBody(input.content);
+  // A /poll or /todo message gets its widget's first submessage in the same statement (Zulip's
+  // do_widget_post_save_actions), and the message event carries it: its id is taken first.
+  const widget = widgetOfContent(content);
+  const submessageId = widget && nextSubmessageId(db);
+  submessageId?.catch(() => {});
 
   // Two reads at once: what the content mentions (loadMarkdownData), and in one statement the
   // sender, the channel, the rights, the subscribers, the mutes, the alert words and the new id.
@@ -204,12 +210,20 @@ export async function doSendMessage(
           is_mirror_dummy: false,
         }))
       : [];
+  const submessage = widget && {
+    msg_type: 'widget',
+    content: pythonJson(widget),
+    message_id: id,
+    sender_id: sender.id,
+    id: await submessageId!,
+  };
   const wide = wideMessageDict(row, {
     sender,
     realmStringId: realm.string_id,
     streamName: target.kind === 'stream' ? target.stream.name : null,
     participants,
     reactions: [],
+    submessages: submessage ? [submessage] : [],
     topicLinks: target.kind === 'stream' ? topicLinks(target.topic, markdownData.linkifiers) : [],
   });
   // Local echo: Zulip gives local_id back to the queue that sent the message (queue_id) only;
@@ -262,7 +276,14 @@ export async function doSendMessage(
       ), um AS (
         INSERT INTO user_message (user_profile_id, message_id, flags)
         SELECT recipient, ${id}::int, flags FROM unnest(${intArray(recipientIds)}::int[], ${intArray(flags)}::int[]) AS t(recipient, flags)
-      ), first_message AS (
+      )${
+        submessage
+          ? Prisma.sql`, widget AS (
+        INSERT INTO submessage (id, message_id, sender_id, msg_type, content)
+        VALUES (${submessage.id}::int, ${id}::int, ${submessage.sender_id}::int, ${submessage.msg_type}, ${submessage.content})
+      )`
+          : Prisma.empty
+      }, first_message AS (
         UPDATE stream SET first_message_id = ${id}::int
         WHERE ${firstInChannel !== null}::boolean AND id = ${firstInChannel?.id ?? 0}::int AND first_message_id IS NULL
         RETURNING id
@@ -308,6 +329,14 @@ export async function doSendMessage(
       .catch((error) => deps.logger.warn({ err: error, message_id: id }, 'enqueueing message notifications failed'));
   }
   return { id };
+}
+
+/** A new submessage id, taken before the send's one write statement (as the message's is). */
+async function nextSubmessageId(db: Pick<TxClient, '$queryRaw'>): Promise<number> {
+  const [row] = await db.$queryRaw<{ id: number }[]>(
+    Prisma.sql`SELECT nextval(pg_get_serial_sequence('submessage', 'id'))::int AS id`,
+  );
+  return row.id;
 }
 
 /** Senders of and reactors to the topic (Zulip's participants_for_topic). */

@@ -27,6 +27,7 @@ type Reader = Pick<
   | 'userProfile'
   | 'stream'
   | 'reaction'
+  | 'subMessage'
   | 'realm'
   | 'linkifier'
   | 'subscription'
