@@ -85,6 +85,7 @@ export const EXPORT_TABLES: TableSpec[] = [
   { table: 'message', where: `t.id IN (${EXPORTED_MESSAGES})`, key: ['id'] },
   { table: 'user_message', where: `t.message_id IN (${EXPORTED_MESSAGES})`, key: ['id'] },
   { table: 'reaction', where: `t.message_id IN (${EXPORTED_MESSAGES})`, key: ['id'] },
+  { table: 'submessage', where: `t.message_id IN (${EXPORTED_MESSAGES})`, key: ['id'] },
   {
     table: 'attachment',
     where: `t.realm_id = $1 AND EXISTS (SELECT 1 FROM attachment_message am
