@@ -34,6 +34,9 @@ const commonEnv = {
   INTERNAL_JWT_SECRET: process.env.INTERNAL_JWT_SECRET ?? crypto.randomBytes(32).toString('hex'),
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
   NODE_ENV: process.env.NODE_ENV ?? 'development',
+  // The demo's addresses have no Gravatar, and a stack on one machine must not need the internet
+  // (nor tell a third party its users' addresses): the server's default avatar, unless asked.
+  ENABLE_GRAVATAR: process.env.ENABLE_GRAVATAR ?? 'false',
   // Without an SMTP server (EMAIL_HOST), the worker writes each email here as an .eml file.
   EMAIL_LOG_DIR: process.env.EMAIL_LOG_DIR ?? path.join(logDir, 'emails'),
 };

@@ -35,3 +35,4 @@ export * from './realm-playgrounds';
 export * from './user-settings-defaults';
 export * from './permission-settings';
 export * from './stop-words';
+export * from './gravatar';

@@ -9,6 +9,7 @@
 import type { Draft, Prisma, TxClient } from '@teamchat/db';
 import { resolveChange } from './narrow-match';
 import { SERVER_LIMITS } from './realms';
+import { clientComputesAvatar } from './gravatar';
 import { avatarUrl, EmailVisibility } from './users';
 
 // ---------------------------------------------------------------- flags
@@ -327,7 +328,11 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     sender_full_name: sender.full_name,
     sender_realm_str: parts.realmStringId,
     avatar_url: avatarUrl(sender),
-    _external_avatar: sender.avatar_source === 'G' && sender.email_address_visibility === EmailVisibility.EVERYONE,
+    _external_avatar: clientComputesAvatar(
+      true,
+      sender.avatar_source,
+      sender.email_address_visibility === EmailVisibility.EVERYONE,
+    ),
     client: row.sending_client,
     content: row.content,
     rendered_content: row.rendered_content ?? '',

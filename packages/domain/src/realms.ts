@@ -1,20 +1,15 @@
-import { createHash } from 'node:crypto';
 import { lockForChange, type Realm, type TxClient } from '@teamchat/db';
+import { generatedImageUrl, isGravatarEnabled } from './gravatar';
 
 /** The realm's canonical URL, e.g. "https://chat.example.com". */
 export function realmUrl(realm: Pick<Realm, 'host'>, scheme: string): string {
   return `${scheme}://${realm.host}`;
 }
 
-/** The external avatar provider's generated image for a key (an email, a realm's string id). */
-export function gravatarUrl(key: string): string {
-  const hash = createHash('md5').update(key.trim().toLowerCase()).digest('hex');
-  return `https://secure.gravatar.com/avatar/${hash}?d=identicon`;
-}
-
 /** The realm's icon (Zulip's get_realm_icon_url for icon_source "G", no icon uploaded). */
 export function realmIconUrl(realm: Pick<Realm, 'string_id'>): string {
-  return gravatarUrl(realm.string_id);
+  // Zulip: Gravatar's image unversioned; the default avatar at version 0.
+  return generatedImageUrl(realm.string_id, isGravatarEnabled() ? {} : { version: 0 });
 }
 
 /** Domain of placeholder API emails (user{id}@{domain}): the realm's host without its port. */

@@ -6,7 +6,8 @@
 import { Prisma, type TxClient, type UserProfile } from '@teamchat/db';
 import { isUserInGroup, realmSettingGroup } from './group-settings';
 import { SystemGroup } from './groups';
-import { gravatarUrl, placeholderEmailDomain } from './realms';
+import { clientComputesAvatar, generatedImageUrl } from './gravatar';
+import { placeholderEmailDomain } from './realms';
 import { Role, isAdministrator, isGuest } from './roles';
 import { activeSubscription } from './streams';
 
@@ -54,9 +55,9 @@ export function canAccessDeliveryEmail(
   return (ACCESSIBLE_EMAIL_VISIBILITIES[viewer.role] ?? []).includes(target.email_address_visibility);
 }
 
-/** Avatar of a user whose avatar comes from the external provider (avatar_source "G"). */
+/** Avatar of a user who uploaded none (avatar_source "G"): Gravatar's, or the server's default avatar. */
 export function externalAvatarUrl(email: string, version: number): string {
-  return `${gravatarUrl(email)}&version=${version}`;
+  return generatedImageUrl(email, { version });
 }
 
 export function avatarUrl(
@@ -179,10 +180,11 @@ export async function realmUsersForApi(db: Pick<TxClient, '$queryRaw'>, realmId:
  * avatars of users whose email everyone may see (the client can compute those).
  */
 export function apiUserDict(user: ApiUserSource, viewer: UserViewer, options: ApiUserOptions = {}): ApiUser {
-  const clientComputesAvatar =
-    (options.clientGravatar ?? false) &&
-    user.avatar_source === 'G' &&
-    user.email_address_visibility === EmailVisibility.EVERYONE;
+  const nullAvatar = clientComputesAvatar(
+    options.clientGravatar ?? false,
+    user.avatar_source,
+    user.email_address_visibility === EmailVisibility.EVERYONE,
+  );
   const dict: ApiUser = {
     email: user.email,
     user_id: user.id,
@@ -194,7 +196,7 @@ export function apiUserDict(user: ApiUserSource, viewer: UserViewer, options: Ap
     is_active: user.is_active,
     date_joined: user.date_joined.toISOString(),
     delivery_email: canAccessDeliveryEmail(viewer, user) ? user.delivery_email : null,
-    avatar_url: clientComputesAvatar ? null : avatarUrl(user),
+    avatar_url: nullAvatar ? null : avatarUrl(user),
   };
   if (user.is_bot) {
     dict.bot_type = user.bot_type;

@@ -27,6 +27,7 @@ import {
   type Logger,
 } from '@teamchat/core';
 import { createDb, ReadRouter, type Db, type WritePositions } from '@teamchat/db';
+import { setGravatarEnabled } from '@teamchat/domain';
 import { eventTierMetrics } from '@teamchat/telemetry';
 
 /** The event outbox's timings (docs/operations.md, Redis sizing): producers and the relay must agree on them. */
@@ -81,6 +82,10 @@ export type ReplicaEnv = EnvOf<typeof replicaEnvSpec>;
 export const baseEnvSpec = {
   ...commonEnv,
   EXTERNAL_SCHEME: env.string('scheme clients use to reach the gateway (http or https)', 'http'),
+  ENABLE_GRAVATAR: env.bool(
+    "avatars and organisation icons nobody uploaded come from Gravatar (false: the server's default avatar)",
+    true,
+  ),
   EVENT_PARTITIONS: env.int('intake stream partitions of the event tier', DEFAULT_EVENT_PARTITIONS),
   EVENT_RECIPIENT_SHARDS: env.int(
     "intake partitions each organisation's events are split over by recipient (at most EVENT_PARTITIONS)",
@@ -103,6 +108,7 @@ export type BaseEnv = Omit<
   | keyof ReplicaEnv
   | keyof AuthCacheTtlEnv
   | 'METRICS_PORT'
+  | 'ENABLE_GRAVATAR'
   | 'REDIS_CLUSTER_NODES'
   | 'EVENT_RECIPIENT_SHARDS'
   | 'REDIS_WAIT_REPLICAS'
@@ -112,6 +118,7 @@ export type BaseEnv = Omit<
   Partial<ReplicaEnv> &
   Partial<AuthCacheTtlEnv> & {
     METRICS_PORT?: number;
+    ENABLE_GRAVATAR?: boolean;
     REDIS_CLUSTER_NODES?: string;
     EVENT_RECIPIENT_SHARDS?: number;
     REDIS_WAIT_REPLICAS?: number;
@@ -174,6 +181,8 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     ...input,
   };
   checkOutboxTimings(baseEnv);
+  // The server's setting, for every avatar and icon URL this process makes.
+  setGravatarEnabled(baseEnv.ENABLE_GRAVATAR ?? true);
   if (baseEnv.AUTH_CACHE_TTL_SECONDS < 1) throw new EnvError('AUTH_CACHE_TTL_SECONDS must be at least 1');
   const logger = options.logger ?? createLogger(service, baseEnv.LOG_LEVEL);
   const db = createDb(baseEnv.DATABASE_URL, { poolSize: baseEnv.DB_POOL_SIZE });

@@ -106,6 +106,8 @@ export class Stack {
       ...(database.replicaUrl ? { DATABASE_REPLICA_URL: database.replicaUrl } : {}),
       ...options.eventTier,
       ...(options.authCacheTtlSeconds ? { AUTH_CACHE_TTL_SECONDS: options.authCacheTtlSeconds } : {}),
+      // A server setting the in-process services share (createBaseDeps applies it).
+      ...(options.env?.ENABLE_GRAVATAR ? { ENABLE_GRAVATAR: options.env.ENABLE_GRAVATAR !== 'false' } : {}),
     };
     const logger = createLogger('test', env.LOG_LEVEL, options.logs?.destination);
     const deps = createBaseDeps('test', env, { logger });
