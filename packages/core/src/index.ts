@@ -8,5 +8,5 @@ export * from './internal-token';
 export * from './env';
 export { appendTo, compareCodePoints, sortedByName } from './collections';
 export { createLogger, type Logger } from './logger';
-export { callService, type ServiceCall } from './service-client';
+export { callService, callServiceRaw, serviceError, type RawServiceAnswer, type ServiceCall } from './service-client';
 export { fulfilledWithin, repeat, settledWithin, type Repeating } from './time';

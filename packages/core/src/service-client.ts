@@ -11,11 +11,18 @@ export interface ServiceCall {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** e.g. "/api/v1/users/me/subscriptions" */
   path: string;
-  /** The user the call acts as (permission checks apply to them). */
-  actingAs: Requester;
+  /** The user the call acts as (permission checks apply to them); null for an anonymous route of `realmId`. */
+  actingAs: Requester | null;
+  realmId?: number;
   /** Form parameters: strings as they are, anything else JSON-encoded (the Zulip wire format). */
   params?: Record<string, unknown>;
   requestId?: string;
+}
+
+/** A service's answer as it came: its status and body text (for an answer passed on unparsed). */
+export interface RawServiceAnswer {
+  status: number;
+  text: string;
 }
 
 export async function callService<T = Record<string, unknown>>(
@@ -23,10 +30,18 @@ export async function callService<T = Record<string, unknown>>(
   secret: string,
   call: ServiceCall,
 ): Promise<T> {
+  const { status, text } = await callServiceRaw(baseUrl, secret, call);
+  const body = JSON.parse(text) as Record<string, unknown>;
+  if (body.result !== 'success') throw serviceError(status, body);
+  return body as T;
+}
+
+/** The call of callService, its answer unparsed (register's megabytes embedded in a page as they are). */
+export async function callServiceRaw(baseUrl: string, secret: string, call: ServiceCall): Promise<RawServiceAnswer> {
   const requestId = call.requestId ?? randomUUID();
   const token = signInternalToken(secret, {
     user: call.actingAs,
-    realmId: call.actingAs.realmId,
+    realmId: call.actingAs?.realmId ?? call.realmId ?? null,
     method: call.method,
     path: call.path,
   });
@@ -45,14 +60,11 @@ export async function callService<T = Record<string, unknown>>(
     },
     body: inQuery ? undefined : form.toString(),
   });
-  const body = (await response.json()) as Record<string, unknown>;
-  if (body.result !== 'success') {
-    const { msg, code, result: _result, ...data } = body;
-    throw new JsonableError(String(msg ?? 'Internal request failed'), {
-      code: code as never,
-      status: response.status,
-      data,
-    });
-  }
-  return body as T;
+  return { status: response.status, text: await response.text() };
+}
+
+/** The error a service answered (its body parsed), as this process's own. */
+export function serviceError(status: number, body: Record<string, unknown>): JsonableError {
+  const { msg, code, result: _result, ...data } = body;
+  return new JsonableError(String(msg ?? 'Internal request failed'), { code: code as never, status, data });
 }

@@ -2,5 +2,12 @@
 // password reset), the session's entry and exit, and the app's static files.
 import type { Route } from '@teamchat/core';
 import type { WebDeps } from './deps';
+import { homePage } from './views/home';
+import { serveStatic } from './views/static';
 
-export const routes: Route<WebDeps>[] = [];
+export const routes: Route<WebDeps>[] = [
+  // The app (anonymous: spectators may have it; anyone else is sent to the login page).
+  { method: 'GET', path: '/', view: homePage, auth: 'anonymous' },
+  // The app's files (HEAD is served by the GET route).
+  { method: 'GET', path: '/static/*path', view: serveStatic, auth: 'anonymous' },
+];

@@ -1,0 +1,89 @@
+// The page parameters of Zulip's home page (zerver/lib/home.py build_page_params_for_home_page_load,
+// checked by the app with zod in web/src/base_page_params.ts), and the register call whose
+// answer is their state_data.
+import { JsonText } from '@teamchat/core';
+import { PythonDict } from './templates';
+
+/** The capabilities Zulip's web app declares (zerver/lib/home.py). */
+export const WEB_APP_CLIENT_CAPABILITIES = {
+  notification_settings_null: true,
+  bulk_message_deletion: true,
+  user_avatar_url_field_optional: true,
+  stream_typing_notifications: true,
+  user_settings_object: true,
+  linkifier_url_template: true,
+  user_list_incomplete: true,
+  include_deactivated_groups: true,
+  archived_channels: true,
+  empty_topic_name: true,
+};
+
+/** Zulip's PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP. */
+export const PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP = 365;
+
+/** Where the app sends a browser whose session ended (Zulip's HOME_NOT_LOGGED_IN). */
+export const LOGIN_PAGE = '/login/';
+
+/** The register parameters of the home page (Zulip's do_events_register call in home.py). */
+export const HOME_REGISTER_PARAMS = {
+  apply_markdown: true,
+  client_gravatar: true,
+  slim_presence: true,
+  presence_history_limit_days: PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP,
+  include_streams: false,
+  client_capabilities: WEB_APP_CLIENT_CAPABILITIES,
+};
+
+const SUCCESS_ENVELOPE = '{"result":"success","msg":"",';
+
+/**
+ * Register's answer as state_data: the text as it came, less the success envelope Zulip's
+ * state_data does not have (the app's zod schema would drop it anyway). No parse, no copy but one.
+ */
+export function stateDataOf(registerAnswer: string): JsonText {
+  return new JsonText(
+    registerAnswer.startsWith(SUCCESS_ENVELOPE) ? `{${registerAnswer.slice(SUCCESS_ENVELOPE.length)}` : registerAnswer,
+  );
+}
+
+/** The languages the settings offer: English only, as no translation is installed. */
+const LANGUAGE_LIST = [{ code: 'en', locale: 'en', name: 'English' }];
+
+/** Every page's parameters (Zulip's default_page_params). */
+export function defaultPageParams(requestLanguage: string): PythonDict {
+  return PythonDict.of({ page_type: 'default', development_environment: false, request_language: requestLanguage });
+}
+
+/** The home page's own parameters (merged over the default ones by base.html). */
+export function homePageParams(input: {
+  stateData: JsonText | null;
+  realmRenderedDescription?: string;
+  furthestReadTime: number | null;
+}): PythonDict {
+  const spectator = input.stateData === null;
+  return PythonDict.of({
+    page_type: 'home',
+    test_suite: false,
+    insecure_desktop_app: false,
+    login_page: LOGIN_PAGE,
+    warn_no_email: false,
+    corporate_enabled: false,
+    language_list: LANGUAGE_LIST,
+    furthest_read_time: input.furthestReadTime,
+    embedded_bots_enabled: false,
+    two_fa_enabled: false,
+    apps_page_url: 'https://zulip.com/apps/',
+    promote_sponsoring_zulip: false,
+    show_webathena: false,
+    two_fa_enabled_user: false,
+    is_spectator: spectator,
+    presence_history_limit_days_for_web_app: PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP,
+    no_event_queue: spectator,
+    state_data: input.stateData,
+    // English: the app's own strings, no catalogue.
+    translation_data: {},
+    ...(spectator
+      ? { realm_rendered_description: input.realmRenderedDescription ?? '', language_cookie_name: 'django_language' }
+      : {}),
+  });
+}

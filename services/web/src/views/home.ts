@@ -1,0 +1,94 @@
+// GET /: Zulip's web app (zerver/views/home.py). A user's page embeds register's answer under the
+// web app's arguments, made by the event tier's own POST /register (one code path, design §11);
+// an organisation open to spectators gets the app without state (it registers itself), anyone
+// else the login page.
+import {
+  callServiceRaw,
+  JsonableError,
+  RESPONDED,
+  serviceError,
+  type AuthedContext,
+  type ViewResult,
+} from '@teamchat/core';
+import type { Realm } from '@teamchat/db';
+import type { WebDeps } from '../deps';
+import { cspNonce } from '../lib/csp';
+import { defaultPageParams, HOME_REGISTER_PARAMS, homePageParams, LOGIN_PAGE, stateDataOf } from '../lib/page-params';
+import { sessionCsrfToken } from '../lib/session';
+import { csrfInput, escapeHtml, sendPage } from '../lib/html';
+import type { ZulipWebApp } from '../lib/web-app';
+import { INSTALL_HINT } from '../lib/zulip-web-dir';
+
+/** The installed app, or Zulip's 500 wording with how to install it. */
+export function installedWebApp(deps: WebDeps): ZulipWebApp {
+  if (!deps.webApp) throw new JsonableError(INSTALL_HINT, { status: 503 });
+  return deps.webApp;
+}
+
+/** Zulip's allow_web_public_streams_access: spectators allowed and a web-public channel to show them. */
+async function spectatorsWelcome(deps: WebDeps, realm: Realm): Promise<boolean> {
+  if (!realm.enable_spectator_access) return false;
+  const channel = await deps.db.stream.findFirst({
+    where: { realm_id: realm.id, is_web_public: true, is_archived: false },
+    select: { id: true },
+  });
+  return channel !== null;
+}
+
+/** Django's redirect_to_login: the login page, with where to come back to. */
+function loginRedirect(path: string): string {
+  return `${LOGIN_PAGE}?next=${encodeURIComponent(path).replace(/%2F/g, '/')}`;
+}
+
+export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+  const { deps, req, res } = ctx;
+  const requester = ctx.requester as AuthedContext<WebDeps>['requester'] | null;
+  const webApp = installedWebApp(deps);
+  const realm = await deps.db.realm.findUnique({ where: { id: requester?.realmId ?? ctx.realmId } });
+  if (!realm) throw new JsonableError('Invalid subdomain', { status: 404 });
+
+  let pageParams;
+  let requestLanguage = 'en';
+  if (requester) {
+    const [register, user] = await Promise.all([
+      callServiceRaw(deps.config.EVENTS_URL, deps.env.INTERNAL_JWT_SECRET, {
+        method: 'POST',
+        path: '/api/v1/register',
+        actingAs: requester,
+        params: HOME_REGISTER_PARAMS,
+        requestId: ctx.requestId || undefined,
+      }),
+      deps.db.userProfile.findUnique({ where: { id: requester.userId }, select: { default_language: true } }),
+    ]);
+    if (register.status !== 200) throw serviceError(register.status, JSON.parse(register.text));
+    requestLanguage = user?.default_language ?? 'en';
+    pageParams = homePageParams({ stateData: stateDataOf(register.text), furthestReadTime: null });
+  } else if (await spectatorsWelcome(deps, realm)) {
+    pageParams = homePageParams({
+      stateData: null,
+      furthestReadTime: Date.now() / 1000,
+      realmRenderedDescription: realm.description ? `<p>${escapeHtml(realm.description)}</p>` : '',
+    });
+  } else {
+    res.redirect(302, loginRedirect(req.path));
+    return RESPONDED;
+  }
+
+  const nonce = cspNonce();
+  const html = webApp.render('zerver/app/index.html', {
+    LANGUAGE_CODE: requestLanguage,
+    user_profile: requester ? { realm: { name: realm.name } } : null,
+    realm_name: realm.name,
+    csp_nonce: nonce,
+    csrf_input: csrfInput(sessionCsrfToken(req)),
+    default_page_params: defaultPageParams(requestLanguage),
+    page_params: pageParams,
+    color_scheme: null,
+    enable_gravatar: false,
+    is_firefox_android: /Firefox/.test(req.get('user-agent') ?? '') && /Android/.test(req.get('user-agent') ?? ''),
+    allow_search_engine_indexing: false,
+    PAGE_METADATA_URL: '',
+  });
+  sendPage(res, html, nonce);
+  return RESPONDED;
+}

@@ -1,0 +1,133 @@
+// GET /: Zulip's web app for a logged-in user (its bundles, the session's CSRF token, the logout
+// form, and page params whose state_data is a live register answer under the web app's
+// arguments), the spectator page, and the login redirect for anyone else.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Role } from '@teamchat/domain';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { WEB_APP_REGISTER_PARAMS } from '@teamchat/testing';
+import { resolveZulipWebDir, WEBPACK_STATS_FILE } from '../src/lib/zulip-web-dir';
+import { pageParamsOf, webRequest } from './helpers';
+
+const SESSION_CSRF_HEADER = 'x-teamchat-session-csrf';
+
+let stack: Stack;
+let owner: TestUser;
+let appFiles: string[];
+
+beforeAll(async () => {
+  stack = await startStack({ services: ['web', 'events', 'channels', 'messages'] });
+  owner = await stack.createUser({ fullName: 'Own Er', role: Role.OWNER });
+  const webDir = resolveZulipWebDir(process.env.ZULIP_WEB_DIR)!;
+  const stats = JSON.parse(fs.readFileSync(path.join(webDir, WEBPACK_STATS_FILE), 'utf8'));
+  appFiles = stats.chunks.app;
+});
+
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('GET / for a logged-in user', () => {
+  let page: Awaited<ReturnType<typeof webRequest>>;
+
+  beforeAll(async () => {
+    await stack.createStream({ name: 'general', subscribers: [owner.id] });
+    page = await webRequest(stack, '/', { user: owner, headers: { [SESSION_CSRF_HEADER]: 'csrf-token-"1"' } });
+  });
+
+  test('is the app page, never cached, under a policy that names its inline script', () => {
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['cache-control']).toContain('no-store');
+    const nonce = /<script nonce="([0-9a-f]{48})">/.exec(page.text)?.[1];
+    expect(nonce).toBeDefined();
+    expect(page.headers['content-security-policy']).toContain(`script-src 'self' 'nonce-${nonce}'`);
+    expect(page.text).toContain('<title>Test Organization - Zulip</title>');
+    expect(page.text).toContain('id="app-loading"');
+  });
+
+  test("links the app entry's stylesheets and scripts, in order", () => {
+    const linked = [...page.text.matchAll(/<(?:link href|script src)="\/static\/webpack-bundles\/([^"]+)"([^>]*)>/g)];
+    expect(linked.map((match) => match[1])).toEqual(appFiles.filter((file) => /\.(css|js)$/.test(file)));
+    for (const [, file, attributes] of linked) {
+      if (file.endsWith('.css')) expect(attributes).toContain('rel="stylesheet"');
+      else expect(attributes).toMatch(/defer crossorigin="anonymous"/);
+    }
+  });
+
+  test("carries the session's CSRF token and a logout form", () => {
+    expect(page.text).toMatch(
+      /<form id="logout_form" action="\/accounts\/logout\/" method="POST"><input type="hidden" name="csrfmiddlewaretoken" value="csrf-token-&quot;1&quot;">/,
+    );
+  });
+
+  test("embeds a live register answer under the web app's arguments as state_data", async () => {
+    const params = pageParamsOf(page.text);
+    expect(params).toMatchObject({
+      page_type: 'home',
+      development_environment: false,
+      request_language: 'en',
+      is_spectator: false,
+      login_page: '/login/',
+      presence_history_limit_days_for_web_app: 365,
+      translation_data: {},
+    });
+    const state = params.state_data as Record<string, unknown>;
+    // The same answer as the app's own POST /register under the same arguments, less the envelope.
+    const registered = await owner.client.post('/api/v1/register', WEB_APP_REGISTER_PARAMS);
+    expect(registered.status).toBe(200);
+    const { result: _result, msg: _msg, ...registerState } = registered.body as Record<string, unknown>;
+    expect(Object.keys(state).sort()).toEqual(Object.keys(registerState).sort());
+    expect(state.queue_id).toEqual(expect.any(String));
+    expect(state.queue_id).not.toBe(registerState.queue_id);
+    // Capabilities honoured: user settings as an object, linkifiers as URL templates, the
+    // archived and empty-topic capabilities in the realm's settings.
+    expect(state.user_settings).toEqual(expect.objectContaining({ default_language: 'en' }));
+    expect(state).not.toHaveProperty('enter_sends');
+    expect(state.realm_linkifiers).toEqual([]);
+    expect((state.subscriptions as { name: string }[]).map((sub) => sub.name)).toEqual(['general']);
+    // client_gravatar: the owner's avatar_url is left to the client.
+    const self = (state.realm_users as { user_id: number; avatar_url?: string | null }[]).find(
+      (user) => user.user_id === owner.id,
+    );
+    expect(self?.avatar_url ?? null).toBeNull();
+    // The queue is the event tier's: the user polls it.
+    const poll = await owner.client.get('/api/v1/events', {
+      queue_id: state.queue_id as string,
+      last_event_id: -1,
+      dont_block: true,
+    });
+    expect(poll.status).toBe(200);
+  });
+});
+
+describe('GET / without a session', () => {
+  test('redirects to the login page', async () => {
+    const answer = await webRequest(stack, '/');
+    expect(answer.status).toBe(302);
+    expect(answer.headers.location).toBe('/login/?next=/');
+  });
+
+  test('is the spectator app when the organisation has web-public channels open to spectators', async () => {
+    await stack.db.realm.update({
+      where: { id: stack.realm.id },
+      data: { enable_spectator_access: true, description: 'A <public> place' },
+    });
+    await stack.createStream({ name: 'public', isWebPublic: true });
+    try {
+      const answer = await webRequest(stack, '/');
+      expect(answer.status).toBe(200);
+      const params = pageParamsOf(answer.text);
+      expect(params).toMatchObject({
+        page_type: 'home',
+        is_spectator: true,
+        no_event_queue: true,
+        state_data: null,
+        realm_rendered_description: '<p>A &lt;public&gt; place</p>',
+      });
+      expect(answer.text).toContain('<title>Public view of Test Organization | Zulip team chat</title>');
+    } finally {
+      await stack.db.realm.update({ where: { id: stack.realm.id }, data: { enable_spectator_access: false } });
+    }
+  });
+});
