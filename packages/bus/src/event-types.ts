@@ -45,6 +45,9 @@ export type ZulipEvent =
   | WithOp<'saved_snippets', 'add' | 'update' | 'remove'>
   | NoOp<'realm_playgrounds'>
   | WithOp<'realm_user_settings_defaults', 'update'>
+  | WithOp<'realm', 'update' | 'update_dict'>
+  | WithOp<'realm_domains', 'add' | 'change' | 'remove'>
+  | NoOp<'onboarding_steps'>
   | NoOp<'presence'>
   | NoOp<'invites_changed'>
   | WithOp<'realm_emoji', 'update'>

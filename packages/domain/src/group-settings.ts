@@ -5,7 +5,7 @@
 // Settings of realms, channels and user groups all live in the group_setting table
 // (owner_kind, owner_id, name) → group_id, so "where is this group used?" is one query.
 
-import { appendTo, JsonableError } from '@teamchat/core';
+import { appendTo, JsonableError, LIST_LIMITS, v } from '@teamchat/core';
 import { Prisma, type TxClient } from '@teamchat/db';
 import {
   REALM_SETTINGS_EXCLUDING_GUESTS,
@@ -196,6 +196,8 @@ export interface SettingConstraints {
   allowOwners?: boolean;
   /** Only system groups (no user-defined or anonymous groups). */
   requireSystemGroup?: boolean;
+  /** When given, the only system groups the setting may name. */
+  allowedSystemGroups?: readonly SystemGroupName[];
 }
 
 export async function systemGroupId(db: Reader, realmId: number, name: SystemGroupName): Promise<number> {
@@ -232,17 +234,19 @@ export async function groupForSettingValue(
         (group.name === SystemGroup.INTERNET && !constraints.allowInternet) ||
         (group.name === SystemGroup.EVERYONE && constraints.allowEveryone === false) ||
         (group.name === SystemGroup.NOBODY && constraints.allowNobody === false && !asSubgroup) ||
-        (group.name === SystemGroup.OWNERS && constraints.allowOwners === false);
+        (group.name === SystemGroup.OWNERS && constraints.allowOwners === false) ||
+        (constraints.allowedSystemGroups !== undefined &&
+          !constraints.allowedSystemGroups.includes(group.name as SystemGroupName));
       if (forbidden) throw refuse(group.name!);
     } else if (constraints.requireSystemGroup) {
-      throw refuse(group.name ?? String(group.id));
+      throw systemGroupRequired(settingName);
     }
     return group;
   };
 
   if (typeof value === 'number') return (await checkNamed(value, false)).id;
 
-  if (constraints.requireSystemGroup) throw new JsonableError(`'${settingName}' must be a system user group.`);
+  if (constraints.requireSystemGroup) throw systemGroupRequired(settingName);
   const memberIds = [...new Set(value.direct_members)];
   const subgroupIds = [...new Set(value.direct_subgroups)];
   for (const subgroupId of subgroupIds) await checkNamed(subgroupId, true);
@@ -263,6 +267,14 @@ export async function groupForSettingValue(
   return group.id;
 }
 
+/** Zulip's SystemGroupRequiredError. */
+function systemGroupRequired(settingName: string): JsonableError {
+  return new JsonableError(`'${settingName}' must be a system user group.`, {
+    code: 'SYSTEM_GROUP_REQUIRED',
+    data: { setting_name: settingName },
+  });
+}
+
 /** Stores that `groupId` now holds the setting. */
 export async function setGroupSetting(
   tx: TxClient,
@@ -277,6 +289,67 @@ export async function setGroupSetting(
     create: { realm_id: realmId, owner_kind: ownerKind, owner_id: ownerId, name, group_id: groupId },
     update: { group_id: groupId },
   });
+}
+
+/**
+ * Points the setting at `groupId`; the anonymous group it held before is deleted once nothing
+ * uses it (each anonymous group backs exactly one setting).
+ */
+export async function replaceGroupSetting(
+  tx: TxClient,
+  realmId: number,
+  ownerKind: OwnerKind,
+  ownerId: number,
+  name: string,
+  groupId: number,
+  previousGroupId: number | undefined,
+): Promise<void> {
+  await setGroupSetting(tx, realmId, ownerKind, ownerId, name, groupId);
+  if (previousGroupId === undefined || previousGroupId === groupId) return;
+  const previous = await tx.userGroup.findUnique({ where: { id: previousGroupId }, select: { named: true } });
+  if (previous && !previous.named && (await tx.groupSetting.count({ where: { group_id: previousGroupId } })) === 0) {
+    await tx.userGroup.delete({ where: { id: previousGroupId } });
+  }
+}
+
+/** A group-setting value as a request gives it: a group id, or {direct_members, direct_subgroups}. */
+export const groupSettingValue: v.Validator<GroupSettingValue> = v.union(
+  v.id(),
+  v.object({
+    direct_members: v.list(v.id(), { maxLength: LIST_LIMITS.groupMembersPerRequest }),
+    direct_subgroups: v.list(v.id(), { maxLength: LIST_LIMITS.groupMembersPerRequest }),
+  }),
+);
+
+/** A group-setting change as a request gives it: {new, old?}. */
+export const groupSettingUpdate = v.object({ new: groupSettingValue }, { old: groupSettingValue });
+export type GroupSettingUpdate = v.Infer<typeof groupSettingUpdate>;
+
+/**
+ * Zulip's parse_group_setting_value: an anonymous value naming just one group is that group,
+ * and one naming nobody is role:nobody.
+ */
+export function normaliseSettingValue(value: GroupSettingValue, nobodyGroupId: number): GroupSettingValue {
+  if (typeof value === 'number') return value;
+  if (value.direct_members.length === 0 && value.direct_subgroups.length === 1) return value.direct_subgroups[0];
+  if (value.direct_members.length === 0 && value.direct_subgroups.length === 0) return nobodyGroupId;
+  return value;
+}
+
+/**
+ * The value a {new, old} update asks for, or null when it changes nothing. A given `old` must
+ * match the current value (Zulip's validate_group_setting_value_change).
+ */
+export function requestedSettingValue(
+  current: GroupSettingValue,
+  update: GroupSettingUpdate,
+  nobodyId: number,
+): GroupSettingValue | null {
+  if (update.old !== undefined && !sameGroupSettingValue(normaliseSettingValue(update.old, nobodyId), current)) {
+    throw new JsonableError("'old' value does not match the expected value.", { code: 'EXPECTATION_MISMATCH' });
+  }
+  const wanted = normaliseSettingValue(update.new, nobodyId);
+  return sameGroupSettingValue(wanted, current) ? null : wanted;
 }
 
 /** Whether two API values name the same holders (for {new, old} updates). */

@@ -33,6 +33,8 @@ export * from './muted-users';
 export * from './saved-snippets';
 export * from './realm-playgrounds';
 export * from './user-settings-defaults';
+export * from './realm-domains';
+export * from './onboarding-steps';
 export * from './permission-settings';
 export * from './stop-words';
 export * from './gravatar';

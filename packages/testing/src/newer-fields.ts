@@ -189,3 +189,39 @@ declareNewerOperation('POST', /^\/zcommand$/, (body) => {
   const extra = Object.keys(body).filter((key) => !['result', 'msg', 'ignored_parameters_unsupported'].includes(key));
   return extra.length ? `unexpected keys ${extra.join(', ')}` : null;
 });
+
+// Organisation administration, which zulip.yaml 10.2 does not document: PATCH /realm (Zulip's
+// update_realm answers with the settings it changed), the allowed email domains (Zulip's
+// /realm/domains) and marking an onboarding step seen (Zulip's /users/me/onboarding_steps).
+declareNewerOperation('PATCH', /^\/realm$/, (body) => (successEnvelope(body) ? null : 'expected the success envelope'));
+const isRealmDomain = (domain: unknown): boolean => {
+  const d = domain as Record<string, unknown>;
+  return (
+    typeof d?.domain === 'string' &&
+    typeof d.allow_subdomains === 'boolean' &&
+    Object.keys(d).every((key) => ['domain', 'allow_subdomains'].includes(key))
+  );
+};
+declareNewerOperation(
+  'GET',
+  /^\/realm\/domains$/,
+  (body) =>
+    exactKeys(body, ['domains']) ??
+    (Array.isArray(body.domains) && body.domains.every(isRealmDomain) ? null : 'expected {domains: [realm domain]}'),
+);
+declareNewerOperation('POST', /^\/realm\/domains$/, (body) => {
+  const problem = exactKeys(body, ['new_domain']);
+  if (problem) return problem;
+  const created = body.new_domain as unknown[];
+  return Array.isArray(created) && typeof created[0] === 'number' && typeof created[1] === 'string'
+    ? null
+    : 'expected {new_domain: [id, domain]}';
+});
+declareNewerOperation('PATCH', /^\/realm\/domains\/[^/]+$/, (body) => exactKeys(body, []));
+declareNewerOperation('DELETE', /^\/realm\/domains\/[^/]+$/, (body) => exactKeys(body, []));
+declareNewerOperation('POST', /^\/users\/me\/onboarding_steps$/, (body) => exactKeys(body, []));
+// realm/update_dict carries the realm permissions newer than 10.2 (feature levels 392 and 407).
+declareNewerFields('GET /events', [
+  'events.*.data.can_set_topics_policy_group',
+  'events.*.data.can_set_delete_message_policy_group',
+]);

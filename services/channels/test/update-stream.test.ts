@@ -306,7 +306,7 @@ describe('rule 4: permission settings and access', () => {
     expectError(
       await patch(owner, streamId, { can_remove_subscribers_group: { new: everyone, old: nobody } }),
       400,
-      'BAD_REQUEST',
+      'EXPECTATION_MISMATCH',
       "'old' value does not match the expected value.",
     );
     const admins = await systemGroupId(stack, 'role:administrators');

@@ -41,6 +41,9 @@ import { addApnsToken, addFcmToken, removeApnsToken, removeFcmToken } from './vi
 import { listRealmEmoji } from './views/realm-emoji';
 import { getServerSettings } from './views/server-settings';
 import { updateSettings } from './views/settings';
+import { updateRealm } from './views/realm';
+import { createRealmDomain, deleteRealmDomain, listRealmDomains, updateRealmDomain } from './views/realm-domains';
+import { markOnboardingStepAsRead } from './views/onboarding-steps';
 import {
   createUserGroup,
   deactivateUserGroup,
@@ -84,6 +87,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/users/me/profile_data', view: removeOwnProfileData },
   { method: 'POST', path: '/api/v1/users/me/presence', view: updatePresence },
   { method: 'POST', path: '/api/v1/users/me/status', view: updateOwnStatus },
+  { method: 'POST', path: '/api/v1/users/me/onboarding_steps', view: markOnboardingStepAsRead },
   { method: 'POST', path: '/api/v1/users/me/muted_users/:muted_user_id', view: muteUser },
   { method: 'DELETE', path: '/api/v1/users/me/muted_users/:muted_user_id', view: unmuteUser },
   { method: 'POST', path: '/api/v1/users/me/apns_device_token', view: addApnsToken },
@@ -138,6 +142,11 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/navigation_views/*fragment', view: removeNavigationView },
 
   // Realm configuration.
+  { method: 'PATCH', path: '/api/v1/realm', view: updateRealm },
+  { method: 'GET', path: '/api/v1/realm/domains', view: listRealmDomains },
+  { method: 'POST', path: '/api/v1/realm/domains', view: createRealmDomain },
+  { method: 'PATCH', path: '/api/v1/realm/domains/:domain', view: updateRealmDomain },
+  { method: 'DELETE', path: '/api/v1/realm/domains/:domain', view: deleteRealmDomain },
   { method: 'GET', path: '/api/v1/realm/linkifiers', view: listLinkifiers },
   { method: 'PATCH', path: '/api/v1/realm/linkifiers', view: reorderLinkifiers },
   { method: 'GET', path: '/api/v1/realm/filters', view: listLinkifiersLegacy },

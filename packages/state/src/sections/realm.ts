@@ -7,6 +7,7 @@ import {
   EMOJI_DATA_PATH,
   groupSettingValues,
   placeholderEmailDomain,
+  realmDomains,
   realmIconUrl,
   realmSettingGroup,
   realmSettings,
@@ -127,15 +128,15 @@ export const realmSection: StateSection = {
 };
 
 /**
- * Event types whose features hold no data on this server (no custom emoji, allowed-domain
- * lists, scheduled messages, saved snippets, muted users, user statuses or code playgrounds
- * can be created yet): their state is empty, but present, because clients that ask for it
- * read it unconditionally (zulip-terminal reads realm_emoji at start-up; the mobile app fails
- * to register without muted_users and user_status).
+ * Event types whose features hold no data on this server (no custom emoji, scheduled messages,
+ * saved snippets, muted users, user statuses or code playgrounds can be created yet): their state
+ * is empty, but present, because clients that ask for it read it unconditionally (zulip-terminal
+ * reads realm_emoji at start-up; the mobile app fails to register without muted_users and
+ * user_status). The allowed email domains, listed here too, are real.
  */
 export const EMPTY_FEATURE_SECTIONS: StateSection[] = [
   realmEmojiSection,
-  { eventType: 'realm_domains', fetch: async () => ({ realm_domains: [] }) },
+  { eventType: 'realm_domains', fetch: async ({ db, realm }) => ({ realm_domains: await realmDomains(db, realm.id) }) },
   scheduledMessagesSection,
   savedSnippetsSection,
   mutedUsersSection,

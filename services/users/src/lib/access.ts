@@ -1,13 +1,14 @@
 // The checks Zulip's view decorators and access_* helpers make (zerver/decorator.py,
 // zerver/lib/users.py). Views load the acting user with @teamchat/domain's loadActor.
 
-import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
+import { JsonableError, OrganizationAdministratorRequiredError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import type { TxClient, UserProfile } from '@teamchat/db';
 import {
   ACCESSIBLE_EMAIL_VISIBILITIES,
   canAccessUser,
   isAdministrator,
   isGuest,
+  isOwner,
   placeholderEmailDomain,
   type Actor,
 } from '@teamchat/domain';
@@ -31,6 +32,11 @@ export function requireHuman(actor: Pick<UserProfile, 'is_bot'>): void {
 /** Zulip's @require_realm_admin. */
 export function requireAdministrator(actor: Pick<UserProfile, 'role'>): void {
   if (!isAdministrator(actor.role)) throw new OrganizationAdministratorRequiredError();
+}
+
+/** Zulip's @require_realm_owner. */
+export function requireOwner(actor: Pick<UserProfile, 'role'>): void {
+  if (!isOwner(actor.role)) throw new OrganizationOwnerRequiredError();
 }
 
 /** Zulip's UserProfile.can_admin_user: administrators, and owners of bots for their bots. */
