@@ -25,6 +25,14 @@ export interface CachedAuth {
   realmDeactivated: boolean;
 }
 
+/**
+ * The cache entry of a user's own authentication, by user id (sessions resolve to a user, not a
+ * key): invalidated with the user's key hashes by the same actions.
+ */
+export function userAuthCacheKey(userId: number): string {
+  return `user:${userId}`;
+}
+
 export async function readAuthCache(redis: Redis, env: AuthCacheEnv, apiKeyHash: string): Promise<CachedAuth | null> {
   const cached = await redis.get(new RedisKeys(env.REDIS_PREFIX).auth(apiKeyHash));
   // '' is an invalidation's tombstone: read PostgreSQL.

@@ -60,9 +60,19 @@ export {
   type UploadsCleanupJobData,
 } from './job-data';
 export {
+  SessionStore,
+  SESSION_COOKIE_NAME,
+  DEFAULT_SESSION_COOKIE_AGE_SECONDS,
+  csrfTokenMatches,
+  sessionHash,
+  sessionIdFromCookies,
+  type Session,
+} from './sessions';
+export {
   readAuthCache,
   writeAuthCache,
   invalidateAuthCache,
+  userAuthCacheKey,
   DEFAULT_AUTH_CACHE_TTL_SECONDS,
   type AuthCacheEnv,
   type CachedAuth,

@@ -335,6 +335,16 @@ export class RedisKeys {
     return `${this.prefix}auth:${apiKeyHash}`;
   }
 
+  /** A browser session, by the sha256 of its cookie value (sessions.ts). */
+  session(sessionHash: string): string {
+    return `${this.prefix}session:${sessionHash}`;
+  }
+
+  /** The hashes of one user's sessions, so all can be ended at once. */
+  userSessions(userId: number): string {
+    return `${this.prefix}user-sessions:${userId}`;
+  }
+
   /** Pub/sub channel announcing invalidated auth-cache entries, so gateways drop their copies. */
   authInvalidations(): string {
     return `${this.prefix}auth-invalidations`;

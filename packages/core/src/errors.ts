@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'EXPECTATION_MISMATCH'
   | 'SYSTEM_GROUP_REQUIRED'
   | 'BAD_EVENT_QUEUE_ID'
+  | 'CSRF_FAILED'
   | 'RATE_LIMIT_HIT'
   | 'INVALID_PUSH_DEVICE_TOKEN'
   | 'INVALID_REMOTE_PUSH_DEVICE_TOKEN'
@@ -65,9 +66,23 @@ export class JsonableError extends Error {
 
 export const NOT_LOGGED_IN = 'Not logged in: API authentication or user session required';
 
+/** What a 401 asks for: HTTP Basic on /api/v1, a session on /json (Zulip's www_authenticate="session"). */
+export const BASIC_AUTHENTICATE = 'Basic realm="zulip"';
+export const SESSION_AUTHENTICATE = 'Session realm="zulip"';
+
 export class UnauthorizedError extends JsonableError {
-  constructor(msg: string = NOT_LOGGED_IN) {
-    super(msg, { code: 'UNAUTHORIZED', status: 401, headers: { 'WWW-Authenticate': 'Basic realm="zulip"' } });
+  constructor(msg: string = NOT_LOGGED_IN, authenticate: string = BASIC_AUTHENTICATE) {
+    super(msg, { code: 'UNAUTHORIZED', status: 401, headers: { 'WWW-Authenticate': authenticate } });
+  }
+}
+
+/**
+ * A session-authenticated request that changes state without the session's CSRF token (Zulip's
+ * CsrfFailureError, with Django's reasons).
+ */
+export class CsrfFailedError extends JsonableError {
+  constructor(reason: string) {
+    super(`CSRF error: ${reason}`, { code: 'CSRF_FAILED', status: 403, data: { reason } });
   }
 }
 

@@ -10,6 +10,14 @@ import { UnauthorizedError } from './errors';
 
 export const INTERNAL_TOKEN_HEADER = 'x-teamchat-internal-token';
 export const REQUEST_ID_HEADER = 'x-request-id';
+/**
+ * Set by the gateway on a request authenticated by a session cookie: the session's hash (what
+ * revocation names it by; never the cookie itself, which stays at the gateway). Stripped from
+ * clients' requests, like the internal token.
+ */
+export const SESSION_ID_HEADER = 'x-teamchat-session';
+/** Set by the gateway on requests to the web service with a session: its CSRF token, for the page's csrfmiddlewaretoken. */
+export const SESSION_CSRF_HEADER = 'x-teamchat-session-csrf';
 
 /** The request id a public entry (gateway, event tier) gives a request: the client's, if well-formed, or a new one. */
 export function requestIdOf(req: { headers: Record<string, string | string[] | undefined> }): string {

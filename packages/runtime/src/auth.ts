@@ -14,11 +14,14 @@ import {
   isCluster,
   readAuthCache,
   RedisKeys,
+  SessionStore,
+  userAuthCacheKey,
   writeAuthCache,
   type CachedAuth,
   type Redis,
+  type Session,
 } from '@teamchat/bus';
-import { UnauthorizedError, type Requester } from '@teamchat/core';
+import { NOT_LOGGED_IN, SESSION_AUTHENTICATE, UnauthorizedError, type Requester } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
 import type { RealmEntry } from './realms';
@@ -150,6 +153,41 @@ class LocalAuthCache {
 
 const KEY_READ_BATCH = 500;
 
+const USER_KEY_PREFIX = userAuthCacheKey(0).slice(0, -1);
+
+const AUTH_USER_FIELDS = {
+  id: true,
+  realm_id: true,
+  role: true,
+  email: true,
+  delivery_email: true,
+  is_bot: true,
+  is_active: true,
+  realm: { select: { deactivated: true } },
+} as const;
+
+function cachedAuthOf(user: {
+  id: number;
+  realm_id: number;
+  role: number;
+  email: string;
+  delivery_email: string;
+  is_bot: boolean;
+  is_active: boolean;
+  realm: { deactivated: boolean };
+}): CachedAuth {
+  return {
+    userId: user.id,
+    realmId: user.realm_id,
+    role: user.role,
+    email: user.email,
+    deliveryEmail: user.delivery_email,
+    isBot: user.is_bot,
+    isActive: user.is_active,
+    realmDeactivated: user.realm.deactivated,
+  };
+}
+
 /**
  * Reads of keys missing from both caches, gathered over one turn of the event loop and made in
  * one statement per batch (of at most KEY_READ_BATCH keys): a crowd polling again at once (a big
@@ -189,46 +227,30 @@ class KeyReads {
     }
   }
 
-  private async lookUp(apiKeyHashes: string[]): Promise<Map<string, CachedAuth>> {
-    const keys = await this.db.apiKey.findMany({
-      where: { key_hash: { in: apiKeyHashes } },
-      select: {
-        key_hash: true,
-        user: {
-          select: {
-            id: true,
-            realm_id: true,
-            role: true,
-            email: true,
-            delivery_email: true,
-            is_bot: true,
-            is_active: true,
-            realm: { select: { deactivated: true } },
-          },
-        },
-      },
-    });
-    return new Map(
-      keys.map(({ key_hash, user }) => [
-        key_hash,
-        {
-          userId: user.id,
-          realmId: user.realm_id,
-          role: user.role,
-          email: user.email,
-          deliveryEmail: user.delivery_email,
-          isBot: user.is_bot,
-          isActive: user.is_active,
-          realmDeactivated: user.realm.deactivated,
-        },
-      ]),
-    );
+  /** Entries are API-key hashes, or a session's user (userAuthCacheKey): one statement for each kind present. */
+  private async lookUp(cacheKeys: string[]): Promise<Map<string, CachedAuth>> {
+    const userIds = cacheKeys.filter((key) => key.startsWith(USER_KEY_PREFIX)).map((key) => Number(key.slice(5)));
+    const keyHashes = cacheKeys.filter((key) => !key.startsWith(USER_KEY_PREFIX));
+    const [keys, users] = await Promise.all([
+      keyHashes.length
+        ? this.db.apiKey.findMany({
+            where: { key_hash: { in: keyHashes } },
+            select: { key_hash: true, user: { select: AUTH_USER_FIELDS } },
+          })
+        : [],
+      userIds.length ? this.db.userProfile.findMany({ where: { id: { in: userIds } }, select: AUTH_USER_FIELDS }) : [],
+    ]);
+    return new Map([
+      ...keys.map(({ key_hash, user }) => [key_hash, cachedAuthOf(user)] as const),
+      ...users.map((user) => [userAuthCacheKey(user.id), cachedAuthOf(user)] as const),
+    ]);
   }
 }
 
 export class Authenticator {
   private readonly local: LocalAuthCache;
   private readonly keyReads: KeyReads;
+  readonly sessions: SessionStore;
 
   constructor(
     db: Db,
@@ -240,6 +262,7 @@ export class Authenticator {
     connectionName = 'gateway',
   ) {
     this.keyReads = new KeyReads(db);
+    this.sessions = new SessionStore(redis, cache.REDIS_PREFIX);
     this.local = new LocalAuthCache(
       duplicateRedis(redis, `${connectionName}-auth-invalidations`, logger),
       new RedisKeys(cache.REDIS_PREFIX).authInvalidations(),
@@ -312,11 +335,35 @@ export class Authenticator {
     ) {
       throw new UnauthorizedError('Invalid API key');
     }
-    if (!auth.isActive) throw new UnauthorizedError('Account is deactivated');
-    if (auth.realmDeactivated) throw new UnauthorizedError('This organization has been deactivated');
-    if (hostRealmId !== undefined && hostRealmId !== auth.realmId) {
-      throw new UnauthorizedError('Account is not associated with this subdomain');
-    }
-    return { userId: auth.userId, realmId: auth.realmId, role: auth.role, email: auth.email, isBot: auth.isBot };
+    return admitted(auth, hostRealmId);
   }
+
+  /**
+   * The user of a browser session (the `sessionid` cookie's value), with the checks of an API
+   * key: an active user of an active realm, the realm the Host header names. A session costs
+   * one Redis read (it may be revoked at any moment); its user is looked up as a key's is. Every
+   * failure is a 401 asking for a session, as Zulip answers /json.
+   */
+  async authenticateSession(
+    sessionId: string,
+    hostRealm: RealmEntry | undefined,
+  ): Promise<{ user: Requester; session: Session }> {
+    const session = await this.sessions.get(sessionId);
+    if (!session) throw new UnauthorizedError(NOT_LOGGED_IN, SESSION_AUTHENTICATE);
+    const auth = await this.lookup(userAuthCacheKey(session.userId));
+    if (!auth || !hostRealm || session.realmId !== auth.realmId) {
+      throw new UnauthorizedError(NOT_LOGGED_IN, SESSION_AUTHENTICATE);
+    }
+    return { user: admitted(auth, hostRealm.id, SESSION_AUTHENTICATE), session };
+  }
+}
+
+/** The checks every credential passes once it names a user (Zulip's validate_account_and_subdomain). */
+function admitted(auth: CachedAuth, hostRealmId: number | undefined, authenticate?: string): Requester {
+  if (!auth.isActive) throw new UnauthorizedError('Account is deactivated', authenticate);
+  if (auth.realmDeactivated) throw new UnauthorizedError('This organization has been deactivated', authenticate);
+  if (hostRealmId !== undefined && hostRealmId !== auth.realmId) {
+    throw new UnauthorizedError('Account is not associated with this subdomain', authenticate);
+  }
+  return { userId: auth.userId, realmId: auth.realmId, role: auth.role, email: auth.email, isBot: auth.isBot };
 }

@@ -207,10 +207,15 @@ function dropTypelessNullable(node: unknown): void {
   for (const child of Object.values(node as object)) dropTypelessNullable(child);
 }
 
+/** The path zulip.yaml names: without /api/v1, or /json (the web app's alias of it). */
+function relativeApiPath(apiPath: string): string {
+  return apiPath.replace(/^\/(api\/v1|json)(?=\/)/, '');
+}
+
 /** The zulip.yaml operation a request maps to, e.g. "GET /users/{user_id}". */
 export function findOperation(method: string, apiPath: string): string | undefined {
   load();
-  const relative = apiPath.replace(/^\/api\/v1/, '');
+  const relative = relativeApiPath(apiPath);
   const candidates = operations!.filter((op) => op.method === method && op.regex.test(relative));
   if (candidates.length === 0) return undefined;
   // Between /users/{email} and /users/{user_id}: a number is an id.
@@ -270,7 +275,7 @@ export class SchemaMismatchError extends Error {}
 export function validateSuccessResponse(method: string, apiPath: string, status: number, body: unknown): void {
   load();
   const operation = findOperation(method, apiPath);
-  const relative = apiPath.replace(/^\/api\/v1/, '');
+  const relative = relativeApiPath(apiPath);
   const declared = NEWER_OPERATIONS.find((op) => op.method === method && op.path.test(relative));
   if (!operation) {
     if (declared) {

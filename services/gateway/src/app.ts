@@ -1,13 +1,22 @@
 // The gateway: the public HTTP entry (but for GET and DELETE /api/v1/events, which the Ingress
 // sends straight to the event tier: docs/adr/0006). For each request it finds the owning service,
 // authenticates the caller, signs a short-lived internal token and streams the request to
-// the service and the answer back. Plain node:http on purpose: long-polls and high-rate
+// the service and the answer back. /json/<x> (Zulip's web app) is /api/v1/<x> authenticated by
+// the session cookie instead of HTTP Basic, with a CSRF check: the same rule, the same upstream
+// path, so services never see /json. Plain node:http on purpose: long-polls and high-rate
 // endpoints pass through no middleware stack (design §3).
 
 import http from 'node:http';
-import { DEFAULT_AUTH_CACHE_TTL_SECONDS, type Redis } from '@teamchat/bus';
+import {
+  csrfTokenMatches,
+  DEFAULT_AUTH_CACHE_TTL_SECONDS,
+  sessionIdFromCookies,
+  type Redis,
+  type Session,
+} from '@teamchat/bus';
 import {
   asJsonableError,
+  CsrfFailedError,
   hasRequestBody,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
@@ -15,6 +24,9 @@ import {
   requestIdOf,
   ResourceNotFoundError,
   sendError,
+  SESSION_AUTHENTICATE,
+  SESSION_CSRF_HEADER,
+  SESSION_ID_HEADER,
   signInternalToken,
   UnauthorizedError,
   type Logger,
@@ -64,6 +76,8 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   'connection',
   'keep-alive',
   INTERNAL_TOKEN_HEADER,
+  SESSION_ID_HEADER,
+  SESSION_CSRF_HEADER,
 ]);
 const HOP_BY_HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
@@ -86,6 +100,25 @@ function discardRequestBody(req: http.IncomingMessage, upstreamReq: http.ClientR
   req.unpipe(upstreamReq);
   upstreamReq.destroy();
   req.resume();
+}
+
+/** The web app's alias of /api/v1 (Zulip's /json). */
+const JSON_PREFIX = '/json/';
+/** Methods Django's CSRF check lets through without a token. */
+const CSRF_SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+
+/**
+ * A state-changing request of a session must carry the session's CSRF token in X-CSRFToken, as
+ * Django's CsrfViewMiddleware checks it (its reasons as Zulip reports them).
+ */
+function checkCsrf(req: http.IncomingMessage, session: Session): void {
+  if (CSRF_SAFE_METHODS.has(req.method ?? 'GET')) return;
+  const given = req.headers['x-csrftoken'];
+  const token = Array.isArray(given) ? given[0] : given;
+  if (!token) throw new CsrfFailedError('CSRF token missing.');
+  if (!csrfTokenMatches(session, token)) {
+    throw new CsrfFailedError("CSRF token from the 'X-Csrftoken' HTTP header incorrect.");
+  }
 }
 
 /** Zulip's legacy ?api_key= on file URLs: the key alone identifies the user. */
@@ -118,19 +151,47 @@ export function createGateway(deps: GatewayDeps): RunningService {
     Object.entries(deps.serviceUrls).map(([name, url]) => [name, new URL(url)]),
   ) as Record<ServiceName, URL>;
 
-  async function authenticate(
-    req: http.IncomingMessage,
-    url: URL,
-    rule: RouteRule,
-  ): Promise<{ user: Requester | null; realmId: number | null }> {
+  interface Caller {
+    user: Requester | null;
+    realmId: number | null;
+    /** Set when a session cookie authenticated the request. */
+    session?: Session;
+  }
+
+  async function authenticate(req: http.IncomingMessage, url: URL, rule: RouteRule, viaJson: boolean): Promise<Caller> {
     const hostRealm = await realms.byHost(req.headers.host);
     const anonymous = async () => {
       const realm = hostRealm ?? (await realms.fallback());
       return { user: null, realmId: realm?.id ?? null };
     };
+    const bySession = async (sessionId: string): Promise<Caller> => {
+      const { user, session } = await authenticator.authenticateSession(sessionId, hostRealm);
+      return { user, realmId: user.realmId, session };
+    };
+    // /json: the session only, as Zulip's rest_dispatch (an Authorization header is not read);
+    // pages: a session if there is a good one, else anonymous.
+    if (viaJson || rule.auth === 'page') {
+      const sessionId = sessionIdFromCookies(req.headers.cookie);
+      const optional = rule.auth === 'public' || rule.auth === 'page';
+      if (!sessionId) {
+        if (!optional) throw new UnauthorizedError(undefined, SESSION_AUTHENTICATE);
+        return anonymous();
+      }
+      try {
+        const caller = await bySession(sessionId);
+        if (rule.auth !== 'page') checkCsrf(req, caller.session!);
+        return caller;
+      } catch (error) {
+        if (optional && error instanceof UnauthorizedError) return anonymous();
+        throw error;
+      }
+    }
     try {
       let credentials = parseBasicAuth(req.headers.authorization);
       if (!credentials && rule.auth === 'file') credentials = queryApiKey(url);
+      // Images in messages load with the browser's cookie (Zulip's override_api_url_scheme views).
+      const sessionId = rule.auth === 'file' && !credentials ? sessionIdFromCookies(req.headers.cookie) : undefined;
+      if (sessionId) return await bySession(sessionId);
       if (!credentials) {
         if (rule.auth !== 'public') throw new UnauthorizedError();
         return await anonymous();
@@ -152,6 +213,8 @@ export function createGateway(deps: GatewayDeps): RunningService {
     rule: RouteRule,
     token: string,
     requestId: string,
+    upstreamPath: string,
+    session: Session | undefined,
   ) {
     const upstream = upstreams[rule.service];
     const headers: http.OutgoingHttpHeaders = {};
@@ -165,13 +228,19 @@ export function createGateway(deps: GatewayDeps): RunningService {
     headers['x-forwarded-for'] = rateLimiter.clientAddress(req);
     headers['x-forwarded-host'] = req.headers.host ?? '';
     headers.host = upstream.host;
+    if (session) {
+      // Services learn which session (a password change keeps it, logout ends it), never its cookie;
+      // the web service also gets its CSRF token for the page.
+      headers[SESSION_ID_HEADER] = session.hash;
+      if (rule.service === 'web') headers[SESSION_CSRF_HEADER] = session.csrfToken;
+    }
 
     const upstreamReq = http.request({
       protocol: upstream.protocol,
       hostname: upstream.hostname,
       port: upstream.port,
       method: req.method,
-      path: url.pathname + url.search,
+      path: upstreamPath + url.search,
       headers,
       agent: rule.longPoll ? longPollAgent : agent,
       timeout: rule.longPoll
@@ -224,14 +293,16 @@ export function createGateway(deps: GatewayDeps): RunningService {
       res.end(JSON.stringify({ status: ready ? 'ok' : 'unavailable' }));
       return;
     }
-    const rule = matchRoute(url.pathname);
+    const viaJson = url.pathname.startsWith(JSON_PREFIX);
+    const apiPath = viaJson ? `/api/v1/${url.pathname.slice(JSON_PREFIX.length)}` : url.pathname;
+    const rule = matchRoute(apiPath);
     const observation = observeGatewayRequest(req, res, { path: url.pathname, requestId, rule }, logger);
     if (!rule) {
       sendJsonError(res, new ResourceNotFoundError(), requestId);
       return;
     }
     try {
-      const { user, realmId } = await authenticate(req, url, rule);
+      const { user, realmId, session } = await authenticate(req, url, rule, viaJson);
       // A poll that may park spends no budget (see mayPark); every other request does.
       if (!(rule.longPoll && mayPark(req, url.searchParams))) await rateLimiter.check(req, res, user);
       observation.userId = user?.userId;
@@ -240,9 +311,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
         user,
         realmId,
         method: req.method ?? 'GET',
-        path: url.pathname,
+        path: apiPath,
       });
-      forward(req, res, url, rule, token, requestId);
+      forward(req, res, url, rule, token, requestId, apiPath, session);
     } catch (error) {
       const jsonable = asJsonableError(error);
       if (jsonable.status >= 500) logger.error({ err: error, request_id: requestId }, 'gateway error');

@@ -11,9 +11,11 @@ export const SERVICE_NAMES: readonly ServiceName[] = ['users', 'messages', 'chan
 /**
  * basic: HTTP Basic email:api_key, required.
  * public: no credentials needed (the realm comes from the Host header); Basic is still used if sent.
- * file: Basic, or Zulip's legacy `api_key` query parameter (file downloads in <img> tags).
+ * file: Basic, or Zulip's legacy `api_key` query parameter, or the session cookie (file downloads in <img> tags).
+ * page: the web service's pages: the session cookie if a live one is sent, else anonymous.
+ * Any rule also serves /json/<x> for /api/v1/<x>, with the session cookie instead of Basic.
  */
-export type AuthMode = 'basic' | 'public' | 'file';
+export type AuthMode = 'basic' | 'public' | 'file' | 'page';
 
 export interface RouteRule {
   pattern: RegExp;
@@ -92,6 +94,13 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('saved_snippets(/.*)?'), service: 'users', auth: 'basic' },
   // A test push notification, through the bouncer (the users service keeps the device tokens).
   { pattern: api('mobile_push/test_notification'), service: 'users', auth: 'basic' },
+
+  // The pages around Zulip's web app (the web service): home, login, logout, password reset,
+  // and the app's static files (no session needed).
+  { pattern: /^\/(login\/)?$/, service: 'web', auth: 'page' },
+  { pattern: /^\/accounts\/.*$/, service: 'web', auth: 'page' },
+  { pattern: /^\/reset\/.*$/, service: 'web', auth: 'page' },
+  { pattern: /^\/static\/.+$/, service: 'web', auth: 'public', ignoreCredentials: true },
 ];
 
 export function matchRoute(path: string): RouteRule | undefined {

@@ -3,7 +3,7 @@
 import type { Route } from '@teamchat/core';
 import type { UsersDeps } from './deps';
 import { addAlertWords, listAlertWords, removeAlertWords } from './views/alert-words';
-import { fetchApiKey } from './views/fetch-api-key';
+import { fetchApiKey, internalPasswordLogin } from './views/fetch-api-key';
 import {
   createMultiuseInvite,
   getInvites,
@@ -74,6 +74,7 @@ import {
 export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/server_settings', view: getServerSettings, auth: 'anonymous' },
   { method: 'POST', path: '/api/v1/fetch_api_key', view: fetchApiKey, auth: 'anonymous' },
+  { method: 'POST', path: '/internal/password_login', view: internalPasswordLogin, auth: 'anonymous' },
 
   // One's own account.
   { method: 'GET', path: '/api/v1/users/me', view: getOwnUser },

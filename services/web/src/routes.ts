@@ -2,10 +2,18 @@
 // password reset), the session's entry and exit, and the app's static files.
 import type { Route } from '@teamchat/core';
 import type { WebDeps } from './deps';
+import { loginPage, loginSubmit, logout } from './views/accounts';
 import { homePage } from './views/home';
 import { serveStatic } from './views/static';
 
 export const routes: Route<WebDeps>[] = [
+  // Logging in and out (views/accounts.ts).
+  { method: 'GET', path: '/login/', view: loginPage, auth: 'anonymous' },
+  { method: 'GET', path: '/accounts/login/', view: loginPage, auth: 'anonymous' },
+  { method: 'POST', path: '/accounts/login/', view: loginSubmit, auth: 'anonymous' },
+  { method: 'POST', path: '/login/', view: loginSubmit, auth: 'anonymous' },
+  { method: 'GET', path: '/accounts/logout/', view: logout, auth: 'anonymous' },
+  { method: 'POST', path: '/accounts/logout/', view: logout, auth: 'anonymous' },
   // The app (anonymous: spectators may have it; anyone else is sent to the login page).
   { method: 'GET', path: '/', view: homePage, auth: 'anonymous' },
   // The app's files (HEAD is served by the GET route).

@@ -4,6 +4,7 @@
 // form (the event tier drops those for clients with user_settings_object); a new time zone
 // or name goes to everyone who can access the user as a realm_user update.
 
+import { SessionStore } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
 import {
@@ -23,7 +24,8 @@ type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
 
 export interface SettingsChange {
   fullName?: string;
-  password?: { old: string | undefined; new: string };
+  /** A new password ends the user's other browser sessions: all but `keepSession` (a session's hash), if given. */
+  password?: { old: string | undefined; new: string; keepSession?: string };
   /** Settings in the order the request named them; default_language and timezone included. */
   settings: [string, SettingValue][];
 }
@@ -45,8 +47,12 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
   await transaction(deps.db, async (tx) => {
     await lockUser(tx.db, userId);
     let user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
-    if (passwordHash !== undefined)
+    if (passwordHash !== undefined) {
       await tx.db.userProfile.update({ where: { id: userId }, data: { password_hash: passwordHash } });
+      // As Django's update_session_auth_hash: the session that changed it stays logged in.
+      const keep = change.password?.keepSession;
+      tx.onCommit(() => new SessionStore(deps.redis, deps.env.REDIS_PREFIX).revokeUser(userId, keep));
+    }
 
     // The view lets only humans here: no realm_bot update.
     if (change.fullName !== undefined && change.fullName !== user.full_name)

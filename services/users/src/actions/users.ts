@@ -1,7 +1,7 @@
 // Creating users, their credentials, and the changes that follow them around the realm:
 // role (with the system groups that mirror it), name, deactivation.
 
-import { invalidateAuthCache } from '@teamchat/bus';
+import { invalidateAuthCache, SessionStore, userAuthCacheKey } from '@teamchat/bus';
 import { CannotDeactivateLastUserError, JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
 import { Prisma, transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db';
 import {
@@ -191,19 +191,23 @@ export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<st
   });
 }
 
+/** Sets a user's password (an operator's command, a password reset): every browser session of theirs ends. */
 export async function doSetPassword(deps: Deps, userId: number, password: string): Promise<void> {
   await deps.db.userProfile.update({ where: { id: userId }, data: { password_hash: await hashPassword(password) } });
+  await new SessionStore(deps.redis, deps.env.REDIS_PREFIX).revokeUser(userId);
 }
 
-/** After commit, the gateway forgets what it cached about these users' keys (role, activity). */
+/**
+ * After commit, the gateway forgets what it cached about these users' keys and sessions (role,
+ * activity).
+ */
 async function invalidateKeysAfterCommit(deps: Deps, tx: Tx, userIds: number[]): Promise<void> {
   const keys = await tx.db.apiKey.findMany({ where: { user_profile_id: { in: userIds } }, select: { key_hash: true } });
   tx.onCommit(() =>
-    invalidateAuthCache(
-      deps.redis,
-      deps.env,
-      keys.map((key) => key.key_hash),
-    ),
+    invalidateAuthCache(deps.redis, deps.env, [
+      ...keys.map((key) => key.key_hash),
+      ...userIds.map((id) => userAuthCacheKey(id)),
+    ]),
   );
 }
 
@@ -437,6 +441,9 @@ async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): P
     tx,
     deactivated.map((u) => u.id),
   );
+  // Their browser sessions end too (a reactivated user logs in again).
+  const sessions = new SessionStore(deps.redis, deps.env.REDIS_PREFIX);
+  tx.onCommit(() => Promise.all(deactivated.map((u) => sessions.revokeUser(u.id))).then(() => undefined));
 }
 
 /**

@@ -1,7 +1,7 @@
-import { AuthenticationFailedError, param, RateLimitedError, required, type ViewContext } from '@teamchat/core';
+import { param, required, type ViewContext } from '@teamchat/core';
+import { checkPasswordLogin } from '../actions/password-login';
 import { doIssueApiKey } from '../actions/users';
 import type { UsersDeps } from '../deps';
-import { passwordMatches } from '../lib/login-throttle';
 
 /** The client's address: the gateway puts the one it resolved in X-Forwarded-For. */
 function clientAddress(req: ViewContext<UsersDeps>['req']): string {
@@ -11,27 +11,30 @@ function clientAddress(req: ViewContext<UsersDeps>['req']): string {
 }
 
 /**
- * POST /fetch_api_key: username (email) + password → a new API key for this client. Attempts
- * are throttled per account and per client address (LoginThrottle); known and unknown
- * accounts take the same time to refuse.
+ * POST /fetch_api_key: username (email) + password → a new API key for this client, after the
+ * password login's checks and throttle (checkPasswordLogin).
  */
 export async function fetchApiKey({ deps, params, realmId, req }: ViewContext<UsersDeps>) {
   const { username, password } = params.parse({
     username: required(param.string()),
     password: required(param.string({ allowNullBytes: true })),
   });
-  const email = username.trim().toLowerCase();
-  const attempt = await deps.loginThrottle.attempt(realmId, email, clientAddress(req));
-  if (attempt && 'retryAfterSeconds' in attempt) throw new RateLimitedError(attempt.retryAfterSeconds);
-  const user = await deps.db.userProfile.findFirst({
-    where: { realm_id: realmId, delivery_email: email, is_bot: false },
-    include: { realm: true },
-  });
-  if (!(await passwordMatches(password, user?.password_hash)) || !user) throw new AuthenticationFailedError();
-  if (!user.is_active) throw new AuthenticationFailedError('Account is deactivated', 'USER_DEACTIVATED');
-  if (user.realm.deactivated)
-    throw new AuthenticationFailedError('This organization has been deactivated', 'REALM_DEACTIVATED');
-  await attempt?.succeeded();
+  const user = await checkPasswordLogin(deps, realmId, username, password, clientAddress(req));
   const apiKey = await doIssueApiKey(deps, user.id, 'fetch_api_key');
   return { api_key: apiKey, email: user.delivery_email, user_id: user.id };
+}
+
+/**
+ * POST /internal/password_login (the web service's login form; the gateway routes no /internal
+ * path, so only services reach it): the same checks and throttle as fetch_api_key, for the client
+ * address the web service was given. Answers the user's id; the web service makes the session.
+ */
+export async function internalPasswordLogin({ deps, params, realmId }: ViewContext<UsersDeps>) {
+  const { username, password, client_address } = params.parse({
+    username: required(param.string()),
+    password: required(param.string({ allowNullBytes: true })),
+    client_address: required(param.string()),
+  });
+  const user = await checkPasswordLogin(deps, realmId, username, password, client_address);
+  return { user_id: user.id, realm_id: user.realm_id };
 }

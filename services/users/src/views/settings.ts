@@ -1,4 +1,4 @@
-import { optional, param, type AuthedContext } from '@teamchat/core';
+import { optional, param, SESSION_ID_HEADER, type AuthedContext } from '@teamchat/core';
 import { checkFullName, loadActor } from '@teamchat/domain';
 import { doChangeSettings } from '../actions/settings';
 import type { UsersDeps } from '../deps';
@@ -20,7 +20,7 @@ const settingSpecs = Object.fromEntries(
  * needs a confirmation email this server cannot send) is left unread, so it is reported in
  * ignored_parameters_unsupported.
  */
-export async function updateSettings({ deps, params, requester }: AuthedContext<UsersDeps>) {
+export async function updateSettings({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireHuman(actor);
   const { full_name, old_password, new_password, default_language, timezone } = params.parse({
@@ -45,7 +45,10 @@ export async function updateSettings({ deps, params, requester }: AuthedContext<
   }
   await doChangeSettings(deps, actor.id, {
     fullName,
-    password: new_password !== undefined ? { old: old_password, new: new_password } : undefined,
+    password:
+      new_password !== undefined
+        ? { old: old_password, new: new_password, keepSession: req.get(SESSION_ID_HEADER) }
+        : undefined,
     settings,
   });
   return {};

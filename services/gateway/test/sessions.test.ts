@@ -1,0 +1,319 @@
+// Zulip's web app authenticates with a session cookie and a CSRF token, calling /json/<x> for
+// /api/v1/<x> (design §11): the login form, the cookie, /json's rules, and a session's end.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
+import { Role } from '@teamchat/domain';
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { ApiClient, expectError, type ApiResponse } from '@teamchat/testing';
+
+const PASSWORD = 'correct horse battery staple';
+const NOT_LOGGED_IN = 'Not logged in: API authentication or user session required';
+
+/** A browser: its cookie and the session's CSRF token (which the page would give it). */
+interface Browser {
+  cookie: string;
+  sessionId: string;
+  csrfToken: string;
+  /** /json requests with the cookie, and the CSRF header unless told otherwise. */
+  client: ApiClient;
+}
+
+function setCookieOf(response: ApiResponse): string {
+  const header = response.headers['set-cookie'];
+  expect(header).toHaveLength(1);
+  return header![0];
+}
+
+async function logIn(stack: Stack, email: string, password = PASSWORD, host?: string): Promise<ApiResponse> {
+  const client = host ? stack.anonymous().withHost(host) : stack.anonymous();
+  return client.post('/accounts/login/', { username: email, password }, { validate: false });
+}
+
+async function browserOf(stack: Stack, response: ApiResponse): Promise<Browser> {
+  expect(response.status).toBe(302);
+  const cookie = setCookieOf(response).split(';', 1)[0];
+  const sessionId = sessionIdFromCookies(cookie)!;
+  const session = await new SessionStore(stack.redis, stack.deps.env.REDIS_PREFIX).get(sessionId);
+  const csrfToken = session!.csrfToken;
+  return {
+    cookie,
+    sessionId,
+    csrfToken,
+    client: new ApiClient(stack.gatewayUrl, null, { cookie, 'x-csrftoken': csrfToken }),
+  };
+}
+
+async function loggedIn(stack: Stack, user: TestUser): Promise<Browser> {
+  return browserOf(stack, await logIn(stack, user.deliveryEmail));
+}
+
+let stack: Stack;
+let user: TestUser;
+beforeAll(async () => {
+  stack = await startStack({
+    services: ['web', 'events'],
+    env: { LOGIN_RATE_LIMIT_ACCOUNT_ATTEMPTS: '3' },
+  });
+  user = await stack.createUser({ email: 'hamlet@example.com', password: PASSWORD });
+});
+afterAll(() => stack.close());
+
+describe('the login form', () => {
+  test('GET /login/ is a form a person can use', async () => {
+    const page = await stack.anonymous().get('/login/', {}, { validate: false });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('action="/accounts/login/"');
+    expect(page.body).toContain('name="username"');
+    expect(page.body).toContain('name="password"');
+  });
+
+  test('the right password: a session cookie, and the app', async () => {
+    const response = await logIn(stack, user.deliveryEmail);
+    expect(response.status).toBe(302);
+    expect(response.headers.location).toBe('/');
+    const cookie = setCookieOf(response);
+    expect(cookie).toMatch(/^sessionid=[A-Za-z0-9_-]{43};/);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Lax');
+    expect(cookie).toContain('Path=/');
+    expect(cookie).toContain(`Max-Age=${14 * 24 * 3600}`);
+    // EXTERNAL_SCHEME is http in the test stack.
+    expect(cookie).not.toContain('Secure');
+  });
+
+  test('next= is followed within the site only', async () => {
+    const here = await stack
+      .anonymous()
+      .post(
+        '/accounts/login/',
+        { username: user.deliveryEmail, password: PASSWORD, next: '/#narrow/x' },
+        { validate: false },
+      );
+    expect(here.headers.location).toBe('/#narrow/x');
+    const elsewhere = await stack
+      .anonymous()
+      .post(
+        '/accounts/login/',
+        { username: user.deliveryEmail, password: PASSWORD, next: '//evil.test/' },
+        { validate: false },
+      );
+    expect(elsewhere.headers.location).toBe('/');
+  });
+
+  test("a wrong password or unknown email: the form again, with Zulip's text, no cookie", async () => {
+    for (const username of [user.deliveryEmail, 'nobody@example.com']) {
+      const response = await logIn(stack, username, 'wrong password');
+      expect(response.status).toBe(200);
+      expect(response.headers['set-cookie']).toBeUndefined();
+      expect(response.body).toContain('Incorrect email or password.');
+      expect(response.body).toContain('id="login_form"');
+    }
+  });
+
+  test('a deactivated user is told so', async () => {
+    const gone = await stack.createUser({ email: 'gone@example.com', password: PASSWORD });
+    await stack.db.userProfile.update({ where: { id: gone.id }, data: { is_active: false } });
+    const response = await logIn(stack, gone.deliveryEmail);
+    expect(response.status).toBe(200);
+    expect(response.body).toContain(
+      'Your account gone@example.com has been deactivated. Please contact your organization administrator to reactivate it.',
+    );
+  });
+
+  test('an account of another organisation does not log in here', async () => {
+    const other = await stack.createRealm('other', 'other.example.test');
+    const stranger = await stack.createUser({ email: 'stranger@example.com', password: PASSWORD, realm: other });
+    const here = await logIn(stack, stranger.deliveryEmail);
+    expect(here.status).toBe(200);
+    expect(here.body).toContain('Incorrect email or password.');
+    // On its own organisation's Host it does, and that session is refused on this one.
+    const browser = await browserOf(stack, await logIn(stack, stranger.deliveryEmail, PASSWORD, other.host));
+    expect((await browser.client.withHost(other.host).get('/json/users/me')).status).toBe(200);
+    expectError(
+      await browser.client.get('/json/users/me'),
+      401,
+      'UNAUTHORIZED',
+      'Account is not associated with this subdomain',
+    );
+  });
+
+  test('attempts past the login throttle (shared with fetch_api_key) are refused', async () => {
+    const target = await stack.createUser({ email: 'target@example.com', password: PASSWORD });
+    for (let i = 0; i < 2; i++) expect((await logIn(stack, target.deliveryEmail, 'guess')).status).toBe(200);
+    // fetch_api_key spends the same budget.
+    const api = await stack
+      .anonymous()
+      .post('/api/v1/fetch_api_key', { username: target.deliveryEmail, password: 'x' });
+    expectError(api, 401, 'AUTHENTICATION_FAILED');
+    const response = await logIn(stack, target.deliveryEmail);
+    expect(response.status).toBe(200);
+    expect(response.headers['set-cookie']).toBeUndefined();
+    expect(response.body).toMatch(
+      /You&#39;re making too many attempts to sign in\. Try again in \d+ seconds or contact your organization administrator for help\./,
+    );
+  });
+
+  test('a logged-in browser asking for the login page goes to the app', async () => {
+    const browser = await loggedIn(stack, user);
+    const page = await browser.client.get('/login/', {}, { validate: false });
+    expect(page.status).toBe(302);
+    expect(page.headers.location).toBe('/');
+  });
+});
+
+describe('/json: /api/v1 with the session', () => {
+  test('GET works with the cookie alone, as the same endpoint', async () => {
+    const browser = await loggedIn(stack, user);
+    const me = await new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie }).get('/json/users/me');
+    expect(me.status).toBe(200);
+    expect(me.body.user_id).toBe(user.id);
+  });
+
+  test('no session: 401 asking for one, as Zulip answers /json', async () => {
+    const response = await stack.anonymous().get('/json/users/me');
+    expectError(response, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+    expect(response.headers['www-authenticate']).toBe('Session realm="zulip"');
+    const garbage = await new ApiClient(stack.gatewayUrl, null, { cookie: 'sessionid=nonsense' }).get('/json/users/me');
+    expectError(garbage, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test('HTTP Basic is not read on /json (Zulip: the session only)', async () => {
+    const response = await user.client.get('/json/users/me');
+    expectError(response, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test('a change needs the CSRF token: missing or wrong is 403 CSRF_FAILED, right works', async () => {
+    const browser = await loggedIn(stack, user);
+    const noToken = new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie });
+    const missing = await noToken.post('/json/users/me/alert_words', { alert_words: ['x'] });
+    expectError(missing, 403, 'CSRF_FAILED', 'CSRF error: CSRF token missing.');
+    expect(missing.body.reason).toBe('CSRF token missing.');
+    const wrong = await noToken.post(
+      '/json/users/me/alert_words',
+      { alert_words: ['x'] },
+      { headers: { 'x-csrftoken': 'a'.repeat(43) } },
+    );
+    expectError(wrong, 403, 'CSRF_FAILED', "CSRF error: CSRF token from the 'X-Csrftoken' HTTP header incorrect.");
+    // Another session's token is as wrong.
+    const other = await loggedIn(stack, user);
+    const crossed = await noToken.post(
+      '/json/users/me/alert_words',
+      { alert_words: ['x'] },
+      { headers: { 'x-csrftoken': other.csrfToken } },
+    );
+    expectError(crossed, 403, 'CSRF_FAILED');
+    const ok = await browser.client.post('/json/users/me/alert_words', { alert_words: ['x'] });
+    expect(ok.status).toBe(200);
+    expect(ok.body.alert_words).toContain('x');
+  });
+
+  test('a path no rule has is a 404', async () => {
+    const browser = await loggedIn(stack, user);
+    expectError(await browser.client.get('/json/no/such/thing'), 404, 'BAD_REQUEST');
+  });
+
+  test('events: register and a long-poll through the gateway with the cookie', async () => {
+    const browser = await loggedIn(stack, user);
+    const queue = await browser.client.post('/json/register', { event_types: ['alert_words'] });
+    expect(queue.status).toBe(200);
+    const poll = browser.client.get('/json/events', { queue_id: queue.body.queue_id, last_event_id: -1 });
+    await sleep(100);
+    expect((await user.client.post('/api/v1/users/me/alert_words', { alert_words: ['polled'] })).status).toBe(200);
+    const answer = await poll;
+    expect(answer.status).toBe(200);
+    expect(answer.body.events.map((event: { type: string }) => event.type)).toContain('alert_words');
+  });
+});
+
+describe("a session's end", () => {
+  test('logout ends the session: the old cookie is refused, and the browser goes to the login page', async () => {
+    const browser = await loggedIn(stack, user);
+    const refused = await new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie }).post(
+      '/accounts/logout/',
+      { csrfmiddlewaretoken: 'wrong' },
+      { validate: false },
+    );
+    expect(refused.status).toBe(403);
+    expect((await browser.client.get('/json/users/me')).status).toBe(200);
+    const out = await new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie }).post(
+      '/accounts/logout/',
+      { csrfmiddlewaretoken: browser.csrfToken },
+      { validate: false },
+    );
+    expect(out.status).toBe(302);
+    expect(out.headers.location).toBe('/login/');
+    expect(setCookieOf(out)).toMatch(/^sessionid=""; expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Path=\//);
+    expectError(await browser.client.get('/json/users/me'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test('GET /accounts/logout/ logs out too (Zulip takes either)', async () => {
+    const browser = await loggedIn(stack, user);
+    const out = await browser.client.get('/accounts/logout/', {}, { validate: false });
+    expect(out.status).toBe(302);
+    expectError(await browser.client.get('/json/users/me'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test("a user's deactivation ends every session of theirs", async () => {
+    const admin = await stack.createUser({ role: Role.ADMINISTRATOR });
+    const leaving = await stack.createUser({ email: 'leaving@example.com', password: PASSWORD });
+    const first = await loggedIn(stack, leaving);
+    const second = await loggedIn(stack, leaving);
+    expect((await first.client.get('/json/users/me')).status).toBe(200);
+    expect((await admin.client.delete(`/api/v1/users/${leaving.id}`)).status).toBe(200);
+    for (const browser of [first, second]) {
+      expectError(await browser.client.get('/json/users/me'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+    }
+    // Reactivated, the old sessions stay ended.
+    expect((await admin.client.post(`/api/v1/users/${leaving.id}/reactivate`)).status).toBe(200);
+    expectError(await first.client.get('/json/users/me'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test('a password change ends the other sessions, not the one that made it', async () => {
+    const changer = await stack.createUser({ email: 'changer@example.com', password: PASSWORD });
+    const here = await loggedIn(stack, changer);
+    const elsewhere = await loggedIn(stack, changer);
+    const changed = await here.client.patch('/json/settings', {
+      old_password: PASSWORD,
+      new_password: 'a brand new passphrase',
+    });
+    expect(changed.status).toBe(200);
+    expect((await here.client.get('/json/users/me')).status).toBe(200);
+    expectError(await elsewhere.client.get('/json/users/me'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+    expect((await logIn(stack, changer.deliveryEmail, 'a brand new passphrase')).status).toBe(302);
+  });
+});
+
+describe('uploaded files load with the cookie', () => {
+  test("the 'file' mode takes the session cookie", async () => {
+    const browser = await loggedIn(stack, user);
+    // The uploads service is not running here: reaching it (a 503 from the gateway) means the
+    // gateway admitted the cookie; without one the gateway refuses first.
+    const withCookie = await new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie }).get(
+      '/user_uploads/1/ab/file.png',
+      {},
+      { validate: false },
+    );
+    expect(withCookie.status).toBe(503);
+    const without = await stack.anonymous().get('/user_uploads/1/ab/file.png', {}, { validate: false });
+    expectError(without, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+});
+
+describe('a session lasts SESSION_COOKIE_AGE_SECONDS', () => {
+  let short: Stack;
+  beforeAll(async () => {
+    short = await startStack({ services: ['web'], env: { SESSION_COOKIE_AGE_SECONDS: '2' } });
+  });
+  afterAll(() => short.close());
+
+  test('past it, the session is refused (401) and the cookie said so', async () => {
+    const hasty = await short.createUser({ email: 'hasty@example.com', password: PASSWORD });
+    const response = await logIn(short, hasty.deliveryEmail);
+    expect(setCookieOf(response)).toContain('Max-Age=2');
+    const browser = await browserOf(short, response);
+    expect((await browser.client.get('/json/users/me')).status).toBe(200);
+    await sleep(2500);
+    expectError(await browser.client.get('/json/users/me'), 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+});

@@ -1,0 +1,151 @@
+// The accounts pages (Zulip's zerver/views/auth.py login_page and logout_view, and the password
+// reset views): plain forms of our own markup, styled by the installed app's portico bundle
+// when there is one.
+import type { ServerResponse } from 'node:http';
+import { csrfTokenMatches } from '@teamchat/bus';
+import {
+  JsonableError,
+  RESPONDED,
+  SESSION_ID_HEADER,
+  type AuthedContext,
+  type ViewContext,
+  type ViewResult,
+} from '@teamchat/core';
+import { logIn, loginRefusal, logOut } from '../actions/sessions';
+import type { WebDeps } from '../deps';
+import { cspNonce } from '../lib/csp';
+import { csrfInput, escapeHtml, sendPage } from '../lib/html';
+import { LOGIN_PAGE } from '../lib/page-params';
+import { sessionCsrfToken } from '../lib/session';
+
+type Ctx = ViewContext<WebDeps>;
+
+/** The installed app's stylesheets for the pages outside it (Zulip's portico pages). */
+function porticoStyles(deps: WebDeps): string {
+  try {
+    const urls = deps.webApp?.entryUrls('portico') ?? [];
+    return urls
+      .filter((url) => url.endsWith('.css'))
+      .map((url) => `<link rel="stylesheet" href="${escapeHtml(url)}">`)
+      .join('');
+  } catch {
+    return '';
+  }
+}
+
+/** One accounts page around `body` (trusted markup: every value in it is escaped by the caller). */
+export function sendAccountsPage(deps: WebDeps, res: ServerResponse, title: string, body: string, status = 200) {
+  const html = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} | Zulip</title>${porticoStyles(deps)}</head>
+<body class="portico-page"><div class="app portico-page"><div class="app-main portico-page-container">
+<div class="register-account flex full-page"><div class="pitch"><h1>${escapeHtml(title)}</h1></div>
+<div class="white-box">${body}</div></div></div></div></body></html>`;
+  sendPage(res, html, cspNonce(), status);
+}
+
+export function redirect(res: ServerResponse, location: string, cookie?: string): typeof RESPONDED {
+  res.writeHead(302, { Location: location, 'Cache-Control': 'no-store', ...(cookie ? { 'Set-Cookie': cookie } : {}) });
+  res.end();
+  return RESPONDED;
+}
+
+/** Where to go after logging in: a path of this site (never another origin), else the app. */
+function nextPath(raw: string | undefined): string {
+  return raw && raw.startsWith('/') && !raw.startsWith('//') && !raw.startsWith('/\\') ? raw : '/';
+}
+
+function field(ctx: Ctx, name: string): string | undefined {
+  return ctx.params.raw.get(name);
+}
+
+function csrfField(ctx: Ctx): string {
+  return String(csrfInput(sessionCsrfToken(ctx.req)));
+}
+
+function loginForm(ctx: Ctx, input: { username?: string; error?: string; next?: string }): string {
+  const next = input.next ? `<input type="hidden" name="next" value="${escapeHtml(input.next)}">` : '';
+  const error = input.error ? `<div class="alert alert-error" role="alert">${escapeHtml(input.error)}</div>` : '';
+  return `${error}<form name="login_form" id="login_form" method="post" class="login-form" action="/accounts/login/">
+${csrfField(ctx)}${next}
+<div class="input-box"><label for="id_username" class="inline-block">Email</label>
+<input type="email" name="username" id="id_username" class="required" autocomplete="username" value="${escapeHtml(input.username ?? '')}" required autofocus></div>
+<div class="input-box"><label for="id_password" class="inline-block">Password</label>
+<input type="password" name="password" id="id_password" class="required" autocomplete="current-password" required></div>
+<p><button type="submit" name="button" class="full-width">Log in</button></p>
+</form>
+<p class="bottom-text"><a href="/accounts/password/reset/">Forgot your password?</a></p>`;
+}
+
+/** GET /login/ (and /accounts/login/): the form; someone logged in already goes to the app. */
+export function loginPage(ctx: AuthedContext<WebDeps>): ViewResult {
+  const next = field(ctx, 'next');
+  if ((ctx.requester as unknown) !== null) return redirect(ctx.res, nextPath(next));
+  sendAccountsPage(ctx.deps, ctx.res, 'Log in to Zulip', loginForm(ctx, { next }));
+  return RESPONDED;
+}
+
+/** The client's address as the gateway resolved it (the login throttle counts failures by it). */
+function clientAddress(ctx: Ctx): string {
+  const forwarded = ctx.req.get('x-forwarded-for') ?? '';
+  return forwarded.split(',').pop()?.trim() || ctx.req.socket.remoteAddress || 'unknown';
+}
+
+/** POST /accounts/login/: a session and the app, or the form again with Zulip's error text. */
+export async function loginSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+  const username = field(ctx, 'username') ?? '';
+  const password = field(ctx, 'password') ?? '';
+  const next = field(ctx, 'next');
+  const requester = ctx.requester as AuthedContext<WebDeps>['requester'] | null;
+  if (!username || !password) {
+    sendAccountsPage(
+      ctx.deps,
+      ctx.res,
+      'Log in to Zulip',
+      loginForm(ctx, { username, next, error: 'This field is required.' }),
+    );
+    return RESPONDED;
+  }
+  const sessionHash = ctx.req.get(SESSION_ID_HEADER);
+  try {
+    const cookie = await logIn(
+      ctx.deps,
+      { realmId: ctx.realmId, username, password, clientAddress: clientAddress(ctx), requestId: ctx.requestId },
+      requester && sessionHash ? { hash: sessionHash, userId: requester.userId } : undefined,
+    );
+    return redirect(ctx.res, nextPath(next), cookie);
+  } catch (error) {
+    if (!(error instanceof JsonableError) || error.status >= 500) throw error;
+    sendAccountsPage(
+      ctx.deps,
+      ctx.res,
+      'Log in to Zulip',
+      loginForm(ctx, { username, next, error: loginRefusal(error, username) }),
+    );
+    return RESPONDED;
+  }
+}
+
+/**
+ * GET or POST /accounts/logout/ (Zulip's logout_view takes both; Django checks a POST's CSRF
+ * token): the session ends, and the browser goes to the login page.
+ */
+export async function logout(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+  const requester = ctx.requester as AuthedContext<WebDeps>['requester'] | null;
+  if (ctx.req.method === 'POST' && requester) {
+    const expected = sessionCsrfToken(ctx.req);
+    const given = field(ctx, 'csrfmiddlewaretoken') ?? ctx.req.get('x-csrftoken');
+    if (!csrfTokenMatches({ csrfToken: expected }, given)) {
+      sendAccountsPage(
+        ctx.deps,
+        ctx.res,
+        'Forbidden',
+        '<p>CSRF verification failed. Reload the page and try again.</p>',
+        403,
+      );
+      return RESPONDED;
+    }
+  }
+  const cookie = await logOut(ctx.deps, requester, ctx.req.get(SESSION_ID_HEADER));
+  return redirect(ctx.res, LOGIN_PAGE, cookie);
+}
