@@ -1,6 +1,7 @@
 // Secrets: API keys and passwords are stored only as hashes, and no key, password,
 // Authorization header or internal token shows up in the logs, in error answers, in events or
-// anywhere in the database or Redis. The internal token the gateway signs cannot be forged,
+// anywhere in the database or Redis. Bots' keys and webhook tokens are also kept, sealed
+// (docs/adr/0007): they show up only for those who administer the bot, and in realm_bot events. The internal token the gateway signs cannot be forged,
 // replayed on another method or path, or used to act in another realm.
 
 import { Writable } from 'node:stream';
@@ -36,6 +37,12 @@ const MEMBER_PASSWORD = 'member-Secret-passw0rd';
 const JOINER_PASSWORD = 'joiner-Secret-passw0rd';
 /** Keys issued during the test (by fetch_api_key and sign-up), besides the fixtures'. */
 const issuedKeys: string[] = [];
+/**
+ * A bot's key and its outgoing webhook token: kept sealed (docs/adr/0007), shown only to those
+ * who administer the bot (the answers listed in BOT_ANSWERS, and realm_bot events).
+ */
+const botSecrets: string[] = [];
+const BOT_ANSWERS = new Set(['create bot', 'list bots', 'register realm_bots', 'events']);
 
 beforeAll(async () => {
   stack = await startStack({
@@ -55,7 +62,7 @@ function secrets(): string[] {
   const basic = keys.flatMap((key) =>
     [owner.deliveryEmail, member.deliveryEmail].map((email) => Buffer.from(`${email}:${key}`).toString('base64')),
   );
-  return [...keys, OWNER_PASSWORD, MEMBER_PASSWORD, JOINER_PASSWORD, ...basic];
+  return [...keys, OWNER_PASSWORD, MEMBER_PASSWORD, JOINER_PASSWORD, ...basic, ...botSecrets];
 }
 
 const JWT_PATTERN = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\./;
@@ -92,7 +99,7 @@ describe('a session of logins and requests (recorded for the checks below)', () 
 
     // Sign-up through an invitation link: a password and a new key.
     const events = await registerEventQueue(owner.client, {
-      event_types: ['realm_user', 'user_group', 'subscription', 'message'],
+      event_types: ['realm_user', 'user_group', 'subscription', 'message', 'realm_bot'],
     });
     const invite = keep(
       'invite',
@@ -110,6 +117,26 @@ describe('a session of logins and requests (recorded for the checks below)', () 
     );
     expect(joined.status).toBe(200);
     issuedKeys.push(joined.body.api_key);
+
+    // An outgoing webhook bot: its key and token are shown to its owner, and kept sealed.
+    const bot = keep(
+      'create bot',
+      await owner.client.post('/api/v1/bots', {
+        full_name: 'Secret Bot',
+        short_name: 'secret',
+        bot_type: 3,
+        payload_url: JSON.stringify('https://bots.example.com/'),
+      }),
+    );
+    expect(bot.status).toBe(200);
+    botSecrets.push(bot.body.api_key);
+    keep('list bots', await owner.client.get('/api/v1/bots'));
+    const { registration } = await registerEventQueue(owner.client, { fetch_event_types: ['realm_bot'] });
+    const shown = registration.realm_bots.find((entry: { user_id: number }) => entry.user_id === bot.body.user_id);
+    expect(shown.api_key).toBe(bot.body.api_key);
+    botSecrets.push(shown.services[0].token);
+    answers.push({ what: 'register realm_bots', text: JSON.stringify(registration) });
+    keep('bot request', await stack.client({ email: shown.email, apiKey: bot.body.api_key }).get('/api/v1/users/me'));
 
     // Requests with the keys, right and wrong (in Basic and in ?api_key=), and failing ones.
     keep('users/me', await owner.client.get('/api/v1/users/me'));
@@ -149,6 +176,7 @@ describe('a session of logins and requests (recorded for the checks below)', () 
     while (!received.some((event) => event.type === 'message')) received.push(...(await events.next(1)));
     received.push(...(await events.drain()));
     expect(received.some((event) => event.type === 'realm_user' && event.op === 'add')).toBe(true);
+    expect(received.some((event) => event.type === 'realm_bot' && event.op === 'add')).toBe(true);
     answers.push({ what: 'events', text: JSON.stringify(received) });
     await events.delete();
   });
@@ -158,10 +186,14 @@ describe('storage', () => {
   test('API keys are stored as their sha256 only; passwords as scrypt hashes', async () => {
     const keys = await stack.db.apiKey.findMany({ include: { user: { select: { delivery_email: true } } } });
     const hashes = new Set(keys.map((row) => row.key_hash));
-    for (const key of [owner.apiKey, member.apiKey, ...issuedKeys]) {
+    for (const key of [owner.apiKey, member.apiKey, ...issuedKeys, botSecrets[0]]) {
       expect(hashes.has(hashApiKey(key))).toBe(true);
       expect(hashes.has(key)).toBe(false);
     }
+    // Only the bot's key is also kept, sealed.
+    expect(keys.filter((row) => row.sealed_key !== null).map((row) => row.key_hash)).toEqual([
+      hashApiKey(botSecrets[0]),
+    ]);
     for (const row of keys) expect(row.key_hash).toMatch(/^[0-9a-f]{64}$/);
 
     const users = await stack.db.userProfile.findMany({
@@ -212,13 +244,28 @@ describe('storage', () => {
         else if (type === 'set') text += JSON.stringify(await stack.redis.smembers(key));
         else if (type === 'zset') text += JSON.stringify(await stack.redis.zrange(key, 0, -1));
         else if (type === 'stream') text += JSON.stringify(await stack.redis.xrange(key, '-', '+'));
-        for (const secret of secrets())
-          if (text.includes(secret)) found.push(`${key} (${type}): ${secret.slice(0, 4)}…`);
+        for (const secret of secrets()) {
+          if (!text.includes(secret)) continue;
+          // A bot's secrets travel in realm_bot events (to its owner and administrators), as in Zulip.
+          if (botSecrets.includes(secret) && (await onlyInBotEvents(key, type, secret))) continue;
+          found.push(`${key} (${type}): ${secret.slice(0, 4)}…`);
+        }
       }
     } while (cursor !== '0');
     expect(found).toEqual([]);
   });
 });
+
+/** Whether every entry of a Redis stream or list holding `secret` is a realm_bot event. */
+async function onlyInBotEvents(key: string, type: string, secret: string): Promise<boolean> {
+  let entries: string[];
+  if (type === 'stream') entries = (await stack.redis.xrange(key, '-', '+')).map((entry) => JSON.stringify(entry));
+  else if (type === 'list') entries = await stack.redis.lrange(key, 0, -1);
+  else return false;
+  return entries
+    .filter((entry) => entry.includes(secret))
+    .every((entry) => /\\*"type\\*":\\*"realm_bot\\*"/.test(entry));
+}
 
 describe('what is said about it', () => {
   test('the logs (debug level, every service and the gateway) hold no key, password, Basic header or internal token', () => {
@@ -235,7 +282,10 @@ describe('what is said about it', () => {
   test('error answers and events hold no secret (only fetch_api_key and sign-up return the new key)', () => {
     const found: string[] = [];
     for (const answer of answers) {
-      const allowed = answer.what === 'fetch_api_key' || answer.what === 'signup' ? issuedKeys : [];
+      const allowed = [
+        ...(answer.what === 'fetch_api_key' || answer.what === 'signup' ? issuedKeys : []),
+        ...(BOT_ANSWERS.has(answer.what) ? botSecrets : []),
+      ];
       for (const secret of secrets()) {
         if (!allowed.includes(secret) && answer.text.includes(secret))
           found.push(`${answer.what}: ${secret.slice(0, 4)}…`);

@@ -3,6 +3,7 @@ export * from './roles';
 export * from './secrets';
 export * from './realms';
 export * from './users';
+export * from './bots';
 export * from './actors';
 export * from './user-names';
 export * from './user-settings';

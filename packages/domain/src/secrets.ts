@@ -1,8 +1,17 @@
 // API keys and passwords. Neither is ever stored: API keys as a sha256 hash (they are 32
 // random characters, so a fast hash is enough and keeps the gateway's lookup cheap),
-// passwords with scrypt.
+// passwords with scrypt. Bots' keys are also kept sealed (below).
 
-import { createHash, randomBytes, randomInt, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  hkdfSync,
+  randomBytes,
+  randomInt,
+  scrypt as scryptCallback,
+  timingSafeEqual,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scrypt = promisify(scryptCallback) as (
@@ -56,4 +65,42 @@ export async function verifyPassword(password: string, stored: string | null): P
 /** A random token for links and paths (invites, upload paths). */
 export function randomToken(bytes = 18): string {
   return randomBytes(bytes).toString('base64url');
+}
+
+// Bots' API keys and outgoing webhook tokens are the exception (docs/adr/0007): their owners
+// must be shown them again, so they are kept sealed with AES-256-GCM under a key derived from
+// the server secret, bound to the bot they belong to.
+
+const SEAL_VERSION = 'v1';
+
+function sealingKey(serverSecret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, '', 'teamchat bot secrets v1', 32));
+}
+
+/** Seals a bot's secret (API key, webhook token) for storage: "v1.<iv>.<tag>.<ciphertext>". */
+export function sealBotSecret(secret: string, botId: number, serverSecret: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', sealingKey(serverSecret), iv);
+  cipher.setAAD(Buffer.from(`bot:${botId}`));
+  const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
+  return [SEAL_VERSION, iv, cipher.getAuthTag(), ciphertext]
+    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+    .join('.');
+}
+
+/**
+ * The secret `sealBotSecret` sealed for this bot, or null when it cannot be opened (sealed
+ * under another server secret, or for another bot).
+ */
+export function openBotSecret(sealed: string, botId: number, serverSecret: string): string | null {
+  const [version, iv, tag, ciphertext] = sealed.split('.');
+  if (version !== SEAL_VERSION || !iv || !tag || ciphertext === undefined) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealingKey(serverSecret), Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(`bot:${botId}`));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
 }

@@ -47,6 +47,8 @@ export interface StateContext {
   options: RegisterOptions;
   /** Scheme clients reach the server by, for absolute URLs (e.g. "https"). */
   scheme: string;
+  /** The server secret bots' API keys are sealed with (INTERNAL_JWT_SECRET, docs/adr/0007). */
+  serverSecret: string;
   /** The process's built realm-wide parts (the event tier's); without it every register builds them. */
   realmStateCache?: RealmStateCache;
 }

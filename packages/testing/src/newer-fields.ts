@@ -225,3 +225,59 @@ declareNewerFields('GET /events', [
   'events.*.data.can_set_topics_policy_group',
   'events.*.data.can_set_delete_message_policy_group',
 ]);
+
+// ---- users service: bots, which Zulip 10.2 serves but zulip.yaml leaves out (the web app's
+// /json/bots; Zulip's add_bot_backend, get_bots_backend, patch_bot_backend,
+// regenerate_bot_api_key, deactivate_bot_backend).
+const hasTypes = (value: Record<string, unknown>, types: Record<string, string>): string | null => {
+  for (const [key, type] of Object.entries(types)) {
+    const actual = value[key] === null ? 'null' : typeof value[key];
+    if (!type.split('|').includes(actual)) return `${key} is ${actual}, not ${type}`;
+  }
+  return null;
+};
+const botDefaults = {
+  avatar_url: 'string',
+  default_sending_stream: 'string|null',
+  default_events_register_stream: 'string|null',
+  default_all_public_streams: 'boolean',
+};
+declareNewerOperation(
+  'POST',
+  /^\/bots$/,
+  (body) =>
+    exactKeys(body, ['user_id', 'api_key', ...Object.keys(botDefaults)]) ??
+    hasTypes(body, { user_id: 'number', api_key: 'string', ...botDefaults }),
+);
+declareNewerOperation('GET', /^\/bots$/, (body) => {
+  const problem = exactKeys(body, ['bots']);
+  if (problem) return problem;
+  if (!Array.isArray(body.bots)) return 'bots is not an array';
+  const fields = { username: 'string', full_name: 'string', api_key: 'string', ...botDefaults };
+  for (const bot of body.bots as Record<string, unknown>[]) {
+    const extra = Object.keys(bot).filter((key) => !(key in fields));
+    if (extra.length) return `unexpected bot keys ${extra.join(', ')}`;
+    const wrong = hasTypes(bot, fields);
+    if (wrong) return wrong;
+  }
+  return null;
+});
+declareNewerOperation('PATCH', /^\/bots\/\d+$/, (body) => {
+  const keys = ['full_name', 'service_interface', 'service_payload_url', 'config_data', ...Object.keys(botDefaults)];
+  const problem = exactKeys(body, 'bot_owner' in body ? [...keys, 'bot_owner'] : keys);
+  if (problem) return problem;
+  return hasTypes(body, {
+    full_name: 'string',
+    service_interface: 'number',
+    service_payload_url: 'string|null',
+    config_data: 'object|null',
+    ...botDefaults,
+    ...('bot_owner' in body ? { bot_owner: 'string' } : {}),
+  });
+});
+declareNewerOperation('DELETE', /^\/bots\/\d+$/, (body) => exactKeys(body, []));
+declareNewerOperation(
+  'POST',
+  /^\/bots\/\d+\/api_key\/regenerate$/,
+  (body) => exactKeys(body, ['api_key']) ?? hasTypes(body, { api_key: 'string' }),
+);

@@ -329,7 +329,14 @@ describe('register state', () => {
             'channel_folder',
           ].includes(section.eventType),
         );
-        return fetchInitialState(sections, { db, realm, user: profile, options: registerOptions, scheme: 'http' });
+        return fetchInitialState(sections, {
+          db,
+          realm,
+          user: profile,
+          options: registerOptions,
+          scheme: 'http',
+          serverSecret: 'test',
+        });
       },
       { isolationLevel: 'RepeatableRead' },
     );

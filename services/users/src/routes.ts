@@ -3,6 +3,7 @@
 import type { Route } from '@teamchat/core';
 import type { UsersDeps } from './deps';
 import { addAlertWords, listAlertWords, removeAlertWords } from './views/alert-words';
+import { createBot, deactivateBot, getBots, regenerateBotApiKey, updateBot } from './views/bots';
 import { fetchApiKey, internalPasswordLogin } from './views/fetch-api-key';
 import {
   createMultiuseInvite,
@@ -112,6 +113,13 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'DELETE', path: '/api/v1/users/:user', view: deactivateUser },
   { method: 'POST', path: '/api/v1/users/:user/reactivate', view: reactivateUser },
   { method: 'GET', path: '/api/v1/users/:user_id_or_email/presence', view: getUserPresence },
+
+  // Bots (their owners and administrators).
+  { method: 'GET', path: '/api/v1/bots', view: getBots },
+  { method: 'POST', path: '/api/v1/bots', view: createBot },
+  { method: 'PATCH', path: '/api/v1/bots/:bot_id', view: updateBot },
+  { method: 'DELETE', path: '/api/v1/bots/:bot_id', view: deactivateBot },
+  { method: 'POST', path: '/api/v1/bots/:bot_id/api_key/regenerate', view: regenerateBotApiKey },
 
   // User groups.
   { method: 'GET', path: '/api/v1/user_groups', view: getUserGroups },

@@ -8,6 +8,7 @@ import {
   ACCESSIBLE_EMAIL_VISIBILITIES,
   apiUserDict,
   avatarUrl,
+  botDicts,
   inaccessibleAmong,
   inaccessibleUserDict,
   isAdministrator,
@@ -244,28 +245,11 @@ const realmFiltersSection: StateSection = {
 
 const realmBotSection: StateSection = {
   eventType: 'realm_bot',
-  async fetch({ db, realm, user }) {
-    // Administrators see every bot, others the ones they own. API keys are stored hashed
-    // (docs/adr/0003), so unlike Zulip there is no api_key to show here.
-    const bots = await db.userProfile.findMany({
-      where: { realm_id: realm.id, is_bot: true, ...(isAdministrator(user.role) ? {} : { bot_owner_id: user.id }) },
-      orderBy: { id: 'asc' },
-    });
-    return {
-      realm_bots: bots.map((bot) => ({
-        user_id: bot.id,
-        full_name: bot.full_name,
-        email: bot.email,
-        bot_type: bot.bot_type,
-        is_active: bot.is_active,
-        avatar_url: avatarUrl(bot),
-        owner_id: bot.bot_owner_id,
-        default_sending_stream: null,
-        default_events_register_stream: null,
-        default_all_public_streams: false,
-        services: [],
-      })),
-    };
+  async fetch({ db, realm, user, serverSecret }) {
+    // Administrators see every bot, others the ones they own (Zulip's get_owned_bot_dicts),
+    // with their keys: bots' keys are kept sealed to be shown again (docs/adr/0007).
+    const owned = isAdministrator(user.role) ? {} : { bot_owner_id: user.id };
+    return { realm_bots: await botDicts(db, { realm_id: realm.id, ...owned }, serverSecret) };
   },
 };
 

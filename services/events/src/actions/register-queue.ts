@@ -84,6 +84,7 @@ export async function doRegisterQueue(
             user,
             options: request.registerOptions,
             scheme: deps.env.EXTERNAL_SCHEME,
+            serverSecret: deps.env.INTERNAL_JWT_SECRET,
             realmStateCache: deps.events.realmStateCache,
           });
           return { snapshot, state };

@@ -16,15 +16,18 @@ import {
   INACCESSIBLE_USER_NAME,
   metadataAccessUserIds,
   newUserSettings,
+  openBotSecret,
   placeholderEmail,
   Role,
   ROLE_VALUES,
+  sealBotSecret,
   streamSettingGroups,
   userIdsWhoCanAccessUser,
   usersWhoCanAccessUser,
   lockRealm,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
+import { botOwnerUserIds } from '../lib/bots';
 import { activeAdministratorIds, activeUserIds } from '../lib/users';
 import { setProfileData, type ProfileDataUpdate } from './profile-fields';
 
@@ -44,6 +47,10 @@ export interface CreateUserInput {
   groupIds?: number[];
   /** Who made this account (recorded on the invitation's behalf; unused otherwise). */
   description?: string;
+  /** Bots: their default channels (ids) and whether they register for every public channel. */
+  defaultSendingStreamId?: number | null;
+  defaultEventsRegisterStreamId?: number | null;
+  defaultAllPublicStreams?: boolean;
 }
 
 export interface CreatedUser {
@@ -61,85 +68,100 @@ function isFullMember(realm: Pick<Realm, 'waiting_period_threshold'>, dateJoined
 
 /** Creates an account in `realm`, with its system-group memberships and a first API key. */
 export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserInput): Promise<CreatedUser> {
+  if (!EMAIL_PATTERN.test(input.email.trim())) throw new JsonableError(`Invalid email '${input.email}'`);
+  if (!ROLE_VALUES.includes(input.role ?? Role.MEMBER)) throw new JsonableError('Invalid role');
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  return transaction(deps.db, (tx) => createUserInTransaction(deps, tx, realm, input, passwordHash));
+}
+
+/** doCreateUser within the caller's transaction (a bot's creation adds its service to it). */
+export async function createUserInTransaction(
+  deps: Deps,
+  tx: Tx,
+  realm: Realm,
+  input: CreateUserInput,
+  passwordHash: string | null,
+): Promise<CreatedUser> {
   const deliveryEmail = input.email.trim().toLowerCase();
   const role = input.role ?? Role.MEMBER;
-  if (!EMAIL_PATTERN.test(deliveryEmail)) throw new JsonableError(`Invalid email '${input.email}'`);
-  if (!ROLE_VALUES.includes(role)) throw new JsonableError('Invalid role');
-  const passwordHash = input.password ? await hashPassword(input.password) : null;
-
-  return transaction(deps.db, async (tx) => {
-    if (await tx.db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: deliveryEmail } })) {
-      throw new JsonableError(`Email '${deliveryEmail}' already in use`);
-    }
-    // New accounts start with the organisation's defaults (Zulip's copy_default_settings), read
-    // here rather than from the caller's realm row, which may predate a change.
-    const defaults = newUserSettings(
-      await tx.db.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { user_settings_defaults: true } }),
-    );
-    const visibility = input.emailAddressVisibility ?? defaults.emailAddressVisibility ?? EmailVisibility.EVERYONE;
-    let user = await tx.db.userProfile.create({
-      data: {
-        realm_id: realm.id,
-        email: deliveryEmail,
-        delivery_email: deliveryEmail,
-        full_name: input.fullName,
-        role,
-        is_bot: input.botType !== undefined,
-        bot_type: input.botType ?? null,
-        bot_owner_id: input.botOwnerId ?? null,
-        password_hash: passwordHash,
-        email_address_visibility: visibility,
-        timezone: input.timezone ?? '',
-        settings: defaults.settings as Prisma.InputJsonObject,
-      },
-    });
-    if (visibility !== EmailVisibility.EVERYONE) {
-      user = await tx.db.userProfile.update({
-        where: { id: user.id },
-        data: { email: placeholderEmail(user.id, realm) },
-      });
-    }
-    const systemGroups = await tx.db.userGroup.findMany({
-      where: {
-        realm_id: realm.id,
-        is_system_group: true,
-        name: { in: directSystemGroupsForRole(role, isFullMember(realm, user.date_joined)) },
-      },
-      select: { id: true },
-    });
-    const extraGroups = input.groupIds?.length
-      ? await tx.db.userGroup.findMany({
-          where: { realm_id: realm.id, id: { in: input.groupIds }, named: true, deactivated: false },
-          select: { id: true },
-        })
-      : [];
-    const groups = [...systemGroups, ...extraGroups];
-    await tx.db.userGroupMembership.createMany({
-      data: groups.map((group) => ({ user_group_id: group.id, user_profile_id: user.id })),
-    });
-    const apiKey = await issueApiKey(tx, user.id, input.description ?? 'signup');
-    // The email invitations this account answers are used up, whichever way it signed up
-    // (Zulip's process_new_human_user), and leave their inviters' and administrators' lists.
-    if (input.botType === undefined) {
-      const used = await tx.db.preregistrationUser.updateMany({
-        where: { realm_id: realm.id, email: deliveryEmail, status: InviteStatus.ACTIVE },
-        data: { status: InviteStatus.USED },
-      });
-      if (used.count > 0) await notifyInvitesChanged(deps, tx, realm.id, null);
-    }
-
-    await notifyCreatedUser(deps, tx, user);
-    const audience = await activeUserIds(tx.db, realm.id);
-    for (const group of groups) {
-      await deps.bus.sendEventOnCommit(
-        tx,
-        realm.id,
-        { type: 'user_group', op: 'add_members', group_id: group.id, user_ids: [user.id] },
-        audience,
-      );
-    }
-    return { user, apiKey };
+  if (await tx.db.userProfile.findFirst({ where: { realm_id: realm.id, delivery_email: deliveryEmail } })) {
+    throw new JsonableError(`Email '${deliveryEmail}' already in use`);
+  }
+  // New accounts start with the organisation's defaults (Zulip's copy_default_settings), read
+  // here rather than from the caller's realm row, which may predate a change.
+  const defaults = newUserSettings(
+    await tx.db.realm.findUniqueOrThrow({ where: { id: realm.id }, select: { user_settings_defaults: true } }),
+  );
+  // Bots' addresses are visible to everyone: nothing private about them (Zulip's create_user).
+  const visibility =
+    input.botType !== undefined
+      ? EmailVisibility.EVERYONE
+      : (input.emailAddressVisibility ?? defaults.emailAddressVisibility ?? EmailVisibility.EVERYONE);
+  let user = await tx.db.userProfile.create({
+    data: {
+      realm_id: realm.id,
+      email: deliveryEmail,
+      delivery_email: deliveryEmail,
+      full_name: input.fullName,
+      role,
+      is_bot: input.botType !== undefined,
+      bot_type: input.botType ?? null,
+      bot_owner_id: input.botOwnerId ?? null,
+      default_sending_stream_id: input.defaultSendingStreamId ?? null,
+      default_events_register_stream_id: input.defaultEventsRegisterStreamId ?? null,
+      default_all_public_streams: input.defaultAllPublicStreams ?? false,
+      password_hash: passwordHash,
+      email_address_visibility: visibility,
+      timezone: input.timezone ?? '',
+      settings: defaults.settings as Prisma.InputJsonObject,
+    },
   });
+  if (visibility !== EmailVisibility.EVERYONE) {
+    user = await tx.db.userProfile.update({
+      where: { id: user.id },
+      data: { email: placeholderEmail(user.id, realm) },
+    });
+  }
+  const systemGroups = await tx.db.userGroup.findMany({
+    where: {
+      realm_id: realm.id,
+      is_system_group: true,
+      name: { in: directSystemGroupsForRole(role, isFullMember(realm, user.date_joined)) },
+    },
+    select: { id: true },
+  });
+  const extraGroups = input.groupIds?.length
+    ? await tx.db.userGroup.findMany({
+        where: { realm_id: realm.id, id: { in: input.groupIds }, named: true, deactivated: false },
+        select: { id: true },
+      })
+    : [];
+  const groups = [...systemGroups, ...extraGroups];
+  await tx.db.userGroupMembership.createMany({
+    data: groups.map((group) => ({ user_group_id: group.id, user_profile_id: user.id })),
+  });
+  const apiKey = await issueApiKey(deps, tx, user, input.description ?? 'signup');
+  // The email invitations this account answers are used up, whichever way it signed up
+  // (Zulip's process_new_human_user), and leave their inviters' and administrators' lists.
+  if (input.botType === undefined) {
+    const used = await tx.db.preregistrationUser.updateMany({
+      where: { realm_id: realm.id, email: deliveryEmail, status: InviteStatus.ACTIVE },
+      data: { status: InviteStatus.USED },
+    });
+    if (used.count > 0) await notifyInvitesChanged(deps, tx, realm.id, null);
+  }
+
+  await notifyCreatedUser(deps, tx, user);
+  const audience = await activeUserIds(tx.db, realm.id);
+  for (const group of groups) {
+    await deps.bus.sendEventOnCommit(
+      tx,
+      realm.id,
+      { type: 'user_group', op: 'add_members', group_id: group.id, user_ids: [user.id] },
+      audience,
+    );
+  }
+  return { user, apiKey };
 }
 
 /**
@@ -163,23 +185,51 @@ async function notifyCreatedUser(deps: Deps, tx: Tx, user: UserProfile): Promise
   }
 }
 
-async function issueApiKey(tx: Tx, userId: number, description: string): Promise<string> {
+/** A new key: only its hash is kept, and for a bot also the key sealed, to show its owner again (docs/adr/0007). */
+async function issueApiKey(
+  deps: Deps,
+  tx: Tx,
+  user: Pick<UserProfile, 'id' | 'is_bot'>,
+  description: string,
+): Promise<string> {
   const apiKey = generateApiKey();
-  await tx.db.apiKey.create({ data: { user_profile_id: userId, key_hash: hashApiKey(apiKey), description } });
+  const sealed = user.is_bot ? sealBotSecret(apiKey, user.id, deps.env.INTERNAL_JWT_SECRET) : null;
+  await tx.db.apiKey.create({
+    data: { user_profile_id: user.id, key_hash: hashApiKey(apiKey), sealed_key: sealed, description },
+  });
   return apiKey;
 }
 
-/** A new API key for another client of the same user (each login gets its own). */
+/**
+ * A new API key for another client of the same user (each login gets its own). A bot has one
+ * key, kept sealed: its clients get that key while it can be opened.
+ */
 export async function doIssueApiKey(deps: Deps, userId: number, description: string): Promise<string> {
-  return transaction(deps.db, (tx) => issueApiKey(tx, userId, description));
+  return transaction(deps.db, async (tx) => {
+    const user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
+    if (user.is_bot) {
+      const kept = await tx.db.apiKey.findFirst({
+        where: { user_profile_id: userId, sealed_key: { not: null } },
+        orderBy: { id: 'desc' },
+      });
+      const key = kept?.sealed_key ? openBotSecret(kept.sealed_key, userId, deps.env.INTERNAL_JWT_SECRET) : null;
+      if (key !== null) return key;
+    }
+    return issueApiKey(deps, tx, user, description);
+  });
 }
 
-/** Revokes every API key of the user and issues one new key. */
+/**
+ * Revokes every API key of the user and issues one new key (Zulip's do_regenerate_api_key):
+ * for a bot, realm_bot update with the new key to those who administer it.
+ */
 export async function doRegenerateApiKey(deps: Deps, userId: number): Promise<string> {
   return transaction(deps.db, async (tx) => {
+    const user = await tx.db.userProfile.findUniqueOrThrow({ where: { id: userId } });
     const old = await tx.db.apiKey.findMany({ where: { user_profile_id: userId }, select: { key_hash: true } });
     await tx.db.apiKey.deleteMany({ where: { user_profile_id: userId } });
-    const apiKey = await issueApiKey(tx, userId, 'regenerated');
+    const apiKey = await issueApiKey(deps, tx, user, 'regenerated');
+    if (user.is_bot) await sendBotUpdate(deps, tx, user, { api_key: apiKey });
     tx.onCommit(() =>
       invalidateAuthCache(
         deps.redis,
@@ -318,14 +368,18 @@ export async function doChangeUserRole(deps: Deps, targetId: number, role: numbe
   await transaction(deps.db, (tx) => changeUserRole(deps, tx, targetId, role));
 }
 
-async function sendBotUpdate(deps: Deps, tx: Tx, bot: UserProfile, fields: Record<string, unknown>): Promise<void> {
-  const audience = new Set(await activeAdministratorIds(tx.db, bot.realm_id));
-  if (bot.bot_owner_id !== null) audience.add(bot.bot_owner_id);
+/** realm_bot update about `bot`, to those who administer it (Zulip's bot_owner_user_ids). */
+export async function sendBotUpdate(
+  deps: Pick<Deps, 'bus'>,
+  tx: Tx,
+  bot: UserProfile,
+  fields: Record<string, unknown>,
+): Promise<void> {
   await deps.bus.sendEventOnCommit(
     tx,
     bot.realm_id,
     { type: 'realm_bot', op: 'update', bot: { user_id: bot.id, ...fields } },
-    [...audience],
+    await botOwnerUserIds(tx.db, bot),
   );
 }
 
@@ -380,7 +434,7 @@ async function activeHumanOwnerCount(tx: Tx, realmId: number): Promise<number> {
  * and everyone who no longer sees them sees them leave their groups; their reusable
  * invitations stop working, and the gateway forgets their keys.
  */
-async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
+export async function deactivateInTransaction(deps: Deps, tx: Tx, user: UserProfile): Promise<void> {
   const bots = user.is_bot
     ? []
     : await tx.db.userProfile.findMany({ where: { bot_owner_id: user.id, is_active: true, is_bot: true } });

@@ -12,6 +12,7 @@ import {
 } from '@teamchat/core';
 import {
   apiUserDict,
+  BotType,
   checkFullName,
   inaccessibleUserDict,
   inaccessibleUserIds,
@@ -27,6 +28,7 @@ import { canCreateUsers, doCreateUserByAdmin } from '../actions/admin-users';
 import { doDeactivateOwnUser, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
 import type { UsersDeps } from '../deps';
 import { accessUserById, accessUserByIdOrEmail, requireAdministrator } from '../lib/access';
+import { checkBotNameAvailable, checkCanCreateBot } from '../lib/bots';
 import { profileDataByUser } from '../lib/profile-data';
 import { profileDataUpdates } from './profile-fields';
 
@@ -173,6 +175,11 @@ export async function reactivateUser({ deps, requester, req }: AuthedContext<Use
     allowBots: true,
     forAdmin: true,
   });
+  if (target.is_bot) {
+    // Reactivating a bot is making one again (Zulip's reactivate_user_backend).
+    await checkCanCreateBot(deps.db, actor, target.bot_type ?? BotType.DEFAULT);
+    await checkBotNameAvailable(deps.db, actor.realm_id, target.full_name, { isActivation: true });
+  }
   await doReactivateUser(deps, actor, target.id);
   return {};
 }
