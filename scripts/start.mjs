@@ -41,6 +41,15 @@ const commonEnv = {
   EMAIL_LOG_DIR: process.env.EMAIL_LOG_DIR ?? path.join(logDir, 'emails'),
 };
 
+// Zulip's web app, served by the web service from the folder the operator installed
+// (npm run web:install): where it is (ZULIP_WEB_DIR, var/zulip-web, ../shared/zulip-web), or why not.
+const webAppLocated = spawnSync(process.execPath, [path.join(root, 'services/web/dist/manage.js'), 'locate'], {
+  env: commonEnv,
+  encoding: 'utf8',
+});
+const webAppDir = webAppLocated.status === 0 ? webAppLocated.stdout.trim() : null;
+if (webAppDir) commonEnv.ZULIP_WEB_DIR = webAppDir;
+
 const seed = spawnSync(
   process.execPath,
   [path.join(root, 'services/users/dist/manage.js'), 'seed-demo', '--host', host, '--dir', zuliprcDir],
@@ -160,6 +169,7 @@ Teamchat is running at http://${host}
   zuliprc files for the demo users: ${zuliprcDir}/{owner,member,bot}.zuliprc
   emails: ${commonEnv.EMAIL_HOST ? `sent through ${commonEnv.EMAIL_HOST}` : `EMAIL_HOST is not set, so they are written to ${commonEnv.EMAIL_LOG_DIR} as .eml files`}
   try:  curl -u "$(sed -n 's/^email=//p' ${zuliprcDir}/owner.zuliprc):$(sed -n 's/^key=//p' ${zuliprcDir}/owner.zuliprc)" http://${host}/api/v1/users/me
+  web app: ${webAppDir ? `open http://${host}/ in a browser (Zulip's web app from ${webAppDir}; demo passwords: owner-demo-password, member-demo-password)` : webAppLocated.stderr.trim()}
 Press Ctrl-C to stop.`);
 
 let stopping = false;
