@@ -26,6 +26,7 @@ export * from './alert-words';
 export * from './names';
 export * from './html';
 export * from './realm-emoji';
+export * from './uploaded-images';
 export * from './realm-exports';
 export * from './scheduled-messages';
 export * from './emoji';

@@ -21,7 +21,15 @@ import {
   type Redis,
   type Session,
 } from '@teamchat/bus';
-import { NOT_LOGGED_IN, SESSION_AUTHENTICATE, UnauthorizedError, type Requester } from '@teamchat/core';
+import type http from 'node:http';
+import { csrfTokenMatches } from '@teamchat/bus';
+import {
+  CsrfFailedError,
+  NOT_LOGGED_IN,
+  SESSION_AUTHENTICATE,
+  UnauthorizedError,
+  type Requester,
+} from '@teamchat/core';
 import type { Db } from '@teamchat/db';
 import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
 import type { RealmEntry } from './realms';
@@ -43,6 +51,23 @@ export function parseBasicAuth(header: string | undefined): Credentials | null {
   const colon = decoded.indexOf(':');
   if (colon < 0) throw new UnauthorizedError('Invalid authorization header for basic auth');
   return { email: decoded.slice(0, colon), apiKey: decoded.slice(colon + 1) };
+}
+
+/** Methods Django's CSRF check lets through without a token. */
+const CSRF_SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+
+/**
+ * A state-changing request of a session must carry the session's CSRF token in X-CSRFToken, as
+ * Django's CsrfViewMiddleware checks it (its reasons as Zulip reports them): 403 CSRF_FAILED.
+ */
+export function checkCsrf(req: http.IncomingMessage, session: Pick<Session, 'csrfToken'>): void {
+  if (CSRF_SAFE_METHODS.has(req.method ?? 'GET')) return;
+  const given = req.headers['x-csrftoken'];
+  const token = Array.isArray(given) ? given[0] : given;
+  if (!token) throw new CsrfFailedError('CSRF token missing.');
+  if (!csrfTokenMatches(session, token)) {
+    throw new CsrfFailedError("CSRF token from the 'X-Csrftoken' HTTP header incorrect.");
+  }
 }
 
 /** How long a lookup is kept in a process's own memory (less if Redis keeps it less). */

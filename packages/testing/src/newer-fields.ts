@@ -71,6 +71,16 @@ declareNewerOperation('GET', /^\/realm\/filters$/, (body) => {
   return wellFormed ? null : 'filters must be [pattern, url_template, id] triples';
 });
 
+// Avatars, the organisation's icon and logos: Zulip 10.2 serves them (the web app uploads with
+// them), zulip.yaml leaves them out. {avatar_url} and {icon_url} as Zulip answers.
+const urlAnswer = (key: string) => (body: Record<string, unknown>) =>
+  exactKeys(body, [key]) ?? (typeof body[key] === 'string' ? null : `${key} is not a string`);
+for (const method of ['POST', 'DELETE']) {
+  declareNewerOperation(method, /^\/users\/me\/avatar$/, urlAnswer('avatar_url'));
+  declareNewerOperation(method, /^\/realm\/icon$/, urlAnswer('icon_url'));
+  declareNewerOperation(method, /^\/realm\/logo$/, (body) => exactKeys(body, []));
+}
+
 // ---- channels (spec: Update a channel; Events → subscription; Versioning)
 // folder_id (feature level 389), topics_policy (392), channel-level delete permissions (407)
 // on every channel object; partial_subscribers (412) where include_subscribers="partial".

@@ -13,7 +13,7 @@ import { loadEventsEnv } from './env';
 import { Fanout } from './lib/fanout';
 import { IntakeConsumers } from './lib/intake';
 import { PollHub } from './lib/polls';
-import { isDirect, isPublicPath, PublicEntry } from './lib/public-entry';
+import { isDirect, isPublicPath, PublicEntry, takeJsonAlias } from './lib/public-entry';
 import { QueueStore } from './lib/queue-store';
 import { startRedisMemorySampler } from './lib/redis-memory';
 import { sampleStandbyLag } from './lib/replica-lag';
@@ -169,6 +169,7 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
 
   return {
     handler: (req, res) => {
+      takeJsonAlias(req);
       if (isPlainGetEvents(req)) void serveGetEvents(deps, req, res);
       else if (isPublicPath(req) && isDirect(req)) void serveDirectViaApp(deps, req, res, app);
       else app(req, res);

@@ -7,16 +7,9 @@
 // endpoints pass through no middleware stack (design §3).
 
 import http from 'node:http';
-import {
-  csrfTokenMatches,
-  DEFAULT_AUTH_CACHE_TTL_SECONDS,
-  sessionIdFromCookies,
-  type Redis,
-  type Session,
-} from '@teamchat/bus';
+import { DEFAULT_AUTH_CACHE_TTL_SECONDS, sessionIdFromCookies, type Redis, type Session } from '@teamchat/bus';
 import {
   asJsonableError,
-  CsrfFailedError,
   hasRequestBody,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
@@ -35,6 +28,7 @@ import {
 import type { Db } from '@teamchat/db';
 import {
   Authenticator,
+  checkCsrf,
   mayPark,
   parseBasicAuth,
   RateLimiter,
@@ -104,23 +98,6 @@ function discardRequestBody(req: http.IncomingMessage, upstreamReq: http.ClientR
 
 /** The web app's alias of /api/v1 (Zulip's /json). */
 const JSON_PREFIX = '/json/';
-/** Methods Django's CSRF check lets through without a token. */
-const CSRF_SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
-
-/**
- * A state-changing request of a session must carry the session's CSRF token in X-CSRFToken, as
- * Django's CsrfViewMiddleware checks it (its reasons as Zulip reports them).
- */
-function checkCsrf(req: http.IncomingMessage, session: Session): void {
-  if (CSRF_SAFE_METHODS.has(req.method ?? 'GET')) return;
-  const given = req.headers['x-csrftoken'];
-  const token = Array.isArray(given) ? given[0] : given;
-  if (!token) throw new CsrfFailedError('CSRF token missing.');
-  if (!csrfTokenMatches(session, token)) {
-    throw new CsrfFailedError("CSRF token from the 'X-Csrftoken' HTTP header incorrect.");
-  }
-}
-
 /** Zulip's legacy ?api_key= on file URLs: the key alone identifies the user. */
 function queryApiKey(url: URL): Credentials | null {
   const apiKey = url.searchParams.get('api_key');

@@ -226,6 +226,63 @@ describe('/json: /api/v1 with the session', () => {
   });
 });
 
+describe("the event tier's public entry takes the session too (the Ingress sends /json/events there)", () => {
+  /** A client of the event tier's own port, as the Ingress forwards it. */
+  const direct = (headers: Record<string, string>) =>
+    new ApiClient(stack.serviceUrls.events!, null, { host: stack.realm.host, ...headers });
+
+  test('a long-poll with the cookie receives its events', async () => {
+    const browser = await loggedIn(stack, user);
+    const queue = await browser.client.post('/json/register', { event_types: ['alert_words'] });
+    const poll = direct({ cookie: browser.cookie }).get('/json/events', {
+      queue_id: queue.body.queue_id,
+      last_event_id: -1,
+    });
+    await sleep(100);
+    expect((await user.client.post('/api/v1/users/me/alert_words', { alert_words: ['direct'] })).status).toBe(200);
+    const answer = await poll;
+    expect(answer.status).toBe(200);
+    expect(answer.body.events.map((event: { type: string }) => event.type)).toContain('alert_words');
+  });
+
+  test('without a session (Basic is not read on /json): 401 asking for one', async () => {
+    const response = await direct({}).get('/json/events', { queue_id: 'x', last_event_id: -1, dont_block: true });
+    expectError(response, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+    expect(response.headers['www-authenticate']).toBe('Session realm="zulip"');
+    const basic = await new ApiClient(stack.serviceUrls.events!, {
+      email: user.deliveryEmail,
+      apiKey: user.apiKey,
+    })
+      .withHost(stack.realm.host)
+      .get('/json/events', { queue_id: 'x', last_event_id: -1, dont_block: true });
+    expectError(basic, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test('DELETE needs the CSRF token', async () => {
+    const browser = await loggedIn(stack, user);
+    const queue = await browser.client.post('/json/register', { event_types: ['alert_words'] });
+    const params = { queue_id: queue.body.queue_id };
+    const refused = await direct({ cookie: browser.cookie }).delete('/json/events', params);
+    expectError(refused, 403, 'CSRF_FAILED', 'CSRF error: CSRF token missing.');
+    const deleted = await direct({ cookie: browser.cookie, 'x-csrftoken': browser.csrfToken }).delete(
+      '/json/events',
+      params,
+    );
+    expect(deleted.status).toBe(200);
+  });
+
+  test('an ended session is refused there at once', async () => {
+    const browser = await loggedIn(stack, user);
+    await browser.client.get('/accounts/logout/', {}, { validate: false });
+    const response = await direct({ cookie: browser.cookie }).get('/json/events', {
+      queue_id: 'x',
+      last_event_id: -1,
+      dont_block: true,
+    });
+    expectError(response, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+});
+
 describe("a session's end", () => {
   test('logout ends the session: the old cookie is refused, and the browser goes to the login page', async () => {
     const browser = await loggedIn(stack, user);

@@ -3,6 +3,15 @@
 import type { Route } from '@teamchat/core';
 import type { UsersDeps } from './deps';
 import { addAlertWords, listAlertWords, removeAlertWords } from './views/alert-words';
+import {
+  deleteAvatar,
+  deleteRealmIcon,
+  deleteRealmLogo,
+  redirectToAvatar,
+  uploadAvatar,
+  uploadRealmIcon,
+  uploadRealmLogo,
+} from './views/avatars';
 import { createBot, deactivateBot, getBots, regenerateBotApiKey, updateBot } from './views/bots';
 import { fetchApiKey, internalPasswordLogin } from './views/fetch-api-key';
 import {
@@ -88,6 +97,15 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'PATCH', path: '/api/v1/users/me/profile_data', view: updateOwnProfileData },
   { method: 'DELETE', path: '/api/v1/users/me/profile_data', view: removeOwnProfileData },
   { method: 'POST', path: '/api/v1/users/me/presence', view: updatePresence },
+  // Avatars, the organisation's icon and logos: the image files go to the uploads storage.
+  { method: 'POST', path: '/api/v1/users/me/avatar', view: uploadAvatar, body: 'raw' },
+  { method: 'DELETE', path: '/api/v1/users/me/avatar', view: deleteAvatar },
+  { method: 'POST', path: '/api/v1/realm/icon', view: uploadRealmIcon, body: 'raw' },
+  { method: 'DELETE', path: '/api/v1/realm/icon', view: deleteRealmIcon },
+  { method: 'POST', path: '/api/v1/realm/logo', view: uploadRealmLogo, body: 'raw' },
+  { method: 'DELETE', path: '/api/v1/realm/logo', view: deleteRealmLogo },
+  { method: 'GET', path: '/avatar/:user', view: redirectToAvatar },
+  { method: 'GET', path: '/avatar/:user/medium', view: redirectToAvatar },
   { method: 'POST', path: '/api/v1/users/me/status', view: updateOwnStatus },
   { method: 'POST', path: '/api/v1/users/me/onboarding_steps', view: markOnboardingStepAsRead },
   { method: 'POST', path: '/api/v1/users/me/muted_users/:muted_user_id', view: muteUser },

@@ -137,7 +137,7 @@ const realmUserSection: StateSection = {
       cross_realm_bots: [],
       avatar_source: user.avatar_source,
       avatar_url: avatarUrl(user),
-      avatar_url_medium: avatarUrl(user).replace(/version=/, 's=500&version='),
+      avatar_url_medium: avatarUrl(user, { medium: true }),
       can_create_streams: publicChannels || privateChannels,
       can_create_public_streams: publicChannels,
       can_create_private_streams: privateChannels,

@@ -4,18 +4,23 @@
 // (@teamchat/runtime's Authenticator and RealmDirectory: the same Redis cache of key lookups,
 // the same in-process cache dropped by the same invalidation channel) and spends the same
 // rate-limit budget (RateLimiter, the same Redis buckets). Requests from the gateway keep
-// their internal token.
+// their internal token. The web app's /json/events comes here too (Zulip's nginx sends it to
+// Tornado): authenticated by the session cookie, with the gateway's CSRF rule for DELETE.
 
 import type http from 'node:http';
+import { sessionIdFromCookies } from '@teamchat/bus';
 import {
   INTERNAL_TOKEN_HEADER,
   REQUEST_ID_HEADER,
   requestIdOf,
+  SESSION_AUTHENTICATE,
   signInternalToken,
+  UnauthorizedError,
   type Requester,
 } from '@teamchat/core';
 import {
   Authenticator,
+  checkCsrf,
   mayPark,
   RateLimiter,
   rateLimitSettings,
@@ -25,6 +30,28 @@ import {
 import type { EventsEnv } from '../env';
 
 const PUBLIC_PATHS = ['/api/v1/events', '/api/v1/register'];
+const JSON_EVENTS_PATH = '/json/events';
+const EVENTS_PATH = '/api/v1/events';
+
+/** Requests that came as /json/events: a browser's, authenticated by its session cookie. */
+const bySession = new WeakSet<http.IncomingMessage>();
+
+/**
+ * A client's /json/events (the web app's alias of /api/v1/events) is served as /api/v1/events,
+ * remembered as a session's request. Never the gateway's (it forwards /json as /api/v1), so any
+ * internal token it carries is the client's own and dropped.
+ */
+export function takeJsonAlias(req: http.IncomingMessage): void {
+  const url = req.url ?? '';
+  if (
+    !url.startsWith(JSON_EVENTS_PATH) ||
+    (url.length > JSON_EVENTS_PATH.length && url[JSON_EVENTS_PATH.length] !== '?')
+  )
+    return;
+  req.url = EVENTS_PATH + url.slice(JSON_EVENTS_PATH.length);
+  delete req.headers[INTERNAL_TOKEN_HEADER];
+  bySession.add(req);
+}
 
 /** /api/v1/events (GET, DELETE) or /api/v1/register (POST), with any query string. */
 export function isPublicPath(req: http.IncomingMessage): boolean {
@@ -72,8 +99,22 @@ export class PublicEntry {
     req.headers[REQUEST_ID_HEADER] = requestId;
     if (!res.headersSent) res.setHeader(REQUEST_ID_HEADER, requestId);
     const hostRealm = await this.realms.byHost(req.headers.host);
-    const user = await this.authenticator.requireUser(req.headers.authorization, hostRealm);
+    const user = bySession.has(req)
+      ? await this.sessionUser(req, hostRealm)
+      : await this.authenticator.requireUser(req.headers.authorization, hostRealm);
     if (!mayPark(req, query)) await this.rateLimiter.check(req, res, user);
+    return user;
+  }
+
+  /** The user of a /json request's session cookie, as the gateway admits it (CSRF included). */
+  private async sessionUser(
+    req: http.IncomingMessage,
+    hostRealm: Awaited<ReturnType<RealmDirectory['byHost']>>,
+  ): Promise<Requester> {
+    const sessionId = sessionIdFromCookies(req.headers.cookie);
+    if (!sessionId) throw new UnauthorizedError(undefined, SESSION_AUTHENTICATE);
+    const { user, session } = await this.authenticator.authenticateSession(sessionId, hostRealm);
+    checkCsrf(req, session);
     return user;
   }
 
