@@ -100,6 +100,20 @@ describe('sending a widget', () => {
     expect((await alice.client.patch(`/api/v1/messages/${edited}`, { content: '/poll Now?' })).status).toBe(200);
     expect((await fetchOne(alice, edited)).submessages).toEqual([]);
   });
+
+  test("a widget's content cannot be edited; its topic can", async () => {
+    const stream = await stack.createStream({ name: 'fixed polls', creatorId: alice.id, subscribers: [alice.id] });
+    const id = await send(alice, { type: 'stream', to: stream.id, topic: 'before', content: '/poll Fixed?\nYes' });
+    expectError(
+      await alice.client.patch(`/api/v1/messages/${id}`, { content: '/poll Changed?' }),
+      400,
+      'BAD_REQUEST',
+      'Widgets cannot be edited.',
+    );
+    expect((await alice.client.patch(`/api/v1/messages/${id}`, { topic: 'after' })).status).toBe(200);
+    const message = await fetchOne(alice, id);
+    expect([message.subject, message.content]).toEqual(['after', expect.stringContaining('/poll Fixed?')]);
+  });
 });
 
 describe('POST /submessage', () => {

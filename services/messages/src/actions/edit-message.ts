@@ -48,6 +48,7 @@ import { accessMessageForUpdate } from '../lib/messages';
 import { checkMentions } from '../lib/mentions';
 import { checkCanSendToStream } from '../lib/permissions';
 import { checkTopicPrintable, checkTopicsPolicy } from '../lib/recipients';
+import { isWidgetMessage } from '../lib/widgets';
 import { normalizeBody } from './send-message';
 
 /** Zulip's edit_limit_buffer: seconds of grace past each time limit. */
@@ -219,6 +220,9 @@ export async function doUpdateMessage(
     if (topicInput !== undefined) checkTopicPrintable(topicInput);
     if (input.streamId !== undefined && input.content !== undefined)
       throw new JsonableError('Cannot change message content while changing channel');
+    // A widget's state is its submessages, made for the content it was sent with.
+    if (input.content !== undefined && (await isWidgetMessage(db, message.id)))
+      throw new JsonableError('Widgets cannot be edited.');
 
     // What changes (Zulip's build_message_edit_request).
     const content =

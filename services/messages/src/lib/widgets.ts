@@ -94,6 +94,11 @@ export async function widgetTypeOf(db: Pick<TxClient, 'subMessage'>, messageId: 
   }
 }
 
+/** Whether the message has submessages, as every widget has (Zulip's is_widget_message). */
+export async function isWidgetMessage(db: Pick<TxClient, 'subMessage'>, messageId: number): Promise<boolean> {
+  return (await db.subMessage.findFirst({ where: { message_id: messageId }, select: { id: true } })) !== null;
+}
+
 // ---------------------------------------------------------------- validating submessages
 
 // Zulip's client widgets cap option and task indexes at this (MAX_IDX).
