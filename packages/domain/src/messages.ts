@@ -229,6 +229,7 @@ export async function buildWideMessageDicts(
         delivery_email: true,
         full_name: true,
         avatar_source: true,
+        avatar_key: true,
         avatar_version: true,
         realm_id: true,
         email_address_visibility: true,
@@ -287,6 +288,7 @@ export interface MessageSender {
   delivery_email: string;
   full_name: string;
   avatar_source: string;
+  avatar_key: string | null;
   avatar_version: number;
   realm_id: number;
   id: number;

@@ -1,13 +1,15 @@
 import { lockForChange, type Realm, type TxClient } from '@teamchat/db';
 import { generatedImageUrl, isGravatarEnabled } from './gravatar';
+import { realmImageKeys } from './uploaded-images';
 
 /** The realm's canonical URL, e.g. "https://chat.example.com". */
 export function realmUrl(realm: Pick<Realm, 'host'>, scheme: string): string {
   return `${scheme}://${realm.host}`;
 }
 
-/** The realm's icon (Zulip's get_realm_icon_url for icon_source "G", no icon uploaded). */
-export function realmIconUrl(realm: Pick<Realm, 'string_id'>): string {
+/** The realm's icon (Zulip's get_realm_icon_url): the uploaded one (icon_source "U") or a generated one. */
+export function realmIconUrl(realm: Pick<Realm, 'id' | 'string_id' | 'icon_source' | 'icon_version'>): string {
+  if (realm.icon_source === 'U') return `/${realmImageKeys(realm.id, 'icon').resized}?version=${realm.icon_version}`;
   // Zulip: Gravatar's image unversioned; the default avatar at version 0.
   return generatedImageUrl(realm.string_id, isGravatarEnabled() ? {} : { version: 0 });
 }

@@ -10,6 +10,7 @@ import { clientComputesAvatar, generatedImageUrl } from './gravatar';
 import { placeholderEmailDomain } from './realms';
 import { Role, isAdministrator, isGuest } from './roles';
 import { activeSubscription } from './streams';
+import { uploadedAvatarUrl } from './uploaded-images';
 
 /** What reading users and their access needs of a client (a transaction's or the pool's). */
 export type UserReader = Pick<
@@ -60,11 +61,14 @@ export function externalAvatarUrl(email: string, version: number): string {
   return generatedImageUrl(email, { version });
 }
 
+/** Zulip's avatar_url; `medium`: the 500 px one. */
 export function avatarUrl(
-  user: Pick<UserProfile, 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>,
+  user: Pick<UserProfile, 'avatar_source' | 'avatar_key' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>,
+  options: { medium?: boolean } = {},
 ): string {
-  if (user.avatar_source === 'U') return `/user_avatars/${user.realm_id}/${user.id}.png?version=${user.avatar_version}`;
-  return externalAvatarUrl(user.delivery_email, user.avatar_version);
+  if (user.avatar_source === 'U' && user.avatar_key)
+    return uploadedAvatarUrl(user.realm_id, user.avatar_key, user.avatar_version, options.medium);
+  return generatedImageUrl(user.delivery_email, { version: user.avatar_version, medium: options.medium });
 }
 
 /** Fields every API user object shares, derived from the role. */
@@ -94,6 +98,7 @@ export type OwnUserRow = Pick<
   | 'timezone'
   | 'date_joined'
   | 'avatar_source'
+  | 'avatar_key'
   | 'avatar_version'
 >;
 
@@ -158,6 +163,7 @@ export type ApiUserSource = Pick<
   | 'timezone'
   | 'date_joined'
   | 'avatar_source'
+  | 'avatar_key'
   | 'avatar_version'
   | 'email_address_visibility'
 >;
@@ -170,7 +176,7 @@ export type ApiUserSource = Pick<
 export async function realmUsersForApi(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<ApiUserSource[]> {
   return db.$queryRaw<ApiUserSource[]>`
     SELECT id, realm_id, email, delivery_email, full_name, role, is_bot, bot_type, bot_owner_id, is_active,
-           timezone, date_joined, avatar_source, avatar_version, email_address_visibility
+           timezone, date_joined, avatar_source, avatar_key, avatar_version, email_address_visibility
       FROM user_profile WHERE realm_id = ${realmId} ORDER BY id`;
 }
 

@@ -49,6 +49,8 @@ const TYPES_BY_EXTENSION: Record<string, string> = {
 // once, so it only holds memory.
 sharp.cache(false);
 
+type SharpPipeline = ReturnType<typeof sharp>;
+
 export class BadImageError extends JsonableError {
   constructor(msg = 'Could not decode image; did you upload an image file?') {
     super(msg);
@@ -106,7 +108,7 @@ export async function checkImage(data: Buffer, options: { truncatedAnimation: bo
 }
 
 /** Runs a resize of a checked image; a libvips failure past the header is a corrupt image. */
-async function render(pipeline: sharp.Sharp): Promise<Buffer> {
+async function render(pipeline: SharpPipeline): Promise<Buffer> {
   try {
     return await pipeline.timeout({ seconds: IMAGE_PROCESSING_TIMEOUT_SECONDS }).png().toBuffer();
   } catch {
@@ -115,7 +117,7 @@ async function render(pipeline: sharp.Sharp): Promise<Buffer> {
 }
 
 /** The first frame only, decoded with the pixel limit as a second guard. */
-function firstFrame(data: Buffer): sharp.Sharp {
+function firstFrame(data: Buffer): SharpPipeline {
   return sharp(data, { limitInputPixels: IMAGE_BOMB_TOTAL_PIXELS, pages: 1 }).rotate();
 }
 
@@ -138,3 +140,4 @@ export async function resizeLogo(data: Buffer): Promise<Buffer> {
     firstFrame(data).resize(8 * DEFAULT_AVATAR_SIZE, DEFAULT_AVATAR_SIZE, { fit: 'inside', withoutEnlargement: true }),
   );
 }
+export * from './receive';

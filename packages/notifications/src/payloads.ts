@@ -21,7 +21,7 @@ export interface PayloadContext {
 
 export type PayloadSender = Pick<
   UserProfile,
-  'id' | 'email' | 'full_name' | 'avatar_source' | 'delivery_email' | 'avatar_version' | 'realm_id'
+  'id' | 'email' | 'full_name' | 'avatar_source' | 'avatar_key' | 'delivery_email' | 'avatar_version' | 'realm_id'
 >;
 
 export interface PayloadMessage {

@@ -95,6 +95,7 @@ const sender = {
   email: 'alice@example.com',
   full_name: 'Alice Liddell',
   avatar_source: 'G',
+  avatar_key: null,
   delivery_email: 'alice@example.com',
   avatar_version: 1,
   realm_id: 3,

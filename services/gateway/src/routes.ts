@@ -79,6 +79,8 @@ export const ROUTES: RouteRule[] = [
   // unguessable path, as Zulip's /user_avatars/.
   { pattern: api('realm/emoji/.+'), service: 'uploads', auth: 'basic' },
   { pattern: /^\/user_avatars\/.+$/, service: 'uploads', auth: 'public' },
+  // A user's avatar by id or email: a redirect to its current URL, for <img> tags (the users service).
+  { pattern: /^\/avatar\/.+$/, service: 'users', auth: 'file' },
   // Data exports: their archives live in the uploads storage.
   { pattern: api('export/realm(/.*)?'), service: 'uploads', auth: 'basic' },
 

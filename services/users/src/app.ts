@@ -1,6 +1,7 @@
 import { createServiceApp, loadEnv } from '@teamchat/core';
 import { loadNotificationsConfig } from '@teamchat/notifications';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { createStorage, loadStorageConfig } from '@teamchat/storage';
 import type { UsersDeps } from './deps';
 import { LoginThrottle, loginThrottleEnvSpec } from './lib/login-throttle';
 import { PresenceCache, presenceCacheEnvSpec } from './lib/presence-cache';
@@ -31,6 +32,7 @@ export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = pro
     loadEnv(loginThrottleEnvSpec, env),
     deps.logger,
   );
+  const storage = createStorage(loadStorageConfig(env));
   const usersDeps: UsersDeps = {
     ...deps,
     serviceUrls: {
@@ -40,6 +42,7 @@ export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = pro
     loginThrottle,
     presence: new PresenceCache(deps.db, loadEnv(presenceCacheEnvSpec, env).PRESENCE_RELOAD_SECONDS * 1000),
     notifications: loadNotificationsConfig(env),
+    storage,
   };
-  return { handler: createApp(usersDeps), close: async () => {} };
+  return { handler: createApp(usersDeps), close: () => storage.close() };
 }

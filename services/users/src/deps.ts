@@ -1,5 +1,6 @@
 import type { NotificationsConfig } from '@teamchat/notifications';
 import type { BaseDeps } from '@teamchat/runtime';
+import type { ObjectStorage } from '@teamchat/storage';
 import type { LoginThrottle } from './lib/login-throttle';
 import type { PresenceCache } from './lib/presence-cache';
 
@@ -17,4 +18,6 @@ export interface UsersDeps extends BaseDeps {
   presence: PresenceCache;
   /** The push notification bouncer (POST /mobile_push/test_notification). */
   notifications: NotificationsConfig;
+  /** The uploads storage: avatars and the organisation's icon and logo are written there. */
+  storage: ObjectStorage;
 }

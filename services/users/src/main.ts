@@ -1,6 +1,7 @@
 // Boot only: env, dependencies, listen, graceful shutdown.
 import { env, loadEnv } from '@teamchat/core';
 import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
+import { storageEnvSpec } from '@teamchat/storage';
 import { createService, DEFAULT_CHANNELS_URL, DEFAULT_MESSAGES_URL } from './app';
 import { loginThrottleEnvSpec } from './lib/login-throttle';
 import { presenceCacheEnvSpec } from './lib/presence-cache';
@@ -10,6 +11,7 @@ async function main() {
     ...baseEnvSpec,
     ...loginThrottleEnvSpec,
     ...presenceCacheEnvSpec,
+    ...storageEnvSpec,
     PORT: env.int('port the users service listens on', 9101),
     CHANNELS_URL: env.string('where the channels service is (new accounts are subscribed there)', DEFAULT_CHANNELS_URL),
     MESSAGES_URL: env.string(

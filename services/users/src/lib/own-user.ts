@@ -20,7 +20,7 @@ export async function readOwnUser(
     name: 'own-user',
     text: `
       SELECT u.id, u.realm_id, u.email, u.delivery_email, u.full_name, u.role, u.is_bot, u.is_active,
-             u.timezone, u.date_joined, u.avatar_source, u.avatar_version,
+             u.timezone, u.date_joined, u.avatar_source, u.avatar_key, u.avatar_version,
              (SELECT max(message_id) FROM user_message WHERE user_profile_id = u.id) AS max_message_id,
              (SELECT coalesce(json_agg(json_build_object('field_id', v.field_id, 'value', v.value, 'rendered_value', v.rendered_value) ORDER BY v.field_id), '[]')
                 FROM custom_profile_field_value v WHERE v.user_profile_id = u.id) AS profile_values

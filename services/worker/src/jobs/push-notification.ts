@@ -75,6 +75,7 @@ async function loadPayloadMessage(deps: WorkerDeps, messageId: number) {
           email: true,
           full_name: true,
           avatar_source: true,
+          avatar_key: true,
           delivery_email: true,
           avatar_version: true,
           realm_id: true,
