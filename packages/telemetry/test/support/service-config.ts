@@ -59,7 +59,7 @@ export function isPlatformVariable(name: string): boolean {
     name.startsWith('OTEL_') ||
     name === 'NODE_ENV' ||
     name === 'NODE_OPTIONS' ||
-    /^(USERS|MESSAGES|CHANNELS|UPLOADS|EVENTS)_URL$/.test(name)
+    /^(USERS|MESSAGES|CHANNELS|UPLOADS|EVENTS|WEB)_URL$/.test(name)
   );
 }
 
