@@ -4,6 +4,7 @@ import type { StateSection } from '../registry';
 import { serverSection } from './server';
 import { CHANNEL_SECTIONS } from './channels';
 import { MESSAGE_SECTIONS } from './messages';
+import { onboardingStepsSection } from './onboarding-steps';
 import { EMPTY_FEATURE_SECTIONS, realmSection } from './realm';
 import { SERVER_FEATURE_SECTIONS } from './server-features';
 import { USER_SECTIONS } from './users';
@@ -16,4 +17,5 @@ export const STATE_SECTIONS: StateSection[] = [
   ...MESSAGE_SECTIONS,
   ...EMPTY_FEATURE_SECTIONS,
   ...SERVER_FEATURE_SECTIONS,
+  onboardingStepsSection,
 ];

@@ -9,7 +9,6 @@ import {
   placeholderEmailDomain,
   realmDomains,
   realmIconUrl,
-  realmLogoUrl,
   realmSettingGroup,
   realmSettings,
   realmUrl,
@@ -84,11 +83,11 @@ export const realmSection: StateSection = {
       realm_uri: url,
       realm_url: url,
       realm_icon_url: realmIconUrl(realm),
-      realm_icon_source: realm.icon_source,
-      realm_logo_url: realmLogoUrl(realm, false),
-      realm_logo_source: realm.logo_source,
-      realm_night_logo_url: realmLogoUrl(realm, true),
-      realm_night_logo_source: realm.night_logo_source,
+      realm_icon_source: 'G',
+      realm_logo_url: `${url}/static/images/logo/zulip-org-logo.svg`,
+      realm_logo_source: 'D',
+      realm_night_logo_url: `${url}/static/images/logo/zulip-org-logo.svg`,
+      realm_night_logo_source: 'D',
       realm_bot_domain: placeholderEmailDomain(realm),
       realm_authentication_methods: Object.fromEntries(
         AUTHENTICATION_METHODS.map((name) =>
@@ -123,7 +122,6 @@ export const realmSection: StateSection = {
       realm_push_notifications_enabled: false,
       realm_push_notifications_enabled_end_timestamp: null,
       realm_plan_type: 1,
-      realm_billing: {},
     };
   },
 };
