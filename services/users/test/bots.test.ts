@@ -3,6 +3,7 @@
 // the bot's owner and the administrators, register's realm_bots, and bots' keys kept sealed
 // (docs/adr/0007): shown again to those who administer the bot, never stored in the clear.
 import { hashApiKey, openBotSecret, SystemGroup, type SystemGroupName } from '@teamchat/domain';
+import { doIssueApiKey } from '@teamchat/service-users';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import {
   expectError,
@@ -481,5 +482,25 @@ describe('DELETE /bots/{bot_id}', () => {
       'BAD_REQUEST',
       `There is already an active bot named "Bot ${bot.short}" in this organization. To reactivate this bot, you must rename or deactivate the other one first.`,
     );
+  });
+});
+
+describe('keys kept for bots only', () => {
+  test('a bot\'s clients get its one key; a key never kept shows as "" until regenerated', async () => {
+    const bot = await createBot(cast.member);
+    // manage write-zuliprc for a bot writes the key it has instead of issuing another.
+    expect(await doIssueApiKey(stack.deps, bot.user_id, 'manage write-zuliprc')).toBe(bot.api_key);
+    expect(await stack.db.apiKey.count({ where: { user_profile_id: bot.user_id } })).toBe(1);
+    // A human's keys are never kept.
+    const human = await stack.createUser({ email: 'bots-human@example.com' });
+    await doIssueApiKey(stack.deps, human.id, 'fetch_api_key');
+    expect(await stack.db.apiKey.count({ where: { user_profile_id: human.id, sealed_key: { not: null } } })).toBe(0);
+
+    // A bot whose key was never kept (made before keys were sealed): it still authenticates.
+    await stack.db.apiKey.updateMany({ where: { user_profile_id: bot.user_id }, data: { sealed_key: null } });
+    expect((await realmBots(cast.member)).find((entry) => entry.user_id === bot.user_id)?.api_key).toBe('');
+    expect((await stack.client({ email: bot.email, apiKey: bot.api_key }).get('/api/v1/users/me')).status).toBe(200);
+    const { api_key: apiKey } = (await cast.member.client.post(`/api/v1/bots/${bot.user_id}/api_key/regenerate`)).body;
+    expect((await realmBots(cast.member)).find((entry) => entry.user_id === bot.user_id)?.api_key).toBe(apiKey);
   });
 });
