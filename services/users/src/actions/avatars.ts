@@ -22,6 +22,7 @@ import {
   MEDIUM_AVATAR_SIZE,
   resizeAvatar,
   type UploadedFiles,
+  type UploadedImageFile,
 } from '@teamchat/images';
 import type { UsersDeps } from '../deps';
 import { botOwnerUserIds } from '../lib/bots';
@@ -41,7 +42,20 @@ function checkAvatarChangesAllowed({ user, realm }: Actor): void {
 export async function doSetAvatarFromUpload(deps: Deps, actor: Actor, upload: UploadedFiles) {
   if (upload.tooMany || upload.files.length !== 1) throw new JsonableError('You must upload exactly one avatar.');
   checkAvatarChangesAllowed(actor);
-  const [file] = upload.files;
+  const user = await setUploadedAvatar(deps, actor.user, upload.files[0]);
+  return { avatar_url: avatarUrl(user) };
+}
+
+/**
+ * Makes `file` the avatar of `target` (a user's own, or a bot's: Zulip's upload_avatar_image then
+ * do_change_avatar_fields): within the size limit, of an image type by its name, resized; the
+ * files are written first, then the row names them, and the replaced avatar's files go.
+ */
+export async function setUploadedAvatar(
+  deps: Deps,
+  target: Pick<UserProfile, 'id' | 'realm_id'>,
+  file: UploadedImageFile,
+): Promise<UserProfile> {
   if (!file.data || file.data.length > MAX_AVATAR_FILE_SIZE_BYTES)
     throw new JsonableError(`Uploaded file is larger than the allowed limit of ${MAX_AVATAR_FILE_SIZE_MIB} MiB`);
   // Zulip judges an avatar's type by its file name (upload_avatar_image's guess_type).
@@ -49,21 +63,21 @@ export async function doSetAvatarFromUpload(deps: Deps, actor: Actor, upload: Up
   const [small, medium] = await Promise.all([resizeAvatar(file.data), resizeAvatar(file.data, MEDIUM_AVATAR_SIZE)]);
 
   const avatarKey = crypto.randomBytes(20).toString('hex');
-  const keys = uploadedAvatarKeys(actor.user.realm_id, avatarKey);
+  const keys = uploadedAvatarKeys(target.realm_id, avatarKey);
   const written = [keys.original, keys.small, keys.medium];
   let changed: Awaited<ReturnType<typeof changeAvatarFields>>;
   try {
     await deps.storage.put(keys.original, file.data, { contentType: 'application/octet-stream' });
     await deps.storage.put(keys.small, small, { contentType: 'image/png' });
     await deps.storage.put(keys.medium, medium, { contentType: 'image/png' });
-    changed = await changeAvatarFields(deps, actor.user.id, 'U', avatarKey);
+    changed = await changeAvatarFields(deps, target.id, 'U', avatarKey);
   } catch (error) {
     // Not recorded: the files must go too.
     await deps.storage.delete(written).catch(() => undefined);
     throw error;
   }
   await deleteAvatarFiles(deps, changed.user.realm_id, changed.previousKey);
-  return { avatar_url: avatarUrl(changed.user) };
+  return changed.user;
 }
 
 /** DELETE /users/me/avatar: back to the generated avatar. */
