@@ -185,7 +185,8 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
     const urlencoded = express.urlencoded({ extended: false, limit, parameterLimit: 10_000 });
     const json = express.json({ limit, strict: false });
     const parseForm = (req: Request, res: Response, next: NextFunction) => {
-      if (!hasRequestBody(req)) return next();
+      // Parsed already when a method override read the form (see below).
+      if (!hasRequestBody(req) || res.locals.formParsed) return next();
       // By its declared length, before a byte is read: the urlencoded and JSON parsers would
       // refuse it too, but multer only bounds each field, not the sum of them.
       if (Number(req.headers['content-length']) > limit) {
@@ -196,7 +197,10 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
         json(req, res, (error?: unknown) => {
           if (error) return next(error);
           countUndeclaredMultipart(req, limit);
-          multipartFields(req, res, (error?: unknown) => next(error && multipartError(error)));
+          multipartFields(req, res, (error?: unknown) => {
+            res.locals.formParsed = !error;
+            next(error && multipartError(error));
+          });
         });
       });
     };
@@ -210,7 +214,40 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
     const methods = allowedMethods.get(route.path) ?? new Set<string>();
     methods.add(route.method);
     allowedMethods.set(route.path, methods);
+  }
 
+  // Zulip's rest_dispatch: a POST whose form (urlencoded or multipart) has a `method` field is
+  // served as that method (the field is no parameter of it). The internal token is checked
+  // against the POST it was signed for, before the form is read; paths with a raw POST route
+  // (uploads, tus) are not read here, nor are overrides to a raw route offered.
+  const rawPosts = new Set(
+    routes.filter((route) => route.method === 'POST' && route.body === 'raw').map((r) => r.path),
+  );
+  for (const [path, methods] of allowedMethods) {
+    const overridable = routes.filter(
+      (route) => route.path === path && OVERRIDABLE_METHODS.has(route.method) && route.body !== 'raw',
+    );
+    if (overridable.length === 0 || rawPosts.has(path)) continue;
+    const post = routes.find((route) => route.path === path && route.method === 'POST');
+    const limit = Math.min(post?.bodyLimitBytes ?? serviceLimit, serviceLimit);
+    app.post(
+      path,
+      verifyToken(internalSecret),
+      formParser(limit),
+      (req: Request, res: Response, next: NextFunction) => {
+        const body = req.body as Record<string, unknown> | undefined;
+        const wanted = body?.method;
+        if (typeof wanted !== 'string' || !(req.is('urlencoded') || req.is('multipart'))) return next();
+        delete body!.method;
+        if (wanted === 'POST') return next();
+        if (!methods.has(wanted)) return sendError(res, new MethodNotAllowedError([...methods]));
+        req.method = wanted;
+        next();
+      },
+    );
+  }
+
+  for (const route of routes) {
     const handlers = [
       authenticate(route, internalSecret),
       ...(route.body === 'raw' ? [] : [formParser(Math.min(route.bodyLimitBytes ?? serviceLimit, serviceLimit))]),
@@ -382,10 +419,23 @@ function observeRequests(service: string, logger: Logger) {
   };
 }
 
+/** The methods a POST's `method` field may ask for (Zulip's method override). */
+const OVERRIDABLE_METHODS = new Set(['PATCH', 'PUT', 'DELETE']);
+
+/** Checks the internal token against the request as it came (before a method override). */
+function verifyToken(secret: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    res.locals.claims = verifyInternalToken(secret, req.get(INTERNAL_TOKEN_HEADER), req.method, req.path);
+    next();
+  };
+}
+
 function authenticate<D>(route: Route<D>, secret: string) {
   return (req: Request, res: Response, next: NextFunction) => {
     const token = req.get(INTERNAL_TOKEN_HEADER);
-    const claims = verifyInternalToken(secret, token, req.method, req.path);
+    // Verified already, as the POST it was signed for, when the method was overridden.
+    const claims =
+      (res.locals.claims as InternalClaims | undefined) ?? verifyInternalToken(secret, token, req.method, req.path);
     if ((route.auth ?? 'user') === 'user' && !claims.user) throw new UnauthorizedError();
     res.locals.claims = claims;
     next();

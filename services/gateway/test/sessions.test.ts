@@ -341,6 +341,70 @@ describe("a session's end", () => {
   });
 });
 
+describe("Zulip's method override: a POST form's `method` field", () => {
+  test('urlencoded, /api/v1: POST with method=PATCH is PATCH /settings (the field no parameter of it)', async () => {
+    const renamed = await stack.createUser({ fullName: 'Before' });
+    const response = await renamed.client.post(
+      '/api/v1/settings',
+      { method: 'PATCH', full_name: 'After' },
+      { validate: false },
+    );
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ result: 'success', msg: '' });
+    expect((await renamed.client.get('/api/v1/users/me')).body.full_name).toBe('After');
+  });
+
+  test('multipart, /json (CSRF checked as the POST it is): method=DELETE removes alert words', async () => {
+    const browser = await loggedIn(stack, user);
+    await browser.client.post('/json/users/me/alert_words', { alert_words: ['keep', 'drop'] });
+    const noToken = await new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie }).post(
+      '/json/users/me/alert_words',
+      { method: 'DELETE', alert_words: ['drop'] },
+      { encoding: 'multipart' },
+    );
+    expectError(noToken, 403, 'CSRF_FAILED');
+    const response = await browser.client.post(
+      '/json/users/me/alert_words',
+      { method: 'DELETE', alert_words: ['drop'] },
+      { encoding: 'multipart', validate: false },
+    );
+    expect(response.status).toBe(200);
+    expect(response.body.alert_words).toContain('keep');
+    expect(response.body.alert_words).not.toContain('drop');
+    expect(response.body.ignored_parameters_unsupported).toBeUndefined();
+  });
+
+  test('multipart, /api/v1, and urlencoded, /json: PATCH /settings', async () => {
+    const multipart = await user.client.post(
+      '/api/v1/settings',
+      { method: 'PATCH', full_name: 'Hamlet One' },
+      { encoding: 'multipart', validate: false },
+    );
+    expect(multipart.status).toBe(200);
+    expect((await user.client.get('/api/v1/users/me')).body.full_name).toBe('Hamlet One');
+    const browser = await loggedIn(stack, user);
+    const form = await browser.client.post(
+      '/json/settings',
+      { method: 'PATCH', full_name: 'Hamlet Two' },
+      { validate: false },
+    );
+    expect(form.status).toBe(200);
+    expect((await user.client.get('/api/v1/users/me')).body.full_name).toBe('Hamlet Two');
+  });
+
+  test("a method the path does not have is 405, as Zulip's rest_dispatch", async () => {
+    const response = await user.client.post('/api/v1/settings', { method: 'PUT' }, { validate: false });
+    expect(response.status).toBe(405);
+    expect(response.body.msg).toBe('Method Not Allowed');
+  });
+
+  test('without the field, a POST stays a POST', async () => {
+    const response = await user.client.post('/api/v1/users/me/alert_words', { alert_words: ['plain'] });
+    expect(response.status).toBe(200);
+    expect(response.body.alert_words).toContain('plain');
+  });
+});
+
 describe('uploaded files load with the cookie', () => {
   test("the 'file' mode takes the session cookie", async () => {
     const browser = await loggedIn(stack, user);
