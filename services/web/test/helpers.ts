@@ -1,9 +1,8 @@
 // Requests to the web service as the gateway forwards them: an internal token for the user (or
 // none, for an anonymous page), the raw path as given (so traversal attempts reach the service).
 import http from 'node:http';
-import { signInternalToken, type Requester } from '@teamchat/core';
+import { INTERNAL_TOKEN_HEADER, signInternalToken, type Requester } from '@teamchat/core';
 import type { Stack, TestUser } from '@teamchat/stack';
-import { INTERNAL_TOKEN_HEADER } from '@teamchat/core';
 
 export interface PageAnswer {
   status: number;

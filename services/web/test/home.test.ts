@@ -3,13 +3,12 @@
 // arguments), the spectator page, and the login redirect for anyone else.
 import fs from 'node:fs';
 import path from 'node:path';
+import { SESSION_CSRF_HEADER } from '@teamchat/core';
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { WEB_APP_REGISTER_PARAMS } from '@teamchat/testing';
 import { resolveZulipWebDir, WEBPACK_STATS_FILE } from '../src/lib/zulip-web-dir';
 import { pageParamsOf, webRequest } from './helpers';
-
-const SESSION_CSRF_HEADER = 'x-teamchat-session-csrf';
 
 let stack: Stack;
 let owner: TestUser;
@@ -129,5 +128,41 @@ describe('GET / without a session', () => {
     } finally {
       await stack.db.realm.update({ where: { id: stack.realm.id }, data: { enable_spectator_access: false } });
     }
+  });
+});
+
+describe('through the gateway', () => {
+  test('a browser that logs in gets the app with its session’s CSRF token and a live queue', async () => {
+    const user = await stack.createUser({ fullName: 'Brow Ser', password: 'a long enough password' });
+    const login = await fetch(`${stack.gatewayUrl}/accounts/login/`, {
+      method: 'POST',
+      body: new URLSearchParams({ username: user.deliveryEmail, password: 'a long enough password' }),
+      redirect: 'manual',
+    });
+    expect(login.status).toBe(302);
+    const cookies = login.headers.getSetCookie().map((cookie) => cookie.split(';')[0]);
+    expect(cookies.some((cookie) => cookie.startsWith('sessionid='))).toBe(true);
+
+    const page = await fetch(`${stack.gatewayUrl}/`, { headers: { cookie: cookies.join('; ') }, redirect: 'manual' });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    const csrfToken = /name="csrfmiddlewaretoken" value="([^"]+)"/.exec(html)?.[1];
+    expect(csrfToken).toEqual(expect.any(String));
+    const params = pageParamsOf(html);
+    const state = params.state_data as { queue_id: string; user_id: number };
+    expect(state.user_id).toBe(user.id);
+    // The app's next request: the queue polled over /json with the session and the page's token.
+    const poll = await fetch(
+      `${stack.gatewayUrl}/json/events?queue_id=${state.queue_id}&last_event_id=-1&dont_block=true`,
+      {
+        headers: { cookie: cookies.join('; '), 'x-csrftoken': csrfToken! },
+      },
+    );
+    expect(poll.status).toBe(200);
+
+    // Its bundles come through the gateway too, without credentials.
+    const script = /<script src="(\/static\/webpack-bundles\/app\.[^"]+\.js)"/.exec(html)![1];
+    const bundle = await fetch(`${stack.gatewayUrl}${script}`);
+    expect([bundle.status, bundle.headers.get('cache-control')]).toEqual([200, 'public, max-age=31536000, immutable']);
   });
 });
