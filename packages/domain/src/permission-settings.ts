@@ -4,7 +4,8 @@
 // Stream.stream_permission_group_settings and NamedUserGroup.GROUP_PERMISSION_SETTINGS). The web
 // app looks every setting it shows up here by name ("Invalid setting: ..." when one is missing),
 // so the three tables list exactly the settings this server stores.
-import { SystemGroup } from './groups';
+import type { SettingConstraints } from './group-settings';
+import { SystemGroup, type SystemGroupName } from './groups';
 
 /** One setting's configuration, in the API's form (Zulip's GroupPermissionSetting). */
 export interface PermissionSettingConfig {
@@ -122,5 +123,18 @@ export function serverSupportedPermissionSettings() {
     realm: REALM_PERMISSION_SETTINGS,
     stream: STREAM_PERMISSION_SETTINGS,
     group: USER_GROUP_PERMISSION_SETTING_CONFIGS,
+  };
+}
+
+/** What groupForSettingValue checks for a setting of this configuration. */
+export function settingConstraints(config: PermissionSettingConfig): SettingConstraints {
+  return {
+    requireSystemGroup: config.require_system_group,
+    allowInternet: config.allow_internet_group,
+    allowNobody: config.allow_nobody_group,
+    allowEveryone: config.allow_everyone_group,
+    ...(config.allowed_system_groups.length > 0
+      ? { allowedSystemGroups: config.allowed_system_groups as SystemGroupName[] }
+      : {}),
   };
 }

@@ -1,6 +1,7 @@
 // An organisation's allowed email domains (Zulip's get_realm_domains), as GET /realm/domains,
 // register's realm_domains and the realm_domains events show them.
-import type { TxClient } from '@teamchat/db';
+import type { Realm, TxClient } from '@teamchat/db';
+import { realmSettings } from './realms';
 
 export interface RealmDomainDict {
   domain: string;
@@ -13,4 +14,31 @@ export async function realmDomains(db: Pick<TxClient, 'realmDomain'>, realmId: n
     select: { domain: true, allow_subdomains: true },
     orderBy: { id: 'asc' },
   });
+}
+
+/**
+ * Zulip's get_realm_email_validator with validate_email_is_valid's wording: what is wrong with a
+ * (syntactically valid) address for this organisation, or null. With emails restricted to the
+ * domains, an address must be in one of them (or below one that allows subdomains) and have no
+ * "+". (Disposable addresses are not recognised: this server has no list of their domains.)
+ */
+export async function realmEmailValidator(
+  db: Pick<TxClient, 'realmDomain'>,
+  realm: Pick<Realm, 'id' | 'settings'>,
+): Promise<(email: string) => string | null> {
+  if (realmSettings(realm).realm_emails_restricted_to_domains !== true) return () => null;
+  const domains = await realmDomains(db, realm.id);
+  const exact = new Set(domains.map((row) => row.domain));
+  const withSubdomains = new Set(domains.filter((row) => row.allow_subdomains).map((row) => row.domain));
+  return (email) => {
+    const at = email.lastIndexOf('@');
+    if (email.slice(0, at).includes('+')) return 'Email addresses containing + are not allowed.';
+    let domain = email.slice(at + 1).toLowerCase();
+    if (exact.has(domain)) return null;
+    while (domain.includes('.')) {
+      domain = domain.slice(domain.indexOf('.') + 1);
+      if (withSubdomains.has(domain)) return null;
+    }
+    return 'Outside your domain.';
+  };
 }

@@ -142,3 +142,26 @@ test('only owners change domains; bad domains get Zulip’s errors', async () =>
   );
   expect(await registeredDomains(cast.guest.client)).toEqual([{ domain: 'example.org', allow_subdomains: false }]);
 });
+
+test('with emails restricted to the domains, invitations outside them are refused', async () => {
+  await cast.owner.client.post('/api/v1/realm/domains', { domain: 'restricted.test', allow_subdomains: true });
+  await cast.owner.client.post('/api/v1/realm/domains', { domain: 'exact.test', allow_subdomains: false });
+  expect((await cast.owner.client.patch('/api/v1/realm', { emails_restricted_to_domains: true })).status).toBe(200);
+  const invite = (emails: string) =>
+    cast.owner.client.post('/api/v1/invites', { invitee_emails: emails, stream_ids: '[]' });
+
+  const refused = await invite(
+    'a@restricted.test, b@team.restricted.test, c@other.test, d+x@exact.test, e@sub.exact.test',
+  );
+  expectError(refused, 400, 'INVITATION_FAILED', "Some emails did not validate, so we didn't send any invitations.");
+  expect(refused.body.errors).toEqual([
+    ['c@other.test', 'Outside your domain.', false],
+    ['d+x@exact.test', 'Email addresses containing + are not allowed.', false],
+    ['e@sub.exact.test', 'Outside your domain.', false],
+  ]);
+  expect((await invite('a@restricted.test, b@team.restricted.test, f@exact.test')).status).toBe(200);
+
+  // Unrestricted again: any address may be invited.
+  await cast.owner.client.patch('/api/v1/realm', { emails_restricted_to_domains: false });
+  expect((await invite('c@other.test')).status).toBe(200);
+});

@@ -11,6 +11,7 @@ import {
   isAdministrator,
   isModerator,
   isOwner,
+  realmEmailValidator,
   realmUrl,
   Role,
   type Actor,
@@ -293,10 +294,13 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
 
     const errors: InviteeError[] = [];
     const good: string[] = [];
+    const realm = await tx.db.realm.findUniqueOrThrow({ where: { id: actor.realm_id } });
+    const emailProblem = await realmEmailValidator(tx.db, realm);
     for (const email of invitees) {
       if (email === '') continue;
-      if (isValidEmail(email)) good.push(email);
-      else errors.push([email, 'Invalid address.', false]);
+      const problem = isValidEmail(email) ? emailProblem(email) : 'Invalid address.';
+      if (problem === null) good.push(email);
+      else errors.push([email, problem, false]);
     }
     // Zulip's get_existing_user_errors: an account with the address (any case) already exists.
     const existing = good.length

@@ -13,20 +13,22 @@ import {
   groupSettingIds,
   isOwner,
   lockRealm,
-  REALM_GROUP_SETTING_DEFAULTS,
+  REALM_PERMISSION_SETTINGS,
   realmSettings,
   replaceGroupSetting,
   requestedSettingValue,
   Role,
+  settingConstraints,
   SystemGroup,
   systemGroupId,
   type GroupSettingUpdate,
   type GroupSettingValue,
+  type SystemGroupName,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import {
   currentRealmProperty,
-  REALM_GROUP_SETTING_RULES,
+  OWNER_ONLY_GROUP_SETTINGS,
   REALM_PROPERTIES,
   type RealmChannelSetting,
   type RealmSettingValue,
@@ -41,7 +43,7 @@ const AVAILABLE_AUTHENTICATION_METHODS = ['Email'];
 export interface RealmUpdate {
   /** Plain settings, by parameter name (REALM_PROPERTIES). */
   properties: Record<string, RealmSettingValue>;
-  /** Group-valued settings as {new, old?} (REALM_GROUP_SETTING_RULES). */
+  /** Group-valued settings as {new, old?} (REALM_PERMISSION_SETTINGS). */
   groupSettings: Record<string, GroupSettingUpdate>;
   channels: Partial<Record<RealmChannelSetting, number>>;
   authenticationMethods?: Record<string, boolean>;
@@ -57,7 +59,7 @@ function checkRealmUpdate(actor: UserProfile, update: RealmUpdate): void {
   }
   const ownerOnly =
     Object.keys(update.properties).some((name) => REALM_PROPERTIES[name].ownerOnly) ||
-    Object.keys(update.groupSettings).some((name) => REALM_GROUP_SETTING_RULES[name].ownerOnly);
+    Object.keys(update.groupSettings).some((name) => OWNER_ONLY_GROUP_SETTINGS.has(name));
   if (ownerOnly && !owner) throw new OrganizationOwnerRequiredError();
 }
 
@@ -192,16 +194,16 @@ async function changeGroupSettings(
   const currentValues = await groupSettingApiValues(tx.db, Object.values(currentIds));
   const nobodyId = await systemGroupId(tx.db, realmId, SystemGroup.NOBODY);
   // In Zulip's order of the settings, whatever the order of the request.
-  for (const name of Object.keys(REALM_GROUP_SETTING_RULES)) {
+  for (const [name, config] of Object.entries(REALM_PERMISSION_SETTINGS)) {
     const request = requests[name];
     if (!request) continue;
+    // A realm created before the setting existed holds its default.
     const currentId =
-      currentIds[name] ??
-      (await systemGroupId(tx.db, realmId, REALM_GROUP_SETTING_DEFAULTS[name] ?? SystemGroup.NOBODY));
+      currentIds[name] ?? (await systemGroupId(tx.db, realmId, config.default_group_name as SystemGroupName));
     const current = currentValues.get(currentId) ?? currentId;
     const requested = requestedSettingValue(current, request, nobodyId);
     if (requested === null) continue;
-    const holder = await groupForSettingValue(tx.db, realmId, name, requested, REALM_GROUP_SETTING_RULES[name]);
+    const holder = await groupForSettingValue(tx.db, realmId, name, requested, settingConstraints(config));
     await replaceGroupSetting(tx.db, realmId, 'realm', realmId, name, holder, currentIds[name]);
     const apiValue = (await groupSettingApiValues(tx.db, [holder])).get(holder)!;
     changed[name] = { requested, apiValue };

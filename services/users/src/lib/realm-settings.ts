@@ -4,7 +4,6 @@
 
 import { InvalidArgumentError, JsonableError, param, v, type ParamType } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
-import { SystemGroup, type SettingConstraints } from '@teamchat/domain';
 import { LANGUAGE_CODES } from './settings';
 
 export type RealmSettingValue = boolean | number | string | null;
@@ -218,55 +217,17 @@ export const REALM_CHANNEL_SETTINGS = [
 ] as const;
 export type RealmChannelSetting = (typeof REALM_CHANNEL_SETTINGS)[number];
 
-export interface RealmGroupSettingRule extends SettingConstraints {
-  ownerOnly?: boolean;
-}
-
-const anyGroup = (allowEveryone: boolean, options: RealmGroupSettingRule = {}): RealmGroupSettingRule => ({
-  allowInternet: false,
-  allowNobody: true,
-  allowEveryone,
-  ...options,
-});
-
 /**
- * Which groups each realm permission may name (Zulip's REALM_PERMISSION_GROUP_SETTINGS; no
- * setting takes role:internet), and those only owners may change (update_realm's checks).
+ * The realm permissions only owners may change (update_realm's checks); which groups each may
+ * name is REALM_PERMISSION_SETTINGS's (@teamchat/domain, as register reports it).
  */
-export const REALM_GROUP_SETTING_RULES: Record<string, RealmGroupSettingRule> = {
-  create_multiuse_invite_group: anyGroup(false, { ownerOnly: true }),
-  can_access_all_users_group: anyGroup(true, {
-    allowNobody: false,
-    requireSystemGroup: true,
-    allowedSystemGroups: [SystemGroup.EVERYONE, SystemGroup.MEMBERS],
-  }),
-  can_add_custom_emoji_group: anyGroup(false),
-  can_add_subscribers_group: anyGroup(false),
-  can_create_bots_group: anyGroup(false),
-  can_create_groups: anyGroup(false, { ownerOnly: true }),
-  can_create_private_channel_group: anyGroup(false),
-  can_create_public_channel_group: anyGroup(false),
-  can_create_web_public_channel_group: anyGroup(false, {
-    requireSystemGroup: true,
-    allowedSystemGroups: [SystemGroup.MODERATORS, SystemGroup.ADMINISTRATORS, SystemGroup.OWNERS, SystemGroup.NOBODY],
-  }),
-  can_create_write_only_bots_group: anyGroup(false),
-  can_delete_any_message_group: anyGroup(false),
-  can_delete_own_message_group: anyGroup(true),
-  can_invite_users_group: anyGroup(false, { ownerOnly: true }),
-  can_manage_all_groups: anyGroup(false, { allowNobody: false, ownerOnly: true }),
-  can_manage_billing_group: anyGroup(false, { allowNobody: false, ownerOnly: true }),
-  can_mention_many_users_group: anyGroup(true),
-  can_move_messages_between_channels_group: anyGroup(false),
-  can_move_messages_between_topics_group: anyGroup(true),
-  can_resolve_topics_group: anyGroup(true),
-  // Feature levels 392 and 407: who may set channels' topics and delete policies.
-  can_set_delete_message_policy_group: anyGroup(true),
-  can_set_topics_policy_group: anyGroup(true),
-  can_summarize_topics_group: anyGroup(true),
-  direct_message_initiator_group: anyGroup(true),
-  direct_message_permission_group: anyGroup(true),
-};
+export const OWNER_ONLY_GROUP_SETTINGS = new Set([
+  'create_multiuse_invite_group',
+  'can_create_groups',
+  'can_invite_users_group',
+  'can_manage_all_groups',
+  'can_manage_billing_group',
+]);
 
 /** The current value of a plain setting; `settings` is the realm's realmSettings (defaults filled in). */
 export function currentRealmProperty(

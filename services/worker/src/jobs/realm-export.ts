@@ -57,6 +57,7 @@ export const EXPORT_TABLES: TableSpec[] = [
   { table: 'user_profile', where: 't.realm_id = $1', key: ['id'], omit: ['password_hash'] },
   { table: 'user_presence', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['user_profile_id'] },
   { table: 'user_status', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['user_profile_id'] },
+  { table: 'onboarding_step', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['id'] },
   { table: 'user_group', where: 't.realm_id = $1', key: ['id'] },
   {
     table: 'user_group_membership',
@@ -81,6 +82,7 @@ export const EXPORT_TABLES: TableSpec[] = [
   { table: 'custom_profile_field_value', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['id'] },
   { table: 'linkifier', where: 't.realm_id = $1', key: ['id'] },
   { table: 'realm_playground', where: 't.realm_id = $1', key: ['id'] },
+  { table: 'realm_domain', where: 't.realm_id = $1', key: ['id'] },
   { table: 'realm_emoji', where: 't.realm_id = $1', key: ['id'] },
   { table: 'message', where: `t.id IN (${EXPORTED_MESSAGES})`, key: ['id'] },
   { table: 'user_message', where: `t.message_id IN (${EXPORTED_MESSAGES})`, key: ['id'] },
