@@ -21,7 +21,7 @@ let bob: TestUser;
 beforeAll(async () => {
   localDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-avatars-'));
   stack = await startStack({
-    services: ['uploads', 'events'],
+    services: ['uploads', 'events', 'messages'],
     env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: localDir },
   });
   owner = await stack.createUser({ fullName: 'Owner', role: Role.OWNER });
@@ -153,6 +153,21 @@ describe('a user avatar', () => {
     expect(state.body).toMatchObject({ avatar_source: 'U', avatar_url: avatarUrl, avatar_url_medium: mediumUrl });
     const inList = state.body.realm_users.find((user: { user_id: number }) => user.user_id === alice.id);
     expect(inList).toMatchObject({ avatar_url: avatarUrl, avatar_version: version });
+
+    // Messages show the sender's new avatar.
+    const sent = await alice.client.post('/api/v1/messages', {
+      type: 'direct',
+      to: JSON.stringify([bob.id]),
+      content: 'hi',
+    });
+    expect(sent.status).toBe(200);
+    const fetched = await bob.client.get('/api/v1/messages', {
+      anchor: sent.body.id,
+      num_before: 0,
+      num_after: 0,
+      client_gravatar: true,
+    });
+    expect(fetched.body.messages[0]).toMatchObject({ sender_id: alice.id, avatar_url: avatarUrl });
 
     const redirect = await avatarRedirect(`/avatar/${alice.id}`);
     expect(redirect.status).toBe(302);
