@@ -142,7 +142,7 @@ it('every endpoint of every service is routed by the gateway to its service, and
   expect(endpoints.length).toBeGreaterThan(50);
 });
 
-describe.each(['users', 'messages', 'channels', 'uploads', 'events'])(
+describe.each(['users', 'messages', 'channels', 'uploads', 'events', 'web'])(
   'the %s service under malformed requests',
   (service) => {
     const mine = endpoints.filter((e) => e.service === service && (!ONLY || ONLY.test(key(e))));

@@ -58,9 +58,19 @@ export function send(
   });
 }
 
-/** Paths whose answers are not Zulip envelopes by protocol: files, static data (the emoji table), the join page, tus. */
+/** The web pages (the web service's, the invitation page): HTML by protocol, their refusals too. */
+function isPagePath(endpointPath: string): boolean {
+  return (
+    endpointPath === '/' ||
+    ['/login/', '/accounts/', '/reset/', '/static/', '/join/'].some((prefix) => endpointPath.startsWith(prefix))
+  );
+}
+
+/** Paths whose answers are not Zulip envelopes by protocol: files, static data (the emoji table), pages, tus. */
 function isNonJsonEndpoint(endpointPath: string): boolean {
-  return ['/user_uploads/', '/static/', '/join/', '/api/v1/tus'].some((prefix) => endpointPath.startsWith(prefix));
+  return (
+    isPagePath(endpointPath) || ['/user_uploads/', '/api/v1/tus'].some((prefix) => endpointPath.startsWith(prefix))
+  );
 }
 
 /** Null when the answer is acceptable; otherwise what is wrong with it. */
@@ -80,11 +90,11 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
   }
   if (status >= 400) {
     if (!isJson) {
-      // tus answers its protocol's refusals with tus' own bodies (as Zulip's tusd does); the
-      // invitation page is a web page, its refusals too.
+      // tus answers its protocol's refusals with tus' own bodies (as Zulip's tusd does); a web
+      // page's refusals are pages too.
       if (
         endpointPath.startsWith('/api/v1/tus') ||
-        (endpointPath.startsWith('/join/') && /text\/html/.test(String(response.headers['content-type'])))
+        (isPagePath(endpointPath) && /text\/html/.test(String(response.headers['content-type'])))
       )
         return null;
       return `status ${status}: not a JSON body (${String(response.headers['content-type'])})`;
@@ -176,7 +186,7 @@ export interface FuzzStack {
 export async function startFuzzStack(): Promise<FuzzStack> {
   const uploadsDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-fuzz-'));
   const stack = await startStack({
-    services: ['messages', 'channels', 'uploads', 'events', 'worker'],
+    services: ['messages', 'channels', 'uploads', 'events', 'worker', 'web'],
     env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir, UPLOADS_MAX_FILE_SIZE_MIB: '1' },
   });
   // The fuzzing user is the only owner: every permission check passes (deeper code is
