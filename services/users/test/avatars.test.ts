@@ -10,7 +10,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, expectError, ofType } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
 
 let stack: Stack;
 let localDir: string;
@@ -448,4 +448,22 @@ describe("the organisation's icon and logos", () => {
     const after = await bob.client.post('/api/v1/register', { fetch_event_types: ['realm'] });
     expect(after.body).toMatchObject({ realm_logo_source: 'U', realm_night_logo_source: 'D' });
   });
+});
+
+test("a client's event queue gets the events as Zulip's schema has them (GET /events is validated)", async () => {
+  const queue = await registerEventQueue(bob.client, { event_types: JSON.stringify(['realm', 'realm_user']) });
+  const png = await image(64, 64).png().toBuffer();
+  expect((await post(alice, '/api/v1/users/me/avatar', [{ filename: 'a.png', content: png }])).status).toBe(200);
+  expect((await post(owner, '/api/v1/realm/icon', [{ filename: 'i.png', content: png }])).status).toBe(200);
+  const logo = await post(owner, '/api/v1/realm/logo', [{ filename: 'l.png', content: png }], { night: 'true' });
+  expect(logo.status).toBe(200);
+  const events = await queue.next(3);
+  expect(
+    events.map((event) => [event.type, event.op, event.property ?? Object.keys(event.person ?? {}).sort()]),
+  ).toEqual([
+    ['realm_user', 'update', ['avatar_source', 'avatar_url', 'avatar_url_medium', 'avatar_version', 'user_id']],
+    ['realm', 'update_dict', 'icon'],
+    ['realm', 'update_dict', 'night_logo'],
+  ]);
+  await queue.delete();
 });
