@@ -101,6 +101,55 @@ describe('sending a widget', () => {
     expect((await fetchOne(alice, edited)).submessages).toEqual([]);
   });
 
+  test("a bot's widget_content: a zform of choices, checked as Zulip checks it", async () => {
+    const zform = {
+      widget_type: 'zform',
+      extra_data: {
+        type: 'choices',
+        heading: 'Pick a drink',
+        choices: [{ type: 'multiple_choice', short_name: 'A', long_name: 'Tea', reply: 'tea please' }],
+      },
+    };
+    const id = await send(alice, {
+      type: 'direct',
+      to: [bob.id],
+      content: 'Pick a drink',
+      widget_content: JSON.stringify(zform),
+    });
+    const [submessage] = (await fetchOne(bob, id)).submessages;
+    expect(JSON.parse(submessage.content)).toEqual(zform);
+    expect(submessage).toMatchObject({ msg_type: 'widget', sender_id: alice.id });
+
+    const refused = async (widgetContent: unknown, msg: string) =>
+      expectError(
+        await alice.client.post('/api/v1/messages', {
+          type: 'direct',
+          to: [bob.id],
+          content: 'no',
+          widget_content: typeof widgetContent === 'string' ? widgetContent : JSON.stringify(widgetContent),
+        } as never),
+        400,
+        'BAD_REQUEST',
+        msg,
+      );
+    await refused('{oops', 'Widgets: API programmer sent invalid JSON content');
+    await refused([], 'Widgets: widget_content is not a dict');
+    await refused({ widget_type: 'zform' }, 'Widgets: extra_data is not in widget_content');
+    await refused({ widget_type: 'poll', extra_data: {} }, 'Widgets: unknown widget type: poll');
+    await refused({ widget_type: 'zform', extra_data: { type: 'buttons' } }, 'Widgets: unknown zform type: buttons');
+    await refused(
+      { widget_type: 'zform', extra_data: { type: 'choices', choices: [] } },
+      'Widgets: heading key is missing from extra_data',
+    );
+    await refused(
+      {
+        widget_type: 'zform',
+        extra_data: { type: 'choices', heading: 'H', choices: [{ short_name: 'A', long_name: 'B' }] },
+      },
+      'Widgets: reply key is missing from extra_data["choices"][0]',
+    );
+  });
+
   test("a widget's content cannot be edited; its topic can", async () => {
     const stream = await stack.createStream({ name: 'fixed polls', creatorId: alice.id, subscribers: [alice.id] });
     const id = await send(alice, { type: 'stream', to: stream.id, topic: 'before', content: '/poll Fixed?\nYes' });

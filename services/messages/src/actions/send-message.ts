@@ -41,7 +41,7 @@ import {
   type StreamIndicator,
 } from '../lib/recipients';
 import { loadSendContext } from '../lib/send-context';
-import { pythonJson, widgetOfContent } from '../lib/widgets';
+import { checkWidgetContent, pythonJson, widgetOfContent } from '../lib/widgets';
 
 export type SendMessageInput =
   | {
@@ -58,6 +58,8 @@ export interface SendOptions {
   readBySender: boolean;
   localId?: string;
   senderQueueId?: string;
+  /** A bot's widget (Zulip's widget_content), as sent: JSON text, checked with the message. */
+  widgetContent?: string;
 }
 
 /**
@@ -98,10 +100,12 @@ export async function doSendMessage(
     recipientUsers = await usersForRecipients(db, requester.realmId, input.to);
   }
   const content = normalizeBody(input.content);
-  // A /poll or /todo message gets its widget's first submessage in the same statement (Zulip's
-  // do_widget_post_save_actions), and the message event carries it: its id is taken first.
-  const widget = widgetOfContent(content);
-  const submessageId = widget && nextSubmessageId(db);
+  // A /poll or /todo message (or a bot's widget_content) gets its widget's first submessage in
+  // the same statement (Zulip's do_widget_post_save_actions), and the message event carries it:
+  // its id is taken first.
+  const contentWidget = widgetOfContent(content);
+  const { widgetContent } = input.options;
+  const submessageId = contentWidget || widgetContent !== undefined ? nextSubmessageId(db) : null;
   submessageId?.catch(() => {});
 
   // Two reads at once: what the content mentions (loadMarkdownData), and in one statement the
@@ -135,6 +139,9 @@ export async function doSendMessage(
     await checkCanSendDirectMessage(db, sender, recipientUsers, key);
     target = { kind: 'private', participants: [...participantsById.values()], key };
   }
+
+  // Checked once the message may be sent, as Zulip's check_message does; it replaces the content's.
+  const widget = widgetContent !== undefined ? checkWidgetContent(widgetContent) : contentWidget;
 
   // Rendering and the permissions that depend on what was actually mentioned.
   const markdownData = await markdownLoaded;

@@ -16,6 +16,12 @@ export interface WidgetContent {
   extra_data: PollExtraData | TodoExtraData;
 }
 
+/** A widget a bot sends as a message's widget_content (a zform: buttons with canned replies). */
+export interface BotWidgetContent {
+  widget_type: string;
+  extra_data: Record<string, unknown>;
+}
+
 export interface PollExtraData {
   question: string;
   options: string[];
@@ -237,4 +243,51 @@ export function checkTodoData(data: unknown, isWidgetAuthor: boolean): void {
   } else {
     throw new JsonableError(`Unknown type for todo data: ${String(type)}`);
   }
+}
+
+const checkList =
+  (item: Check): Check =>
+  (name, value) => {
+    if (!Array.isArray(value)) throw new JsonableError(`${name} is not a list`);
+    value.forEach((element, index) => item(`${name}[${index}]`, element));
+  };
+
+const checkZformChoice: Check = (name, value) => {
+  checkDict(name, value, [
+    ['short_name', checkString],
+    ['long_name', checkString],
+    ['reply', checkString],
+  ]);
+};
+
+/**
+ * A message's widget_content (Zulip's check_widget_content): only zforms of choices are
+ * accepted from clients; a poll or to-do list comes from the message's content.
+ */
+export function checkWidgetContent(text: string): BotWidgetContent {
+  let widgetContent: unknown;
+  try {
+    widgetContent = JSON.parse(text);
+  } catch {
+    throw new JsonableError('Widgets: API programmer sent invalid JSON content');
+  }
+  const refuse = (reason: string) => new JsonableError(`Widgets: ${reason}`);
+  if (!isDict(widgetContent)) throw refuse('widget_content is not a dict');
+  if (!Object.hasOwn(widgetContent, 'widget_type')) throw refuse('widget_type is not in widget_content');
+  if (!Object.hasOwn(widgetContent, 'extra_data')) throw refuse('extra_data is not in widget_content');
+  const { widget_type: widgetType, extra_data: extraData } = widgetContent;
+  if (!isDict(extraData)) throw refuse('extra_data is not a dict');
+  if (widgetType !== 'zform') throw refuse(`unknown widget type: ${String(widgetType)}`);
+  if (!Object.hasOwn(extraData, 'type')) throw refuse('zform is missing type field');
+  if (extraData.type !== 'choices') throw refuse(`unknown zform type: ${String(extraData.type)}`);
+  try {
+    checkDict('extra_data', extraData, [
+      ['type', checkString],
+      ['heading', checkString],
+      ['choices', checkList(checkZformChoice)],
+    ]);
+  } catch (error) {
+    throw error instanceof JsonableError ? refuse(error.message) : error;
+  }
+  return { widget_type: widgetType, extra_data: extraData };
 }

@@ -49,6 +49,7 @@ export async function sendMessage({ deps, requester, params, req }: AuthedContex
     local_id: optional(param.string()),
     read_by_sender: optional(param.bool()),
     client: optional(param.string()),
+    widget_content: optional(param.string()),
   });
   const sendingClient = sendingClientName(req, parsed.client);
   const options = {
@@ -56,6 +57,7 @@ export async function sendMessage({ deps, requester, params, req }: AuthedContex
     readBySender: parsed.read_by_sender ?? defaultReadBySender(sendingClient),
     localId: parsed.local_id,
     senderQueueId: parsed.queue_id,
+    widgetContent: parsed.widget_content,
   };
   const isStream = parsed.type === 'stream' || parsed.type === 'channel';
   const result = isStream
