@@ -49,6 +49,10 @@ test('a step marked seen is gone from the steps to see; the event goes to the us
   });
   expect(again.status).toBe(200);
   expect(await nextOnboardingSteps(stack.db, cast.member.id)).toEqual(remaining);
+  // Register shows what is left (and no tour video to show).
+  const registered = (await registerEventQueue(cast.member.client, { fetch_event_types: ['onboarding_steps'] }))
+    .registration;
+  expect(registered).toMatchObject({ onboarding_steps: remaining, navigation_tour_video_url: null });
   // Other users still have every step.
   expect(await nextOnboardingSteps(stack.db, cast.admin.id)).toEqual(notices(NOTICES));
 

@@ -308,6 +308,7 @@ test('bad values get Zulip’s errors and change nothing', async () => {
     [{ jitsi_server_url: JSON.stringify('not a url') }, 'BAD_REQUEST', 'jitsi_server_url is not an allowed_type'],
     [{ topics_policy: 'empty_topic_only' }, 'BAD_REQUEST', 'Invalid topics_policy'],
     [{ new_stream_announcements_stream_id: 987654 }, 'BAD_REQUEST', 'Invalid channel ID'],
+    [{ signup_announcements_stream_id: 2 ** 40 }, 'BAD_REQUEST', 'Invalid channel ID'],
     [{ moderation_request_channel_id: publicChannel.id }, 'BAD_REQUEST', 'Moderation request channel must be private.'],
     [{ waiting_period_threshold: -1 }, 'BAD_REQUEST', 'waiting_period_threshold is too small'],
     [

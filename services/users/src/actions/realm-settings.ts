@@ -5,7 +5,7 @@
 // data} for group settings and the two message-editing settings that Zulip sends that way.
 
 import type { ZulipEventOf } from '@teamchat/bus';
-import { JsonableError, OrganizationOwnerRequiredError } from '@teamchat/core';
+import { JsonableError, OrganizationOwnerRequiredError, v } from '@teamchat/core';
 import { Prisma, transaction, type Realm, type Tx, type UserProfile } from '@teamchat/db';
 import {
   groupForSettingValue,
@@ -168,6 +168,7 @@ async function checkAnnouncementChannel(
   channelId: number,
 ): Promise<number> {
   if (channelId < 0) return -1;
+  if (!v.isDatabaseId(channelId)) throw new JsonableError('Invalid channel ID');
   const stream = await tx.db.stream.findFirst({
     where: { id: channelId, realm_id: realmId, is_archived: false },
     select: { id: true, invite_only: true },
