@@ -301,9 +301,11 @@ describe('a user avatar', () => {
     const medium = await avatarRedirect(`/avatar/${carol.id}/medium?foo=bar`);
     expect(medium.status).toBe(302);
     expect(medium.headers.get('location')).toMatch(/[?&]s=500&version=1&foo=bar$/);
-    expect((await avatarRedirect('/avatar/99999999')).headers.get('location')).toBe(
-      '/static/images/unknown-user-avatar.png',
-    );
+    for (const unknownId of ['99999999', '99999999999999999999']) {
+      expect((await avatarRedirect(`/avatar/${unknownId}`)).headers.get('location')).toBe(
+        '/static/images/unknown-user-avatar.png',
+      );
+    }
     const unknown = await avatarRedirect('/avatar/nobody@example.com');
     expect(unknown.status).toBe(302);
     expect(unknown.headers.get('location')).toMatch(/version=1$/);
@@ -313,6 +315,28 @@ describe('a user avatar', () => {
     expect(byKey.status).toBe(302);
     expect(byKey.headers.get('location')).not.toMatch(/api_key/);
   });
+});
+
+test('with avatar changes disabled, only administrators change their avatar', async () => {
+  const png = await image(40, 40).png().toBuffer();
+  expect((await owner.client.patch('/api/v1/realm', { avatar_changes_disabled: true })).status).toBe(200);
+  try {
+    expectError(
+      await post(bob, '/api/v1/users/me/avatar', [{ filename: 'a.png', content: png }]),
+      400,
+      'BAD_REQUEST',
+      'Avatar changes are disabled in this organization.',
+    );
+    expectError(
+      await bob.client.delete('/api/v1/users/me/avatar'),
+      400,
+      'BAD_REQUEST',
+      'Avatar changes are disabled in this organization.',
+    );
+    expect((await post(owner, '/api/v1/users/me/avatar', [{ filename: 'a.png', content: png }])).status).toBe(200);
+  } finally {
+    await owner.client.patch('/api/v1/realm', { avatar_changes_disabled: false });
+  }
 });
 
 describe("the organisation's icon and logos", () => {

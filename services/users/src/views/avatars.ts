@@ -2,15 +2,7 @@
 // /realm/icon, /realm/logo; the image in a multipart body, whatever its field's name) and
 // Zulip's /avatar/{user_id or email}[/medium], a redirect to the avatar's current URL.
 
-import {
-  JsonableError,
-  param,
-  RequestParams,
-  required,
-  RESPONDED,
-  type AuthedContext,
-  type ViewResult,
-} from '@teamchat/core';
+import { param, RequestParams, required, RESPONDED, type AuthedContext, type ViewResult } from '@teamchat/core';
 import { avatarUrl, canAccessUser, loadActor } from '@teamchat/domain';
 import { receiveUploadedFiles } from '@teamchat/images';
 import { doDeleteAvatar, doSetAvatarFromUpload, MAX_AVATAR_FILE_SIZE_BYTES } from '../actions/avatars';
@@ -85,12 +77,15 @@ export async function redirectToAvatar({ deps, requester, req, res }: AuthedCont
   const medium = req.path.endsWith('/medium');
   const who = decodeURIComponent(String(req.params.user ?? ''));
   const byId = /^[0-9]+$/.test(who);
-  if (byId && Number(who) > 2 ** 31 - 1) throw new JsonableError('Invalid user ID');
-  const target = await deps.db.userProfile.findFirst({
-    where: byId
-      ? { id: Number(who), realm_id: viewer.realm.id }
-      : { email: { equals: who, mode: 'insensitive' }, realm_id: viewer.realm.id },
-  });
+  // An id past the id column's range is nobody's.
+  const target =
+    byId && Number(who) > 2 ** 31 - 1
+      ? null
+      : await deps.db.userProfile.findFirst({
+          where: byId
+            ? { id: Number(who), realm_id: viewer.realm.id }
+            : { email: { equals: who, mode: 'insensitive' }, realm_id: viewer.realm.id },
+        });
   let url: string;
   if (target) {
     url = (await canAccessUser(deps.db, viewer.user, target))
