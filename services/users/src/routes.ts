@@ -132,10 +132,10 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'POST', path: '/api/v1/users/:user/reactivate', view: reactivateUser },
   { method: 'GET', path: '/api/v1/users/:user_id_or_email/presence', view: getUserPresence },
 
-  // Bots (their owners and administrators).
+  // Bots (their owners and administrators); creating and changing one may carry its avatar.
   { method: 'GET', path: '/api/v1/bots', view: getBots },
-  { method: 'POST', path: '/api/v1/bots', view: createBot },
-  { method: 'PATCH', path: '/api/v1/bots/:bot_id', view: updateBot },
+  { method: 'POST', path: '/api/v1/bots', view: createBot, body: 'raw' },
+  { method: 'PATCH', path: '/api/v1/bots/:bot_id', view: updateBot, body: 'raw' },
   { method: 'DELETE', path: '/api/v1/bots/:bot_id', view: deactivateBot },
   { method: 'POST', path: '/api/v1/bots/:bot_id/api_key/regenerate', view: regenerateBotApiKey },
 

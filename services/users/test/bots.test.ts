@@ -2,6 +2,11 @@
 // POST /bots/{id}/api_key/regenerate): who may do what, Zulip's errors, the realm_bot events to
 // the bot's owner and the administrators, register's realm_bots, and bots' keys kept sealed
 // (docs/adr/0007): shown again to those who administer the bot, never stored in the clear.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
 import { hashApiKey, openBotSecret, SystemGroup, type SystemGroupName } from '@teamchat/domain';
 import { doIssueApiKey } from '@teamchat/service-users';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
@@ -18,13 +23,21 @@ import { createCast, systemGroupId, type Cast } from './helpers';
 let stack: Stack;
 let cast: Cast;
 let botDomain: string;
+let localDir: string;
 beforeAll(async () => {
-  stack = await startStack({ services: ['events', 'channels'] });
+  localDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-bots-'));
+  stack = await startStack({
+    services: ['events', 'channels', 'uploads'],
+    env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: localDir },
+  });
   cast = await createCast(stack, 'bots');
   botDomain = (await registerEventQueue(cast.member.client, { fetch_event_types: ['realm'] })).registration
     .realm_bot_domain;
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await stack?.close();
+  await fs.promises.rm(localDir, { recursive: true, force: true });
+});
 
 const strip = (events: ReceivedEvent[]) => events.map(({ id: _id, ...event }) => event);
 
@@ -502,5 +515,83 @@ describe('keys kept for bots only', () => {
     expect((await stack.client({ email: bot.email, apiKey: bot.api_key }).get('/api/v1/users/me')).status).toBe(200);
     const { api_key: apiKey } = (await cast.member.client.post(`/api/v1/bots/${bot.user_id}/api_key/regenerate`)).body;
     expect((await realmBots(cast.member)).find((entry) => entry.user_id === bot.user_id)?.api_key).toBe(apiKey);
+  });
+});
+
+describe('avatars and body encodings', () => {
+  /** A multipart body as the web app's FormData: text fields, then the files. */
+  function multipart(fields: Record<string, string>, files: { filename: string; content: Buffer }[]) {
+    const boundary = crypto.randomBytes(12).toString('hex');
+    const chunks: Buffer[] = [];
+    for (const [name, value] of Object.entries(fields)) {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    }
+    files.forEach((file, i) => {
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="file-${i}"; filename="${file.filename}"\r\n`;
+      chunks.push(Buffer.from(`${head}Content-Type: image/png\r\n\r\n`), file.content, Buffer.from('\r\n'));
+    });
+    chunks.push(Buffer.from(`--${boundary}--\r\n`));
+    return { body: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+  }
+  const png = () =>
+    sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
+
+  test('the web app creates a bot with its avatar (multipart), and changes it', async () => {
+    const form = multipart({ full_name: 'Pictured Bot', short_name: 'pictured', bot_type: '1' }, [
+      { filename: 'face.png', content: await png() },
+    ]);
+    const created = await cast.member.client.post('/api/v1/bots', {}, form);
+    expect(created.status).toBe(200);
+    expect(created.body.avatar_url).toMatch(/\/user_avatars\//);
+    const row = await stack.db.userProfile.findUniqueOrThrow({ where: { id: created.body.user_id } });
+    expect(row.avatar_source).toBe('U');
+    const [shown] = (await realmBots(cast.member)).filter((entry) => entry.user_id === created.body.user_id);
+    expect(shown.avatar_url).toBe(created.body.avatar_url);
+    const avatar = await stack.anonymous().get(created.body.avatar_url, {}, { validate: false });
+    expect(avatar.status).toBe(200);
+
+    const changed = await cast.member.client.patch(
+      `/api/v1/bots/${created.body.user_id}`,
+      {},
+      multipart({ full_name: 'Pictured Bot' }, [{ filename: 'other.png', content: await png() }]),
+    );
+    expect(changed.status).toBe(200);
+    expect(changed.body.avatar_url).toMatch(/\/user_avatars\//);
+    expect(changed.body.avatar_url).not.toBe(created.body.avatar_url);
+
+    const two = multipart({ full_name: 'Twice Bot', short_name: 'twice' }, [
+      { filename: 'a.png', content: await png() },
+      { filename: 'b.png', content: await png() },
+    ]);
+    expectError(
+      await cast.member.client.post('/api/v1/bots', {}, two),
+      400,
+      'BAD_REQUEST',
+      'You may only upload one file at a time',
+    );
+    expect(await stack.db.userProfile.count({ where: { full_name: 'Twice Bot' } })).toBe(0);
+  });
+
+  test('JSON bodies as urlencoded ones; a malformed one is refused', async () => {
+    const created = await cast.member.client.post(
+      '/api/v1/bots',
+      { full_name: 'Json Bot', short_name: 'json', default_all_public_streams: true },
+      { encoding: 'json' },
+    );
+    expect(created.body).toMatchObject({ result: 'success', default_all_public_streams: true });
+    const renamed = await cast.member.client.patch(
+      `/api/v1/bots/${created.body.user_id}`,
+      { full_name: 'Json Bot Renamed' },
+      { encoding: 'json' },
+    );
+    expect(renamed.body.full_name).toBe('Json Bot Renamed');
+    expectError(
+      await cast.member.client.post('/api/v1/bots', {}, { body: '{', headers: { 'content-type': 'application/json' } }),
+      400,
+      'INVALID_JSON',
+      'Malformed JSON',
+    );
   });
 });

@@ -2,7 +2,9 @@
 // regenerate_bot_api_key, deactivate_bot_backend in zerver/views/users.py). Bots' keys can be
 // shown again to those who administer them: they are kept sealed (docs/adr/0007).
 
+import type { Request, Response } from 'express';
 import {
+  BODY_LIMITS,
   InvalidArgumentError,
   JsonableError,
   optional,
@@ -10,6 +12,7 @@ import {
   OrganizationOwnerRequiredError,
   param,
   pathInt,
+  RequestParams,
   required,
   v,
   type AuthedContext,
@@ -27,7 +30,9 @@ import {
   Role,
   ROLE_VALUES,
 } from '@teamchat/domain';
+import { receiveUploadedFiles, type UploadedFiles } from '@teamchat/images';
 import { canCreateUsers } from '../actions/admin-users';
+import { MAX_AVATAR_FILE_SIZE_BYTES, setUploadedAvatar } from '../actions/avatars';
 import { doCreateBot, doDeactivateBot, doUpdateBot, type BotUpdate } from '../actions/bots';
 import { doRegenerateApiKey, doUpdateUser } from '../actions/users';
 import type { UsersDeps } from '../deps';
@@ -49,6 +54,47 @@ const url = v.refine(v.str(), (value, varName) => {
     throw new InvalidArgumentError(`${varName} is not a URL`);
 });
 
+/**
+ * The form of POST /bots and PATCH /bots/{bot_id}, whose routes read their own bodies: a
+ * multipart one may carry the bot's avatar (its files, whatever their fields' names), the others
+ * are urlencoded or JSON as everywhere.
+ */
+async function readBotForm(req: Request, res: Response): Promise<{ params: RequestParams; upload: UploadedFiles }> {
+  const upload = await receiveUploadedFiles(req, res, MAX_AVATAR_FILE_SIZE_BYTES);
+  if (!req.is('multipart')) req.body = await readFormBody(req);
+  return { params: RequestParams.fromRequest(req), upload };
+}
+
+async function readFormBody(req: Request): Promise<Record<string, unknown>> {
+  if (Number(req.headers['content-length']) > BODY_LIMITS.default)
+    throw new JsonableError('Request body too large', { status: 413 });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > BODY_LIMITS.default) throw new JsonableError('Request body too large', { status: 413 });
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return {};
+  if (req.is('application/json')) {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
+    } catch {
+      throw new JsonableError('Malformed JSON', { code: 'INVALID_JSON' });
+    }
+  }
+  // urlencoded (and, as Django, a body of no declared type): the last of a repeated field counts.
+  return Object.fromEntries(new URLSearchParams(text));
+}
+
+/** Zulip's add_bot_backend and patch_bot_backend: no file, or exactly one. */
+function avatarFile(upload: UploadedFiles) {
+  if (upload.tooMany || upload.files.length > 1) throw new JsonableError('You may only upload one file at a time');
+  return upload.files[0];
+}
+
 /** Zulip's access_bot_by_id: a bot of the realm the actor may administer (its owner, or an administrator). */
 async function accessBotById(deps: UsersDeps, actor: UserProfile, botId: number): Promise<UserProfile> {
   const target = await deps.db.userProfile.findFirst({ where: { id: botId, realm_id: actor.realm_id } });
@@ -60,9 +106,10 @@ async function accessBotById(deps: UsersDeps, actor: UserProfile, botId: number)
 }
 
 /** POST /bots: answers the new bot's id and key (Zulip's add_bot_backend). */
-export async function createBot({ deps, params, requester }: AuthedContext<UsersDeps>) {
+export async function createBot({ deps, requester, req, res }: AuthedContext<UsersDeps>) {
   const { user: actor, realm } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
+  const { params, upload } = await readBotForm(req, res);
   const input = params.parse({
     full_name: required(param.string()),
     short_name: required(param.string()),
@@ -92,8 +139,7 @@ export async function createBot({ deps, params, requester }: AuthedContext<Users
   await checkBotNameAvailable(deps.db, realm.id, fullName, { isActivation: false });
   await checkCanCreateBot(deps.db, actor, input.bot_type);
   if (!SERVICE_INTERFACES.includes(input.interface_type)) throw new JsonableError('Invalid interface type');
-  // Bots start with the generated avatar: this service takes no files (an uploaded image is
-  // refused before the view, "This endpoint does not accept files").
+  const avatar = avatarFile(upload);
   const sendingStream =
     input.default_sending_stream !== undefined
       ? await accessStreamByName(deps.db, actor, input.default_sending_stream)
@@ -107,7 +153,7 @@ export async function createBot({ deps, params, requester }: AuthedContext<Users
   if (input.bot_type === BotType.INCOMING_WEBHOOK && serviceName)
     throw new JsonableError(`Invalid integration '${serviceName}'.`);
 
-  const { bot, apiKey } = await doCreateBot(deps, realm, actor, {
+  const created = await doCreateBot(deps, realm, actor, {
     email,
     fullName,
     botType: input.bot_type,
@@ -118,9 +164,11 @@ export async function createBot({ deps, params, requester }: AuthedContext<Users
     defaultEventsRegisterStreamId: registerStream?.id ?? null,
     defaultAllPublicStreams: input.default_all_public_streams ?? false,
   });
+  // Made, then given its avatar, as Zulip (upload_avatar_image after do_create_user).
+  const bot = avatar ? await setUploadedAvatar(deps, created.bot, avatar) : created.bot;
   return {
     user_id: bot.id,
-    api_key: apiKey,
+    api_key: created.apiKey,
     avatar_url: avatarUrl(bot),
     default_sending_stream: sendingStream?.name ?? null,
     default_events_register_stream: registerStream?.name ?? null,
@@ -151,10 +199,11 @@ export async function getBots({ deps, requester }: AuthedContext<UsersDeps>) {
 }
 
 /** PATCH /bots/{bot_id} (Zulip's patch_bot_backend): its owner or an administrator changes it. */
-export async function updateBot({ deps, params, requester, req }: AuthedContext<UsersDeps>) {
+export async function updateBot({ deps, requester, req, res }: AuthedContext<UsersDeps>) {
   const botId = pathInt(req, 'bot_id');
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
+  const { params, upload } = await readBotForm(req, res);
   const input = params.parse({
     full_name: optional(param.string()),
     role: optional(
@@ -212,10 +261,12 @@ export async function updateBot({ deps, params, requester, req }: AuthedContext<
     update.service = { payloadUrl: input.service_payload_url, interface: input.service_interface };
   }
   if (input.config_data !== undefined) update.configData = input.config_data;
+  const avatar = avatarFile(upload);
 
   if (input.role !== undefined && input.role !== bot.role)
     await doUpdateUser(deps, actor, bot.id, { role: input.role });
   const updated = await doUpdateBot(deps, bot.id, update);
+  if (avatar) await setUploadedAvatar(deps, bot, avatar);
   const [shown] = await botDicts(deps.db, { id: bot.id }, deps.env.INTERNAL_JWT_SECRET);
   const owner =
     updated.bot_owner_id === null
