@@ -93,10 +93,15 @@ export interface PushDeviceJobData {
   iosAppId: string | null;
 }
 
-/** An email: an invitation (users service, POST /invites and resend) or a user's missed-message batch (worker). */
+/**
+ * An email: an invitation (users service, POST /invites and resend), a user's missed-message
+ * batch (worker), or a password-reset link asked for by address (web service: the worker tells an
+ * address with no active account so, and the form answers the same either way).
+ */
 export type EmailJobData =
   | { kind: 'invitation'; realmId: number; preregistrationId: number; resend: boolean }
-  | { kind: 'missed-messages'; realmId: number; userId: number; batch: number };
+  | { kind: 'missed-messages'; realmId: number; userId: number; batch: number }
+  | { kind: 'password-reset'; realmId: number; email: string };
 
 /** Every queue's job payload, by queue name: the one list of queues. */
 export interface JobData {

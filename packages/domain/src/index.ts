@@ -40,3 +40,4 @@ export * from './onboarding-steps';
 export * from './permission-settings';
 export * from './stop-words';
 export * from './gravatar';
+export * from './password-reset';

@@ -94,3 +94,47 @@ export function missedMessageEmail(input: {
   );
   return { to: input.to, subject, text: lines.join('\n'), html: html.join('\n'), messageId: input.messageId };
 }
+
+/**
+ * Zulip's password_reset email: the link for an active account, else what the address should
+ * know (a deactivated account, or none here), so the form answers every address the same way.
+ */
+export function passwordResetEmail(input: {
+  to: string;
+  realmName: string;
+  realmUrl: string;
+  account: { resetUrl: string } | 'deactivated' | 'none';
+  messageId: string;
+}): OutgoingEmail {
+  const { account } = input;
+  const body =
+    typeof account === 'object'
+      ? ['Click the link below to reset your password.', account.resetUrl]
+      : account === 'deactivated'
+        ? [
+            `You previously had an account on ${input.realmUrl}, but it has been deactivated. You can contact an organization administrator to reactivate your account.`,
+            `${input.realmUrl}/help/deactivate-or-reactivate-a-user`,
+          ]
+        : ['You do not have an account in that Zulip organization.'];
+  const text = [
+    `Somebody (possibly you) requested a new password for the Zulip account ${input.to} on ${input.realmUrl}.`,
+    '',
+    ...body,
+    '',
+    'If you do not recognize this activity, you can safely ignore this email.',
+  ].join('\n');
+  const link = typeof account === 'object' ? `<p><a href="${escapeHtml(account.resetUrl)}">Reset password</a></p>` : '';
+  const html =
+    `<p>Somebody (possibly you) requested a new password for the Zulip account ${escapeHtml(input.to)} on ` +
+    `<a href="${escapeHtml(input.realmUrl)}">${escapeHtml(input.realmUrl)}</a>.</p>` +
+    (link || `<p>${escapeHtml(body[0])}</p>`) +
+    '<p>If you do not recognize this activity, you can safely ignore this email.</p>';
+  return {
+    to: input.to,
+    subject: `Password reset request for ${input.realmName}`,
+    text,
+    html,
+    messageId: input.messageId,
+    fromName: 'Zulip Account Security',
+  };
+}

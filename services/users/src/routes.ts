@@ -13,7 +13,7 @@ import {
   uploadRealmLogo,
 } from './views/avatars';
 import { createBot, deactivateBot, getBots, regenerateBotApiKey, updateBot } from './views/bots';
-import { fetchApiKey, internalPasswordLogin } from './views/fetch-api-key';
+import { fetchApiKey, internalPasswordLogin, internalPasswordReset } from './views/fetch-api-key';
 import {
   createMultiuseInvite,
   getInvites,
@@ -85,6 +85,7 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'GET', path: '/api/v1/server_settings', view: getServerSettings, auth: 'anonymous' },
   { method: 'POST', path: '/api/v1/fetch_api_key', view: fetchApiKey, auth: 'anonymous' },
   { method: 'POST', path: '/internal/password_login', view: internalPasswordLogin, auth: 'anonymous' },
+  { method: 'POST', path: '/internal/password_reset', view: internalPasswordReset, auth: 'anonymous' },
 
   // One's own account.
   { method: 'GET', path: '/api/v1/users/me', view: getOwnUser },

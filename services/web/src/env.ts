@@ -1,8 +1,10 @@
 // The web service's configuration (read here only, validated at boot).
 import { DEFAULT_SESSION_COOKIE_AGE_SECONDS } from '@teamchat/bus';
 import { env, loadEnv, type EnvOf } from '@teamchat/core';
+import { passwordResetEnvSpec } from '@teamchat/domain';
 
 export const webEnvSpec = {
+  ...passwordResetEnvSpec,
   USERS_URL: env.url('base URL of the users service (password checks, password changes)', 'http://127.0.0.1:9101'),
   SESSION_COOKIE_AGE_SECONDS: env.int(
     "how long a browser session lasts from login (Zulip's SESSION_COOKIE_AGE, two weeks)",

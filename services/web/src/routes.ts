@@ -2,7 +2,17 @@
 // password reset), the session's entry and exit, and the app's static files.
 import type { Route } from '@teamchat/core';
 import type { WebDeps } from './deps';
-import { loginPage, loginSubmit, logout } from './views/accounts';
+import {
+  loginPage,
+  loginSubmit,
+  logout,
+  passwordResetDone,
+  passwordResetPage,
+  passwordResetSent,
+  passwordResetSubmit,
+  setPasswordPage,
+  setPasswordSubmit,
+} from './views/accounts';
 import { homePage } from './views/home';
 import { serveStatic } from './views/static';
 
@@ -14,6 +24,13 @@ export const routes: Route<WebDeps>[] = [
   { method: 'POST', path: '/login/', view: loginSubmit, auth: 'anonymous' },
   { method: 'GET', path: '/accounts/logout/', view: logout, auth: 'anonymous' },
   { method: 'POST', path: '/accounts/logout/', view: logout, auth: 'anonymous' },
+  // Password reset by email.
+  { method: 'GET', path: '/accounts/password/reset/', view: passwordResetPage, auth: 'anonymous' },
+  { method: 'POST', path: '/accounts/password/reset/', view: passwordResetSubmit, auth: 'anonymous' },
+  { method: 'GET', path: '/accounts/password/reset/done/', view: passwordResetSent, auth: 'anonymous' },
+  { method: 'GET', path: '/accounts/password/reset/:uidb64/:token/', view: setPasswordPage, auth: 'anonymous' },
+  { method: 'POST', path: '/accounts/password/reset/:uidb64/:token/', view: setPasswordSubmit, auth: 'anonymous' },
+  { method: 'GET', path: '/accounts/password/done/', view: passwordResetDone, auth: 'anonymous' },
   // The app (anonymous: spectators may have it; anyone else is sent to the login page).
   { method: 'GET', path: '/', view: homePage, auth: 'anonymous' },
   // The app's files (HEAD is served by the GET route).

@@ -1,5 +1,6 @@
 import { param, required, type ViewContext } from '@teamchat/core';
 import { checkPasswordLogin } from '../actions/password-login';
+import { doResetPassword } from '../actions/password-reset';
 import { doIssueApiKey } from '../actions/users';
 import type { UsersDeps } from '../deps';
 
@@ -37,4 +38,20 @@ export async function internalPasswordLogin({ deps, params, realmId }: ViewConte
   });
   const user = await checkPasswordLogin(deps, realmId, username, password, client_address);
   return { user_id: user.id, realm_id: user.realm_id };
+}
+
+/**
+ * POST /internal/password_reset (the web service's reset form, like /internal/password_login
+ * reachable by services only): a new password for the user a live reset link names; the link's
+ * age limit is the web service's setting (PASSWORD_RESET_TIMEOUT_SECONDS).
+ */
+export async function internalPasswordReset({ deps, params }: ViewContext<UsersDeps>) {
+  const { user_id, token, new_password, max_age_seconds } = params.parse({
+    user_id: required(param.int()),
+    token: required(param.string()),
+    new_password: required(param.string({ allowNullBytes: true })),
+    max_age_seconds: required(param.int()),
+  });
+  await doResetPassword(deps, { userId: user_id, token, password: new_password, maxAgeSeconds: max_age_seconds });
+  return {};
 }

@@ -11,6 +11,7 @@ import {
   type ViewContext,
   type ViewResult,
 } from '@teamchat/core';
+import { requestPasswordReset, resetLinkUser, resetPassword } from '../actions/password-reset';
 import { logIn, loginRefusal, logOut } from '../actions/sessions';
 import type { WebDeps } from '../deps';
 import { cspNonce } from '../lib/csp';
@@ -148,4 +149,114 @@ export async function logout(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
   }
   const cookie = await logOut(ctx.deps, requester, ctx.req.get(SESSION_ID_HEADER));
   return redirect(ctx.res, LOGIN_PAGE, cookie);
+}
+
+/** GET /accounts/password/reset/: the form asking for one's email address. */
+export function passwordResetPage(ctx: AuthedContext<WebDeps>): ViewResult {
+  sendAccountsPage(ctx.deps, ctx.res, 'Reset your password', passwordResetForm(ctx));
+  return RESPONDED;
+}
+
+function passwordResetForm(ctx: Ctx, error?: string): string {
+  return `${error ? `<div class="alert alert-error" role="alert">${escapeHtml(error)}</div>` : ''}
+<p>Forgot your password? No problem, it happens.</p>
+<form name="email_form" id="password_reset" method="post" action="/accounts/password/reset/">${csrfField(ctx)}
+<div class="input-box"><label for="id_email">Email</label>
+<input type="email" name="email" id="id_email" maxlength="254" autocomplete="email" required autofocus></div>
+<p><button type="submit" class="full-width">Send reset link</button></p></form>
+<p class="bottom-text"><a href="${LOGIN_PAGE}">Back to login</a></p>`;
+}
+
+/**
+ * POST /accounts/password/reset/: the email goes out (from the worker) whatever the address, and
+ * every address gets the same answer.
+ */
+export async function passwordResetSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+  const email = (field(ctx, 'email') ?? '').trim();
+  if (!email) {
+    sendAccountsPage(ctx.deps, ctx.res, 'Reset your password', passwordResetForm(ctx, 'This field is required.'));
+    return RESPONDED;
+  }
+  if (!/^[^@\s]+@[^@\s]+$/.test(email)) {
+    sendAccountsPage(ctx.deps, ctx.res, 'Reset your password', passwordResetForm(ctx, 'Enter a valid email address.'));
+    return RESPONDED;
+  }
+  await requestPasswordReset(ctx.deps, ctx.realmId, email);
+  return redirect(ctx.res, '/accounts/password/reset/done/');
+}
+
+/** GET /accounts/password/reset/done/ (Zulip's reset_emailed.html). */
+export function passwordResetSent(ctx: AuthedContext<WebDeps>): ViewResult {
+  sendAccountsPage(
+    ctx.deps,
+    ctx.res,
+    'Password reset sent!',
+    `<p>Check your email in a few minutes to finish the process.</p><p><a href="${LOGIN_PAGE}">Back to login</a></p>`,
+  );
+  return RESPONDED;
+}
+
+function setPasswordForm(ctx: Ctx, email: string, error?: string): string {
+  return `<form method="post" id="password_reset" autocomplete="off">${csrfField(ctx)}
+<div class="input-box"><label>Email</label><input type="text" name="name" placeholder="${escapeHtml(email)}" disabled></div>
+<div class="input-box password-div"><label for="id_new_password1">Password</label>
+<input id="id_new_password1" class="required" type="password" name="new_password1" autocomplete="new-password" autofocus required>
+${error ? `<div class="alert alert-error">${escapeHtml(error)}</div>` : ''}</div>
+<div class="input-box password-div"><label for="id_new_password2">Confirm password</label>
+<input id="id_new_password2" class="required" type="password" name="new_password2" autocomplete="off" maxlength="100" required></div>
+<p><button type="submit" value="Submit">Submit</button></p></form>`;
+}
+
+const INVALID_LINK_PAGE = '<p>Sorry, the link you provided is invalid or has already been used.</p>';
+
+/** GET /accounts/password/reset/<uidb64>/<token>/ (Zulip's reset_confirm.html): the new password's form. */
+export async function setPasswordPage(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+  const { uidb64, token } = ctx.req.params as { uidb64: string; token: string };
+  const user = await resetLinkUser(ctx.deps, ctx.realmId, uidb64, token);
+  const body = user ? setPasswordForm(ctx, user.delivery_email) : INVALID_LINK_PAGE;
+  sendAccountsPage(ctx.deps, ctx.res, 'Set a new password.', body);
+  return RESPONDED;
+}
+
+/** POST /accounts/password/reset/<uidb64>/<token>/: the new password, then the login page. */
+export async function setPasswordSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+  const { uidb64, token } = ctx.req.params as { uidb64: string; token: string };
+  const user = await resetLinkUser(ctx.deps, ctx.realmId, uidb64, token);
+  if (!user) {
+    sendAccountsPage(ctx.deps, ctx.res, 'Set a new password.', INVALID_LINK_PAGE);
+    return RESPONDED;
+  }
+  const password = field(ctx, 'new_password1') ?? '';
+  const again = field(ctx, 'new_password2') ?? '';
+  // Django's SetPasswordForm wording.
+  const mismatch = password !== again ? 'The two password fields didn\u2019t match.' : undefined;
+  if (mismatch || !password) {
+    const error = mismatch ?? 'This field is required.';
+    sendAccountsPage(ctx.deps, ctx.res, 'Set a new password.', setPasswordForm(ctx, user.delivery_email, error));
+    return RESPONDED;
+  }
+  try {
+    await resetPassword(ctx.deps, { realmId: ctx.realmId, userId: user.id, token, password, requestId: ctx.requestId });
+  } catch (error) {
+    if (!(error instanceof JsonableError) || error.status >= 500) throw error;
+    sendAccountsPage(
+      ctx.deps,
+      ctx.res,
+      'Set a new password.',
+      setPasswordForm(ctx, user.delivery_email, error.message),
+    );
+    return RESPONDED;
+  }
+  return redirect(ctx.res, '/accounts/password/done/');
+}
+
+/** GET /accounts/password/done/ (Zulip's reset_done.html). */
+export function passwordResetDone(ctx: AuthedContext<WebDeps>): ViewResult {
+  sendAccountsPage(
+    ctx.deps,
+    ctx.res,
+    "You've set a new password!",
+    `<p>Please <a href="${LOGIN_PAGE}">log in</a> with your new password.</p>`,
+  );
+  return RESPONDED;
 }

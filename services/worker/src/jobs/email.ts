@@ -9,12 +9,16 @@
 //   email_notifications_batching_period_seconds) as one email with links back. The job starts
 //   the next batch (its number), takes the gathered one, drops what was read meanwhile, and
 //   marks the batch sent before sending.
+// - password-reset: the link asked for on the web service's form (Zulip's password_reset email),
+//   made when it is sent (its age counts from then); an address without an active account in the
+//   organisation is told so instead. Sent once per job, as an invitation.
 
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type JobData } from '@teamchat/bus';
-import { MessageFlag, realmUrl } from '@teamchat/domain';
+import { makePasswordResetToken, MessageFlag, passwordResetPath, realmUrl } from '@teamchat/domain';
 import {
   invitationEmail,
+  passwordResetEmail,
   missedMessageEmail,
   mobilePushContent,
   notificationSettings,
@@ -159,9 +163,42 @@ async function sendMissedMessages(deps: WorkerDeps, data: Extract<EmailJobData, 
   return 'sent';
 }
 
+async function sendPasswordReset(
+  deps: WorkerDeps,
+  job: Job<EmailJobData>,
+  data: Extract<EmailJobData, { kind: 'password-reset' }>,
+) {
+  const realm = await deps.db.realm.findUnique({ where: { id: data.realmId } });
+  if (!realm) return 'skipped';
+  const user = await deps.db.userProfile.findFirst({
+    where: { realm_id: realm.id, delivery_email: data.email, is_bot: false },
+    select: { id: true, password_hash: true, delivery_email: true, is_active: true },
+  });
+  const marker = `${deps.env.REDIS_PREFIX}notifications:email-sent:${job.id}`;
+  if ((await deps.redis.set(marker, '1', 'EX', SENT_MARKER_TTL_SECONDS, 'NX')) === null) return 'already-sent';
+  const url = realmUrl(realm, deps.env.EXTERNAL_SCHEME);
+  const account = !user
+    ? 'none'
+    : !user.is_active
+      ? 'deactivated'
+      : {
+          resetUrl: `${url}${passwordResetPath(user.id, makePasswordResetToken(deps.env.INTERNAL_JWT_SECRET, user))}`,
+        };
+  const email = passwordResetEmail({
+    to: data.email,
+    realmName: realm.name,
+    realmUrl: url,
+    account,
+    messageId: `<password-reset-${job.id}@${realm.host.replace(/:\d+$/, '')}>`,
+  });
+  await sendOrForget(deps, marker, email);
+  return 'sent';
+}
+
 async function processEmail(job: Job<EmailJobData>, deps: WorkerDeps): Promise<string> {
   const data = job.data;
   if (data.kind === 'invitation') return sendInvitation(deps, job, data);
+  if (data.kind === 'password-reset') return sendPasswordReset(deps, job, data);
   return sendMissedMessages(deps, data);
 }
 
