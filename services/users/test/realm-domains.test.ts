@@ -161,6 +161,29 @@ test('with emails restricted to the domains, invitations outside them are refuse
   ]);
   expect((await invite('a@restricted.test, b@team.restricted.test, f@exact.test')).status).toBe(200);
 
+  // Joining through a reusable link: Zulip's registration form wording.
+  const link = (await cast.owner.client.post('/api/v1/invites/multiuse', {})).body.invite_link as string;
+  const join = (email: string) =>
+    stack.anonymous().post('/api/v1/invites/multiuse/accept', {
+      key: link.split('/').filter(Boolean).pop()!,
+      email,
+      full_name: 'New Comer',
+      password: 'a good password',
+    });
+  expectError(
+    await join('newcomer@other.test'),
+    400,
+    'BAD_REQUEST',
+    'Your email address, newcomer@other.test, is not in one of the domains that are allowed to register for accounts in this organization.',
+  );
+  expectError(
+    await join('new+comer@exact.test'),
+    400,
+    'BAD_REQUEST',
+    'Email addresses containing + are not allowed in this organization.',
+  );
+  expect((await join('newcomer@team.restricted.test')).status).toBe(200);
+
   // Unrestricted again: any address may be invited.
   await cast.owner.client.patch('/api/v1/realm', { emails_restricted_to_domains: false });
   expect((await invite('c@other.test')).status).toBe(200);

@@ -15,6 +15,7 @@ import {
   realmUrl,
   Role,
   type Actor,
+  type RealmEmailProblem,
   lockRealm,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
@@ -276,6 +277,13 @@ async function checkInviteLimit(tx: Tx, realmId: number, count: number): Promise
 }
 
 /** POST /invites (Zulip's invite_users_backend + do_invite_users), checks in Zulip's order. */
+/** Zulip's validate_email_is_valid wording. */
+const INVITEE_EMAIL_PROBLEMS: Record<RealmEmailProblem | 'invalid', string> = {
+  invalid: 'Invalid address.',
+  outside_domains: 'Outside your domain.',
+  contains_plus: 'Email addresses containing + are not allowed.',
+};
+
 export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: NewEmailInvites): Promise<void> {
   const skipped = await transaction(deps.db, async (tx) => {
     if (!(await hasRealmPermission(tx.db, actor, 'can_invite_users_group')))
@@ -298,9 +306,9 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
     const emailProblem = await realmEmailValidator(tx.db, realm);
     for (const email of invitees) {
       if (email === '') continue;
-      const problem = isValidEmail(email) ? emailProblem(email) : 'Invalid address.';
+      const problem = isValidEmail(email) ? emailProblem(email) : 'invalid';
       if (problem === null) good.push(email);
-      else errors.push([email, problem, false]);
+      else errors.push([email, INVITEE_EMAIL_PROBLEMS[problem], false]);
     }
     // Zulip's get_existing_user_errors: an account with the address (any case) already exists.
     const existing = good.length

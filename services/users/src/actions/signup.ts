@@ -6,7 +6,7 @@
 
 import { callService, JsonableError, type Logger } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
-import { checkFullName, PASSWORD_MIN_LENGTH } from '@teamchat/domain';
+import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailValidator, type RealmEmailProblem } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { doCreateUser, type CreatedUser } from './users';
 import { isUsable } from './invites';
@@ -61,6 +61,13 @@ export interface SignupServices {
  * Creates the account an invitation link promises: role, groups (those still active),
  * the invitation's channels and, if it says so, the realm's default channels.
  */
+/** Zulip's registration form wording (zerver/forms.py). */
+const SIGNUP_EMAIL_PROBLEMS: Record<RealmEmailProblem, (email: string) => string> = {
+  outside_domains: (email) =>
+    `Your email address, ${email}, is not in one of the domains that are allowed to register for accounts in this organization.`,
+  contains_plus: () => 'Email addresses containing + are not allowed in this organization.',
+};
+
 export async function doAcceptInvite(
   deps: Deps,
   services: SignupServices,
@@ -73,6 +80,8 @@ export async function doAcceptInvite(
   if (!EMAIL_PATTERN.test(email)) throw new JsonableError('Enter a valid email address.');
   if (invite.email !== null && email.toLowerCase() !== invite.email)
     throw new JsonableError('This invitation is for another email address.');
+  const problem = (await realmEmailValidator(deps.db, invite.realm))(email);
+  if (problem) throw new JsonableError(SIGNUP_EMAIL_PROBLEMS[problem](email));
   const fullName = checkFullName(signup.fullName);
   if ([...signup.password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
 
