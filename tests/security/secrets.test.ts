@@ -1,5 +1,5 @@
-// Secrets: API keys and passwords are stored only as hashes, and no key, password,
-// Authorization header or internal token shows up in the logs, in error answers, in events or
+// Secrets: API keys, passwords and browser sessions are stored only as hashes, and no key,
+// password, session cookie, Authorization header or internal token shows up in the logs, in error answers, in events or
 // anywhere in the database or Redis. Bots' keys and webhook tokens are also kept, sealed
 // (docs/adr/0007): they show up only for those who administer the bot, and in realm_bot events. The internal token the gateway signs cannot be forged,
 // replayed on another method or path, or used to act in another realm.
@@ -10,7 +10,7 @@ import { INTERNAL_TOKEN_HEADER, signInternalToken, type InternalClaims } from '@
 import { hashApiKey, Role, verifyPassword } from '@teamchat/domain';
 import { doSetPassword } from '@teamchat/service-users';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, registerEventQueue, type ApiResponse, type ReceivedEvent } from '@teamchat/testing';
+import { ApiClient, expectError, registerEventQueue, type ApiResponse, type ReceivedEvent } from '@teamchat/testing';
 import http from 'node:http';
 
 /** Every log line the stack writes, at debug level. */
@@ -43,10 +43,12 @@ const issuedKeys: string[] = [];
  */
 const botSecrets: string[] = [];
 const BOT_ANSWERS = new Set(['create bot', 'list bots', 'register realm_bots', 'events']);
+/** Browser session ids (the sessionid cookie): only the login's Set-Cookie may carry one; Redis keeps their sha256. */
+const sessionIds: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack({
-    services: ['messages', 'channels', 'events'],
+    services: ['messages', 'channels', 'events', 'web'],
     logs: { level: 'debug', destination: logSink },
   });
   owner = await stack.createUser({ email: 'owner@example.com', role: Role.OWNER });
@@ -62,7 +64,7 @@ function secrets(): string[] {
   const basic = keys.flatMap((key) =>
     [owner.deliveryEmail, member.deliveryEmail].map((email) => Buffer.from(`${email}:${key}`).toString('base64')),
   );
-  return [...keys, OWNER_PASSWORD, MEMBER_PASSWORD, JOINER_PASSWORD, ...basic, ...botSecrets];
+  return [...keys, OWNER_PASSWORD, MEMBER_PASSWORD, JOINER_PASSWORD, ...basic, ...botSecrets, ...sessionIds];
 }
 
 const JWT_PATTERN = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\./;
@@ -179,6 +181,26 @@ describe('a session of logins and requests (recorded for the checks below)', () 
     expect(received.some((event) => event.type === 'realm_bot' && event.op === 'add')).toBe(true);
     answers.push({ what: 'events', text: JSON.stringify(received) });
     await events.delete();
+
+    // A browser's session (the web app's login form), used on /json, right and wrong (no CSRF token).
+    const browserLogin = keep(
+      'browser login',
+      await anonymous.post(
+        '/accounts/login/',
+        { username: member.deliveryEmail, password: MEMBER_PASSWORD },
+        { validate: false },
+      ),
+    );
+    expect(browserLogin.status).toBe(302);
+    const cookie = browserLogin.headers['set-cookie']![0].split(';', 1)[0];
+    sessionIds.push(cookie.slice('sessionid='.length));
+    const browser = new ApiClient(stack.gatewayUrl, null, { cookie });
+    expect(keep('browser request', await browser.get('/json/users/me')).status).toBe(200);
+    expectError(
+      keep('browser refused', await browser.post('/json/typing', { op: 'start', to: '[1]' })),
+      403,
+      'CSRF_FAILED',
+    );
   });
 });
 
@@ -284,6 +306,7 @@ describe('what is said about it', () => {
     for (const answer of answers) {
       const allowed = [
         ...(answer.what === 'fetch_api_key' || answer.what === 'signup' ? issuedKeys : []),
+        ...(answer.what === 'browser login' ? sessionIds : []),
         ...(BOT_ANSWERS.has(answer.what) ? botSecrets : []),
       ];
       for (const secret of secrets()) {

@@ -154,6 +154,15 @@ describe('the login form', () => {
     );
   });
 
+  test("the gateway's session headers cannot come from a client", async () => {
+    const page = await stack
+      .anonymous()
+      .get('/login/', {}, { validate: false, headers: { 'x-teamchat-session-csrf': 'forged-token-value' } });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('name="csrfmiddlewaretoken" value=""');
+    expect(page.body).not.toContain('forged-token-value');
+  });
+
   test('a logged-in browser asking for the login page goes to the app', async () => {
     const browser = await loggedIn(stack, user);
     const page = await browser.client.get('/login/', {}, { validate: false });
