@@ -10,6 +10,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { startS3TestServer } from '@teamchat/storage/test/s3-test-server';
 import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
 
 let stack: Stack;
@@ -490,4 +491,32 @@ test("a client's event queue gets the events as Zulip's schema has them (GET /ev
     ['realm', 'update_dict', 'night_logo'],
   ]);
   await queue.delete();
+});
+
+test('on an S3-compatible store: written by the users service, served by the uploads service', async () => {
+  const s3 = await startS3TestServer();
+  const s3Stack = await startStack({ services: ['uploads'], env: s3.env });
+  try {
+    const carol = await s3Stack.createUser({ fullName: 'Carol' });
+    const uploaded = await carol.client.post(
+      '/api/v1/users/me/avatar',
+      {},
+      multipart([{ filename: 'c.jpg', content: await image(300, 300, '#123456').jpeg().toBuffer() }]),
+    );
+    expect(uploaded.status).toBe(200);
+    const fetchFrom = (url: string) => fetch(`${s3Stack.gatewayUrl}${url}`, { headers: { host: s3Stack.realm.host } });
+    const small = await fetchFrom(uploaded.body.avatar_url);
+    expect(small.status).toBe(200);
+    expect(await decodedSize(Buffer.from(await small.arrayBuffer()))).toEqual({
+      format: 'png',
+      width: 100,
+      height: 100,
+      pages: 1,
+    });
+    expect((await carol.client.delete('/api/v1/users/me/avatar')).status).toBe(200);
+    expect((await fetchFrom(uploaded.body.avatar_url)).status).toBe(404);
+  } finally {
+    await s3Stack.close();
+    await s3.close();
+  }
 });
