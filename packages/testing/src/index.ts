@@ -56,3 +56,20 @@ export { OwnRedisCluster, RedisClusterNode, type RedisClusterOptions } from './r
 export { StreamingReplica, type ReplicaServer } from './streaming-replica';
 export { until } from './until';
 export { WEB_APP_REGISTER_PARAMS, webAppStateProblems, webAppStateSchema } from './web-app-state';
+export {
+  applyEvent,
+  applyEvents,
+  appliedEventTypes,
+  type ApplyOptions,
+  type RegisterArguments,
+  type ServerLookups,
+} from './apply-event';
+export {
+  differences,
+  REGISTER_KEYS_NOT_COMPARED,
+  StateMismatchError,
+  verifyAction,
+  type StateDifference,
+  type VerifiedAction,
+  type VerifyOptions,
+} from './verify-action';
