@@ -17,6 +17,7 @@ import {
   type EventQueue,
   type Params,
   type ReceivedEvent,
+  webAppStateSchema,
 } from '@teamchat/testing';
 import { createCast, systemGroupId, type Cast } from './helpers';
 
@@ -594,4 +595,13 @@ describe('avatars and body encodings', () => {
       'Malformed JSON',
     );
   });
+});
+
+test("register's realm_bots, with bots of every kind made above, parses as the web app's state_data", async () => {
+  for (const user of [cast.admin, cast.member]) {
+    const bots = await realmBots(user);
+    expect(bots.some((bot) => bot.bot_type === 3 && bot.services.length === 1)).toBe(true);
+    const parsed = webAppStateSchema.shape.realm_bots.safeParse(bots);
+    expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
+  }
 });
