@@ -425,7 +425,12 @@ describe('PATCH /bots/{bot_id}', () => {
       'UNAUTHORIZED_PRINCIPAL',
       'Must be an organization administrator',
     );
+    const adminQueue = await registerEventQueue(cast.admin.client, { event_types: ['realm_bot', 'realm_user'] });
     expect((await cast.admin.client.patch(`/api/v1/bots/${bot.user_id}`, { role: 300 })).status).toBe(200);
+    // The role is the user's: realm_user says it, realm_bot has no such field.
+    expect((await settled(adminQueue)).filter((event) => event.type !== 'user_group')).toEqual([
+      { type: 'realm_user', op: 'update', person: { user_id: bot.user_id, role: 300 } },
+    ]);
     expect((await stack.db.userProfile.findUniqueOrThrow({ where: { id: bot.user_id } })).role).toBe(300);
     expectError(
       await cast.member.client.patch(`/api/v1/bots/${bot.user_id}`, { full_name: cast.owner.profile.full_name }),

@@ -313,8 +313,8 @@ async function changeUserRole(deps: Deps, tx: Tx, targetId: number, role: number
     data: joining.map((groupId) => ({ user_group_id: groupId, user_profile_id: target.id })),
   });
 
+  // Bots' role is in realm_user only: realm_bot has no role (Zulip's do_change_user_role).
   await sendPersonUpdate(deps, tx, target, { role });
-  if (target.is_bot) await sendBotUpdate(deps, tx, target, { role });
   const everyone = await activeUserIds(tx.db, target.realm_id);
   for (const groupId of leaving) {
     await deps.bus.sendEventOnCommit(
