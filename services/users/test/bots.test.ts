@@ -51,11 +51,12 @@ async function realmBots(user: TestUser): Promise<Record<string, any>[]> {
   return (await registerEventQueue(user.client, { fetch_event_types: ['realm_bot'] })).registration.realm_bots;
 }
 
+/** An owner sets a realm permission to a system group (PATCH /realm, Zulip's {new: ...} form). */
 async function setRealmPermission(name: string, group: SystemGroupName): Promise<void> {
-  await stack.db.groupSetting.updateMany({
-    where: { owner_kind: 'realm', owner_id: stack.realm.id, name },
-    data: { group_id: await systemGroupId(stack, group) },
+  const response = await cast.owner.client.patch('/api/v1/realm', {
+    [name]: JSON.stringify({ new: await systemGroupId(stack, group) }),
   });
+  expect(response.body.result).toBe('success');
 }
 
 let shortNames = 0;
