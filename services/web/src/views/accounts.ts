@@ -21,10 +21,10 @@ import { sessionCsrfToken } from '../lib/session';
 
 type Ctx = ViewContext<WebDeps>;
 
-/** The installed app's stylesheets for the pages outside it (Zulip's portico pages). */
+/** The installed app's stylesheets for the pages outside it (the "signup" entry of Zulip's portico pages). */
 function porticoStyles(deps: WebDeps): string {
   try {
-    const urls = deps.webApp?.entryUrls('portico') ?? [];
+    const urls = deps.webApp?.entryUrls('signup') ?? [];
     return urls
       .filter((url) => url.endsWith('.css'))
       .map((url) => `<link rel="stylesheet" href="${escapeHtml(url)}">`)
@@ -39,9 +39,11 @@ export function sendAccountsPage(deps: WebDeps, res: ServerResponse, title: stri
   const html = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} | Zulip</title>${porticoStyles(deps)}</head>
-<body class="portico-page"><div class="app portico-page"><div class="app-main portico-page-container">
-<div class="register-account flex full-page"><div class="pitch"><h1>${escapeHtml(title)}</h1></div>
-<div class="white-box">${body}</div></div></div></div></body></html>`;
+<body><div class="portico-container"><div class="portico-wrap"><div class="app portico-page">
+<div class="app login-page split-view new-style flex full-page"><div class="inline-block">
+<div class="lead"><h1 class="get-started">${escapeHtml(title)}</h1></div>
+<div class="app-main login-page-container white-box inline-block"><div class="right-side">${body}</div></div>
+</div></div></div></div></div></body></html>`;
   sendPage(res, html, cspNonce(), status);
 }
 
@@ -69,10 +71,12 @@ function loginForm(ctx: Ctx, input: { username?: string; error?: string; next?: 
   const error = input.error ? `<div class="alert alert-error" role="alert">${escapeHtml(input.error)}</div>` : '';
   return `${error}<form name="login_form" id="login_form" method="post" class="login-form" action="/accounts/login/">
 ${csrfField(ctx)}${next}
-<div class="input-box"><label for="id_username" class="inline-block">Email</label>
-<input type="email" name="username" id="id_username" class="required" autocomplete="username" value="${escapeHtml(input.username ?? '')}" required autofocus></div>
-<div class="input-box"><label for="id_password" class="inline-block">Password</label>
-<input type="password" name="password" id="id_password" class="required" autocomplete="current-password" required></div>
+<div class="input-box">
+<input type="email" name="username" id="id_username" class="required" autocomplete="username" value="${escapeHtml(input.username ?? '')}" required autofocus>
+<label for="id_username">Email</label></div>
+<div class="input-box password-div">
+<input type="password" name="password" id="id_password" class="required" autocomplete="current-password" required>
+<label for="id_password">Password</label></div>
 <p><button type="submit" name="button" class="full-width">Log in</button></p>
 </form>
 <p class="bottom-text"><a href="/accounts/password/reset/">Forgot your password?</a></p>`;
@@ -161,8 +165,9 @@ function passwordResetForm(ctx: Ctx, error?: string): string {
   return `${error ? `<div class="alert alert-error" role="alert">${escapeHtml(error)}</div>` : ''}
 <p>Forgot your password? No problem, it happens.</p>
 <form name="email_form" id="password_reset" method="post" action="/accounts/password/reset/">${csrfField(ctx)}
-<div class="input-box"><label for="id_email">Email</label>
-<input type="email" name="email" id="id_email" maxlength="254" autocomplete="email" required autofocus></div>
+<div class="input-box">
+<input type="email" name="email" id="id_email" maxlength="254" autocomplete="email" required autofocus>
+<label for="id_email">Email</label></div>
 <p><button type="submit" class="full-width">Send reset link</button></p></form>
 <p class="bottom-text"><a href="${LOGIN_PAGE}">Back to login</a></p>`;
 }
@@ -198,12 +203,14 @@ export function passwordResetSent(ctx: AuthedContext<WebDeps>): ViewResult {
 
 function setPasswordForm(ctx: Ctx, email: string, error?: string): string {
   return `<form method="post" id="password_reset" autocomplete="off">${csrfField(ctx)}
-<div class="input-box"><label>Email</label><input type="text" name="name" placeholder="${escapeHtml(email)}" disabled></div>
-<div class="input-box password-div"><label for="id_new_password1">Password</label>
+<div class="input-box"><input type="text" name="name" placeholder="${escapeHtml(email)}" disabled><label>Email</label></div>
+<div class="input-box password-div">
 <input id="id_new_password1" class="required" type="password" name="new_password1" autocomplete="new-password" autofocus required>
+<label for="id_new_password1">Password</label>
 ${error ? `<div class="alert alert-error">${escapeHtml(error)}</div>` : ''}</div>
-<div class="input-box password-div"><label for="id_new_password2">Confirm password</label>
-<input id="id_new_password2" class="required" type="password" name="new_password2" autocomplete="off" maxlength="100" required></div>
+<div class="input-box password-div">
+<input id="id_new_password2" class="required" type="password" name="new_password2" autocomplete="off" maxlength="100" required>
+<label for="id_new_password2">Confirm password</label></div>
 <p><button type="submit" value="Submit">Submit</button></p></form>`;
 }
 
