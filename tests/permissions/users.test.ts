@@ -1,6 +1,6 @@
 // Permission matrix: invitations (who may invite, as which role, to which channels and groups,
 // with which welcome text), administering users, realm configuration (linkifiers, custom
-// profile fields), and email visibility (GET /users/{email}, GET /users).
+// profile fields, organisation settings, allowed email domains), and email visibility (GET /users/{email}, GET /users).
 
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
@@ -252,6 +252,33 @@ describe('realm configuration', () => {
   matrix('GET /realm/profile_fields', theCast, {
     act: (actor) => actor.client.get('/api/v1/realm/profile_fields'),
     expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT),
+  });
+  describe('PATCH /realm', () => {
+    const realmRow = () => stack.db.realm.findUniqueOrThrow({ where: { id: stack.realm.id } });
+    afterAll(() => cast.owner.client.patch('/api/v1/realm', { waiting_period_threshold: 0 }));
+
+    matrix('name', theCast, {
+      act: (actor) => actor.client.patch('/api/v1/realm', { name: `Org ${++counter}` }),
+      verify: async (_, allowed) => expect((await realmRow()).name === `Org ${counter}`).toBe(allowed),
+      expect: only(['owner', 'administrator'], ADMIN_REQUIRED),
+    });
+    // Owner-only in Zulip's update_realm.
+    matrix('waiting_period_threshold', theCast, {
+      act: (actor) => actor.client.patch('/api/v1/realm', { waiting_period_threshold: ++counter }),
+      verify: async (_, allowed) => expect((await realmRow()).waiting_period_threshold === counter).toBe(allowed),
+      expect: only(['owner'], ADMIN_REQUIRED, { administrator: OWNER_REQUIRED }),
+    });
+  });
+  matrix('GET /realm/domains', theCast, {
+    act: (actor) => actor.client.get('/api/v1/realm/domains'),
+    expect: only(['owner', 'administrator', 'moderator', 'member', 'guest', 'bot'], INSUFFICIENT),
+  });
+  matrix('POST /realm/domains', theCast, {
+    act: (actor) =>
+      actor.client.post('/api/v1/realm/domains', { domain: `d${++counter}.example.org`, allow_subdomains: false }),
+    verify: async (_, allowed) =>
+      expect(await stack.db.realmDomain.count({ where: { domain: `d${counter}.example.org` } })).toBe(allowed ? 1 : 0),
+    expect: only(['owner'], OWNER_REQUIRED),
   });
 });
 
