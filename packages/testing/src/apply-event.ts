@@ -107,6 +107,8 @@ type Handler = (state: State, event: Event, options: ApplyOptions) => void;
 
 const capability = (options: ApplyOptions, name: string) => options.register.client_capabilities?.[name] === true;
 const includeSubscribers = (options: ApplyOptions) => !!options.register.include_subscribers;
+/** register's client_gravatar: true unless the client says false (Zulip's default). */
+const clientGravatar = (options: ApplyOptions) => options.register.client_gravatar !== false;
 
 /** Every channel list of the state (the user's subscriptions, those left, those never joined). */
 function channelLists(state: State): Record<string, any>[][] {
@@ -374,7 +376,7 @@ const HANDLERS: Record<string, Handler> = {
     const personId: number = person.user_id;
     if (event.op === 'add') {
       const added = structuredClone(person);
-      if (register.client_gravatar && typeof added.avatar_url === 'string' && isGravatar(added.avatar_url))
+      if (clientGravatar(options) && isGravatar(added.avatar_url))
         added.avatar_url = null;
       added.is_active = true;
       if (!added.is_bot) added.profile_data = {};
@@ -421,7 +423,8 @@ const HANDLERS: Record<string, Handler> = {
     const user = findUser(state, personId);
     if (!user) return;
     const update = { ...person };
-    if ('avatar_url' in update && register.client_gravatar && isGravatar(update.avatar_url)) {
+    // Register's client_gravatar is true unless a client says otherwise (Zulip's register).
+    if ('avatar_url' in update && (register.client_gravatar ?? true) && isGravatar(update.avatar_url)) {
       update.avatar_url = null;
       update.avatar_url_medium = null;
     }
