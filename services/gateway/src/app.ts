@@ -166,8 +166,12 @@ export function createGateway(deps: GatewayDeps): RunningService {
     try {
       let credentials = parseBasicAuth(req.headers.authorization);
       if (!credentials && rule.auth === 'file') credentials = queryApiKey(url);
-      // Images in messages load with the browser's cookie (Zulip's override_api_url_scheme views).
-      const sessionId = rule.auth === 'file' && !credentials ? sessionIdFromCookies(req.headers.cookie) : undefined;
+      // Images in messages load with the browser's cookie (Zulip's override_api_url_scheme views),
+      // and the web app's tus uploads send it.
+      const sessionId =
+        (rule.auth === 'file' || rule.sessionFallback) && !credentials
+          ? sessionIdFromCookies(req.headers.cookie)
+          : undefined;
       if (sessionId) return await bySession(sessionId);
       if (!credentials) {
         if (rule.auth !== 'public') throw new UnauthorizedError();

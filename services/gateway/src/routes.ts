@@ -29,6 +29,11 @@ export interface RouteRule {
    * instead of a 401.
    */
   ignoreCredentials?: boolean;
+  /**
+   * Basic, else the session cookie, on /api/v1 itself (no CSRF token): the web app's tus uploads
+   * go to /api/v1/tus/ with the browser's cookie, which Zulip's tusd hook accepts so.
+   */
+  sessionFallback?: boolean;
 }
 
 const api = (path: string) => new RegExp(`^/api/v1/${path}$`);
@@ -71,7 +76,7 @@ export const ROUTES: RouteRule[] = [
   // Uploads and files.
   { pattern: api('user_uploads(/[0-9]+/.+)?'), service: 'uploads', auth: 'basic' },
   { pattern: api('attachments(/.*)?'), service: 'uploads', auth: 'basic' },
-  { pattern: api('tus(/.*)?'), service: 'uploads', auth: 'basic' },
+  { pattern: api('tus(/.*)?'), service: 'uploads', auth: 'basic', sessionFallback: true },
   // A temporary file URL: its token is the permission.
   { pattern: /^\/user_uploads\/temporary\/.+$/, service: 'uploads', auth: 'public' },
   { pattern: /^\/user_uploads\/.+$/, service: 'uploads', auth: 'file' },

@@ -1,5 +1,8 @@
 // Zulip's web app authenticates with a session cookie and a CSRF token, calling /json/<x> for
 // /api/v1/<x> (design §11): the login form, the cookie, /json's rules, and a session's end.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
 import { Role } from '@teamchat/domain';
@@ -49,14 +52,18 @@ async function loggedIn(stack: Stack, user: TestUser): Promise<Browser> {
 
 let stack: Stack;
 let user: TestUser;
+const uploadsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'session-uploads-'));
 beforeAll(async () => {
   stack = await startStack({
-    services: ['web', 'events'],
-    env: { LOGIN_RATE_LIMIT_ACCOUNT_ATTEMPTS: '3' },
+    services: ['web', 'events', 'uploads'],
+    env: { LOGIN_RATE_LIMIT_ACCOUNT_ATTEMPTS: '3', UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir },
   });
   user = await stack.createUser({ email: 'hamlet@example.com', password: PASSWORD });
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await stack.close();
+  fs.rmSync(uploadsDir, { recursive: true, force: true });
+});
 
 describe('the login form', () => {
   test('GET /login/ is a form a person can use', async () => {
@@ -415,18 +422,42 @@ describe("Zulip's method override: a POST form's `method` field", () => {
 });
 
 describe('uploaded files load with the cookie', () => {
-  test("the 'file' mode takes the session cookie", async () => {
+  test("the 'file' mode takes the session cookie: a file uploaded on /json downloads with it", async () => {
     const browser = await loggedIn(stack, user);
-    // The uploads service is not running here: reaching it (a 503 from the gateway) means the
-    // gateway admitted the cookie; without one the gateway refuses first.
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('hello from a browser')], { type: 'text/plain' }), 'note.txt');
+    const uploaded = await fetch(`${stack.gatewayUrl}/json/user_uploads`, {
+      method: 'POST',
+      headers: { cookie: browser.cookie, 'x-csrftoken': browser.csrfToken },
+      body: form,
+    });
+    expect(uploaded.status).toBe(200);
+    const { url } = (await uploaded.json()) as { url: string };
     const withCookie = await new ApiClient(stack.gatewayUrl, null, { cookie: browser.cookie }).get(
-      '/user_uploads/1/ab/file.png',
+      url,
       {},
       { validate: false },
     );
-    expect(withCookie.status).toBe(503);
-    const without = await stack.anonymous().get('/user_uploads/1/ab/file.png', {}, { validate: false });
+    expect(withCookie.status).toBe(200);
+    expect(withCookie.raw.toString()).toBe('hello from a browser');
+    const without = await stack.anonymous().get(url, {}, { validate: false });
     expectError(without, 401, 'UNAUTHORIZED', NOT_LOGGED_IN);
+  });
+
+  test("the web app's tus uploads (/api/v1/tus/) are admitted by the cookie, as Zulip's tusd hook", async () => {
+    const browser = await loggedIn(stack, user);
+    const create = (headers: Record<string, string>) =>
+      fetch(`${stack.gatewayUrl}/api/v1/tus/`, {
+        method: 'POST',
+        headers: {
+          'tus-resumable': '1.0.0',
+          'upload-length': '5',
+          'upload-metadata': `filename ${Buffer.from('a.txt').toString('base64')}`,
+          ...headers,
+        },
+      });
+    expect((await create({ cookie: browser.cookie })).status).toBe(201);
+    expect((await create({})).status).toBe(401);
   });
 });
 
