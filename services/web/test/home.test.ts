@@ -31,6 +31,8 @@ describe('GET / for a logged-in user', () => {
 
   beforeAll(async () => {
     await stack.createStream({ name: 'general', subscribers: [owner.id] });
+    // A name with every character the attribute's escaping is about.
+    await stack.createUser({ fullName: `O'Brien <b>&amp; "Co"` });
     page = await webRequest(stack, '/', { user: owner, headers: { [SESSION_CSRF_HEADER]: 'csrf-token-"1"' } });
   });
 
@@ -85,6 +87,9 @@ describe('GET / for a logged-in user', () => {
     expect(state).not.toHaveProperty('enter_sends');
     expect(state.realm_linkifiers).toEqual([]);
     expect((state.subscriptions as { name: string }[]).map((sub) => sub.name)).toEqual(['general']);
+    expect((state.realm_users as { full_name: string }[]).map((user) => user.full_name)).toContain(
+      `O'Brien <b>&amp; "Co"`,
+    );
     // client_gravatar: the owner's avatar_url is left to the client.
     const self = (state.realm_users as { user_id: number; avatar_url?: string | null }[]).find(
       (user) => user.user_id === owner.id,

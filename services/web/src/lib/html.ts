@@ -23,8 +23,8 @@ export function csrfInput(token: string): unknown {
  * A page, encoded once, never cached (Zulip's home view: no-cache, no-store, must-revalidate),
  * under the policy of pages that run the app (`nonce`: its inline script's).
  */
-export function sendPage(res: ServerResponse, html: string, nonce: string, status = 200): void {
-  const body = Buffer.from(html);
+export function sendPage(res: ServerResponse, html: string | Buffer, nonce: string, status = 200): void {
+  const body = typeof html === 'string' ? Buffer.from(html) : html;
   res.writeHead(status, {
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Length': body.length,

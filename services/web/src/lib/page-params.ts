@@ -34,16 +34,18 @@ export const HOME_REGISTER_PARAMS = {
   client_capabilities: WEB_APP_CLIENT_CAPABILITIES,
 };
 
-const SUCCESS_ENVELOPE = '{"result":"success","msg":"",';
+const SUCCESS_ENVELOPE = Buffer.from('{"result":"success","msg":"",');
 
 /**
- * Register's answer as state_data: the text as it came, less the success envelope Zulip's
- * state_data does not have (the app's zod schema would drop it anyway). No parse, no copy but one.
+ * Register's answer as state_data: the bytes as they came, less the success envelope Zulip's
+ * state_data does not have (the app's zod schema would drop it anyway). No parse, no copy.
  */
-export function stateDataOf(registerAnswer: string): JsonText {
-  return new JsonText(
-    registerAnswer.startsWith(SUCCESS_ENVELOPE) ? `{${registerAnswer.slice(SUCCESS_ENVELOPE.length)}` : registerAnswer,
-  );
+export function stateDataOf(registerAnswer: Buffer): Buffer {
+  if (!registerAnswer.subarray(0, SUCCESS_ENVELOPE.length).equals(SUCCESS_ENVELOPE)) return registerAnswer;
+  // The envelope's opening brace stays: the answer's next byte is its first key's quote.
+  const rest = registerAnswer.subarray(SUCCESS_ENVELOPE.length - 1);
+  rest[0] = 0x7b; // {
+  return rest;
 }
 
 /** The languages the settings offer: English only, as no translation is installed. */
@@ -56,6 +58,7 @@ export function defaultPageParams(requestLanguage: string): PythonDict {
 
 /** The home page's own parameters (merged over the default ones by base.html). */
 export function homePageParams(input: {
+  /** Register's answer (or a mark the page replaces with it); null for a spectator. */
   stateData: JsonText | null;
   realmRenderedDescription?: string;
   furthestReadTime: number | null;

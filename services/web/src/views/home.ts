@@ -4,6 +4,7 @@
 // else the login page.
 import {
   callServiceRaw,
+  JsonText,
   JsonableError,
   RESPONDED,
   serviceError,
@@ -15,6 +16,7 @@ import type { WebDeps } from '../deps';
 import { cspNonce } from '../lib/csp';
 import { defaultPageParams, HOME_REGISTER_PARAMS, homePageParams, LOGIN_PAGE, stateDataOf } from '../lib/page-params';
 import { sessionCsrfToken } from '../lib/session';
+import { htmlSafeJsonBytes } from '../lib/templates';
 import { csrfInput, escapeHtml, sendPage } from '../lib/html';
 import type { ZulipWebApp } from '../lib/web-app';
 import { INSTALL_HINT } from '../lib/zulip-web-dir';
@@ -48,6 +50,7 @@ export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult>
   if (!realm) throw new JsonableError('Invalid subdomain', { status: 404 });
 
   let pageParams;
+  let stateData: Buffer | null = null;
   let requestLanguage = 'en';
   if (requester) {
     const [register, user] = await Promise.all([
@@ -60,9 +63,10 @@ export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult>
       }),
       deps.db.userProfile.findUnique({ where: { id: requester.userId }, select: { default_language: true } }),
     ]);
-    if (register.status !== 200) throw serviceError(register.status, JSON.parse(register.text));
+    if (register.status !== 200) throw serviceError(register.status, JSON.parse(register.body.toString()));
     requestLanguage = user?.default_language ?? 'en';
-    pageParams = homePageParams({ stateData: stateDataOf(register.text), furthestReadTime: null });
+    stateData = stateDataOf(register.body);
+    pageParams = homePageParams({ stateData: new JsonText(STATE_DATA_MARK), furthestReadTime: null });
   } else if (await spectatorsWelcome(deps, realm)) {
     pageParams = homePageParams({
       stateData: null,
@@ -89,6 +93,21 @@ export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult>
     allow_search_engine_indexing: false,
     PAGE_METADATA_URL: '',
   });
-  sendPage(res, html, nonce);
+  sendPage(res, stateData ? withStateData(html, stateData) : html, nonce);
   return RESPONDED;
+}
+
+/**
+ * Where register's answer goes in the rendered page: it joins the page as bytes, never decoded
+ * into a string (megabytes at 8,000 users), made attribute-safe in one scan per unsafe byte.
+ */
+const STATE_DATA_MARK = '@@state_data@@';
+
+function withStateData(html: string, stateData: Buffer): Buffer {
+  const at = html.indexOf(STATE_DATA_MARK);
+  return Buffer.concat([
+    Buffer.from(html.slice(0, at)),
+    htmlSafeJsonBytes(stateData),
+    Buffer.from(html.slice(at + STATE_DATA_MARK.length)),
+  ]);
 }
