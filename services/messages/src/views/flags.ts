@@ -15,9 +15,10 @@ export async function updateMessageFlags({ deps, requester, params }: AuthedCont
     flag: required(param.string()),
   });
   const { user } = await loadActor(deps.db, requester.userId);
-  await doUpdateMessageFlags(deps, viewerOf(user), op as FlagOperation, flag, messages);
-  // The request's ids, as Zulip answers for backwards compatibility.
-  return { messages };
+  const result = await doUpdateMessageFlags(deps, viewerOf(user), op as FlagOperation, flag, messages);
+  // The request's ids, as Zulip answers for backwards compatibility; the skipped channels always,
+  // as Zulip 10.2's server answers (empty but for marking unread) and its web app requires.
+  return { messages, ignored_because_not_subscribed_channels: result.ignoredChannelIds };
 }
 
 /** POST /messages/flags/narrow */
@@ -60,9 +61,9 @@ export async function updateMessageFlagsForNarrow({ deps, requester, params }: A
     last_processed_id: result.processedIds.last,
     found_oldest: result.foundOldest,
     found_newest: result.foundNewest,
-    ...(parsed.flag === 'read' && parsed.op === 'remove'
-      ? { ignored_because_not_subscribed_channels: result.ignoredChannelIds }
-      : {}),
+    // Always, as Zulip 10.2's server (its web app's answer schema requires it; empty but for
+    // marking unread).
+    ignored_because_not_subscribed_channels: result.ignoredChannelIds,
   };
 }
 
