@@ -3,6 +3,7 @@
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack } from '@teamchat/stack';
 import { captureEvents, expectError, ofType, registerEventQueue, type ApiClient, type Params } from '@teamchat/testing';
+import { REALM_PROPERTIES } from '../src/lib/realm-settings';
 import { activeIds, createCast, systemGroupId, type Cast } from './helpers';
 
 let stack: Stack;
@@ -376,4 +377,58 @@ test('channel settings, topics policy and the 10.2 web app’s mandatory_topics'
     realm_mandatory_topics: false,
     realm_topics_policy: 'allow_empty_topic',
   });
+});
+
+test('every plain setting round-trips: register shows what PATCH /realm set', async () => {
+  // A value other than the current one for each setting (REALM_PROPERTIES), and register's reading of it.
+  const changes: [string, Params[string], unknown][] = [
+    ['name', 'Round trip', 'Round trip'],
+    ['description', 'Plain words', '<p>Plain words</p>'],
+    ['invite_required', !stack.realm.invite_required, !stack.realm.invite_required],
+    ['waiting_period_threshold', 2, 2],
+    ['enable_spectator_access', true, true],
+    ['message_retention_days', 400, 400],
+    ['default_language', 'fr', 'fr'],
+    ['emails_restricted_to_domains', true, true],
+    ['disallow_disposable_email_addresses', false, false],
+    ['require_unique_names', true, true],
+    ['name_changes_disabled', true, true],
+    ['email_changes_disabled', true, true],
+    ['avatar_changes_disabled', true, true],
+    ['inline_image_preview', false, false],
+    ['inline_url_embed_preview', true, true],
+    ['allow_message_editing', true, true],
+    ['message_content_edit_limit_seconds', 1234, 1234],
+    ['message_content_delete_limit_seconds', 'unlimited', null],
+    ['move_messages_within_stream_limit_seconds', 'unlimited', null],
+    ['move_messages_between_streams_limit_seconds', 86400, 86400],
+    ['message_edit_history_visibility_policy', 'none', 'none'],
+    ['send_welcome_emails', false, false],
+    ['digest_emails_enabled', true, true],
+    ['message_content_allowed_in_email_notifications', false, false],
+    ['video_chat_provider', 1, 1],
+    ['jitsi_server_url', JSON.stringify('https://jitsi.example.com'), 'https://jitsi.example.com'],
+    ['giphy_rating', 1, 1],
+    ['default_code_block_language', 'python', 'python'],
+    ['digest_weekday', 5, 5],
+    ['org_type', 35, 35],
+    ['want_advertise_in_communities_directory', true, true],
+    ['enable_read_receipts', false, false],
+    ['enable_guest_user_dm_warning', false, false],
+    ['enable_guest_user_indicator', false, false],
+  ];
+  // Every setting: topics_policy and mandatory_topics have their own test above.
+  expect(new Set([...changes.map(([name]) => name), 'topics_policy', 'mandatory_topics'])).toEqual(
+    new Set(Object.keys(REALM_PROPERTIES)),
+  );
+  const response = await patchRealm(
+    cast.owner.client,
+    Object.fromEntries(changes.map(([name, value]) => [name, value])),
+  );
+  expect(response.status).toBe(200);
+  const state = await realmState(cast.member.client);
+  for (const [name, , shown] of changes) expect([name, state[`realm_${name}`]]).toEqual([name, shown]);
+  // "default" stores no URL: the server's own Jitsi.
+  await patchRealm(cast.owner.client, { jitsi_server_url: JSON.stringify('default') });
+  expect((await realmState(cast.member.client)).realm_jitsi_server_url).toBeNull();
 });
