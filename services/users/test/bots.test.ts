@@ -7,10 +7,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
 import { hashApiKey, openBotSecret, SystemGroup, type SystemGroupName } from '@teamchat/domain';
 import { doIssueApiKey } from '@teamchat/service-users';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import {
+  ApiClient,
   expectError,
   registerEventQueue,
   settleEvents,
@@ -28,7 +30,7 @@ let localDir: string;
 beforeAll(async () => {
   localDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-bots-'));
   stack = await startStack({
-    services: ['events', 'channels', 'uploads'],
+    services: ['events', 'channels', 'uploads', 'web'],
     env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: localDir },
   });
   cast = await createCast(stack, 'bots');
@@ -610,4 +612,34 @@ test("register's realm_bots, with bots of every kind made above, parses as the w
     const parsed = webAppStateSchema.shape.realm_bots.safeParse(bots);
     expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
   }
+});
+
+test("the web app's own requests: /json/bots with the session cookie, the form's CSRF token and FormData", async () => {
+  const password = 'bots-session-password';
+  const person = await stack.createUser({ email: 'bots-browser@example.com', password });
+  const login = await stack
+    .anonymous()
+    .post('/accounts/login/', { username: person.deliveryEmail, password }, { validate: false });
+  expect(login.status).toBe(302);
+  const cookie = String(login.headers['set-cookie']![0]).split(';', 1)[0];
+  const session = await new SessionStore(stack.redis, stack.deps.env.REDIS_PREFIX).get(sessionIdFromCookies(cookie)!);
+  const browser = new ApiClient(stack.gatewayUrl, null, { cookie, 'x-csrftoken': session!.csrfToken });
+
+  const created = await browser.post(
+    '/json/bots',
+    { csrfmiddlewaretoken: session!.csrfToken, bot_type: '1', full_name: 'Browser Bot', short_name: 'browser' },
+    { encoding: 'multipart' },
+  );
+  expect(created.body).toMatchObject({ msg: '', result: 'success', user_id: expect.any(Number) });
+  const bots = await browser.get('/json/bots');
+  expect(bots.body.bots).toEqual([
+    expect.objectContaining({ full_name: 'Browser Bot', api_key: created.body.api_key }),
+  ]);
+  const edited = await browser.patch(
+    `/json/bots/${created.body.user_id}`,
+    { csrfmiddlewaretoken: session!.csrfToken, full_name: 'Browser Bot 2', role: JSON.stringify(400) },
+    { encoding: 'multipart' },
+  );
+  expect(edited.body).toMatchObject({ result: 'success', full_name: 'Browser Bot 2' });
+  expect((await browser.delete(`/json/bots/${created.body.user_id}`)).body.result).toBe('success');
 });
