@@ -112,7 +112,7 @@ test('an administrator changes plain settings: realm events to everyone, the ans
 
   expect(await realmState(cast.guest.client)).toMatchObject({
     realm_name: 'Renamed organisation',
-    realm_description: '<p>We <strong>talk</strong> here.</p>',
+    realm_description: 'We **talk** here.',
     realm_allow_message_editing: false,
     realm_message_content_edit_limit_seconds: null,
     realm_message_content_delete_limit_seconds: 3600,
@@ -383,7 +383,7 @@ test('every plain setting round-trips: register shows what PATCH /realm set', as
   // A value other than the current one for each setting (REALM_PROPERTIES), and register's reading of it.
   const changes: [string, Params[string], unknown][] = [
     ['name', 'Round trip', 'Round trip'],
-    ['description', 'Plain words', '<p>Plain words</p>'],
+    ['description', 'Plain *words*', 'Plain *words*'],
     ['invite_required', !stack.realm.invite_required, !stack.realm.invite_required],
     ['waiting_period_threshold', 2, 2],
     ['enable_spectator_access', true, true],

@@ -13,7 +13,6 @@ import {
   realmSettingGroup,
   realmSettings,
   realmUrl,
-  renderMarkdown,
   SystemGroup,
 } from '@teamchat/domain';
 import type { StateSection } from '../registry';
@@ -68,7 +67,8 @@ export const realmSection: StateSection = {
     const url = realmUrl(realm, scheme);
     return {
       realm_name: realm.name,
-      realm_description: realm.description ? renderMarkdown(realm.description) : '',
+      // As written (Zulip's property_types): the settings page edits it; server_settings has the HTML.
+      realm_description: realm.description,
       realm_date_created: Math.floor(realm.date_created.getTime() / 1000),
       realm_invite_required: realm.invite_required,
       realm_default_language: realm.default_language,
