@@ -62,10 +62,18 @@ export async function invalidateAuthCache(redis: Redis, env: AuthCacheEnv, apiKe
   const tombstones = crossSlotPipeline(redis);
   for (const hash of apiKeyHashes) tombstones.set(keys.auth(hash), '', 'EX', env.AUTH_CACHE_TTL_SECONDS);
   for (const [error] of (await tombstones.exec()) ?? []) if (error) throw error;
+  await announceAuthInvalidation(redis, env.REDIS_PREFIX, apiKeyHashes);
+}
+
+/**
+ * Tells every process that authenticates to drop its in-memory copies of these entries (API-key
+ * hashes, userAuthCacheKey, sessionCacheKey), and returns once the message has left Redis.
+ */
+export async function announceAuthInvalidation(redis: Redis, prefix: string, names: string[]): Promise<void> {
   // A shard channel: SPUBLISH answers after the slot's master queued it for every subscriber
   // there, where a Cluster's PUBLISH reaches subscribers on other nodes later, over the cluster bus.
-  const channel = keys.authInvalidations();
-  await redis.spublish(channel, JSON.stringify(apiKeyHashes));
+  const channel = new RedisKeys(prefix).authInvalidations();
+  await redis.spublish(channel, JSON.stringify(names));
   // Queued is not sent: Redis may write our answer before the subscribers' copies, and a Redis
   // preempted between those writes (a loaded host) let a gateway serve a regenerated key from
   // memory once. Redis writes all it queued before it reads its next command, so the answer to

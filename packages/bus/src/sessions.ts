@@ -9,6 +9,7 @@
 // different Cluster slots and are never touched by one command (crossSlotPipeline for many).
 
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { announceAuthInvalidation } from './auth-cache';
 import { crossSlotPipeline, RedisKeys, type Redis } from './redis';
 
 /** The cookie's name, as Django's SESSION_COOKIE_NAME. */
@@ -17,7 +18,7 @@ export const SESSION_COOKIE_NAME = 'sessionid';
 export const DEFAULT_SESSION_COOKIE_AGE_SECONDS = 14 * 24 * 60 * 60;
 
 /** 32 random bytes, base64url: what a session id looks like (anything else is refused unread). */
-const SESSION_ID_FORMAT = /^[A-Za-z0-9_-]{43}$/;
+export const SESSION_ID_FORMAT = /^[A-Za-z0-9_-]{43}$/;
 
 export interface Session {
   /** sha256 of the session id: what revocation and the services' internal header name it by. */
@@ -26,16 +27,27 @@ export interface Session {
   realmId: number;
   /** The token a state-changing request of this session must send (X-CSRFToken, csrfmiddlewaretoken). */
   csrfToken: string;
+  /** When it ends (ms since the epoch), as Redis will expire it. */
+  expiresAt: number;
 }
 
 interface StoredSession {
   u: number;
   r: number;
   c: string;
+  x: number;
 }
 
 export function sessionHash(sessionId: string): string {
   return createHash('sha256').update(sessionId).digest('hex');
+}
+
+/**
+ * A session's name in the processes' in-memory auth caches (Authenticator), and on the
+ * invalidation channel that makes them drop it when it is revoked.
+ */
+export function sessionCacheKey(hash: string): string {
+  return `session:${hash}`;
 }
 
 /** Whether `given` is the session's CSRF token (in constant time). */
@@ -67,30 +79,40 @@ export class SessionStore {
       userId: user.userId,
       realmId: user.realmId,
       csrfToken: randomBytes(32).toString('base64url'),
+      expiresAt: Date.now() + ageSeconds * 1000,
     };
     // Indexed first: a session that exists can always be found by its user's revocation. The
     // index lives as long as the user's newest session.
     const index = this.keys.userSessions(user.userId);
     await this.redis.pipeline().sadd(index, session.hash).expire(index, ageSeconds).exec();
-    const stored: StoredSession = { u: session.userId, r: session.realmId, c: session.csrfToken };
-    await this.redis.set(this.keys.session(session.hash), JSON.stringify(stored), 'EX', ageSeconds);
+    const stored: StoredSession = { u: session.userId, r: session.realmId, c: session.csrfToken, x: session.expiresAt };
+    await this.redis.set(this.keys.session(session.hash), JSON.stringify(stored), 'PXAT', session.expiresAt);
     return { id, session };
   }
 
   /** The live session this cookie value names, or null (unknown, expired, revoked, malformed). */
   async get(sessionId: string): Promise<Session | null> {
-    if (!SESSION_ID_FORMAT.test(sessionId)) return null;
-    const hash = sessionHash(sessionId);
+    return SESSION_ID_FORMAT.test(sessionId) ? this.byHash(sessionHash(sessionId)) : null;
+  }
+
+  /** The live session of this hash, or null. */
+  async byHash(hash: string): Promise<Session | null> {
     const stored = await this.redis.get(this.keys.session(hash));
     if (!stored) return null;
-    const { u, r, c } = JSON.parse(stored) as StoredSession;
-    return { hash, userId: u, realmId: r, csrfToken: c };
+    const { u, r, c, x } = JSON.parse(stored) as StoredSession;
+    return { hash, userId: u, realmId: r, csrfToken: c, expiresAt: x };
   }
 
   /** Ends one session (logout). */
   async revoke(session: Pick<Session, 'hash' | 'userId'>): Promise<void> {
     await this.redis.del(this.keys.session(session.hash));
     await this.redis.srem(this.keys.userSessions(session.userId), session.hash);
+    await this.announce([session.hash]);
+  }
+
+  /** Processes holding these sessions in memory drop them before the revocation returns. */
+  private announce(hashes: string[]): Promise<void> {
+    return announceAuthInvalidation(this.redis, this.keys.prefix, hashes.map(sessionCacheKey));
   }
 
   /**
@@ -105,6 +127,7 @@ export class SessionStore {
     for (const hash of hashes) batch.del(this.keys.session(hash));
     for (const [error] of (await batch.exec()) ?? []) if (error) throw error;
     await this.redis.srem(index, ...hashes);
+    await this.announce(hashes);
   }
 }
 

@@ -14,6 +14,9 @@ import {
   isCluster,
   readAuthCache,
   RedisKeys,
+  SESSION_ID_FORMAT,
+  sessionCacheKey,
+  sessionHash,
   SessionStore,
   userAuthCacheKey,
   writeAuthCache,
@@ -84,6 +87,8 @@ const LOCAL_MAX_ENTRIES = 50_000;
  */
 class LocalAuthCache {
   private readonly entries = new Map<string, { auth: CachedAuth; expiresAt: number }>();
+  /** Live sessions by sessionCacheKey, each until the earlier of its end and the entries' lifetime. */
+  private readonly sessions = new Map<string, { session: Session; expiresAt: number }>();
   private readonly lookups = new Map<string, { generation: number; auth: Promise<CachedAuth | null> }>();
   private subscribed = false;
   /** Bumped by every invalidation: a lookup that started before one must not be stored. */
@@ -123,6 +128,7 @@ class LocalAuthCache {
     this.subscribed = false;
     this.generation++;
     this.entries.clear();
+    this.sessions.clear();
   }
 
   /** Whether memory may answer: only while every invalidation is heard, and not on a Cluster. */
@@ -130,9 +136,27 @@ class LocalAuthCache {
     return this.subscribed && this.keepEntries;
   }
 
-  private invalidate(apiKeyHashes: string[]): void {
+  private invalidate(names: string[]): void {
     this.generation++;
-    for (const hash of apiKeyHashes) this.entries.delete(hash);
+    for (const name of names) {
+      this.entries.delete(name);
+      this.sessions.delete(name);
+    }
+  }
+
+  getSession(name: string): Session | undefined {
+    if (!this.serving) return undefined;
+    const entry = this.sessions.get(name);
+    if (!entry) return undefined;
+    if (entry.expiresAt > Date.now()) return entry.session;
+    this.sessions.delete(name);
+    return undefined;
+  }
+
+  setSession(name: string, session: Session): void {
+    if (!this.serving) return;
+    if (this.sessions.size >= LOCAL_MAX_ENTRIES) this.sessions.delete(this.sessions.keys().next().value!);
+    this.sessions.set(name, { session, expiresAt: Math.min(session.expiresAt, Date.now() + this.ttlMs) });
   }
 
   get(apiKeyHash: string): CachedAuth | undefined {
@@ -364,16 +388,36 @@ export class Authenticator {
   }
 
   /**
+   * The live session a cookie names: from memory as a key's lookup is (revocations reach every
+   * process on the same channel before they return: SessionStore), else one Redis read.
+   */
+  private async session(sessionId: string): Promise<Session | null> {
+    if (!SESSION_ID_FORMAT.test(sessionId)) return null;
+    const hash = sessionHash(sessionId);
+    const name = sessionCacheKey(hash);
+    if (this.local.getSession(name)) {
+      // As for keys: an invalidation already sent may wait behind this request in the same batch.
+      await nextTurn();
+      const known = this.local.getSession(name);
+      if (known) return known;
+    }
+    const generation = this.local.generation;
+    const session = await this.sessions.byHash(hash);
+    if (session && generation === this.local.generation) this.local.setSession(name, session);
+    return session;
+  }
+
+  /**
    * The user of a browser session (the `sessionid` cookie's value), with the checks of an API
-   * key: an active user of an active realm, the realm the Host header names. A session costs
-   * one Redis read (it may be revoked at any moment); its user is looked up as a key's is. Every
-   * failure is a 401 asking for a session, as Zulip answers /json.
+   * key: an active user of an active realm, the realm the Host header names. The session and
+   * its user are looked up as a key is (memory, Redis), and forgotten everywhere when revoked.
+   * Every failure is a 401 asking for a session, as Zulip answers /json.
    */
   async authenticateSession(
     sessionId: string,
     hostRealm: RealmEntry | undefined,
   ): Promise<{ user: Requester; session: Session }> {
-    const session = await this.sessions.get(sessionId);
+    const session = await this.session(sessionId);
     if (!session) throw new UnauthorizedError(NOT_LOGGED_IN, SESSION_AUTHENTICATE);
     const auth = await this.lookup(userAuthCacheKey(session.userId));
     if (!auth || !hostRealm || session.realmId !== auth.realmId) {
