@@ -16,6 +16,7 @@
 // `npm test -- --replica [paths]` does only it.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import fs from 'node:fs';
 import readline from 'node:readline';
 import path from 'node:path';
 import { build } from './build.mjs';
@@ -24,6 +25,7 @@ import { ensurePostgres, ensureRedis } from './lib/infra.mjs';
 import { varDir } from './lib/stack.mjs';
 
 await build({ quiet: true });
+ensureChromium();
 const postgres = await ensurePostgres('postgres', { varDir: path.join(varDir, 'test') });
 const redis = await ensureRedis({ varDir: path.join(varDir, 'test') });
 const env = {
@@ -199,4 +201,17 @@ async function startLineChild(script, what, childEnv) {
       await exited;
     },
   };
+}
+
+/**
+ * The browser tests (tests/browser) drive Debian's chromium (CHROMIUM_PATH names another): installed
+ * here with apt-get when it is missing and this runs as root; otherwise those tests say what to install.
+ */
+function ensureChromium() {
+  const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (fs.existsSync(chromium) || process.getuid?.() !== 0 || process.env.CHROMIUM_PATH) return;
+  console.log('» installing chromium (apt-get), for the browser tests');
+  const aptEnv = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env: aptEnv });
+  spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env: aptEnv });
 }
