@@ -376,8 +376,7 @@ const HANDLERS: Record<string, Handler> = {
     const personId: number = person.user_id;
     if (event.op === 'add') {
       const added = structuredClone(person);
-      if (clientGravatar(options) && isGravatar(added.avatar_url))
-        added.avatar_url = null;
+      if (clientGravatar(options) && isGravatar(added.avatar_url)) added.avatar_url = null;
       added.is_active = true;
       if (!added.is_bot) added.profile_data = {};
       state.realm_non_active_users = (state.realm_non_active_users ?? []).filter(

@@ -253,6 +253,9 @@ export async function doDeactivateUserGroup(deps: Deps, actor: UserProfile, grou
     if (objections.length) throw new CannotDeactivateGroupInUseError(objections);
     await tx.db.userGroup.update({ where: { id: group.id }, data: { deactivated: true } });
     await sendGroupEvent(deps, tx, actor.realm_id, { op: 'update', group_id: group.id, data: { deactivated: true } });
+    // Clients without include_deactivated_groups drop the group instead (Zulip sends both; the
+    // event tier gives each queue the one its capabilities ask for).
+    await sendGroupEvent(deps, tx, actor.realm_id, { op: 'remove', group_id: group.id });
   });
 }
 
