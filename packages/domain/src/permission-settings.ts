@@ -117,12 +117,36 @@ export const USER_GROUP_PERMISSION_SETTING_CONFIGS: Readonly<Record<string, Perm
   can_remove_members_group: groupSetting(NOBODY, GUESTS_EXCLUDED),
 };
 
-/** register's server_supported_permission_settings. */
+/**
+ * The settings above that Zulip 10.2 does not have. The API takes them (feature levels 392 and
+ * 407), but register's table leaves them out: the web app this server serves is Zulip 10.2's,
+ * which parses the table's names with an enum of its own settings and stops at any other
+ * (web/src/group_permission_settings.ts, check_group_permission_settings_data).
+ */
+export const PERMISSION_SETTINGS_NEWER_THAN_WEB_APP = {
+  realm: ['can_set_topics_policy_group', 'can_set_delete_message_policy_group'],
+  stream: [
+    'can_delete_any_message_group',
+    'can_delete_own_message_group',
+    'can_move_messages_out_of_channel_group',
+    'can_move_messages_within_channel_group',
+    'can_resolve_topics_group',
+  ],
+  group: [],
+} as const satisfies Record<'realm' | 'stream' | 'group', readonly string[]>;
+
+const without = (
+  table: Readonly<Record<string, PermissionSettingConfig>>,
+  names: readonly string[],
+): Record<string, PermissionSettingConfig> =>
+  Object.fromEntries(Object.entries(table).filter(([name]) => !names.includes(name)));
+
+/** register's server_supported_permission_settings: the settings Zulip 10.2's web app knows. */
 export function serverSupportedPermissionSettings() {
   return {
-    realm: REALM_PERMISSION_SETTINGS,
-    stream: STREAM_PERMISSION_SETTINGS,
-    group: USER_GROUP_PERMISSION_SETTING_CONFIGS,
+    realm: without(REALM_PERMISSION_SETTINGS, PERMISSION_SETTINGS_NEWER_THAN_WEB_APP.realm),
+    stream: without(STREAM_PERMISSION_SETTINGS, PERMISSION_SETTINGS_NEWER_THAN_WEB_APP.stream),
+    group: without(USER_GROUP_PERMISSION_SETTING_CONFIGS, PERMISSION_SETTINGS_NEWER_THAN_WEB_APP.group),
   };
 }
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Role } from '@teamchat/domain';
+import { PERMISSION_SETTINGS_NEWER_THAN_WEB_APP, Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { WEB_APP_REGISTER_PARAMS, webAppStateProblems } from '@teamchat/testing';
 
@@ -175,22 +175,30 @@ test("register under the web app's arguments answers every key the app requires,
   expect(body).not.toHaveProperty('streams');
 });
 
-test('server_supported_permission_settings lists exactly the permission settings this server stores', async () => {
+test('server_supported_permission_settings lists the permission settings this server stores that Zulip 10.2 has', async () => {
   const { body } = await owner.client.post('/api/v1/register', { fetch_event_types: ['realm'] });
   const listed = body.server_supported_permission_settings as Record<string, Record<string, unknown>>;
   // What the organisation, its channels and its groups hold (the fixtures made some of each).
   const rows = await stack.db.$queryRaw<{ owner_kind: string; name: string }[]>`
     SELECT DISTINCT owner_kind, name FROM group_setting WHERE realm_id = ${stack.realm.id}`;
-  const stored = (kind: string) =>
+  // The newer ones are stored and settable, and left out of the table (the served app refuses them).
+  const newer = PERMISSION_SETTINGS_NEWER_THAN_WEB_APP;
+  const stored = (kind: string, leftOut: readonly string[]) =>
     rows
-      .filter((row) => row.owner_kind === kind)
+      .filter((row) => row.owner_kind === kind && !leftOut.includes(row.name))
       .map((row) => row.name)
       .sort();
   expect({
     realm: Object.keys(listed.realm).sort(),
     stream: Object.keys(listed.stream).sort(),
     group: Object.keys(listed.group).sort(),
-  }).toEqual({ realm: stored('realm'), stream: stored('stream'), group: stored('user_group') });
+  }).toEqual({
+    realm: stored('realm', newer.realm),
+    stream: stored('stream', newer.stream),
+    group: stored('user_group', newer.group),
+  });
+  const storedNames = new Set(rows.map((row) => row.name));
+  for (const name of [...newer.realm, ...newer.stream]) expect([name, storedNames.has(name)]).toEqual([name, true]);
   // Zulip's own configurations, e.g. of the settings the app looks up first.
   expect(listed.realm.can_invite_users_group).toEqual({
     require_system_group: false,
