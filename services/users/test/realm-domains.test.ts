@@ -2,6 +2,7 @@
 // change is a realm_domains event to everyone; register's realm_domains lists them.
 import { startStack, type Stack } from '@teamchat/stack';
 import { captureEvents, expectError, ofType, registerEventQueue, type ApiClient } from '@teamchat/testing';
+import { runCommand } from '../src/manage';
 import { activeIds, createCast, type Cast } from './helpers';
 
 let stack: Stack;
@@ -183,6 +184,25 @@ test('with emails restricted to the domains, invitations outside them are refuse
     'Email addresses containing + are not allowed in this organization.',
   );
   expect((await join('newcomer@team.restricted.test')).status).toBe(200);
+
+  // An administrator creating an account (POST /users): Zulip's create_user_backend wording.
+  const grant = ['change-user-role', '--realm', stack.realm.host, '--email', cast.owner.deliveryEmail];
+  await runCommand(stack.deps, [...grant, '--permission', 'can_create_users'], () => {});
+  const create = (email: string) =>
+    cast.owner.client.post('/api/v1/users', { email, password: 'a good password', full_name: 'Created One' });
+  expectError(
+    await create('created@other.test'),
+    400,
+    'BAD_REQUEST',
+    "Email 'created@other.test' not allowed in this organization",
+  );
+  expectError(
+    await create('created+x@exact.test'),
+    400,
+    'BAD_REQUEST',
+    'Email addresses containing + are not allowed.',
+  );
+  expect((await create('created@exact.test')).status).toBe(200);
 
   // Unrestricted again: any address may be invited.
   await cast.owner.client.patch('/api/v1/realm', { emails_restricted_to_domains: false });

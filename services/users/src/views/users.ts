@@ -20,9 +20,11 @@ import {
   isOwner,
   loadActor,
   PASSWORD_MIN_LENGTH,
+  realmEmailValidator,
   realmUsersForApi,
   Role,
   ROLE_VALUES,
+  type RealmEmailProblem,
 } from '@teamchat/domain';
 import { canCreateUsers, doCreateUserByAdmin } from '../actions/admin-users';
 import { doDeactivateOwnUser, doDeactivateUser, doReactivateUser, doUpdateUser } from '../actions/users';
@@ -120,8 +122,14 @@ const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]
  * POST /users (Zulip's create_user_backend): administrators holding can_create_users make a
  * member account with a password; answers its id.
  */
+/** Zulip's create_user_backend wording. */
+const ADMIN_CREATED_EMAIL_PROBLEMS: Record<RealmEmailProblem, (email: string) => string> = {
+  outside_domains: (email) => `Email '${email}' not allowed in this organization`,
+  contains_plus: () => 'Email addresses containing + are not allowed.',
+};
+
 export async function createUser({ deps, params, requester, log }: AuthedContext<UsersDeps>) {
-  const { user: actor } = await loadActor(deps.db, requester.userId);
+  const { user: actor, realm } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
   const { email, password, full_name } = params.parse({
     email: required(param.string()),
@@ -131,6 +139,8 @@ export async function createUser({ deps, params, requester, log }: AuthedContext
   if (!canCreateUsers(actor)) throw new JsonableError('User not authorized to create users');
   const fullName = checkFullName(full_name);
   if (!EMAIL_PATTERN.test(email) || email !== email.trim()) throw new JsonableError('Bad name or username');
+  const problem = (await realmEmailValidator(deps.db, realm))(email);
+  if (problem) throw new JsonableError(ADMIN_CREATED_EMAIL_PROBLEMS[problem](email));
   const taken = await deps.db.userProfile.findFirst({
     where: { realm_id: actor.realm_id, delivery_email: email.toLowerCase() },
     select: { id: true },
