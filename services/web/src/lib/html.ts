@@ -20,18 +20,22 @@ export function csrfInput(token: string): unknown {
 }
 
 /**
- * A page, encoded once, never cached (Zulip's home view: no-cache, no-store, must-revalidate),
+ * The headers of a page: never cached (Zulip's home view: no-cache, no-store, must-revalidate),
  * under the policy of pages that run the app (`nonce`: its inline script's).
  */
-export function sendPage(res: ServerResponse, html: string | Buffer, nonce: string, status = 200): void {
-  const body = typeof html === 'string' ? Buffer.from(html) : html;
-  res.writeHead(status, {
+export function pageHeaders(nonce: string): Record<string, string> {
+  return {
     'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': body.length,
     'Cache-Control': 'max-age=0, no-cache, no-store, must-revalidate, private',
     'Content-Security-Policy': pageCsp(nonce),
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'strict-origin-when-cross-origin',
-  });
+  };
+}
+
+/** A page, encoded once. */
+export function sendPage(res: ServerResponse, html: string, nonce: string, status = 200): void {
+  const body = Buffer.from(html);
+  res.writeHead(status, { ...pageHeaders(nonce), 'Content-Length': body.length });
   res.end(body);
 }

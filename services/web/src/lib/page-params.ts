@@ -34,20 +34,6 @@ export const HOME_REGISTER_PARAMS = {
   client_capabilities: WEB_APP_CLIENT_CAPABILITIES,
 };
 
-const SUCCESS_ENVELOPE = Buffer.from('{"result":"success","msg":"",');
-
-/**
- * Register's answer as state_data: the bytes as they came, less the success envelope Zulip's
- * state_data does not have (the app's zod schema would drop it anyway). No parse, no copy.
- */
-export function stateDataOf(registerAnswer: Buffer): Buffer {
-  if (!registerAnswer.subarray(0, SUCCESS_ENVELOPE.length).equals(SUCCESS_ENVELOPE)) return registerAnswer;
-  // The envelope's opening brace stays: the answer's next byte is its first key's quote.
-  const rest = registerAnswer.subarray(SUCCESS_ENVELOPE.length - 1);
-  rest[0] = 0x7b; // {
-  return rest;
-}
-
 /** The languages the settings offer: English only, as no translation is installed. */
 const LANGUAGE_LIST = [{ code: 'en', locale: 'en', name: 'English' }];
 

@@ -78,21 +78,22 @@ const UNSAFE_JSON_BYTES = new Map(
   Object.entries(JSON_ESCAPES).map(([character, escape]) => [character.charCodeAt(0), Buffer.from(escape)]),
 );
 
-/** htmlSafeJson on JSON already encoded as UTF-8: one native scan per unsafe byte, pieces copied once. */
-export function htmlSafeJsonBytes(json: Buffer): Buffer {
+/** htmlSafeJson on JSON already encoded as UTF-8, as pieces to write: one native scan per unsafe byte, no copy. */
+export function htmlSafeJsonPieces(json: Buffer): Buffer[] {
   const positions: number[] = [];
   for (const byte of UNSAFE_JSON_BYTES.keys())
     for (let at = json.indexOf(byte); at !== -1; at = json.indexOf(byte, at + 1)) positions.push(at);
-  if (!positions.length) return json;
+  if (!positions.length) return [json];
   positions.sort((a, b) => a - b);
   const pieces: Buffer[] = [];
   let from = 0;
   for (const at of positions) {
-    pieces.push(json.subarray(from, at), UNSAFE_JSON_BYTES.get(json[at])!);
+    if (at > from) pieces.push(json.subarray(from, at));
+    pieces.push(UNSAFE_JSON_BYTES.get(json[at])!);
     from = at + 1;
   }
-  pieces.push(json.subarray(from));
-  return Buffer.concat(pieces);
+  if (from < json.length) pieces.push(json.subarray(from));
+  return pieces;
 }
 
 /** The part of nunjucks' (undocumented) parser API an extension's parse uses. */
