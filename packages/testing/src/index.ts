@@ -1,5 +1,5 @@
 // Test helpers that need no service (the in-process stack of services is @teamchat/stack, a layer above).
-export { ApiClient, encodeValue, type ApiResponse, type Params, type RequestOptions } from './client';
+export { ApiClient, encodeValue, type ApiResponse, type Params, type ParamValue, type RequestOptions } from './client';
 export {
   createTestDatabase,
   ensureTemplateDatabase,
