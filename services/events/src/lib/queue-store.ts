@@ -5,6 +5,8 @@
 //                    n next event id, p newest pruned (acknowledged) id,
 //                    q poll sequence (the latest poll owns the queue), k sequence of the poll
 //                    parked on the empty queue (the next append wakes it with its events),
+//                    kt when (Redis time, ms) that poll parked: a mark older than the park
+//                    allowance is a poll nobody holds any more (its client or replica went away),
 //                    h high-water mark: the newest intake entry applied (stream id "ms-seq"),
 //                    sp "1" while register has not read its state yet,
 //                    sa/sb/sc register's snapshot (xmin, xmax, ",xip,xip,") once it has,
@@ -226,7 +228,7 @@ if mode == 'heartbeat' then
   redis.call('HDEL', KEYS[1], 'k')
   return {'heartbeat', redis.call('HINCRBY', KEYS[1], 'n', 1) - 1, seq}
 end
-if mode == 'readpark' or mode == 'park' then redis.call('HSET', KEYS[1], 'k', seq) end
+if mode == 'readpark' or mode == 'park' then redis.call('HSET', KEYS[1], 'k', seq, 'kt', nowMs()) end
 return {'ok', '[]', seq, refresh}
 `;
 
@@ -533,17 +535,25 @@ export class QueueStore {
     const pipeline = crossSlotPipeline(this.redis);
     for (const queueId of queueIds) {
       const meta = this.keys(queueId)[0];
-      pipeline.hmget(meta, 'l', 'k');
+      pipeline.hmget(meta, 'l', 'k', 'kt');
       pipeline.pexpiretime(meta);
     }
     const results = throwPipelineErrors(await pipeline.exec());
+    // A parked poll is answered (a heartbeat at the latest) within the park allowance; a mark
+    // older than that belongs to a poll whose client or replica went away without answering it.
+    // Taken for parked, such queues (a bench's earlier phase, a crashed replica's clients) were
+    // kept while the queues just registered were collected (issue #47).
+    const [seconds, micros] = await this.redis.time();
+    const parkedSince = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.options.parkAllowanceMs;
     const live = queueIds
       .map((queueId, i) => {
-        const [lifespanMs, parked] = results[2 * i] as (string | null)[];
+        const [lifespanMs, parkedSeq, parkedAt] = results[2 * i] as (string | null)[];
+        // Marks written before parking times were (no kt) count as parked, as they did then.
+        const parked = parkedSeq !== null && (parkedAt === null || Number(parkedAt) >= parkedSince);
         // Every poll sets the time to live to the lifespan plus the same allowance: the expiry
         // time less the lifespan orders queues by their last poll. An absolute time, not PTTL:
         // in a Cluster each node answers at its own moment, and a busy one would look older.
-        return { queueId, parked: parked !== null, recency: (results[2 * i + 1] as number) - Number(lifespanMs) };
+        return { queueId, parked, recency: (results[2 * i + 1] as number) - Number(lifespanMs) };
       })
       .filter((_, i) => (results[2 * i] as (string | null)[])[0] !== null);
     const gone = queueIds.filter((queueId) => !live.some((queue) => queue.queueId === queueId));
