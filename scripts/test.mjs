@@ -42,6 +42,8 @@ const CLUSTER_SUITES = [
   'services/gateway/test/auth.test.ts',
   'services/gateway/test/rate-limit.test.ts',
   'services/gateway/test/event-queue-limits.test.ts',
+  'services/gateway/test/sessions.test.ts',
+  'services/web/test/password-reset.test.ts',
   'services/uploads/test/tus-locker.test.ts',
   'services/uploads/test/tus.test.ts',
   'services/messages/test/mark-all-read.test.ts',

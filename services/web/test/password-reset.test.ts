@@ -157,6 +157,14 @@ test('a link past PASSWORD_RESET_TIMEOUT_SECONDS (three days) is refused; one ju
   expect((await stack.anonymous().get(fresh, {}, { validate: false })).body).toContain('name="new_password1"');
 });
 
+test("at most two emails an hour to one address (Zulip's password_reset_form_by_email), the answer unchanged", async () => {
+  const address = 'often@example.com';
+  for (let i = 0; i < 3; i++) await requestReset(address);
+  await waitForEmails(address, 2);
+  await sleep(500);
+  expect(emailsTo(address)).toHaveLength(2);
+});
+
 test('a forged token or another user id is refused', async () => {
   const other = await stack.createUser({ password: OLD_PASSWORD });
   const profile = await stack.db.userProfile.findUniqueOrThrow({ where: { id: user.id } });

@@ -2,16 +2,41 @@
 // becomes the worker's email job whatever the address (the worker tells an address without an
 // active account so: the form gives nothing away), and the new password is the users service's
 // write, which checks the link again.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { callService } from '@teamchat/core';
 import { passwordResetTokenValid, userIdOfUidb64 } from '@teamchat/domain';
 import type { WebDeps } from '../deps';
 
+/** Zulip's RATE_LIMITING_RULES["password_reset_form_by_email"]: emails per address per window. */
+const RESET_EMAILS_PER_ADDRESS = [
+  { seconds: 3600, emails: 2 },
+  { seconds: 86400, emails: 5 },
+];
+
+/**
+ * Whether another reset email may go to this address now (fixed windows in Redis, shared by the
+ * web replicas). Past the limit Zulip sends nothing and answers as usual, and so do we.
+ */
+async function mayEmail(deps: WebDeps, realmId: number, email: string): Promise<boolean> {
+  const digest = createHash('sha256').update(`${realmId}:${email}`).digest('hex').slice(0, 32);
+  for (const { seconds, emails } of RESET_EMAILS_PER_ADDRESS) {
+    const key = `${deps.env.REDIS_PREFIX}password-reset:${seconds}:${digest}`;
+    const [[, count]] = (await deps.redis.multi().incr(key).expire(key, seconds, 'NX').exec()) as [[null, number]];
+    if (count > emails) return false;
+  }
+  return true;
+}
+
 /** Sends the reset email for `email` on the realm (the worker decides what it says). */
-export async function requestPasswordReset(deps: WebDeps, realmId: number, email: string): Promise<void> {
+export async function requestPasswordReset(deps: WebDeps, realmId: number, address: string): Promise<void> {
+  const email = address.trim().toLowerCase();
+  if (!(await mayEmail(deps, realmId, email))) {
+    deps.logger.info({ realm_id: realmId }, 'password reset emails to this address over the limit; not sent');
+    return;
+  }
   await deps.jobs.queue('email').add(
     'email',
-    { kind: 'password-reset', realmId, email: email.trim().toLowerCase() },
+    { kind: 'password-reset', realmId, email },
     {
       jobId: `password-reset-${randomUUID()}`,
       attempts: 10,
