@@ -33,14 +33,20 @@ export class StateDataIntoPage extends Transform {
         chunk = opening.subarray(SUCCESS_ENVELOPE.length);
       } else chunk = opening;
     }
-    for (const piece of htmlSafeJsonPieces(chunk)) this.push(piece);
+    this.pushEscaped(chunk);
     done();
+  }
+
+  /** One write per chunk however many escapes it holds (a write per piece cost more than the copy). */
+  private pushEscaped(chunk: Buffer): void {
+    const pieces = htmlSafeJsonPieces(chunk);
+    this.push(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces));
   }
 
   override _flush(done: TransformCallback): void {
     if (this.opening) {
       this.push(this.head);
-      for (const piece of htmlSafeJsonPieces(this.opening)) this.push(piece);
+      this.pushEscaped(this.opening);
     }
     this.push(this.tail);
     done();
