@@ -20,6 +20,7 @@ export * from './notification-candidates';
 export * from './message-audiences';
 export * from './narrow';
 export * from './message-markdown';
+export * from './unicode-emoji';
 export * from './linkifier-engine';
 export * from './url-sanitizer';
 export * from './alert-words';

@@ -16,6 +16,15 @@ import { linkedUploadPathIds } from './attachments';
 import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
 import { sanitizeUrl } from './url-sanitizer';
 import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
+import {
+  emoticonMatches,
+  imageEmojiHtml,
+  MAY_HOLD_EMOTICON,
+  unicodeEmojiCode,
+  unicodeEmojiHtml,
+  unicodeEmojiMatches,
+  ZULIP_EMOJI_SRC,
+} from './unicode-emoji';
 
 type StateCore = MarkdownIt.StateCore;
 type StateInline = MarkdownIt.StateInline;
@@ -49,6 +58,8 @@ export interface MarkdownData {
   linkifiers: CompiledLinkifier[];
   /** The realm's active custom emoji the message may name (:name:), by name. */
   realmEmoji?: Map<string, RealmEmojiInfo>;
+  /** The sender's translate_emoticons setting: :) becomes an emoji. */
+  translateEmoticons?: boolean;
 }
 
 /** What rendering found: Zulip's MessageRenderingResult. */
@@ -71,7 +82,7 @@ const CHANNEL_LINK = /^#\*\*([^*>]+)\*\*/;
 const TOPIC_LINK = /^#\*\*([^*>]+)>([^*]*)\*\*/;
 const IMAGE_PATH = /\.(bmp|gif|jpe?g|png|tiff?|webp)$/i;
 /** Zulip's EMOJI_REGEX, :[\w\-\+]+:. */
-const EMOJI = /^:([\p{L}\p{N}\p{M}_+-]+):/u;
+const EMOJI = /:([\p{L}\p{N}\p{M}_+-]+):/uy;
 const EMOJI_ANYWHERE = /:([\p{L}\p{N}\p{M}_+-]+):/gu;
 
 // ---------------------------------------------------------------- loading
@@ -170,7 +181,14 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     loadLinkifiers(db, realmId),
   ]);
   const emojiNames = [...new Set([...content.matchAll(EMOJI_ANYWHERE)].map((match) => match[1]))];
-  const realmEmoji = await activeRealmEmojiByName(db, realmId, emojiNames);
+  const [realmEmoji, senderRow] = await Promise.all([
+    activeRealmEmojiByName(db, realmId, emojiNames),
+    // The sender's setting matters only when the content may hold an emoticon.
+    MAY_HOLD_EMOTICON.test(content)
+      ? db.userProfile.findUnique({ where: { id: sender.id }, select: { settings: true } })
+      : null,
+  ]);
+  const senderSettings = senderRow?.settings as Record<string, unknown> | null | undefined;
   const visibleChannels: LinkableChannel[] = [];
   for (const channel of channels) {
     if ((await streamAccess(db, sender, channel)).metadata)
@@ -186,6 +204,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     channelsByName: new Map(visibleChannels.map((channel) => [channel.name.toLowerCase(), channel])),
     linkifiers,
     realmEmoji,
+    translateEmoticons: senderSettings?.translate_emoticons === true,
   };
 }
 
@@ -301,22 +320,68 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
   return true;
 }
 
-/** :name: of an active custom emoji (Zulip's Emoji pattern and make_realm_emoji); other names stay text. */
-function realmEmojiRule(state: StateInline, silent: boolean): boolean {
+/**
+ * :name: (Zulip's Emoji pattern): the realm's active custom emoji first, then :zulip:, then
+ * Zulip's unicode names. An unknown :name: stays text and is consumed whole, as in Zulip, so
+ * its closing colon cannot open another emoji.
+ */
+function emojiRule(state: StateInline, silent: boolean): boolean {
   if (state.src.charCodeAt(state.pos) !== 0x3a /* : */) return false;
   const env = state.env as RenderEnv;
-  const match = EMOJI.exec(state.src.slice(state.pos));
-  const emoji = match && env.data.realmEmoji?.get(match[1]);
-  if (!match || !emoji) return false;
+  EMOJI.lastIndex = state.pos;
+  const match = EMOJI.exec(state.src);
+  if (!match) return false;
   if (!silent) {
-    const title = escapeHtml(match[1].replace(/_/g, ' '));
-    pushHtml(
-      state,
-      `<img alt="${escapeHtml(match[0])}" class="emoji" src="${escapeHtml(emoji.source_url)}" title="${title}">`,
-    );
+    const name = match[1];
+    const custom = env.data.realmEmoji?.get(name);
+    const code = custom || name === 'zulip' ? undefined : unicodeEmojiCode(name);
+    if (custom) pushHtml(state, imageEmojiHtml(custom.source_url, name));
+    else if (name === 'zulip') pushHtml(state, imageEmojiHtml(ZULIP_EMOJI_SRC, name));
+    else if (code) pushHtml(state, unicodeEmojiHtml(code, name));
+    else state.push('text', '', 0).content = match[0];
   }
   state.pos += match[0].length;
   return true;
+}
+
+/** Emoji typed as characters, and emoticons when the sender translates them, in text. */
+function unicodeEmojiRule(state: StateCore): void {
+  const env = state.env as RenderEnv;
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue;
+    let out: Token[] | null = null;
+    for (const [position, token] of block.children.entries()) {
+      const matches = token.type === 'text' ? unicodeEmojiMatches(token.content) : [];
+      if (token.type === 'text' && env.data.translateEmoticons) {
+        matches.push(...emoticonMatches(token.content));
+        matches.sort((a, b) => a.index - b.index);
+      }
+      if (matches.length === 0) {
+        out?.push(token);
+        continue;
+      }
+      out ??= block.children.slice(0, position);
+      let last = 0;
+      for (const match of matches) {
+        if (match.index < last) continue;
+        if (match.index > last) {
+          const before = new state.Token('text', '', 0);
+          before.content = token.content.slice(last, match.index);
+          out.push(before);
+        }
+        const emoji = new state.Token('zulip_html', '', 0);
+        emoji.content = match.html;
+        out.push(emoji);
+        last = match.index + match.length;
+      }
+      if (last < token.content.length) {
+        const after = new state.Token('text', '', 0);
+        after.content = token.content.slice(last);
+        out.push(after);
+      }
+    }
+    if (out) block.children = out;
+  }
 }
 
 function linkifierRule(state: StateCore): void {
@@ -364,7 +429,7 @@ function linkifierRule(state: StateCore): void {
   }
 }
 
-/** Records links and images, and gives every link Zulip's title (its URL). */
+/** Records links and images. */
 function linkFacts(state: StateCore): void {
   const env = state.env as RenderEnv;
   const visit = (tokens: Token[]) => {
@@ -372,7 +437,6 @@ function linkFacts(state: StateCore): void {
       if (token.type === 'link_open') {
         const href = token.attrGet('href') ?? '';
         env.result.hasLink = true;
-        if (!token.attrGet('title')) token.attrSet('title', href);
         if (href.includes('/user_uploads/') && IMAGE_PATH.test(href.split(/[?#]/)[0])) env.result.hasImage = true;
       }
       if (token.type === 'image') {
@@ -429,14 +493,18 @@ const PRETTY_LANGUAGES: Record<string, string> = {
 function codeBlock(content: string, language: string): string {
   const pretty = language ? (PRETTY_LANGUAGES[language.toLowerCase()] ?? language) : '';
   const attribute = pretty ? ` data-code-language="${escapeHtml(pretty)}"` : '';
-  return `<div class="codehilite"${attribute}><pre><span></span><code>${escapeHtml(content)}</code></pre></div>\n`;
+  // As Zulip's code blocks: trailing spaces of each line dropped, the last line ended, ' escaped.
+  const lines = content.replace(/[ \t]+$/gm, '');
+  const code = escapeHtml(lines.endsWith('\n') || lines === '' ? lines : `${lines}\n`).replace(/'/g, '&#39;');
+  return `<div class="codehilite"${attribute}><pre><span></span><code>${code}</code></pre></div>\n`;
 }
 
 function zulipMessageSyntax(md: MarkdownIt): void {
   md.inline.ruler.before('emphasis', 'zulip_mention', mentionRule);
   md.inline.ruler.before('emphasis', 'zulip_channel_link', channelLinkRule);
-  md.inline.ruler.before('emphasis', 'zulip_realm_emoji', realmEmojiRule);
+  md.inline.ruler.before('emphasis', 'zulip_emoji', emojiRule);
   md.core.ruler.push('zulip_linkifiers', linkifierRule);
+  md.core.ruler.push('zulip_unicode_emoji', unicodeEmojiRule);
   md.core.ruler.push('zulip_link_facts', linkFacts);
   md.renderer.rules.zulip_html = (tokens, idx) => tokens[idx].content;
   md.renderer.rules.fence = (tokens, idx, _options, env) => {

@@ -611,9 +611,7 @@ describe('every field', () => {
     );
     const stream = await stack.db.stream.findUniqueOrThrow({ where: { id: streamId } });
     expect(stream.description).toBe('See *this* and [that](https://example.com)');
-    expect(stream.rendered_description).toBe(
-      '<p>See <em>this</em> and <a href="https://example.com" target="_blank" rel="noopener noreferrer">that</a></p>',
-    );
+    expect(stream.rendered_description).toBe('<p>See <em>this</em> and <a href="https://example.com">that</a></p>');
     const [event] = captured;
     expect(event.event).toMatchObject({
       property: 'description',

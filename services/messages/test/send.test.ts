@@ -603,8 +603,8 @@ describe('rendering', () => {
     expect(message.rendered_content).toBe(
       `<p>See <a class="stream" data-stream-id="${stream.id}" href="/#narrow/channel/${stream.id}-${slug}">#${stream.name}</a>` +
         ` and <a class="stream-topic" data-stream-id="${stream.id}" href="/#narrow/channel/${stream.id}-${slug}/topic/fix.20.2342">#${stream.name} &gt; fix #42</a>,` +
-        ` bug <a href="https://github.com/zulip/zulip/issues/42" title="https://github.com/zulip/zulip/issues/42" target="_blank" rel="noopener noreferrer">#42</a>,` +
-        ` <a href="https://example.com" title="https://example.com" target="_blank" rel="noopener noreferrer">https://example.com</a>.</p>\n` +
+        ` bug <a href="https://github.com/zulip/zulip/issues/42">#42</a>,` +
+        ` <a href="https://example.com">https://example.com</a>.</p>\n` +
         '<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>',
     );
     expect(message.has_link).toBe(true);
@@ -634,7 +634,7 @@ describe('rendering', () => {
     expect(response.status).toBe(200);
     const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
     const ok = 'https://ok.example/a';
-    const okLink = `<a href="${ok}" title="${ok}" target="_blank" rel="noopener noreferrer">${ok}</a>`;
+    const okLink = `<a href="${ok}">${ok}</a>`;
     const asText = '!javascript:alert(document.cookie) XSS-12 [x](javascript:alert(2))';
     expect(message.rendered_content).toBe(`<p>${asText} !${okLink}</p>`);
     const fetched = await bob.client.get(`/api/v1/messages/${message.id}`);
@@ -657,7 +657,7 @@ describe('rendering', () => {
     });
     const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
     const url = 'https://example.com/aaa';
-    const aaaLink = `<a href="${url}" title="${url}" target="_blank" rel="noopener noreferrer">aaa</a>`;
+    const aaaLink = `<a href="${url}">aaa</a>`;
     expect(message.rendered_content).toBe(`<p>${Array(5).fill(nearMatch).join(' ')} ${aaaLink}</p>`);
     const fetched = await bob.client.get(`/api/v1/messages/${message.id}`);
     expect(fetched.body.message.topic_links).toEqual([{ text: 'aa', url: 'https://example.com/aa' }]);

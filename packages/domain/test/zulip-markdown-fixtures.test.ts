@@ -1,0 +1,186 @@
+// Issue #43: messages render as Zulip renders them. Zulip 10.2's own Markdown test cases
+// (fixtures/zulip-markdown/, the file Zulip's test_markdown.py runs) through the code path
+// messages take (renderMessageMarkdown), compared with Zulip's expected_output as
+// test_markdown_fixtures compares them. NOT_MET lists the cases not met yet with the reason; a
+// listed case that starts passing fails too, so the list stays true.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { renderMessageMarkdown, type MarkdownData } from '@teamchat/domain';
+
+interface RegularCase {
+  name: string;
+  input: string;
+  expected_output: string;
+  translate_emoticons?: boolean;
+}
+
+const fixtures = JSON.parse(
+  readFileSync(path.join(__dirname, 'fixtures/zulip-markdown/markdown_test_cases.json'), 'utf8'),
+) as { regular_tests: RegularCase[]; linkify_tests: [string, string, string][] };
+
+/** Reason → cases. Linkify cases are named "linkify: " and their input's first 60 characters. */
+const NOT_MET: Record<string, string[]> = {
+  'math: TeX ($$…$$, ```math) is not rendered with KaTeX yet': [
+    'fenced_quotes_inside_mathblock',
+    'tex_inline',
+    'tex_complex',
+    'tex_fenced_math',
+    'tex_fenced_tex',
+    'tex_fenced_latex',
+    'tex_money',
+    'tex_inline_permissive_spacing',
+    'tex_safe_script_tag',
+    'tex_error_safe_script_tag',
+    'tex_inline_no_markdown_inside',
+    'tex_display_no_markdown_inside',
+    'tex_inline_error_no_markdown_inside',
+    'tex_display_error_no_markdown_inside',
+  ],
+  'code highlighting: no Pygments-style token spans, no language display names beyond a short table': [
+    'codeblock_hilite_python',
+    'codeblock_canonicalize_lang_alias',
+    'codeblock_hilite_shebang_feature_no_path_1',
+    'codeblock_hilite_shebang_feature_no_path_2',
+    'codeblock_hilite_shebang_feature_with_path',
+    'codeblock_hilite_startinline_php',
+  ],
+  'image and video previews of linked files (message_inline_image) are not made': [
+    'inline_image',
+    'two_inline_images',
+    'deduplicate_inline_previews',
+    'bulleted_list_inlining',
+    'only_inline_image',
+    'only_named_inline_image',
+    'only_inline_video',
+    'only_named_inline_video',
+    'spoiler_with_inline_image',
+  ],
+  'spoilers: ```spoiler renders as a code block': [
+    'spoilers_fenced_spoiler',
+    'spoilers_empty_header',
+    'spoilers_script_tags',
+    'spoilers_block_quote',
+    'spoilers_with_header_markdown',
+  ],
+  'global times: <time:…> is escaped as text': [
+    'timestamp_backend_markdown_only',
+    'timestamp_backend_markdown_and_marked',
+    'timestamp_invalid_input',
+    'timestamp_timezone',
+    'timestamp_incorrect',
+    'timestamp_invalid_timezone',
+    'timestamp_overflow',
+    'timestamp_unix',
+    'timestamp_unix_overflow',
+  ],
+  'lists: CommonMark list rules (two-space nesting, one list per bullet character, item spacing) differ from Zulip’s': [
+    'list_complexly_nested',
+    'ulist_mixed_bullets',
+    'ulist_codeblock_interference',
+    'ulist_nested_ulist_two_space_indent',
+    'ulist_list_two_space_indent',
+    'numbered_list',
+    'auto_renumbered_list_trick',
+    'two_auto_renumbered_lists',
+    'ulist_with_inline_code',
+  ],
+  'block quotes and fences: CommonMark rules (empty ">", unclosed and nested fences) differ from Zulip’s': [
+    'empty_single_blockquote',
+    'empty_multiple_blockquote',
+    'non_empty_blockquote',
+    'fenced_complexly_nested_quote',
+    'malformed_fence',
+  ],
+  'emphasis: CommonMark delimiter rules (spaces inside ~~, ***, ** across a line break) differ from Zulip’s': [
+    'strikthrough_multiword_with_space_in_between',
+    'star_strong_em',
+    'multiline_strong',
+  ],
+  'links: an empty link text is not replaced by the URL': ['link_without_text', 'link_with_empty_text'],
+  'links: links into the organisation are not made relative (#narrow/…)': [
+    'fragment_link',
+    'normal_quote_message',
+    'user_mention_with_no_message_link',
+    'linkify: http://zulip.testserver/#narrow/channel/1-Denmark',
+  ],
+  'line ends: trailing spaces of a paragraph are dropped': ['nl2br_trailing_space'],
+  'raw HTML: markdown-it linkifies a URL inside an escaped tag; Zulip does not': [
+    'safe_html_unclosed_tag',
+    'safe_html_unclosed_tag_and_quotes',
+  ],
+  'linkify: markdown-it linkifies where Zulip does not, or ends the URL ': [
+    'emoji_pipeline_link',
+    'linkify: readme.md',
+    'linkify: python class views.py is',
+    'linkify: from http://supervisord.org/running.html:',
+    'linkify: javascript:foo.com',
+    'linkify: about:blank.com',
+    'linkify: [foo](javascript:foo.com)',
+    'linkify: <a@b.com>',
+    'linkify: a@b.com/foo',
+    'linkify: two nested parens https://zulip.com/(we_like_(to_nest_)_nest',
+    'linkify: three nested parens https://zulip.com/(we_like_(to_(and_)nes',
+    'linkify: four nested parens https://zulip.com/(we_like_(to_n(e)st_)_n',
+    'linkify: six nested parens https://zulip.com/(we_like_((t(d(o(___)o)o',
+    'linkify: eight is too many https://zulip.com/(we_like_((t(d(o(_(1(2)1',
+    'linkify: quora http://generate.quora.net/render?width=700&from=-4hour',
+    'linkify: nested with autodetection zulip.us/(we_like_(to_n(e)st_)_n(e',
+  ],
+};
+
+const reasonByCase = new Map<string, string>();
+for (const [reason, names] of Object.entries(NOT_MET)) for (const name of names) reasonByCase.set(name, reason);
+
+// Zulip's test realm as far as the cases reach: Zoe (user 7) is mentioned; no case names a
+// channel, group, custom emoji or linkifier outside code.
+const zoe = { id: 7, full_name: 'Zoe', is_bot: false };
+const realmData = (translateEmoticons: boolean): MarkdownData => ({
+  usersByName: new Map([['zoe', zoe]]),
+  usersById: new Map([[7, zoe]]),
+  groupsByName: new Map(),
+  channelsByName: new Map(),
+  linkifiers: [],
+  realmEmoji: new Map(),
+  translateEmoticons,
+});
+
+interface Case {
+  name: string;
+  input: string;
+  expected: string;
+  translateEmoticons: boolean;
+}
+
+const regularCases: Case[] = fixtures.regular_tests.map((test) => ({
+  name: test.name,
+  input: test.input,
+  expected: test.expected_output,
+  // Zulip renders these as a message from a user with translate_emoticons on.
+  translateEmoticons: test.translate_emoticons === true,
+}));
+
+// As test_markdown_fixtures: the reference's %s is the link to `url` (mailto: for an address,
+// http:// when no scheme); a reference without %s is the whole expected output.
+const linkifyCases: Case[] = fixtures.linkify_tests.map(([input, reference, url]) => {
+  const href = url.startsWith('http') ? url : url.includes('@') ? `mailto:${url}` : `http://${url}`;
+  const expected = reference.includes('%s') ? reference.replace('%s', `<a href="${href}">${url}</a>`) : reference;
+  return { name: `linkify: ${input.slice(0, 60)}`, input, expected, translateEmoticons: false };
+});
+
+const allCases = [...regularCases, ...linkifyCases];
+
+test('case names are unique and every listed case exists', () => {
+  const names = allCases.map((testCase) => testCase.name);
+  expect(new Set(names).size).toBe(names.length);
+  expect([...reasonByCase.keys()].filter((name) => !names.includes(name))).toEqual([]);
+});
+
+describe.each(allCases)('$name', ({ name, input, expected, translateEmoticons }) => {
+  const reason = reasonByCase.get(name);
+  const render = () => renderMessageMarkdown(input, realmData(translateEmoticons)).html;
+  if (reason === undefined) {
+    test('renders as Zulip', () => expect(render()).toBe(expected));
+  } else {
+    test(`is listed as not met (${reason}), and still differs`, () => expect(render()).not.toBe(expected));
+  }
+});
