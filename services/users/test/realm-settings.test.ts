@@ -428,7 +428,11 @@ test('every plain setting round-trips: register shows what PATCH /realm set', as
   expect(response.status).toBe(200);
   const state = await realmState(cast.member.client);
   for (const [name, , shown] of changes) expect([name, state[`realm_${name}`]]).toEqual([name, shown]);
-  // "default" stores no URL: the server's own Jitsi.
+  // What register derives from them, as Zulip's does.
+  expect(state).toMatchObject({ realm_allow_edit_history: false, jitsi_server_url: 'https://jitsi.example.com' });
+  // "default" stores no URL: the server's own Jitsi (none on this server).
   await patchRealm(cast.owner.client, { jitsi_server_url: JSON.stringify('default') });
-  expect((await realmState(cast.member.client)).realm_jitsi_server_url).toBeNull();
+  const reset = await realmState(cast.member.client);
+  expect(reset.realm_jitsi_server_url).toBeNull();
+  expect(reset).not.toHaveProperty('jitsi_server_url');
 });

@@ -77,6 +77,13 @@ export const realmSection: StateSection = {
       realm_message_retention_days: realm.message_retention_days,
       realm_upload_quota_mib: realm.upload_quota_bytes === null ? null : Number(realm.upload_quota_bytes / 1048576n),
       ...settings,
+      // Derived, as Zulip's register derives them: the legacy edit-history flag from its policy,
+      // and the Jitsi server calls use. The server has no default one (server_jitsi_server_url
+      // null), and zulip.yaml allows no null here: only an organisation's own is given.
+      realm_allow_edit_history: settings.realm_message_edit_history_visibility_policy !== 'none',
+      ...(typeof settings.realm_jitsi_server_url === 'string'
+        ? { jitsi_server_url: settings.realm_jitsi_server_url }
+        : {}),
       ...Object.fromEntries(Object.entries(groupSettings).map(([name, value]) => [`realm_${name}`, value])),
       realm_wildcard_mention_policy:
         WILDCARD_MENTION_POLICY_OF_GROUP[mentionManyGroup?.name ?? ''] ?? WILDCARD_MENTION_POLICY_EVERYONE,
