@@ -60,20 +60,25 @@ export async function messageConfirmed(page: Page, text: string): Promise<Locato
 }
 
 /** In a conversation's view: opens the compose box to reply there, types `content` and sends it. */
-export async function reply(page: Page, content: string): Promise<Locator> {
-  await page.locator('#left_bar_compose_reply_button_big').click();
-  return send(page, content);
+export async function reply(page: Page, content: string, shown = content): Promise<Locator> {
+  // Opening a direct message conversation from the left sidebar opens the compose box already.
+  if (!(await page.locator('#compose-textarea').isVisible()))
+    await page.locator('#left_bar_compose_reply_button_big').click();
+  return send(page, content, shown);
 }
 
-/** Types `content` into the open compose box and sends it; answers the message once confirmed. */
-export async function send(page: Page, content: string): Promise<Locator> {
+/**
+ * Types `content` into the open compose box and sends it; answers the message once the server
+ * confirmed it, found by the text it `shown` as (the content, unless markup changes it).
+ */
+export async function send(page: Page, content: string, shown = content): Promise<Locator> {
   const textarea = page.locator('#compose-textarea');
   await textarea.waitFor({ state: 'visible' });
   await textarea.fill(content);
   await page.locator('#compose-send-button').click();
   // Sending empties the box; the message is then in the view.
   await page.waitForFunction(() => document.querySelector('#compose-textarea')?.value === '');
-  const row = await messageConfirmed(page, content.split('\n')[0]);
+  const row = await messageConfirmed(page, shown);
   await closeCompose(page);
   return row;
 }

@@ -36,6 +36,8 @@ export class Person {
   readonly problems: Problem[] = [];
   private readonly pending = new Set<Promise<void>>();
   expected: Expected = () => false;
+  /** Console messages a step expects (e.g. the browser's own remark on a header Zulip sends too). */
+  expectedConsole: RegExp[] = [];
 
   constructor(
     readonly name: string,
@@ -45,6 +47,11 @@ export class Person {
     context.on('weberror', (error) => this.problem('page error', error.error().stack ?? String(error.error())));
     context.on('console', (message) => {
       if (message.type() !== 'error') return;
+      if (this.expectedConsole.some((pattern) => pattern.test(message.text()))) return;
+      // A refused request: the response handler records it, with its body (and its expectation).
+      if (/^Failed to load resource: the server responded with a status of \d+/.test(message.text())) return;
+      // The app's own blob: URLs (its unread-count favicon, revoked as the count changes): no server in it.
+      if (message.location().url.startsWith('blob:')) return;
       const where = message.location();
       this.problem('console error', `${message.text()} (${where.url}:${where.lineNumber})`);
     });
@@ -52,6 +59,7 @@ export class Person {
       const reason = request.failure()?.errorText ?? 'failed';
       // A navigation or a long-poll the page itself abandoned (leaving, reloading) is not a failure.
       if (reason === 'net::ERR_ABORTED') return;
+      if (request.url().startsWith('blob:')) return;
       this.problem('request failed', `${request.method()} ${request.url()}: ${reason}`);
     });
     context.on('response', (response) => {
