@@ -10,6 +10,7 @@ export const WEB_APP_REGISTER_PARAMS = {
   apply_markdown: true,
   client_gravatar: true,
   slim_presence: true,
+  include_subscribers: true,
   include_streams: false,
   client_capabilities: {
     notification_settings_null: true,

@@ -87,6 +87,8 @@ describe('GET / for a logged-in user', () => {
     expect(state).not.toHaveProperty('enter_sends');
     expect(state.realm_linkifiers).toEqual([]);
     expect((state.subscriptions as { name: string }[]).map((sub) => sub.name)).toEqual(['general']);
+    // include_subscribers, as the home view's register: the app's buddy list shows each channel's.
+    expect((state.subscriptions as { subscribers?: number[] }[])[0].subscribers).toContain(owner.id);
     expect((state.realm_users as { full_name: string }[]).map((user) => user.full_name)).toContain(
       `O'Brien <b>&amp; "Co"`,
     );

@@ -29,6 +29,9 @@ export const HOME_REGISTER_PARAMS = {
   apply_markdown: true,
   client_gravatar: true,
   slim_presence: true,
+  // do_events_register's default, which the home view keeps (the API's register defaults to
+  // false): the app's buddy list and channel settings show each channel's subscribers.
+  include_subscribers: true,
   presence_history_limit_days: PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP,
   include_streams: false,
   client_capabilities: WEB_APP_CLIENT_CAPABILITIES,
