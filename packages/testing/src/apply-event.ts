@@ -51,6 +51,8 @@ export interface ServerLookups {
   permissions(): Record<string, unknown>;
   /** realm_default_streams as the user sees it now (after a role change). */
   defaultStreams(): unknown;
+  /** A legacy realm policy register derives from a group setting (realm_wildcard_mention_policy, ...). */
+  realmPolicy(key: string): unknown;
 }
 
 export interface ApplyOptions {
@@ -228,6 +230,14 @@ function findUser(state: State, userId: number) {
 }
 
 const isAdministratorRole = (role: number) => role === ROLE_OWNER || role === ROLE_ADMINISTRATOR;
+
+/** Group settings whose legacy policy register still sends (Zulip's get_corresponding_policy_value_for_group_setting). */
+const DERIVED_REALM_POLICIES: Record<string, string> = {
+  can_create_public_channel_group: 'realm_create_public_stream_policy',
+  can_create_private_channel_group: 'realm_create_private_stream_policy',
+  can_create_web_public_channel_group: 'realm_create_web_public_stream_policy',
+  can_mention_many_users_group: 'realm_wildcard_mention_policy',
+};
 
 const HANDLERS: Record<string, Handler> = {
   message(state, event, { userId }) {
@@ -552,6 +562,9 @@ const HANDLERS: Record<string, Handler> = {
         state.realm_email_auth_enabled = !!value.Email?.enabled;
       }
       if (key === 'plan_type') state.zulip_plan_is_not_limited = value !== 1;
+      // The legacy policies register derives from group settings (Zulip recomputes them from the database).
+      const policy = DERIVED_REALM_POLICIES[key];
+      if (policy && policy in state) state[policy] = server.realmPolicy(policy);
     }
     // Zulip recomputes what the user may do from the new group settings (a database read).
     const permissions = server.permissions();

@@ -151,6 +151,7 @@ function lookupsFrom(fresh: Record<string, any>, register: RegisterArguments): S
         Object.entries(fresh).filter(([key]) => key.startsWith('can_create_') || key === 'can_invite_others_to_realm'),
       ),
     defaultStreams: () => structuredClone(fresh.realm_default_streams),
+    realmPolicy: (key) => fresh[key],
   };
 }
 
