@@ -1,38 +1,21 @@
 // Emoji as clients name them, in reactions and user statuses (Zulip's zerver/lib/emoji.py:
 // get_emoji_data, check_emoji_request).
 //
-// Zulip validates unicode emoji against its own name table (generated from iamcal's data with
-// Zulip's renames). Teamchat has no npm package with Zulip's names, so it carries iamcal's
-// (emoji-names.ts, from emoji-datasource) and uses it where a table is unavoidable: turning a
-// bare `emoji_name` into a code. When a client names the code itself (as Zulip's own clients
-// always do, from Zulip's table), the code must be a well-formed codepoint sequence and the name
-// a well-formed emoji name; the pair is not cross-checked, because Zulip's names differ from
-// iamcal's for some emoji (e.g. "thumbs_up", or "smile" for 1f642) and real clients send those.
-// Custom (realm) emoji are read from realm_emoji (the uploads service writes them): a name
-// names the realm's active custom emoji first, and a realm_emoji reaction's code is its id.
+// Unicode emoji names are Zulip 10.2's own (unicode-emoji.ts, generated from Zulip's curated
+// table), the names Zulip's clients show and send. When a client names the code itself, the
+// code must be a well-formed codepoint sequence and the name a well-formed emoji name, as Zulip
+// checks them. Custom (realm) emoji are read from realm_emoji (the uploads service writes them):
+// a name names the realm's active custom emoji first, and a realm_emoji reaction's code is its id.
 
 import { JsonableError } from '@teamchat/core';
 import type { TxClient } from '@teamchat/db';
-import { EMOJI_NAME_CODES } from './emoji-names';
 import { activeRealmEmojiByName } from './realm-emoji';
+import { unicodeEmojiCode, unicodeEmojiCodeToNames } from './unicode-emoji';
 
 type EmojiReader = Pick<TxClient, 'realmEmoji'>;
 
 export const REACTION_TYPES = ['unicode_emoji', 'realm_emoji', 'zulip_extra_emoji'] as const;
 export type ReactionType = (typeof REACTION_TYPES)[number];
-
-let nameToCode: Map<string, string> | null = null;
-
-function unicodeNames(): Map<string, string> {
-  if (!nameToCode) {
-    nameToCode = new Map();
-    for (const pair of EMOJI_NAME_CODES.split(' ')) {
-      const colon = pair.lastIndexOf(':');
-      nameToCode.set(pair.slice(0, colon), pair.slice(colon + 1));
-    }
-  }
-  return nameToCode;
-}
 
 /** The code and type a bare emoji name stands for in the realm (Zulip's get_emoji_data). */
 export async function emojiDataFor(
@@ -43,7 +26,7 @@ export async function emojiDataFor(
   const custom = (await activeRealmEmojiByName(db, realmId, [name])).get(name);
   if (custom) return { emoji_code: custom.id, reaction_type: 'realm_emoji' };
   if (name === 'zulip') return { emoji_code: 'zulip', reaction_type: 'zulip_extra_emoji' };
-  const code = unicodeNames().get(name);
+  const code = unicodeEmojiCode(name);
   if (code !== undefined) return { emoji_code: code, reaction_type: 'unicode_emoji' };
   throw new JsonableError(`Emoji '${name}' does not exist`);
 }
@@ -51,14 +34,14 @@ export async function emojiDataFor(
 let emojiDataJson: string | null = null;
 
 /**
- * The table as Zulip's emoji data file (register's `server_emoji_data_url`): each code with its
- * names, serialized once. iamcal's table does not say which name is canonical; a code's names
- * come in alphabetical order.
+ * The table as Zulip's emoji_api.json (register's `server_emoji_data_url`): each code with its
+ * names, the canonical name first, by code, serialized once.
  */
 export function emojiDataFile(): string {
   if (!emojiDataJson) {
+    const codes = [...unicodeEmojiCodeToNames()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const codeToNames: Record<string, string[]> = {};
-    for (const [name, code] of unicodeNames()) (codeToNames[code] ??= []).push(name);
+    for (const [code, names] of codes) codeToNames[code] = names;
     emojiDataJson = JSON.stringify({ code_to_names: codeToNames });
   }
   return emojiDataJson;

@@ -207,13 +207,13 @@ describe('removing', () => {
       user: { user_id: bob.id, email: bob.email, full_name: 'Bob Dylan' },
       message_id: id,
       emoji_name: 'smile',
-      emoji_code: '1f604',
+      emoji_code: '1f642',
       reaction_type: 'unicode_emoji',
     });
     expect(first.recipientIds).toEqual(sorted([alice.id, bob.id, carol.id]));
     expect(second.event).toMatchObject({ op: 'remove', emoji_name: 'zulip', reaction_type: 'zulip_extra_emoji' });
     expect(await reactionsOf(alice, id)).toEqual([
-      { emoji_name: 'smile', emoji_code: '1f604', reaction_type: 'unicode_emoji', user_id: carol.id },
+      { emoji_name: 'smile', emoji_code: '1f642', reaction_type: 'unicode_emoji', user_id: carol.id },
     ]);
 
     expectError(
