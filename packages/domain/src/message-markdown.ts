@@ -15,6 +15,7 @@ import { streamAccess, type Viewer } from './streams';
 import { linkedUploadPathIds } from './attachments';
 import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
 import { sanitizeUrl } from './url-sanitizer';
+import { globalTimeDatetime } from './global-times';
 import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
 import {
   emoticonMatches,
@@ -216,6 +217,7 @@ interface RenderEnv {
   linkifierBudget: LinkifierBudget;
 }
 
+const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeHtml = (text: string) =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
@@ -384,6 +386,27 @@ function unicodeEmojiRule(state: StateCore): void {
   }
 }
 
+const GLOBAL_TIME = /<time:([^>]*?)>/y;
+
+/** <time:…> as Zulip's <time datetime="…Z">, or its "Invalid time format" error. */
+function globalTimeRule(state: StateInline, silent: boolean): boolean {
+  if (state.src.charCodeAt(state.pos) !== 0x3c /* < */) return false;
+  GLOBAL_TIME.lastIndex = state.pos;
+  const match = GLOBAL_TIME.exec(state.src);
+  if (!match) return false;
+  if (!silent) {
+    const datetime = globalTimeDatetime(match[1]);
+    pushHtml(
+      state,
+      datetime === null
+        ? `<span class="timestamp-error">Invalid time format: ${escapeText(match[1])}</span>`
+        : `<time datetime="${datetime}">${escapeText(match[1])}</time>`,
+    );
+  }
+  state.pos += match[0].length;
+  return true;
+}
+
 function linkifierRule(state: StateCore): void {
   const env = state.env as RenderEnv;
   if (env.data.linkifiers.length === 0) return;
@@ -429,13 +452,21 @@ function linkifierRule(state: StateCore): void {
   }
 }
 
-/** Records links and images. */
+/** Records links and images; a link whose text is empty or blank shows its URL, as in Zulip. */
 function linkFacts(state: StateCore): void {
   const env = state.env as RenderEnv;
   const visit = (tokens: Token[]) => {
-    for (const token of tokens) {
+    for (const [position, token] of tokens.entries()) {
       if (token.type === 'link_open') {
         const href = token.attrGet('href') ?? '';
+        const next = tokens[position + 1];
+        const blank =
+          next?.type === 'text' && next.content.trim() === '' && tokens[position + 2]?.type === 'link_close';
+        if (href && (next?.type === 'link_close' || blank)) {
+          const text = new state.Token('text', '', 0);
+          text.content = href;
+          tokens.splice(position + 1, blank ? 1 : 0, text);
+        }
         env.result.hasLink = true;
         if (href.includes('/user_uploads/') && IMAGE_PATH.test(href.split(/[?#]/)[0])) env.result.hasImage = true;
       }
@@ -503,6 +534,7 @@ function zulipMessageSyntax(md: MarkdownIt): void {
   md.inline.ruler.before('emphasis', 'zulip_mention', mentionRule);
   md.inline.ruler.before('emphasis', 'zulip_channel_link', channelLinkRule);
   md.inline.ruler.before('emphasis', 'zulip_emoji', emojiRule);
+  md.inline.ruler.before('autolink', 'zulip_global_time', globalTimeRule);
   md.core.ruler.push('zulip_linkifiers', linkifierRule);
   md.core.ruler.push('zulip_unicode_emoji', unicodeEmojiRule);
   md.core.ruler.push('zulip_link_facts', linkFacts);
@@ -511,6 +543,14 @@ function zulipMessageSyntax(md: MarkdownIt): void {
     const token = tokens[idx];
     const language = token.info.trim().split(/\s+/)[0] ?? '';
     if (language === 'quote') return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    if (language === 'spoiler') {
+      // Zulip's spoiler block: the rest of the fence line is its header, shown; the content is hidden.
+      const header = token.info.trim().slice('spoiler'.length).trim();
+      return (
+        `<div class="spoiler-block"><div class="spoiler-header">\n${header ? md.render(header, env) : ''}` +
+        `</div><div class="spoiler-content" aria-hidden="true">\n${md.render(token.content, env)}</div></div>\n`
+      );
+    }
     return codeBlock(token.content, language);
   };
   md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');

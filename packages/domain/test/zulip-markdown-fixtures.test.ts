@@ -55,24 +55,6 @@ const NOT_MET: Record<string, string[]> = {
     'only_named_inline_video',
     'spoiler_with_inline_image',
   ],
-  'spoilers: ```spoiler renders as a code block': [
-    'spoilers_fenced_spoiler',
-    'spoilers_empty_header',
-    'spoilers_script_tags',
-    'spoilers_block_quote',
-    'spoilers_with_header_markdown',
-  ],
-  'global times: <time:…> is escaped as text': [
-    'timestamp_backend_markdown_only',
-    'timestamp_backend_markdown_and_marked',
-    'timestamp_invalid_input',
-    'timestamp_timezone',
-    'timestamp_incorrect',
-    'timestamp_invalid_timezone',
-    'timestamp_overflow',
-    'timestamp_unix',
-    'timestamp_unix_overflow',
-  ],
   'lists: CommonMark list rules (two-space nesting, one list per bullet character, item spacing) differ from Zulip’s': [
     'list_complexly_nested',
     'ulist_mixed_bullets',
@@ -96,7 +78,6 @@ const NOT_MET: Record<string, string[]> = {
     'star_strong_em',
     'multiline_strong',
   ],
-  'links: an empty link text is not replaced by the URL': ['link_without_text', 'link_with_empty_text'],
   'links: links into the organisation are not made relative (#narrow/…)': [
     'fragment_link',
     'normal_quote_message',
