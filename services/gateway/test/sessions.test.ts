@@ -73,6 +73,8 @@ describe('the login form', () => {
     expect(page.body).toContain('action="/accounts/login/"');
     expect(page.body).toContain('name="username"');
     expect(page.body).toContain('name="password"');
+    // The icon the app's pages link, so a browser never asks for /favicon.ico (not served, as Zulip).
+    expect(page.body).toContain('rel="icon" href="/static/images/favicon.svg?v=4"');
   });
 
   test('the right password: a session cookie, and the app', async () => {

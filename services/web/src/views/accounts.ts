@@ -34,11 +34,16 @@ function porticoStyles(deps: WebDeps): string {
   }
 }
 
+/** The icons base.html links (without them a browser asks for /favicon.ico, which Zulip does not serve). */
+const FAVICON_LINKS =
+  '<link id="favicon" rel="icon" href="/static/images/favicon.svg?v=4">' +
+  '<link rel="alternate icon" href="/static/images/favicon.png?v=4">';
+
 /** One accounts page around `body` (trusted markup: every value in it is escaped by the caller). */
 export function sendAccountsPage(deps: WebDeps, res: ServerResponse, title: string, body: string, status = 200) {
   const html = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} | Zulip</title>${porticoStyles(deps)}</head>
+<title>${escapeHtml(title)} | Zulip</title>${FAVICON_LINKS}${porticoStyles(deps)}</head>
 <body><div class="portico-container"><div class="portico-wrap"><div class="app portico-page">
 <div class="app login-page split-view new-style flex full-page"><div class="inline-block">
 <div class="lead"><h1 class="get-started">${escapeHtml(title)}</h1></div>
