@@ -15,6 +15,10 @@ export const IMAGE_MAX_ANIMATED_PIXELS = IMAGE_BOMB_TOTAL_PIXELS / 3;
 /** Zulip's DEFAULT_AVATAR_SIZE and MEDIUM_AVATAR_SIZE (square, in pixels). */
 export const DEFAULT_AVATAR_SIZE = 100;
 export const MEDIUM_AVATAR_SIZE = 500;
+/** Zulip's DEFAULT_EMOJI_SIZE (square, in pixels). */
+export const DEFAULT_EMOJI_SIZE = 64;
+/** Zulip's MAX_EMOJI_GIF_FILE_SIZE_BYTES: the most a resized emoji (or its still) may weigh. */
+export const MAX_EMOJI_GIF_FILE_SIZE_BYTES = 128 * 1024;
 /** Longest a resize may take; a well-formed image of the accepted size needs a fraction of it. */
 export const IMAGE_PROCESSING_TIMEOUT_SECONDS = 5;
 
@@ -108,9 +112,9 @@ export async function checkImage(data: Buffer, options: { truncatedAnimation: bo
 }
 
 /** Runs a resize of a checked image; a libvips failure past the header is a corrupt image. */
-async function render(pipeline: SharpPipeline): Promise<Buffer> {
+async function render(pipeline: SharpPipeline, format: 'png' | 'gif' | 'jpeg' | 'webp' = 'png'): Promise<Buffer> {
   try {
-    return await pipeline.timeout({ seconds: IMAGE_PROCESSING_TIMEOUT_SECONDS }).png().toBuffer();
+    return await pipeline.timeout({ seconds: IMAGE_PROCESSING_TIMEOUT_SECONDS }).toFormat(format).toBuffer();
   } catch {
     throw new BadImageError('Image is corrupted or truncated');
   }
@@ -141,3 +145,43 @@ export async function resizeLogo(data: Buffer): Promise<Buffer> {
   );
 }
 export * from './receive';
+
+/** The formats an emoji is served in: the uploaded one, so it must be one every browser shows. */
+export type EmojiFormat = 'png' | 'gif' | 'jpeg' | 'webp';
+const EMOJI_FORMATS: ReadonlySet<string> = new Set<EmojiFormat>(['png', 'gif', 'jpeg', 'webp']);
+
+export interface ResizedEmoji {
+  /** The format of the bytes (and so of the resized image). */
+  format: EmojiFormat;
+  /** A `size` px square in that format, every frame of an animation kept. */
+  image: Buffer;
+  /** An animation's first frame, a PNG square; null for a still image. */
+  still: Buffer | null;
+}
+
+/**
+ * Zulip's resize_emoji: the whole image is checked first (every frame counts against the pixel
+ * budget, as every frame is kept); a still image is cropped around the centre to a `size` px
+ * square, an animation fits inside one (transparent padding) with all its frames, plus its first
+ * frame cropped as a still PNG. The bytes decide the format; one browsers cannot show is refused.
+ */
+export async function resizeEmoji(data: Buffer, size = DEFAULT_EMOJI_SIZE): Promise<ResizedEmoji> {
+  const header = await checkImage(data, { truncatedAnimation: false });
+  if (!EMOJI_FORMATS.has(header.format)) throw new BadImageError('Invalid image format');
+  const format = header.format as EmojiFormat;
+  const cropped = firstFrame(data).resize(size, size, { fit: 'cover', position: 'centre' });
+  let resized: ResizedEmoji;
+  if (header.frames === 1) {
+    resized = { format, image: await render(cropped, format), still: null };
+  } else {
+    const allFrames = sharp(data, { limitInputPixels: IMAGE_BOMB_TOTAL_PIXELS, pages: -1 }).resize(size, size, {
+      fit: 'contain',
+      background: { r: 0, g: 0, b: 0, alpha: 0 },
+    });
+    const [image, still] = await Promise.all([render(allFrames, format), render(cropped)]);
+    resized = { format, image, still };
+  }
+  if ((resized.still ?? resized.image).length > MAX_EMOJI_GIF_FILE_SIZE_BYTES)
+    throw new BadImageError('Image size exceeds limit');
+  return resized;
+}

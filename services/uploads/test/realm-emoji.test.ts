@@ -3,6 +3,7 @@
 // register's realm_emoji, realm_emoji events, reactions and Markdown with a custom emoji.
 import { Role } from '@teamchat/domain';
 import type { TestUser } from '@teamchat/stack';
+import sharp from 'sharp';
 import { captureEvents, expectError, ofType } from '@teamchat/testing';
 import { multipartBody, startUploadsStack, type FilePart, type UploadsStack } from './helpers';
 
@@ -11,11 +12,32 @@ const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
-const GIF_HEAD = '474946383961' + '01000100' + '800000' + '000000ffffff';
-const GIF_FRAME = '21f90400000000002c00000000010001000002024401' + '00';
-/** A 1x1 GIF of two frames, and its first frame alone. */
-const ANIMATED_GIF = Buffer.from(GIF_HEAD + GIF_FRAME + GIF_FRAME + '3b', 'hex');
-const FIRST_FRAME = Buffer.from(GIF_HEAD + GIF_FRAME + '3b', 'hex');
+/** A 30 x 10 GIF of two frames, red then blue. */
+async function animatedGif(): Promise<Buffer> {
+  const frame = (background: string) =>
+    sharp({ create: { width: 30, height: 10, channels: 3, background } })
+      .png()
+      .toBuffer();
+  return sharp([await frame('#f00'), await frame('#00f')], { join: { animated: true } })
+    .gif()
+    .toBuffer();
+}
+
+/** A PNG whose header declares `width` x `height` (its pixel data is one pixel's). */
+async function pngDeclaring(width: number, height: number): Promise<Buffer> {
+  const png = await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } })
+    .png()
+    .toBuffer();
+  png.writeUInt32BE(width, 16);
+  png.writeUInt32BE(height, 20);
+  return png;
+}
+
+/** The 29-byte GIF of the report: a logical screen and one image both declaring 65,535 x 65,535. */
+const GIF_BOMB = Buffer.from(
+  '474946383961' + 'ffffffff000000' + '2c00000000ffffffff00' + '02024401' + '00' + '3b',
+  'hex',
+);
 
 let uploads: UploadsStack;
 let admin: TestUser;
@@ -87,16 +109,20 @@ describe('adding', () => {
     });
     expect(served.status).toBe(200);
     expect(served.headers.get('content-type')).toBe('image/png');
-    expect(Buffer.from(await served.arrayBuffer())).toEqual(PNG);
+    // Zulip's resize_emoji: a 64 px square in the uploaded format; the upload kept as .original.
+    const image = await sharp(Buffer.from(await served.arrayBuffer())).metadata();
+    expect([image.format, image.width, image.height]).toEqual(['png', 64, 64]);
+    const original = await uploads.storage.get(`user_avatars/${realmId}/emoji/images/${row.file_name}.original`);
+    expect(original && Buffer.concat(await original.toArray())).toEqual(PNG);
     const missing = await fetch(`${uploads.stack.gatewayUrl}/user_avatars/${realmId}/emoji/images/nothing.png`, {
       headers: { host: uploads.stack.realm.host },
     });
     expect(missing.status).toBe(404);
   });
 
-  test('an animated GIF keeps a still first frame, served at still_url', async () => {
+  test('an animated GIF keeps its frames at 64 px, and a still first frame as PNG, served at still_url', async () => {
     const added = await addEmoji(admin, 'dancing', [
-      { filename: 'd.gif', content: ANIMATED_GIF, contentType: 'image/gif' },
+      { filename: 'd.gif', content: await animatedGif(), contentType: 'image/gif' },
     ]);
     expect(added.body).toEqual({ result: 'success', msg: '' });
     const row = await rowNamed('dancing');
@@ -107,7 +133,32 @@ describe('adding', () => {
     const still = await fetch(`${uploads.stack.gatewayUrl}${info.still_url}`, {
       headers: { host: uploads.stack.realm.host },
     });
-    expect(Buffer.from(await still.arrayBuffer())).toEqual(FIRST_FRAME);
+    expect(still.headers.get('content-type')).toBe('image/png');
+    const stillImage = await sharp(Buffer.from(await still.arrayBuffer())).metadata();
+    expect([stillImage.format, stillImage.width, stillImage.height, stillImage.pages ?? 1]).toEqual(['png', 64, 64, 1]);
+    const animated = await sharp(
+      Buffer.from(
+        await (
+          await fetch(`${uploads.stack.gatewayUrl}${info.source_url}`, {
+            headers: { host: uploads.stack.realm.host },
+          })
+        ).arrayBuffer(),
+      ),
+    ).metadata();
+    expect([animated.format, animated.width, animated.height, animated.pages]).toEqual(['gif', 64, 64, 2]);
+  });
+
+  test('image bombs are refused from their header, in milliseconds, and nothing is stored', async () => {
+    const bombs = [
+      { filename: 'bomb.png', content: await pngDeclaring(20_000, 20_000), contentType: 'image/png' },
+      { filename: 'bomb.gif', content: GIF_BOMB, contentType: 'image/gif' },
+    ];
+    for (const [i, part] of bombs.entries()) {
+      const started = Date.now();
+      expectError(await addEmoji(alice, `bomb_${i}`, [part]), 400, 'BAD_REQUEST', 'Image size exceeds limit.');
+      expect(Date.now() - started).toBeLessThan(1000);
+    }
+    expect(await uploads.stack.db.realmEmoji.count({ where: { name: { startsWith: 'bomb_' } } })).toBe(0);
   });
 
   test("Zulip's name checks, in its order", async () => {
@@ -133,7 +184,8 @@ describe('adding', () => {
     expectError(await addEmoji(alice, 'none', []), 400, 'BAD_REQUEST', 'You must upload exactly one file.');
     const big = Buffer.concat([PNG, Buffer.alloc(1024 * 1024)]);
     expectError(
-      await addEmoji(alice, 'big', [{ content: big }]),
+      // Not 'big': that is one of Zulip's own emoji names.
+      await addEmoji(alice, 'oversized', [{ content: big }]),
       400,
       'BAD_REQUEST',
       'Uploaded file is larger than the allowed limit of 1 MiB',
@@ -153,7 +205,9 @@ describe('adding', () => {
     // No Content-Type (python-zulip-api): the bytes decide.
     expect((await addEmoji(alice, 'untyped', [{ contentType: undefined }])).status).toBe(200);
     expect(
-      await uploads.stack.db.realmEmoji.count({ where: { name: { in: ['two', 'none', 'big', 'tiff', 'fake'] } } }),
+      await uploads.stack.db.realmEmoji.count({
+        where: { name: { in: ['two', 'none', 'oversized', 'tiff', 'fake'] } },
+      }),
     ).toBe(0);
   });
 

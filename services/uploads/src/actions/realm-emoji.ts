@@ -15,17 +15,19 @@ import {
   realmEmojiKey,
   type Actor,
 } from '@teamchat/domain';
+import { BadImageError, resizeEmoji, type EmojiFormat, type UploadedFiles } from '@teamchat/images';
 import type { UploadsDeps } from '../deps';
-import { readEmojiImage } from '../lib/emoji-images';
 
 type Deps = Pick<UploadsDeps, 'db' | 'bus' | 'storage' | 'logger' | 'env'>;
 
-export interface EmojiUpload {
-  /** Every file part of the request (Zulip wants exactly one). */
-  files: { data: Buffer | null; contentType: string | undefined }[];
-  /** A file part went past the size limit (its bytes were not kept). */
-  tooLarge: boolean;
-}
+/** Zulip's types an emoji may be declared as: ones it thumbnails that browsers also show inline. */
+const EMOJI_TYPES: Record<EmojiFormat, { type: string; extension: string }> = {
+  png: { type: 'image/png', extension: '.png' },
+  gif: { type: 'image/gif', extension: '.gif' },
+  jpeg: { type: 'image/jpeg', extension: '.jpg' },
+  webp: { type: 'image/webp', extension: '.webp' },
+};
+const DECLARABLE_TYPES = new Set(Object.values(EMOJI_TYPES).map(({ type }) => type));
 
 /** The realm_emoji event to every active user (Zulip's notify_realm_emoji). */
 async function notifyRealmEmoji(deps: Deps, tx: Tx, realmId: number): Promise<void> {
@@ -70,7 +72,7 @@ export async function doAddRealmEmoji(
   deps: Deps,
   { user: actor }: Actor,
   rawName: string,
-  upload: EmojiUpload,
+  upload: UploadedFiles,
   options: { maxBytes: number; maxMiB: number },
 ): Promise<void> {
   const name = rawName.trim().replaceAll(' ', '_');
@@ -83,13 +85,20 @@ export async function doAddRealmEmoji(
       select: { id: true },
     });
   if (await taken()) throw new JsonableError('A custom emoji with this name already exists.');
-  if (upload.files.length !== 1) throw new JsonableError('You must upload exactly one file.');
+  if (upload.tooMany || upload.files.length !== 1) throw new JsonableError('You must upload exactly one file.');
   if (!isAdministrator(actor.role) && (await isBuiltInEmoji(deps, actor.realm_id, name)))
     throw new JsonableError('Only administrators can override default emoji.');
   const [file] = upload.files;
-  if (upload.tooLarge || !file.data || file.data.length > options.maxBytes)
+  if (!file.data || file.data.length > options.maxBytes)
     throw new JsonableError(`Uploaded file is larger than the allowed limit of ${options.maxMiB} MiB`);
-  const image = readEmojiImage(file.data, file.contentType);
+  const original = file.data;
+  // A declared type must be one Zulip accepts; the bytes decide the format (python-zulip-api
+  // declares none).
+  const declared = file.contentType.split(';')[0].trim().toLowerCase();
+  if (declared && !DECLARABLE_TYPES.has(declared)) throw new BadImageError('Invalid image format');
+  // Decoded and resized before anything is written: a bomb is refused from its header.
+  const resized = await resizeEmoji(original);
+  const { type, extension } = EMOJI_TYPES[resized.format];
 
   const stored: string[] = [];
   try {
@@ -100,21 +109,23 @@ export async function doAddRealmEmoji(
       const row = await tx.db.realmEmoji.create({
         data: { realm_id: actor.realm_id, author_id: actor.id, name, file_name: '' },
       });
-      const fileName = emojiFileName(deps.env.INTERNAL_JWT_SECRET, row.id, image.extension);
-      const stillFileName = image.still ? fileName.replace(/\.[a-z]+$/, image.still.extension) : null;
+      // Zulip's upload_emoji_image: the upload kept beside as .original (never shown), the
+      // resized copy served, and an animation's still as PNG.
+      const fileName = emojiFileName(deps.env.INTERNAL_JWT_SECRET, row.id, extension);
+      const stillFileName = resized.still ? fileName.replace(/\.[a-z]+$/, '.png') : null;
       const key = realmEmojiKey(actor.realm_id, fileName);
+      stored.push(`${key}.original`);
+      await deps.storage.put(`${key}.original`, original, { contentType: type });
       stored.push(key);
-      await deps.storage.put(key, file.data!, { contentType: image.type });
-      if (image.still && stillFileName) {
+      await deps.storage.put(key, resized.image, { contentType: type });
+      if (resized.still && stillFileName) {
         const stillKey = realmEmojiKey(actor.realm_id, stillFileName, true);
         stored.push(stillKey);
-        await deps.storage.put(stillKey, image.still.data, {
-          contentType: image.still.extension === '.png' ? 'image/png' : 'image/gif',
-        });
+        await deps.storage.put(stillKey, resized.still, { contentType: 'image/png' });
       }
       await tx.db.realmEmoji.update({
         where: { id: row.id },
-        data: { file_name: fileName, still_file_name: stillFileName, is_animated: image.isAnimated },
+        data: { file_name: fileName, still_file_name: stillFileName, is_animated: resized.still !== null },
       });
       await notifyRealmEmoji(deps, tx, actor.realm_id);
     });

@@ -2,12 +2,12 @@
 // DELETE /realm/emoji/{emoji_name}, and the images at /user_avatars/{realm_id}/emoji/images/...
 // (Zulip serves that directory without credentials; so do we).
 
-import type { Request, Response } from 'express';
-import multer from 'multer';
+import type { Request } from 'express';
 import { JsonableError, RESPONDED, ResourceNotFoundError, type AuthedContext, type ViewResult } from '@teamchat/core';
 import { isGuest, loadActor, PUBLIC_FILES_PREFIX } from '@teamchat/domain';
 import { assertValidKey } from '@teamchat/storage';
-import { doAddRealmEmoji, doDeactivateRealmEmoji, type EmojiUpload } from '../actions/realm-emoji';
+import { receiveUploadedFiles } from '@teamchat/images';
+import { doAddRealmEmoji, doDeactivateRealmEmoji } from '../actions/realm-emoji';
 import type { UploadsDeps } from '../deps';
 import { sendFileBody } from '../lib/files';
 import { UPLOADS_CSP } from './serve-file';
@@ -24,47 +24,6 @@ function requireMemberOrAdmin(user: { role: number; is_bot: boolean }): void {
   if (user.is_bot) throw new JsonableError('This endpoint does not accept bot requests.');
 }
 
-/** Every file part, in memory up to `maxBytes` each (a larger one is read through and dropped). */
-async function receiveEmojiFiles(req: Request, res: Response, maxBytes: number): Promise<EmojiUpload> {
-  const upload: EmojiUpload = { files: [], tooLarge: false };
-  const storage: multer.StorageEngine = {
-    _handleFile(_req, file, callback) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      file.stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= maxBytes) chunks.push(chunk);
-      });
-      file.stream.on('error', callback);
-      file.stream.on('end', () => {
-        const kept = size <= maxBytes;
-        if (!kept) upload.tooLarge = true;
-        upload.files.push({ data: kept ? Buffer.concat(chunks) : null, contentType: file.mimetype });
-        callback(null, {});
-      });
-    },
-    _removeFile(_req, _file, callback) {
-      callback(null);
-    },
-  };
-  const parse = multer({ storage, limits: { files: 10, fields: 1000 } }).any();
-  try {
-    await new Promise<void>((resolve, reject) =>
-      parse(req, res, (error?: unknown) => (error ? reject(error) : resolve())),
-    );
-  } catch (error) {
-    if (error instanceof multer.MulterError) {
-      if (error.code === 'LIMIT_FILE_COUNT') throw new JsonableError('You must upload exactly one file.');
-      throw new JsonableError(`Malformed request body: ${error.message}`);
-    }
-    const message = (error as Error)?.message ?? '';
-    if (/Multipart|Malformed|Unexpected end of (form|file)|boundary|aborted|Unsupported content type/i.test(message))
-      throw new JsonableError('Malformed multipart body');
-    throw error;
-  }
-  return upload;
-}
-
 /** POST /realm/emoji/{emoji_name} */
 export async function uploadRealmEmoji(ctx: AuthedContext<UploadsDeps>) {
   const { deps, requester, req, res } = ctx;
@@ -72,8 +31,7 @@ export async function uploadRealmEmoji(ctx: AuthedContext<UploadsDeps>) {
   requireMemberOrAdmin(actor.user);
   const maxMiB = deps.config.maxEmojiFileSizeMiB;
   const maxBytes = maxMiB * 1024 * 1024;
-  const isMultipart = /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
-  const upload = isMultipart ? await receiveEmojiFiles(req, res, maxBytes) : { files: [], tooLarge: false };
+  const upload = await receiveUploadedFiles(req, res, maxBytes);
   await doAddRealmEmoji(deps, actor, emojiNameOf(req), upload, { maxBytes, maxMiB });
   return {};
 }
