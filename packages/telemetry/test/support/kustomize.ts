@@ -1,6 +1,6 @@
 // A renderer for the kustomize features k8s/ uses, so the overlays can be built in a test
-// without the kustomize binary: resources (files and kustomization folders), namespace,
-// labels (without selectors), images, and patches (strategic merge, with or without a target,
+// without the kustomize binary: resources (files and kustomization folders), components,
+// namespace, labels (without selectors), images, and patches (strategic merge, with or without a target,
 // and JSON 6902 operations with a target). A kustomization using anything else is refused,
 // so the renderer can never silently ignore part of a manifest.
 
@@ -15,7 +15,16 @@ export interface Resource {
   [field: string]: any;
 }
 
-const SUPPORTED_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'labels', 'images', 'patches']);
+const SUPPORTED_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'resources',
+  'components',
+  'namespace',
+  'labels',
+  'images',
+  'patches',
+]);
 const CLUSTER_SCOPED_KINDS = new Set([
   'Namespace',
   'ClusterRole',
@@ -42,7 +51,9 @@ interface PatchTarget {
 }
 
 interface Kustomization {
+  kind?: string;
   resources?: string[];
+  components?: string[];
   namespace?: string;
   labels?: { pairs: Record<string, string>; includeSelectors?: boolean; includeTemplates?: boolean }[];
   images?: { name: string; newName?: string; newTag?: string; digest?: string }[];
@@ -58,7 +69,12 @@ export function readYamlDocuments(file: string): any[] {
     .filter((value) => value !== null && value !== undefined);
 }
 
-export function renderKustomization(dir: string): Resource[] {
+/**
+ * The resources a kustomization (or, with `inherited`, a Component applied on top of them)
+ * renders to. As kustomize: resources, then each component in turn (its resources added, its
+ * transformers applied to everything so far), then the kustomization's own transformers.
+ */
+export function renderKustomization(dir: string, inherited?: Resource[]): Resource[] {
   const file = path.join(dir, 'kustomization.yaml');
   if (!fs.existsSync(file)) throw new Error(`${dir} has no kustomization.yaml`);
   const kustomization = YAML.parse(fs.readFileSync(file, 'utf8')) as Kustomization;
@@ -67,7 +83,12 @@ export function renderKustomization(dir: string): Resource[] {
       throw new Error(`${file}: kustomize field "${field}" is not supported by this renderer`);
   }
 
-  let resources: Resource[] = [];
+  const isComponent = kustomization.kind === 'Component';
+  if (isComponent !== (inherited !== undefined))
+    throw new Error(
+      `${file}: ${isComponent ? 'a Component is listed under components, not resources' : 'only a Component can be listed under components'}`,
+    );
+  let resources: Resource[] = [...(inherited ?? [])];
   for (const entry of kustomization.resources ?? []) {
     const target = path.resolve(dir, entry);
     if (fs.statSync(target).isDirectory()) resources.push(...renderKustomization(target));
@@ -79,6 +100,8 @@ export function renderKustomization(dir: string): Resource[] {
     if (seen.has(id)) throw new Error(`${file}: ${id} is defined twice`);
     seen.add(id);
   }
+  for (const entry of kustomization.components ?? [])
+    resources = renderKustomization(path.resolve(dir, entry), resources);
 
   for (const entry of kustomization.patches ?? []) {
     const text = entry.path ? fs.readFileSync(path.resolve(dir, entry.path), 'utf8') : entry.patch;
