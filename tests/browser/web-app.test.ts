@@ -24,7 +24,7 @@ import {
 import { BrowserSession, type Person } from './support/browser';
 import { startWebStack, type WebStack } from './support/stack';
 
-jest.setTimeout(90_000);
+jest.setTimeout(150_000);
 
 let web: WebStack;
 let session: BrowserSession;
@@ -94,6 +94,8 @@ describe('messages, live in the other browser', () => {
       await message(max.page, 'Welcome to the team!').waitFor();
       await go(ada.page, topicHash('general', 'greetings'));
       await message(ada.page, 'Welcome to the team!').waitFor();
+      // The user list shows Max under "This channel": the channel's subscribers, from the state.
+      await ada.page.locator(`#buddy-list-users-matching-view [data-user-id="${web.member.id}"]`).waitFor();
       await reply(ada.page, 'Lunch at noon, anyone?');
       await messageConfirmed(max.page, 'Lunch at noon, anyone?');
       await expectNotReloaded(max.page);

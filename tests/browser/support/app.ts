@@ -22,7 +22,8 @@ export async function logIn(page: Page, user: WebUser): Promise<void> {
 
 /** The loading screen gone and the default view (the inbox) shown. */
 export async function appLoaded(page: Page): Promise<void> {
-  await page.locator('#inbox-main').waitFor({ state: 'visible' });
+  // The first load parses some 5 MB of scripts: slow on a busy machine.
+  await page.locator('#inbox-main').waitFor({ state: 'visible', timeout: 60_000 });
   await page.locator('#app-loading').waitFor({ state: 'hidden' });
 }
 

@@ -124,8 +124,9 @@ export class BrowserSession {
       // Granted, as a person who allowed them would: the app then does not ask with a banner.
       permissions: ['notifications'],
     });
-    // Every wait of a step is bounded well below jest's timeout, so a missing element says which.
-    context.setDefaultTimeout(15_000);
+    // Every wait of a step is bounded well below jest's timeout, so a missing element says which
+    // (generous: npm test runs two suites at once on two cores).
+    context.setDefaultTimeout(30_000);
     const person = new Person(name, context, await context.newPage());
     this.people.push(person);
     return person;
