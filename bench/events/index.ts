@@ -49,6 +49,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
 /** Which parts to run (all by default): baseline, one, two, memory. Skipped figures print NaN. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'baseline,one,two,memory').split(','));
+/** How long the memory figure waits for every poll to park before it gives up and says why. */
+const PARK_DEADLINE_MS = Number(process.env.BENCH_PARK_DEADLINE_MS ?? 180_000);
+/** How long a throughput measurement waits without a single delivery before it gives up and says what is missing. */
+const DELIVERY_STALL_MS = Number(process.env.BENCH_DELIVERY_STALL_MS ?? 60_000);
 
 const now = () => performance.now();
 /** Progress lines, with the seconds since the start. */
@@ -78,8 +82,18 @@ export interface System {
   typing(agent: http.Agent, sender: BenchUser, recipient: BenchUser): Promise<void>;
 }
 
+/** What a poll was answered: 'events', 'heartbeat', 'empty', '<status> <code>' or 'error <message>'. */
+function answerKind(reply: Reply): string {
+  if (reply.status !== 200) return `${reply.status} ${reply.body?.code ?? String(reply.body).slice(0, 60)}`;
+  const events = reply.body.events as { type: string }[];
+  if (events.length === 0) return 'empty';
+  return events.every((event) => event.type === 'heartbeat') ? 'heartbeat' : 'events';
+}
+
 class Poller {
   lastEventId: number;
+  /** How this poller's polls were answered, by kind (answerKind), for the diagnostics of a wait that ran out. */
+  readonly answers = new Map<string, number>();
   private running = true;
   done: Promise<void> = Promise.resolve();
 
@@ -105,11 +119,14 @@ class Poller {
       let reply: Reply;
       try {
         reply = await call(this.agent, 'GET', url, headers);
-      } catch {
-        if (this.running) await sleep(100);
+      } catch (error) {
+        if (!this.running) continue;
+        this.count(`error ${(error as Error).message}`);
+        await sleep(100);
         continue;
       }
       const at = now();
+      if (this.running) this.count(answerKind(reply));
       if (reply.status !== 200) {
         if (this.running) await sleep(100);
         continue;
@@ -123,6 +140,15 @@ class Poller {
 
   stop(): void {
     this.running = false;
+  }
+
+  private count(kind: string): void {
+    this.answers.set(kind, (this.answers.get(kind) ?? 0) + 1);
+  }
+
+  /** "heartbeat x2, 400 BAD_EVENT_QUEUE_ID x31", or "no answer". */
+  describeAnswers(): string {
+    return [...this.answers].map(([kind, n]) => `${kind} x${n}`).join(', ') || 'no answer';
   }
 }
 
@@ -190,15 +216,35 @@ async function measureThroughput(
       release?.();
     }
   });
+  // A delivery that never comes must not hang the run: past DELIVERY_STALL_MS without one, say what is missing.
+  const nextFinished = async () => {
+    for (;;) {
+      const before = deliveries;
+      let timer: NodeJS.Timeout | undefined;
+      const finishedOne = await Promise.race([
+        new Promise<boolean>((resolve) => (release = () => resolve(true))),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), DELIVERY_STALL_MS))),
+      ]);
+      clearTimeout(timer);
+      if (finishedOne) return;
+      if (deliveries === before) {
+        const missing = [...remaining].filter(([, left]) => left > 0);
+        throw new Error(
+          `${system.name}: no delivery for ${DELIVERY_STALL_MS / 1000} s; ${missing.length} events not received by every queue: ` +
+            missing.map(([tag, left]) => `${tag} (${left} of ${perEvent} queues missing)`).join(', '),
+        );
+      }
+    }
+  };
   const started = now();
   for (let n = 0; n < events; n++) {
-    while (outstanding >= WINDOW) await new Promise<void>((resolve) => (release = resolve));
+    while (outstanding >= WINDOW) await nextFinished();
     const tag = `${run}-${n}`;
     remaining.set(tag, perEvent);
     outstanding++;
     await system.publish(realms[n % realms.length], { type: 'alert_words', alert_words: [tag] });
   }
-  while (finished < events) await new Promise<void>((resolve) => (release = resolve));
+  while (finished < events) await nextFinished();
   const seconds = (now() - started) / 1000;
   return { perSecond: deliveries / seconds, deliveries, seconds };
 }
@@ -496,13 +542,63 @@ async function measureInterleaved(
   return figures;
 }
 
+/**
+ * Waits until every poller's queue was SEEN with a parked poll (its mark, field k) at least once.
+ * Not all at once: with thousands of polls some are always between a heartbeat's answer and
+ * their next park, so "all parked at one instant" may never hold once heartbeats begin (issue #47:
+ * the memory figure waited on it for six minutes). Past PARK_DEADLINE_MS it throws, naming the
+ * queues that never parked, whether they still exist, and what their polls were answered.
+ */
+async function waitParked(redis: Redis, prefix: string, pollers: Poller[]): Promise<void> {
+  const started = now();
+  const waiting = new Set(pollers);
+  let reported = started;
+  for (;;) {
+    const pending = [...waiting];
+    const pipeline = redis.pipeline();
+    for (const poller of pending) pipeline.hexists(`${prefix}{q:${poller.queueId}}:m`, 'k');
+    (await pipeline.exec())!.forEach(([, value], i) => {
+      if (value === 1) waiting.delete(pending[i]);
+    });
+    if (waiting.size === 0) {
+      log(`   every one of ${pollers.length} polls parked within ${((now() - started) / 1000).toFixed(1)} s`);
+      return;
+    }
+    if (now() - reported > 15_000) {
+      reported = now();
+      log(
+        `   ${waiting.size} of ${pollers.length} polls not parked yet after ${((now() - started) / 1000).toFixed(0)} s`,
+      );
+    }
+    if (now() - started > PARK_DEADLINE_MS) {
+      const missing = [...waiting];
+      const exists = redis.pipeline();
+      for (const poller of missing) exists.exists(`${prefix}{q:${poller.queueId}}:m`);
+      const present = (await exists.exec())!.map(([, value]) => value === 1);
+      const lines = missing
+        .slice(0, 20)
+        .map(
+          (poller, i) =>
+            `     ${poller.queueId} (user ${poller.user.id}, queue ${present[i] ? 'exists' : 'GONE'}): ${poller.describeAnswers()}`,
+        );
+      throw new Error(
+        `${missing.length} of ${pollers.length} polls never parked within ${PARK_DEADLINE_MS / 1000} s ` +
+          `(${present.filter((p) => !p).length} of their queues are gone):\n${lines.join('\n')}` +
+          (missing.length > 20 ? `\n     ... and ${missing.length - 20} more` : ''),
+      );
+    }
+    await sleep(500);
+  }
+}
+
 /** Bytes per queue: (process RSS growth + Redis bytes of the queues) / queues, with every poll parked. */
 async function measureMemory(
   start: () => Promise<{
     proc: Proc;
     system: System;
     redisBytes: () => Promise<number>;
-    parkedAll?: (queueIds: string[]) => Promise<void>;
+    /** Resolves once every queue was seen with a parked poll; throws with what is missing past PARK_DEADLINE_MS. */
+    parkedAll?: (pollers: Poller[]) => Promise<void>;
     /** What the process's heap holds at the reading (its /metrics), printed beside the figure. */
     heap?: () => Promise<string>;
   }>,
@@ -515,7 +611,15 @@ async function measureMemory(
   const queues = await registerQueues(system, users, MEMORY_QUEUES_PER_USER);
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const pollers = startPollers(agent, system, queues, () => undefined);
-  if (parkedAll) await parkedAll(queues.map((queue) => queue.queueId));
+  if (parkedAll) {
+    try {
+      await parkedAll(pollers);
+    } catch (error) {
+      await stopPollers(pollers, agent);
+      await stop(proc);
+      throw error;
+    }
+  }
   // Idle for a while, as the figure's queues are: V8's memory reducer collects what registering
   // left behind (the same for both systems), so RSS growth is what the parked queues hold.
   await sleep(MEMORY_SETTLE_MS);
@@ -784,15 +888,7 @@ async function main() {
               };
               return `V8 heap used ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')}, external ${mb('nodejs_external_memory_bytes')}, RSS ${mb('process_resident_memory_bytes')}`;
             },
-            parkedAll: async (queueIds: string[]) => {
-              for (;;) {
-                const pipeline = redis.pipeline();
-                for (const id of queueIds) pipeline.hexists(`${prefix}{q:${id}}:m`, 'k');
-                const parked = (await pipeline.exec())!.filter(([, value]) => value === 1).length;
-                if (parked === queueIds.length) return;
-                await sleep(500);
-              }
-            },
+            parkedAll: (pollers: Poller[]) => waitParked(redis, prefix, pollers),
           };
         }, allUsers)),
       };
