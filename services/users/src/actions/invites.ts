@@ -263,17 +263,42 @@ function isValidEmail(email: string): boolean {
   return EMAIL_LOCAL.test(email.slice(0, at)) && EMAIL_DOMAIN.test(domain) && !domain.endsWith('-');
 }
 
-/** The daily cap (Zulip's check_invite_limit): invitations recorded in the last 24 hours. */
+/**
+ * The daily cap (Zulip's check_invite_limit over its invites_sent::day count): `count` more
+ * invitation emails must fit with the last 24 hours' (invitations and resends alike). Callers
+ * hold the organisation's lock, so concurrent batches see each other's count.
+ */
 async function checkInviteLimit(tx: Tx, realmId: number, count: number): Promise<void> {
   const since = new Date(Date.now() - 24 * 3600 * 1000);
-  const recent = await tx.db.preregistrationUser.count({ where: { realm_id: realmId, invited_at: { gte: since } } });
-  if (recent + count > INVITES_DAILY_MAX) {
+  const recent = await tx.db.invitationEmailSent.aggregate({
+    where: { realm_id: realmId, sent_at: { gte: since } },
+    _sum: { count: true },
+  });
+  if ((recent._sum.count ?? 0) + count > INVITES_DAILY_MAX) {
     throw invitationError(
       'To protect users, Zulip limits the number of invitations you can send in one day. Because you have reached the limit, no invitations were sent.',
       [],
       { sentInvitations: false, dailyLimitReached: true },
     );
   }
+}
+
+/**
+ * The one way an invitation email leaves (Zulip's do_send_user_invite_email): within the daily
+ * cap, counted as sent in this transaction, and enqueued once it commits. The caller holds the
+ * organisation's lock.
+ */
+async function sendInvitationEmails(
+  deps: Deps,
+  tx: Tx,
+  realmId: number,
+  invites: { id: number; realm_id: number }[],
+  options: { resend: boolean },
+): Promise<void> {
+  if (!invites.length) return;
+  await checkInviteLimit(tx, realmId, invites.length);
+  await tx.db.invitationEmailSent.create({ data: { realm_id: realmId, count: invites.length } });
+  for (const invite of invites) tx.onCommit(() => enqueueInvitationEmail(deps, invite, options.resend));
 }
 
 /** POST /invites (Zulip's invite_users_backend + do_invite_users), checks in Zulip's order. */
@@ -342,6 +367,7 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
     }
     const now = new Date();
     const expiry = input.expiresInMinutes === null ? null : new Date(now.getTime() + input.expiresInMinutes * 60_000);
+    const invites: { id: number; realm_id: number }[] = [];
     for (const email of toInvite) {
       const invite = await tx.db.preregistrationUser.create({
         data: {
@@ -359,8 +385,9 @@ export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: N
           confirmation_key: generateConfirmationKey(),
         },
       });
-      tx.onCommit(() => enqueueInvitationEmail(deps, invite, false));
+      invites.push(invite);
     }
+    await sendInvitationEmails(deps, tx, actor.realm_id, invites, { resend: false });
     await notifyInvitesChanged(deps, tx, actor.realm_id, actor.id);
     return skipped;
   });
@@ -403,14 +430,14 @@ export async function doRevokeUserInvite(deps: Deps, actor: UserProfile, inviteI
 
 /**
  * POST /invites/{invite_id}/resend (Zulip's resend_user_invite_email): the invitation must still
- * be there, and the organisation within its daily cap. Nothing about the invitation changes
+ * be there, and the organisation within its daily cap, which the resend counts against as one
+ * invitation. Nothing about the invitation changes
  * (Zulip sends no event); the email itself is the notifications work's.
  */
 export async function doResendUserInvite(deps: Deps, actor: UserProfile, inviteId: number): Promise<void> {
   await transaction(deps.db, async (tx) => {
     const invite = await accessEmailInvite(tx, actor, inviteId);
     await lockRealm(tx.db, actor.realm_id);
-    await checkInviteLimit(tx, actor.realm_id, 1);
-    tx.onCommit(() => enqueueInvitationEmail(deps, invite, true));
+    await sendInvitationEmails(deps, tx, actor.realm_id, [invite], { resend: true });
   });
 }
