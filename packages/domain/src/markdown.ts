@@ -6,6 +6,7 @@
 
 import MarkdownIt from 'markdown-it';
 import { sanitizeUrl } from './url-sanitizer';
+import { webLinkMatches } from './web-links';
 
 export type MarkdownPlugin = (md: MarkdownIt) => void;
 
@@ -73,11 +74,70 @@ function zulipSyntax(md: MarkdownIt): void {
 
 const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** What surrounds a text token for link detection: a space at a boundary, \u0003 beside other markup. */
+function neighbour(token: Token | undefined, side: 'before' | 'after'): string {
+  if (!token) return side === 'before' ? ' ' : '';
+  if (token.type === 'softbreak' || token.type === 'hardbreak') return '\n';
+  if (token.type === 'text') return side === 'before' ? token.content.slice(-1) || ' ' : token.content.slice(0, 1);
+  return '\u0003';
+}
+
+/** Bare links as Zulip finds them (web-links.ts), in place of markdown-it's linkify and <autolinks>. */
+function zulipWebLinks(md: MarkdownIt): void {
+  md.disable('autolink');
+  md.core.ruler.after('linkify', 'zulip_web_links', (state) => {
+    for (const block of state.tokens) {
+      if (block.type !== 'inline' || !block.children) continue;
+      const children = block.children;
+      const out: Token[] = [];
+      let linkDepth = 0;
+      for (const [position, token] of children.entries()) {
+        if (token.type === 'link_open') linkDepth++;
+        if (token.type === 'link_close') linkDepth--;
+        const matches =
+          token.type === 'text' && linkDepth === 0
+            ? webLinkMatches(
+                token.content,
+                neighbour(children[position - 1], 'before'),
+                neighbour(children[position + 1], 'after'),
+              )
+            : [];
+        let last = 0;
+        for (const match of matches) {
+          const href = sanitizeUrl(match.text);
+          if (href === null) continue; // Zulip's url_to_a: a refused URL stays text.
+          if (match.index > last) {
+            const before = new state.Token('text', '', 0);
+            before.content = token.content.slice(last, match.index);
+            out.push(before);
+          }
+          const open = new state.Token('link_open', 'a', 1);
+          open.attrs = [['href', href]];
+          open.markup = 'linkify';
+          open.info = 'auto';
+          const text = new state.Token('text', '', 0);
+          text.content = match.text;
+          out.push(open, text, new state.Token('link_close', 'a', -1));
+          last = match.index + match.text.length;
+        }
+        if (last === 0) out.push(token);
+        else if (last < token.content.length) {
+          const after = new state.Token('text', '', 0);
+          after.content = token.content.slice(last);
+          out.push(after);
+        }
+      }
+      block.children = out;
+    }
+  });
+}
+
 export function createMarkdownRenderer(plugins: MarkdownPlugin[] = []): MarkdownIt {
-  const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+  const md = new MarkdownIt({ html: false, linkify: false, breaks: true, typographer: false });
   md.use(safeLinks);
   md.use(zulipLinks);
   md.use(zulipSyntax);
+  md.use(zulipWebLinks);
   for (const plugin of plugins) md.use(plugin);
   return md;
 }

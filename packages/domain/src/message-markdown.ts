@@ -61,6 +61,8 @@ export interface MarkdownData {
   realmEmoji?: Map<string, RealmEmojiInfo>;
   /** The sender's translate_emoticons setting: :) becomes an emoji. */
   translateEmoticons?: boolean;
+  /** The organisation's host (as in its URL): links into it are made relative. */
+  realmHost?: string;
 }
 
 /** What rendering found: Zulip's MessageRenderingResult. */
@@ -117,6 +119,7 @@ type MarkdownReader = Pick<
   | 'groupGroupMembership'
   | 'userMessage'
   | 'realmEmoji'
+  | 'realm'
 >;
 
 /**
@@ -182,11 +185,15 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     loadLinkifiers(db, realmId),
   ]);
   const emojiNames = [...new Set([...content.matchAll(EMOJI_ANYWHERE)].map((match) => match[1]))];
-  const [realmEmoji, senderRow] = await Promise.all([
+  const [realmEmoji, senderRow, realmRow] = await Promise.all([
     activeRealmEmojiByName(db, realmId, emojiNames),
     // The sender's setting matters only when the content may hold an emoticon.
     MAY_HOLD_EMOTICON.test(content)
       ? db.userProfile.findUnique({ where: { id: sender.id }, select: { settings: true } })
+      : null,
+    // The organisation's host matters only when the content may link into it.
+    /https?:\/\/[^\s/]+\/(#|user_uploads\/)/.test(content)
+      ? db.realm.findUnique({ where: { id: realmId }, select: { host: true } })
       : null,
   ]);
   const senderSettings = senderRow?.settings as Record<string, unknown> | null | undefined;
@@ -206,6 +213,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     linkifiers,
     realmEmoji,
     translateEmoticons: senderSettings?.translate_emoticons === true,
+    realmHost: realmRow?.host,
   };
 }
 
@@ -452,6 +460,18 @@ function linkifierRule(state: StateCore): void {
   }
 }
 
+/**
+ * A link into the organisation's own app or uploads, made relative so that it opens in the same
+ * window (Zulip's rewrite_local_links_to_relative): "https://host/#narrow/…" becomes "#narrow/…".
+ */
+function localLinkPath(href: string, host: string): string | null {
+  for (const scheme of ['https://', 'http://']) {
+    const prefix = `${scheme}${host}/`;
+    if (href.startsWith(`${prefix}#`) || href.startsWith(`${prefix}user_uploads/`)) return href.slice(prefix.length);
+  }
+  return null;
+}
+
 /** Records links and images; a link whose text is empty or blank shows its URL, as in Zulip. */
 function linkFacts(state: StateCore): void {
   const env = state.env as RenderEnv;
@@ -469,6 +489,8 @@ function linkFacts(state: StateCore): void {
         }
         env.result.hasLink = true;
         if (href.includes('/user_uploads/') && IMAGE_PATH.test(href.split(/[?#]/)[0])) env.result.hasImage = true;
+        const local = env.data.realmHost ? localLinkPath(href, env.data.realmHost) : null;
+        if (local !== null) token.attrSet('href', local);
       }
       if (token.type === 'image') {
         env.result.hasLink = true;
