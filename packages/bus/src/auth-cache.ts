@@ -21,6 +21,8 @@ export interface CachedAuth {
   email: string;
   deliveryEmail: string;
   isBot: boolean;
+  /** An incoming-webhook bot (bot_type 2): its key works only on /api/v1/external/. Absent in older entries. */
+  isIncomingWebhook?: boolean;
   isActive: boolean;
   realmDeactivated: boolean;
 }

@@ -34,7 +34,7 @@ import {
   type Requester,
 } from '@teamchat/core';
 import type { Db } from '@teamchat/db';
-import { hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
+import { BotType, hasApiKeyFormat, hashApiKey } from '@teamchat/domain';
 import type { RealmEntry } from './realms';
 
 export interface Credentials {
@@ -211,6 +211,7 @@ const AUTH_USER_FIELDS = {
   email: true,
   delivery_email: true,
   is_bot: true,
+  bot_type: true,
   is_active: true,
   realm: { select: { deactivated: true } },
 } as const;
@@ -222,6 +223,7 @@ function cachedAuthOf(user: {
   email: string;
   delivery_email: string;
   is_bot: boolean;
+  bot_type: number | null;
   is_active: boolean;
   realm: { deactivated: boolean };
 }): CachedAuth {
@@ -232,6 +234,7 @@ function cachedAuthOf(user: {
     email: user.email,
     deliveryEmail: user.delivery_email,
     isBot: user.is_bot,
+    isIncomingWebhook: user.bot_type === BotType.INCOMING_WEBHOOK,
     isActive: user.is_active,
     realmDeactivated: user.realm.deactivated,
   };
@@ -294,6 +297,11 @@ class KeyReads {
       ...users.map((user) => [userAuthCacheKey(user.id), cachedAuthOf(user)] as const),
     ]);
   }
+}
+
+/** Where a key is used: incoming-webhook bots' keys are refused but on the webhook URLs. */
+export interface KeyUse {
+  allowWebhookAccess?: boolean;
 }
 
 export class Authenticator {
@@ -363,17 +371,25 @@ export class Authenticator {
   }
 
   /** The user these credentials belong to, refused unless `hostRealm` is theirs. */
-  async authenticateOnHost(credentials: Credentials, hostRealm: RealmEntry | undefined): Promise<Requester> {
+  async authenticateOnHost(
+    credentials: Credentials,
+    hostRealm: RealmEntry | undefined,
+    options: KeyUse = {},
+  ): Promise<Requester> {
     // Zulip refuses a key on a host that names no organisation, as on another organisation's.
     if (!hostRealm) throw new UnauthorizedError('Account is not associated with this subdomain');
-    return this.authenticate(credentials, hostRealm.id);
+    return this.authenticate(credentials, hostRealm.id, options);
   }
 
   /**
    * The user these credentials belong to. `hostRealmId` is the realm the Host header names,
    * if it names one: a key of another realm is refused there.
    */
-  async authenticate(credentials: Credentials, hostRealmId: number | undefined): Promise<Requester> {
+  async authenticate(
+    credentials: Credentials,
+    hostRealmId: number | undefined,
+    options: KeyUse = {},
+  ): Promise<Requester> {
     const { email, apiKey } = credentials;
     if (!hasApiKeyFormat(apiKey)) throw new UnauthorizedError('Malformed API key');
     const auth = await this.lookup(hashApiKey(apiKey));
@@ -384,7 +400,12 @@ export class Authenticator {
     ) {
       throw new UnauthorizedError('Invalid API key');
     }
-    return admitted(auth, hostRealmId);
+    const user = admitted(auth, hostRealmId);
+    // Zulip's validate_api_key: an incoming-webhook bot's key is good for its webhook URLs only.
+    if (auth.isIncomingWebhook && !options.allowWebhookAccess) {
+      throw new UnauthorizedError('This API is not available to incoming webhook bots.');
+    }
+    return user;
   }
 
   /**

@@ -104,6 +104,15 @@ function queryApiKey(url: URL): Credentials | null {
   return apiKey ? { email: null, apiKey } : null;
 }
 
+/** A webhook URL's query without its key: the key has done its work here and goes no further. */
+function searchWithoutApiKey(url: URL): string {
+  if (!url.searchParams.has('api_key')) return url.search;
+  const params = new URLSearchParams(url.searchParams);
+  params.delete('api_key');
+  const search = params.toString();
+  return search ? `?${search}` : '';
+}
+
 export function createGateway(deps: GatewayDeps): RunningService {
   const { env, logger } = deps;
   const realms = new RealmDirectory(deps.db);
@@ -165,7 +174,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
     }
     try {
       let credentials = parseBasicAuth(req.headers.authorization);
-      if (!credentials && rule.auth === 'file') credentials = queryApiKey(url);
+      if (!credentials && (rule.auth === 'file' || rule.auth === 'webhook')) credentials = queryApiKey(url);
       // Images in messages load with the browser's cookie (Zulip's override_api_url_scheme views),
       // and the web app's tus uploads send it.
       const sessionId =
@@ -177,7 +186,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
         if (rule.auth !== 'public') throw new UnauthorizedError();
         return await anonymous();
       }
-      const user = await authenticator.authenticateOnHost(credentials, hostRealm);
+      const user = await authenticator.authenticateOnHost(credentials, hostRealm, {
+        allowWebhookAccess: rule.auth === 'webhook',
+      });
       return { user, realmId: user.realmId };
     } catch (error) {
       // Where Zulip never reads the header, credentials that fail (a stale key a client still
@@ -221,7 +232,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
       hostname: upstream.hostname,
       port: upstream.port,
       method: req.method,
-      path: upstreamPath + url.search,
+      path: upstreamPath + (rule.auth === 'webhook' ? searchWithoutApiKey(url) : url.search),
       headers,
       agent: rule.longPoll ? longPollAgent : agent,
       timeout: rule.longPoll

@@ -13,9 +13,11 @@ export const SERVICE_NAMES: readonly ServiceName[] = ['users', 'messages', 'chan
  * public: no credentials needed (the realm comes from the Host header); Basic is still used if sent.
  * file: Basic, or Zulip's legacy `api_key` query parameter, or the session cookie (file downloads in <img> tags).
  * page: the web service's pages: the session cookie if a live one is sent, else anonymous.
+ * webhook: Basic or the `api_key` query parameter (what a third-party tool's webhook URL can carry),
+ *   the one mode where an incoming-webhook bot's key is good (Zulip's allow_webhook_access).
  * Any rule also serves /json/<x> for /api/v1/<x>, with the session cookie instead of Basic.
  */
-export type AuthMode = 'basic' | 'public' | 'file' | 'page';
+export type AuthMode = 'basic' | 'public' | 'file' | 'page' | 'webhook';
 
 export interface RouteRule {
   pattern: RegExp;
@@ -41,6 +43,9 @@ const api = (path: string) => new RegExp(`^/api/v1/${path}$`);
 const exactly = (path: string) => new RegExp(`^${path.replaceAll('.', '\\.')}$`);
 
 export const ROUTES: RouteRule[] = [
+  // Incoming webhooks: other tools post their events here (the messages service's webhooks/).
+  { pattern: api('external/[a-z0-9_]+'), service: 'messages', auth: 'webhook' },
+
   // Unauthenticated entry points.
   { pattern: api('server_settings'), service: 'users', auth: 'public', ignoreCredentials: true },
   { pattern: api('fetch_api_key'), service: 'users', auth: 'public', ignoreCredentials: true },

@@ -24,6 +24,7 @@ import {
 } from './views/scheduled-messages';
 import { addSubmessage } from './views/submessage';
 import { setMessageEditTypingStatus, setTypingStatus } from './views/typing';
+import { receiveWebhook } from './views/webhooks';
 
 export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/messages', view: sendMessage },
@@ -57,4 +58,6 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'PATCH', path: '/api/v1/scheduled_messages/:scheduled_message_id', view: updateScheduledMessage },
   { method: 'DELETE', path: '/api/v1/scheduled_messages/:scheduled_message_id', view: deleteScheduledMessage },
   { method: 'POST', path: '/internal/scheduled_messages/:scheduled_message_id/deliver', view: deliverScheduledMessage },
+  // Incoming webhooks: the body is read as each integration needs it (webhooks/registry.ts).
+  { method: 'POST', path: '/api/v1/external/:integration_name', view: receiveWebhook, body: 'raw' },
 ];

@@ -1,0 +1,11 @@
+// Every integration by the name in its URL, /api/v1/external/<name> (Zulip's names).
+import { alertmanager } from './alertmanager';
+import { grafana } from './grafana';
+import type { WebhookIntegration } from './integration';
+import { json } from './json';
+
+export const INTEGRATIONS: ReadonlyMap<string, WebhookIntegration> = new Map([
+  ['json', json],
+  ['alertmanager', alertmanager],
+  ['grafana', grafana],
+]);

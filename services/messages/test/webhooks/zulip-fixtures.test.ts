@@ -1,0 +1,69 @@
+// Each integration against Zulip's own recorded payloads (fixtures/, copied from Zulip 10.2's
+// zerver/webhooks/<name>/fixtures, Apache 2.0) and the topic and message Zulip posts for each
+// (expected/<name>.json, facts read from its tests.py). Every case is posted through the gateway
+// with the bot's key in the URL, and the stored Markdown (apply_markdown=false) compared.
+// A case we knowingly post differently is listed in KNOWN_DIFFERENCES with the reason, and
+// fails if it starts agreeing.
+
+import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import {
+  channelOf,
+  createWebhookBot,
+  difference,
+  postCase,
+  zulipTable,
+  type WebhookBot,
+  type ZulipCase,
+} from './harness';
+
+/** Event headers Zulip's tests derive from the fixture's name (each view's fixture_to_headers). */
+const FIXTURE_HEADERS: Record<string, (fixture: string) => Record<string, string>> = {};
+
+/**
+ * Zulip tests whose facts the table could not take (they patch Zulip's internals rather than post
+ * a payload): integration → test name → what it checks and where we check it instead.
+ */
+const NOT_IN_TABLE: Record<string, Record<string, string>> = {};
+
+/** integration → Zulip test name → why we post something else. */
+const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {};
+
+const INTEGRATIONS = ['json', 'alertmanager', 'grafana'];
+
+let stack: Stack;
+let owner: TestUser;
+let bot: WebhookBot;
+const channels = new Set<string>();
+
+beforeAll(async () => {
+  stack = await startStack({ services: ['messages'] });
+  owner = await stack.createUser({ fullName: 'Bot Owner' });
+  bot = await createWebhookBot(stack, owner);
+});
+afterAll(() => stack.close());
+
+async function channelFor(testCase: ZulipCase): Promise<string> {
+  const name = channelOf(testCase) ?? 'webhooks';
+  if (!channels.has(name)) {
+    channels.add(name);
+    await stack.createStream({ name, subscribers: [owner.id, bot.id] });
+  }
+  return name;
+}
+
+describe.each(INTEGRATIONS)('%s', (integration) => {
+  const table = zulipTable(integration);
+  const known = KNOWN_DIFFERENCES[integration] ?? {};
+
+  test('every Zulip test is in the table or listed with its reason', () => {
+    expect(table.unhandled.map(([name]) => name).sort()).toEqual(Object.keys(NOT_IN_TABLE[integration] ?? {}).sort());
+  });
+
+  test.each(table.cases.map((testCase) => [testCase.test, testCase] as const))('%s', async (name, testCase) => {
+    const channel = await channelFor(testCase);
+    const headers = testCase.fixture ? (FIXTURE_HEADERS[integration]?.(testCase.fixture) ?? {}) : {};
+    const found = difference(testCase, await postCase(stack, integration, bot, testCase, headers), channel);
+    if (known[name]) expect(found).not.toBeNull();
+    else expect(found).toBeNull();
+  });
+});
