@@ -194,7 +194,8 @@ describe('infra/Dockerfile', () => {
       instructions.indexOf('FROM ${NODE_IMAGE} AS migrate'),
       instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'),
     );
-    expect(migrate.find((line) => line.startsWith('CMD '))).toContain('"migrate", "deploy"');
+    expect(migrate.find((line) => line.startsWith('CMD '))).toBe('CMD ["node", "scripts/migrate-deploy.mjs"]');
+    expect(read('packages/db/scripts/migrate-deploy.mjs')).toContain("'migrate', 'deploy'");
   });
 
   test('the runtime image is small, unprivileged and starts the telemetry preload first', () => {
@@ -553,22 +554,33 @@ describe('Kubernetes manifests (k8s/)', () => {
   );
 
   test.each(overlays)(
-    '%s: a Job applies the migrations, and services start only once the schema is current',
+    '%s: each pod applies pending migrations before its service starts, one at a time; no Job to collide with on re-apply',
     (overlay) => {
       const resources = rendered[overlay];
-      const job = find(resources, 'Job', 'migrate')!;
-      const [container] = podTemplate(job)!.spec.containers;
-      expect(container.command.slice(-4)).toEqual(['migrate', 'deploy', '--config', 'prisma.config.ts']);
-      expect(container.command.slice(0, 2)).toEqual(['node', '/app/node_modules/prisma/build/index.js']);
-      expect(container.env).toContainEqual({
-        name: 'DATABASE_URL',
-        valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_URL' } },
-      });
-      expect(podTemplate(job)!.spec.restartPolicy).toBe('Never');
+      // Jobs are immutable: a Job applied again with another image within its TTL is refused.
+      expect(resources.filter((resource) => resource.kind === 'Job' && resource.metadata.name === 'migrate')).toEqual(
+        [],
+      );
+      const migrateImage = rendered[overlay]
+        .flatMap(containersOf)
+        .find((container) => container.name === 'migrate')!.image;
+      expect(migrateImage).toMatch(/\/migrate:/);
       for (const { name } of PROCESSES) {
-        const [init] = podTemplate(find(resources, 'Deployment', name)!)!.spec.initContainers;
-        expect([name, init.image, init.command.slice(2, 4)]).toEqual([name, container.image, ['migrate', 'status']]);
+        const pod = podTemplate(find(resources, 'Deployment', name)!)!;
+        const [init] = pod.spec.initContainers;
+        expect([name, init.name, init.image, init.command]).toEqual([
+          name,
+          'migrate',
+          migrateImage,
+          ['node', 'scripts/migrate-deploy.mjs'],
+        ]);
+        expect(init.env).toContainEqual({
+          name: 'DATABASE_URL',
+          valueFrom: { secretKeyRef: { name: 'teamchat-secrets', key: 'DATABASE_URL' } },
+        });
       }
+      // The script serializes the runs with an advisory lock (packages/db/test/migrate-deploy.test.ts).
+      expect(read('packages/db/scripts/migrate-deploy.mjs')).toMatch(/pg_advisory_lock/);
     },
   );
 
@@ -614,8 +626,6 @@ describe('Kubernetes manifests (k8s/)', () => {
         expect.arrayContaining(['DATABASE_REPLICA_URL']),
       ]);
     }
-    const job = podTemplate(find(external, 'Job', 'migrate')!)!.spec.containers[0];
-    expect(job.env.map((variable: { name: string }) => variable.name)).not.toContain('DATABASE_REPLICA_URL');
     // Take those two settings out again and what is left is the production overlay, unchanged.
     const withoutStores = structuredClone(external).map((resource) => {
       if (resource.kind === 'ConfigMap' && resource.metadata.name === 'teamchat-config') {

@@ -128,7 +128,7 @@ describe.each(overlays)('the %s overlay (namespace %s)', (overlay, namespace) =>
 
   if (overlay === 'dev')
     test('the in-cluster data stores accept only the app pods (and MinIO its bucket Job)', () => {
-      const appPods = [...PROCESSES.map(processPod), pod('Job', 'migrate')];
+      const appPods = PROCESSES.map(processPod);
       for (const [store, port] of [
         ['postgres', 'postgres'],
         ['redis', 'redis'],
