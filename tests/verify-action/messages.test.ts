@@ -3,7 +3,7 @@
 // state plus the events each sends must be a fresh register's state, for every capability set.
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { verifyAction } from '@teamchat/testing';
+import { until, verifyAction } from '@teamchat/testing';
 import { CAPABILITY_SETS, ok } from './support';
 
 let stack: Stack;
@@ -158,6 +158,35 @@ describe.each(CAPABILITY_SETS)('messages, %s', (_name, register) => {
       () => me.client.post('/api/v1/messages/flags', { messages: [id], op: 'add', flag: 'collapsed' }).then(ok),
       { stateChange: false },
     );
+  });
+
+  test('a channel, a topic, then everything marked as read', async () => {
+    const { id: first } = await sendToChannel(other, 'bulk', 'hi @**Me Myself**');
+    await sendToChannel(other, 'bulk other');
+    await other.client.post('/api/v1/messages', { type: 'private', to: [me.id], content: 'bulk dm' }).then(ok);
+    await verifyAction(stack, me, register, () =>
+      me.client.post('/api/v1/mark_topic_as_read', { stream_id: generalId, topic_name: 'bulk' }).then(ok),
+    );
+    await verifyAction(stack, me, register, () =>
+      me.client.post('/api/v1/mark_stream_as_read', { stream_id: generalId }).then(ok),
+    );
+    await verifyAction(stack, me, register, async () => {
+      // Done in the background when large: wait until nothing is left unread.
+      const { complete } = ok(await me.client.post('/api/v1/mark_all_as_read'));
+      const unreadLeft = async () =>
+        (
+          ok(
+            await me.client.get('/api/v1/messages', {
+              anchor: 'newest',
+              num_before: 1,
+              num_after: 0,
+              narrow: [{ operator: 'is', operand: 'unread' }],
+            }),
+          ).messages as unknown[]
+        ).length;
+      expect(complete || (await until(async () => (await unreadLeft()) === 0, 15_000))).toBe(true);
+    });
+    expect(first).toBeGreaterThan(0);
   });
 
   test('a topic marked read by narrow', async () => {

@@ -88,6 +88,13 @@ describe.each([...CAPABILITY_SETS, WITH_SUBSCRIBERS])('users, %s', (_name, regis
     },
   );
 
+  test("the user's own role changed (member, administrator, guest, member)", async () => {
+    const user = await newMember();
+    for (const role of [Role.ADMINISTRATOR, Role.GUEST, Role.MEMBER]) {
+      await verifyAction(stack, user, register, () => me.client.patch(`/api/v1/users/${user.id}`, { role }).then(ok));
+    }
+  });
+
   test('the user uploads an avatar, then removes it', async () => {
     const user = await newMember();
     await verifyAction(stack, user, register, () => multipartImage(user, '/api/v1/users/me/avatar').then(ok));

@@ -148,7 +148,14 @@ function lookupsFrom(fresh: Record<string, any>, register: RegisterArguments): S
     firstMessageId: (streamId) => channel(streamId)?.first_message_id ?? null,
     permissions: () =>
       Object.fromEntries(
-        Object.entries(fresh).filter(([key]) => key.startsWith('can_create_') || key === 'can_invite_others_to_realm'),
+        Object.entries(fresh).filter(
+          ([key]) =>
+            key.startsWith('can_create_') ||
+            key === 'can_invite_others_to_realm' ||
+            // Zulip 10.2's apply_event leaves it stale after a role change (its clients compute
+            // it from the group settings); recomputed here like the others it does recompute.
+            key === 'can_subscribe_other_users',
+        ),
       ),
     defaultStreams: () => structuredClone(fresh.realm_default_streams),
     realmPolicy: (key) => fresh[key],

@@ -152,6 +152,8 @@ test('realm-wide settings, profile fields, linkifiers, playgrounds and channel f
           'realm_playgrounds',
           'channel_folder',
         ],
+        // (Without it register gives no linkifiers: the client could not render URL templates.)
+        client_capabilities: { linkifier_url_template: true },
       })
     ).body;
   const ids = (list: { id: number }[]) => list.map((item) => item.id);

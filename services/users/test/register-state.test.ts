@@ -43,7 +43,7 @@ test.each(['owner', 'admin', 'moderator', 'member', 'guest', 'bot'] as const)(
       delivery_email: cast[role].deliveryEmail,
       is_admin: role === 'owner' || role === 'admin',
       is_owner: role === 'owner',
-      is_moderator: ['owner', 'admin', 'moderator'].includes(role),
+      is_moderator: role === 'moderator', // the role itself, as Zulip's UserProfile.is_moderator
       is_guest: role === 'guest',
       realm_filters: [],
       realm_create_multiuse_invite_group: await systemGroupId(stack, 'role:administrators'),

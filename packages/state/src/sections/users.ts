@@ -12,12 +12,12 @@ import {
   inaccessibleAmong,
   inaccessibleUserDict,
   isAdministrator,
-  isModerator,
   PROFILE_FIELD_TYPES,
   profileFieldDict,
   realmPermissions,
   realmPresence,
   realmUsersForApi,
+  Role,
   roleFlags,
   userAlertWords,
   userGroupDicts,
@@ -146,7 +146,8 @@ const realmUserSection: StateSection = {
       can_invite_others_to_realm: permissions.can_invite_users_group,
       is_admin: flags.is_admin,
       is_owner: flags.is_owner,
-      is_moderator: isModerator(user.role),
+      // The role itself, as Zulip's UserProfile.is_moderator (isModerator is "moderator or above").
+      is_moderator: user.role === Role.MODERATOR,
       is_guest: flags.is_guest,
       user_id: user.id,
       email: user.email,
@@ -224,6 +225,9 @@ const navigationViewsSection: StateSection = {
 const realmLinkifiersSection: StateSection = {
   eventType: 'realm_linkifiers',
   async fetch(ctx) {
+    // A client without linkifier_url_template cannot render URL templates: Zulip gives it none
+    // (and its apply_event ignores realm_linkifiers events for it).
+    if (!ctx.options.capabilities.linkifier_url_template) return { realm_linkifiers: [] };
     const linkifiers = await realmWidePart(ctx, 'linkifiers', async () => {
       const rows = await ctx.db.linkifier.findMany({
         where: { realm_id: ctx.realm.id },
