@@ -128,6 +128,37 @@ describe('docker-compose.yml', () => {
     expect(compose.services.uploads.depends_on['minio-setup']).toEqual({ condition: 'service_completed_successfully' });
   });
 
+  test('the users service and the worker get the notification settings from .env; emails land on a writable absolute path; the mail profile catches them', () => {
+    const notificationVariables = [...variablesReadBy('worker')].filter((name) =>
+      /^(EMAIL_|PUSH_NOTIFICATION_(BOUNCER_URL|DELAY_MS)$|ZULIP_ORG_|NOREPLY_EMAIL_ADDRESS$)/.test(name),
+    );
+    expect(notificationVariables).toEqual(expect.arrayContaining(['EMAIL_HOST', 'EMAIL_LOG_DIR', 'ZULIP_ORG_KEY']));
+    for (const name of ['users', 'worker']) {
+      const service = compose.services[name];
+      for (const variable of notificationVariables) {
+        const value = service.environment[variable];
+        // Passed through from .env (with the code's default), except the email folder.
+        if (variable === 'EMAIL_LOG_DIR') continue;
+        expect([name, variable, value]).toEqual([
+          name,
+          variable,
+          expect.stringMatching(new RegExp(`^\\$\\{${variable}:-`)),
+        ]);
+      }
+      // The root filesystem is read-only: the folder is absolute and on the service's tmpfs.
+      const folder = service.environment.EMAIL_LOG_DIR as string;
+      expect(service.read_only).toBe(true);
+      expect(path.isAbsolute(folder)).toBe(true);
+      expect([name, (service.tmpfs as string[]).some((mount) => folder.startsWith(`${mount}/`))]).toEqual([name, true]);
+    }
+    expect(compose.services.mailpit).toMatchObject({
+      profiles: ['mail'],
+      image: expect.stringMatching(/^axllent\/mailpit:v[\d.]+$/),
+    });
+    expect(compose.services.mailpit.ports).toEqual(['127.0.0.1:${MAILPIT_PORT:-8025}:8025']);
+    expect(read('docker-compose.yml')).toContain('EMAIL_HOST=mailpit EMAIL_PORT=1025 EMAIL_USE_TLS=false');
+  });
+
   test('data stores use the production configuration; the migration runs once before the services', () => {
     expect(compose.services.redis.volumes).toContain('./infra/redis/redis.conf:/usr/local/etc/redis/redis.conf:ro');
     const redisConf = read('infra/redis/redis.conf');
