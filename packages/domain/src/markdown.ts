@@ -44,18 +44,47 @@ function zulipLinks(md: MarkdownIt): void {
   };
 }
 
+/** Zulip's STRONG_EM_RE, STRONG_RE, EMPHASIS_RE and DEL_RE, in its order, as sticky expressions. */
+const EMPHASIS_PATTERNS: { pattern: RegExp; tags: string[]; delimiter: number }[] = [
+  { pattern: /\*\*\*(?!\s)([^*^\n]+)(?<!\s)\*\*\*/y, tags: ['strong', 'em'], delimiter: 3 },
+  { pattern: /\*\*([^\n]+?)\*\*/y, tags: ['strong'], delimiter: 2 },
+  { pattern: /\*(?!\s)([^*^\n]+)(?<!\s)\*/y, tags: ['em'], delimiter: 1 },
+  { pattern: /(?<!~)~~([^~\n]+?)~~(?!~)/y, tags: ['del'], delimiter: 2 },
+];
+
+function zulipEmphasisRule(state: MarkdownIt.StateInline, silent: boolean): boolean {
+  const marker = state.src.charCodeAt(state.pos);
+  if (marker !== 0x2a /* * */ && marker !== 0x7e /* ~ */) return false;
+  for (const { pattern, tags, delimiter } of EMPHASIS_PATTERNS) {
+    pattern.lastIndex = state.pos;
+    const match = pattern.exec(state.src);
+    if (!match || state.pos + match[0].length > state.posMax) continue;
+    if (!silent) {
+      const end = state.pos + match[0].length;
+      const oldMax = state.posMax;
+      for (const tag of tags)
+        state.push(`${tag}_open`, tag, 1).markup = state.src.slice(state.pos, state.pos + delimiter);
+      state.pos += delimiter;
+      state.posMax = end - delimiter;
+      state.md.inline.tokenize(state);
+      for (const tag of [...tags].reverse()) state.push(`${tag}_close`, tag, -1);
+      state.pos = end;
+      state.posMax = oldMax;
+    } else {
+      state.pos += match[0].length;
+    }
+    return true;
+  }
+  return false;
+}
+
 type InlineRules = { __rules__: { name: string; fn: MarkdownIt.ParserInline.RuleInline }[] };
 
 /** What Zulip's Markdown leaves out: _emphasis_ and __strong__ (only * counts), reference links. */
 function zulipSyntax(md: MarkdownIt): void {
-  md.disable('reference');
-  const emphasis = (md.inline.ruler as unknown as InlineRules).__rules__.find((rule) => rule.name === 'emphasis')!.fn;
-  md.inline.ruler.at('emphasis', (state, silent) =>
-    state.src.charCodeAt(state.pos) === 0x5f /* _ */ ? false : emphasis(state, silent),
-  );
-  // ~~text~~ is <del> in Zulip.
-  md.renderer.rules.s_open = () => '<del>';
-  md.renderer.rules.s_close = () => '</del>';
+  md.disable(['reference', 'emphasis', 'strikethrough']);
+  // Zulip's own emphasis: one-line patterns, * only (not _), tried at each * or ~.
+  md.inline.ruler.before('emphasis', 'zulip_emphasis', zulipEmphasisRule);
   // Text and inline code escape only what HTML needs outside attributes: quotes stay as typed.
   md.renderer.rules.text = (tokens, idx) => escapeText(tokens[idx].content);
   md.renderer.rules.code_inline = (tokens, idx) => `<code>${escapeText(tokens[idx].content)}</code>`;

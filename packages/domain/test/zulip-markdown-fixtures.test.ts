@@ -73,11 +73,6 @@ const NOT_MET: Record<string, string[]> = {
     'fenced_complexly_nested_quote',
     'malformed_fence',
   ],
-  'emphasis: CommonMark delimiter rules (spaces inside ~~, ***, ** across a line break) differ from Zulip’s': [
-    'strikthrough_multiword_with_space_in_between',
-    'star_strong_em',
-    'multiline_strong',
-  ],
   'line ends: trailing spaces of a paragraph are dropped': ['nl2br_trailing_space'],
 };
 
