@@ -202,6 +202,36 @@ describe.each(STORE_KINDS)('upload hardening (%s storage)', (kind) => {
     expect(await uploads.stack.db.attachment.count()).toBe(attachmentsBefore);
   });
 
+  test('names past 255 bytes (and multi-byte ones) are bounded: stored under a short path, never a 500', async () => {
+    const longAscii = `${'a'.repeat(300)}.txt`;
+    const longAccented = `${'é'.repeat(200)}.txt`; // 400 bytes of UTF-8
+    for (const name of [longAscii, longAccented]) {
+      const multipart = await multipartUpload(name, 'x');
+      expect(multipart.status).toBe(200);
+      const body = JSON.stringify(multipart.body);
+      expect(body).not.toMatch(/ENAMETOOLONG|\/tmp\/|\/work\//);
+      const { filename, url } = multipart.body as { filename: string; url: string };
+      // Django's rule for an upload's name: at most 255 characters, the extension kept.
+      expect(filename.length).toBeLessThanOrEqual(255);
+      expect(filename.endsWith('.txt')).toBe(true);
+      for (const segment of pathIdOf(url).split('/'))
+        expect(Buffer.byteLength(decodeURIComponent(segment))).toBeLessThanOrEqual(128);
+
+      const created = await createTus(name, 4);
+      const createdText = await created.text();
+      expect(createdText).not.toMatch(/ENAMETOOLONG|\/tmp\/|\/work\//);
+      expect(created.status).toBe(201);
+      const finished = await patchTus(created.headers.get('location')!, 'data');
+      expect(finished.status).toBe(200);
+      const tusBody = (await finished.json()) as { filename: string; url: string };
+      expect(tusBody.filename.length).toBeLessThanOrEqual(255);
+      expect(tusBody.filename.endsWith('.txt')).toBe(true);
+      for (const segment of pathIdOf(tusBody.url).split('/'))
+        expect(Buffer.byteLength(decodeURIComponent(segment))).toBeLessThanOrEqual(128);
+      expect((await owner.client.get(tusBody.url, {}, { validate: false })).status).toBe(200);
+    }
+  });
+
   test('a tus upload whose finish fails leaves no bytes in storage', async () => {
     // The database refuses this one attachment row, as it would any failure while recording it.
     await uploads.stack.db.$executeRawUnsafe(

@@ -58,9 +58,55 @@ function percentDecode(text: string): string {
   });
 }
 
-/** "{realm_id}/{24 random URL-safe characters}/{sanitised name}": the key and URL path of an upload. */
+/** Django's limit on an uploaded file's name (UploadedFile's name setter), in characters. */
+export const MAX_FILE_NAME_LENGTH = 255;
+/** The most a stored name (the path id's last segment) takes, in UTF-8 bytes: far below any file system's 255. */
+export const MAX_STORED_NAME_BYTES = 100;
+
+/** Python's os.path.splitext: the extension is from the last dot, unless the name starts there. */
+function splitExtension(name: string): [string, string] {
+  const dot = name.lastIndexOf('.');
+  if (dot <= 0 || /^\.+$/.test(name.slice(0, dot + 1))) return [name, ''];
+  return [name.slice(0, dot), name.slice(dot)];
+}
+
+/** At most `max` of `units(text)`, cut between code points. */
+function cut(text: string, max: number, units: (part: string) => number): string {
+  let kept = '';
+  for (const char of text) {
+    if (units(kept + char) > max) break;
+    kept += char;
+  }
+  return kept;
+}
+
+const codePoints = (text: string) => Array.from(text).length;
+
+/**
+ * An upload's name as Django keeps it: at most 255 characters, the stem cut so the extension
+ * stays (an extension of 255 characters or more is cut itself).
+ */
+export function boundedFileName(name: string): string {
+  if (codePoints(name) <= MAX_FILE_NAME_LENGTH) return name;
+  const [stem, extension] = splitExtension(name);
+  const keptExtension = cut(extension, MAX_FILE_NAME_LENGTH, codePoints);
+  return cut(stem, MAX_FILE_NAME_LENGTH - codePoints(keptExtension), codePoints) + keptExtension;
+}
+
+/** A sanitised name cut to MAX_STORED_NAME_BYTES of UTF-8, keeping a short extension. */
+function storedName(sanitizedName: string): string {
+  if (Buffer.byteLength(sanitizedName) <= MAX_STORED_NAME_BYTES) return sanitizedName;
+  const [stem, extension] = splitExtension(sanitizedName);
+  const keptExtension = Buffer.byteLength(extension) <= 16 ? extension : '';
+  return cut(stem, MAX_STORED_NAME_BYTES - Buffer.byteLength(keptExtension), Buffer.byteLength) + keptExtension;
+}
+
+/**
+ * "{realm_id}/{24 random URL-safe characters}/{sanitised name}": the key and URL path of an
+ * upload. The name is cut to a fixed budget, so no path's length depends on the client's name.
+ */
 export function newPathId(realmId: number, sanitizedName: string): string {
-  return `${realmId}/${crypto.randomBytes(18).toString('base64url')}/${sanitizedName}`;
+  return `${realmId}/${crypto.randomBytes(18).toString('base64url')}/${storedName(sanitizedName)}`;
 }
 
 export function uploadUrl(pathId: string): string {

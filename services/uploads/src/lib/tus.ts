@@ -15,7 +15,7 @@ import { Server, type ServerOptions } from '@tus/server';
 import { ERRORS, type DataStore, type Locker, type Upload } from '@tus/utils';
 import { doCreateAttachment } from '../actions/attachments';
 import type { UploadsDeps } from '../deps';
-import { FILENAME_WITH_NUL, newPathId, sanitizeName, storedContentType, uploadUrl } from './files';
+import { boundedFileName, FILENAME_WITH_NUL, newPathId, sanitizeName, storedContentType, uploadUrl } from './files';
 import { checkUploadWithinQuota, fileTooLargeMessage, RealmUploadQuotaError } from './limits';
 import { BufferedPartsS3Store } from './s3-tus-store';
 import { ExpiringRedisKvStore } from './tus-redis';
@@ -230,7 +230,9 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
     const requester = requesterOf(req);
     const pathId = upload.id;
     const requested = upload.metadata?.filename ?? '';
-    const fileName = requested === '' || requested === '.' || requested === '..' ? 'uploaded-file' : requested;
+    const fileName = boundedFileName(
+      requested === '' || requested === '.' || requested === '..' ? 'uploaded-file' : requested,
+    );
     const contentType = storedContentType(upload.metadata?.filetype ?? undefined, fileName);
     // Under the upload's lock: a termination cannot remove the bytes while they are recorded,
     // and a repeated final request finds the attachment the first one made.
@@ -278,6 +280,13 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
         throw error;
       }
       return { metadata: { ...upload.metadata, user_id: String(requester.userId) } };
+    },
+    // An unexpected failure (a store's error, whose text names server paths) is logged, and the
+    // client gets tus's generic answer without it.
+    onResponseError: (_req, error) => {
+      if ('status_code' in error) return undefined;
+      deps.logger.error({ err: error }, 'tus request failed');
+      return { status_code: ERRORS.UNKNOWN_ERROR.status_code, body: ERRORS.UNKNOWN_ERROR.body };
     },
     onUploadFinish: async (req, upload) => {
       const body = JSON.stringify(await finishUpload(req, upload));

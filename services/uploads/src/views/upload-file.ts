@@ -8,6 +8,7 @@ import { ObjectTooLargeError, uploadKeys } from '@teamchat/storage';
 import { doCreateAttachment, type StoredUpload } from '../actions/attachments';
 import type { UploadsDeps } from '../deps';
 import {
+  boundedFileName,
   checkFileName,
   clientFileName,
   multipartFileName,
@@ -28,7 +29,7 @@ function storageEngine(deps: UploadsDeps, requester: Requester): multer.StorageE
       try {
         const given = multipartFileName(file.originalname);
         checkFileName(given);
-        fileName = clientFileName(given) ?? 'uploaded-file';
+        fileName = boundedFileName(clientFileName(given) ?? 'uploaded-file');
         checkFileName(fileName); // a %00 escape, decoded
       } catch (error) {
         return callback(error as Error);
