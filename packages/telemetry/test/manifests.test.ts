@@ -204,28 +204,51 @@ describe('docker-compose.yml', () => {
 describe('infra/Dockerfile', () => {
   const dockerfile = read('infra/Dockerfile');
   const instructions = dockerfile
-    .replace(/\\\n/g, ' ')
+    .replace(/\s*\\\n\s*/g, ' ')
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line && !line.startsWith('#'));
   const stages = instructions.filter((line) => line.startsWith('FROM ')).map((line) => line.split(/\s+/).at(-1));
 
   test('one multi-stage file builds any service (named by a build argument) and the migration image', () => {
-    expect(stages).toEqual(['workspace', 'build', 'production-dependencies', 'migrate', 'runtime']);
+    expect(stages).toEqual([
+      'workspace',
+      'build',
+      'production-dependencies',
+      'migrate-dependencies',
+      'migrate',
+      'runtime',
+    ]);
     expect(instructions).toContain('ARG SERVICE');
     expect(instructions).toContain('RUN node scripts/build.mjs "$SERVICE"');
-    // The base image is pinned to an exact Node.js release the project supports.
+    // The base image is pinned to an exact release of a Node.js LTS line still supported (20
+    // ended in April 2026: 22 or 24), which package.json's engines allow.
     const nodeImage = /^ARG NODE_IMAGE=node:(\d+)\.(\d+)\.(\d+)-bookworm-slim$/.exec(
       instructions.find((line) => line.startsWith('ARG NODE_IMAGE='))!,
     );
     expect(nodeImage).not.toBeNull();
-    expect([Number(nodeImage![1]), Number(nodeImage![2])]).toEqual([20, expect.any(Number)]);
-    expect(Number(nodeImage![2])).toBeGreaterThanOrEqual(19);
+    expect([22, 24]).toContain(Number(nodeImage![1]));
+    const engines = JSON.parse(read('package.json')).engines.node as string;
+    expect(engines).toMatch(new RegExp(`>=${nodeImage![1]}\\b|>=2[0-2](\\.\\d+)?$`));
+    // Local runs and CI still use Node 20.
+    expect(engines).toMatch(/^>=20\.\d+ <21 \|\|/);
+    // Installs follow the lockfile exactly.
+    expect(instructions.filter((line) => /\bnpm install\b/.test(line))).toEqual([]);
+    expect(instructions.some((line) => line.startsWith('RUN npm ci'))).toBe(true);
     const migrate = instructions.slice(
       instructions.indexOf('FROM ${NODE_IMAGE} AS migrate'),
       instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'),
     );
     expect(migrate.find((line) => line.startsWith('CMD '))).toBe('CMD ["node", "scripts/migrate-deploy.mjs"]');
+    // Without development dependencies: only packages/db's production ones.
+    expect(
+      migrate
+        .filter((line) => line.startsWith('COPY '))
+        .every((line) => line.startsWith('COPY --from=migrate-dependencies ')),
+    ).toBe(true);
+    expect(instructions).toContain(
+      'RUN rm -rf node_modules packages/*/node_modules services/*/node_modules && npm ci --omit=dev --workspace packages/db --include-workspace-root=false',
+    );
     expect(read('packages/db/scripts/migrate-deploy.mjs')).toContain("'migrate', 'deploy'");
   });
 
@@ -241,7 +264,7 @@ describe('infra/Dockerfile', () => {
       'CMD ["node", "--enable-source-maps", "--require", "./dist/telemetry.js", "./dist/main.js"]',
     );
     expect(instructions).toContain(
-      'RUN rm -rf node_modules && npm install --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false',
+      'RUN rm -rf node_modules packages/*/node_modules services/*/node_modules && npm ci --omit=dev --workspace "services/$SERVICE" --include-workspace-root=false',
     );
     const ignored = read('infra/Dockerfile.dockerignore').split('\n');
     for (const pattern of ['**/node_modules', '**/dist', '.git', 'var']) expect(ignored).toContain(pattern);
