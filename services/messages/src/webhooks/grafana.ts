@@ -1,20 +1,13 @@
 // Grafana (Zulip's zerver/webhooks/grafana): unified alerting (8.0 and later: `alerts`, one
 // message each, topic "[alertname]") and the legacy alerts of 7.x (topic: the alert's title).
 import type { WebhookIntegration, WebhookMessage } from './integration';
-import { dig, list, str } from './integration';
+import { dig, list, str, truthy } from './integration';
 import { pythonStr } from './python-json';
 
 const STATUS_LINE = (icon: string, state: string) => `${icon} **${state}**\n\n`;
 
 function entries(value: unknown): [string, unknown][] {
   return value && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value) : [];
-}
-
-/** Python's truth of a JSON value. */
-function truthy(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (value && typeof value === 'object') return Object.keys(value).length > 0;
-  return Boolean(value);
 }
 
 function unifiedAlert(request: Parameters<WebhookIntegration['messages']>[0], alert: unknown): WebhookMessage {

@@ -98,3 +98,37 @@ export function list(value: unknown, ...path: (string | number)[]): unknown[] {
   if (!Array.isArray(found)) throw new JsonableError(`${['payload', ...path].join('.')} is not a list`);
   return found;
 }
+
+/** A payload field that must be an integer. */
+export function int(value: unknown, ...path: (string | number)[]): number {
+  const found = dig(value, ...path);
+  if (typeof found !== 'number' || !Number.isInteger(found)) {
+    throw new JsonableError(`${['payload', ...path].join('.')} is not an integer`);
+  }
+  return found;
+}
+
+/** A payload field that must be a boolean. */
+export function bool(value: unknown, ...path: (string | number)[]): boolean {
+  const found = dig(value, ...path);
+  if (typeof found !== 'boolean') throw new JsonableError(`${['payload', ...path].join('.')} is not a boolean`);
+  return found;
+}
+
+/** A payload field that must be a string or null (Zulip's check_none_or(check_string)). */
+export function strOrNull(value: unknown, ...path: (string | number)[]): string | null {
+  return dig(value, ...path) === null ? null : str(value, ...path);
+}
+
+/** Whether an object has the key (Python's `key in payload`). */
+export function has(value: unknown, key: string, ...path: (string | number)[]): boolean {
+  const found = dig(value, ...path);
+  return found !== null && typeof found === 'object' && key in found;
+}
+
+/** Python's truth of a JSON value. */
+export function truthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (value && typeof value === 'object') return Object.keys(value).length > 0;
+  return Boolean(value);
+}

@@ -1,5 +1,6 @@
 // Every integration by the name in its URL, /api/v1/external/<name> (Zulip's names).
 import { alertmanager } from './alertmanager';
+import { github } from './github';
 import { grafana } from './grafana';
 import type { WebhookIntegration } from './integration';
 import { json } from './json';
@@ -8,4 +9,5 @@ export const INTEGRATIONS: ReadonlyMap<string, WebhookIntegration> = new Map([
   ['json', json],
   ['alertmanager', alertmanager],
   ['grafana', grafana],
+  ['github', github],
 ]);

@@ -12,8 +12,8 @@ export const FIXTURES_DIR = path.join(__dirname, 'fixtures');
 export interface ZulipCase {
   test: string;
   fixture?: string;
-  /** A body the test wrote itself instead of a fixture. */
-  body?: string | null;
+  /** A body the test wrote itself instead of a fixture (an object: sent as JSON). */
+  body?: string | Record<string, unknown> | null;
   /** The webhook URL's query, with APIKEY for the bot's key. */
   query: string;
   /** Absent: application/json; null: none sent. */
@@ -90,7 +90,9 @@ export async function postCase(
   const body =
     testCase.fixture !== undefined
       ? fs.readFileSync(path.join(FIXTURES_DIR, integration, `${testCase.fixture}.json`), 'utf8')
-      : (testCase.body ?? '');
+      : typeof testCase.body === 'object' && testCase.body !== null
+        ? JSON.stringify(testCase.body)
+        : (testCase.body ?? '');
   const headers: Record<string, string> = { ...extraHeaders };
   for (const [name, value] of Object.entries(testCase.headers ?? {})) headers[headerName(name)] = value;
   if (testCase.contentType !== null) headers['content-type'] = testCase.contentType ?? 'application/json';

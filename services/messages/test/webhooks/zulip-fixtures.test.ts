@@ -17,7 +17,10 @@ import {
 } from './harness';
 
 /** Event headers Zulip's tests derive from the fixture's name (each view's fixture_to_headers). */
-const FIXTURE_HEADERS: Record<string, (fixture: string) => Record<string, string>> = {};
+const FIXTURE_HEADERS: Record<string, (fixture: string) => Record<string, string>> = {
+  // get_http_headers_from_filename: the name up to "__" is the event.
+  github: (fixture) => ({ 'x-github-event': fixture.split('__')[0]! }),
+};
 
 /**
  * Zulip tests whose facts the table could not take (they patch Zulip's internals rather than post
@@ -28,7 +31,7 @@ const NOT_IN_TABLE: Record<string, Record<string, string>> = {};
 /** integration → Zulip test name → why we post something else. */
 const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {};
 
-const INTEGRATIONS = ['json', 'alertmanager', 'grafana'];
+const INTEGRATIONS = ['json', 'alertmanager', 'grafana', 'github'];
 
 let stack: Stack;
 let owner: TestUser;
