@@ -16,6 +16,7 @@ import { linkedUploadPathIds } from './attachments';
 import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
 import { sanitizeUrl } from './url-sanitizer';
 import { globalTimeDatetime } from './global-times';
+import { CODE_LANGUAGE_NAMES } from './code-languages';
 import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
 import {
   emoticonMatches,
@@ -502,49 +503,10 @@ function linkFacts(state: StateCore): void {
   visit(state.tokens);
 }
 
-const PRETTY_LANGUAGES: Record<string, string> = {
-  py: 'Python',
-  python: 'Python',
-  python3: 'Python',
-  js: 'JavaScript',
-  javascript: 'JavaScript',
-  ts: 'TypeScript',
-  typescript: 'TypeScript',
-  java: 'Java',
-  c: 'C',
-  cpp: 'C++',
-  'c++': 'C++',
-  cs: 'C#',
-  csharp: 'C#',
-  go: 'Go',
-  golang: 'Go',
-  rust: 'Rust',
-  rs: 'Rust',
-  rb: 'Ruby',
-  ruby: 'Ruby',
-  sh: 'Bash',
-  bash: 'Bash',
-  shell: 'Bash',
-  console: 'Bash Session',
-  sql: 'SQL',
-  json: 'JSON',
-  yaml: 'YAML',
-  yml: 'YAML',
-  html: 'HTML',
-  css: 'CSS',
-  xml: 'XML',
-  md: 'Markdown',
-  markdown: 'Markdown',
-  text: 'Text only',
-  kotlin: 'Kotlin',
-  swift: 'Swift',
-  php: 'PHP',
-  haskell: 'Haskell',
-  scala: 'Scala',
-};
-
 function codeBlock(content: string, language: string): string {
-  const pretty = language ? (PRETTY_LANGUAGES[language.toLowerCase()] ?? language) : '';
+  // Zulip names the language as Pygments' lexer for it (js → JavaScript), else as written.
+  const known = Object.hasOwn(CODE_LANGUAGE_NAMES, language.toLowerCase());
+  const pretty = known ? CODE_LANGUAGE_NAMES[language.toLowerCase()] : language;
   const attribute = pretty ? ` data-code-language="${escapeHtml(pretty)}"` : '';
   // As Zulip's code blocks: trailing spaces of each line dropped, the last line ended, ' escaped.
   const lines = content.replace(/[ \t]+$/gm, '');

@@ -36,7 +36,7 @@ const NOT_MET: Record<string, string[]> = {
     'tex_inline_error_no_markdown_inside',
     'tex_display_error_no_markdown_inside',
   ],
-  'code highlighting: no Pygments-style token spans, no language display names beyond a short table': [
+  'code highlighting: code is not split into Pygments token spans yet': [
     'codeblock_hilite_python',
     'codeblock_canonicalize_lang_alias',
     'codeblock_hilite_shebang_feature_no_path_1',
