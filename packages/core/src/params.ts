@@ -107,6 +107,10 @@ export const param = {
   bool(): ParamType<boolean> {
     return param.json(v.bool());
   },
+  /** A Unix time in seconds (an integer) that every store here holds (v.timestamp). */
+  timestamp(): ParamType<number> {
+    return param.json(v.timestamp());
+  },
 };
 
 interface ParamSpec<T> {

@@ -47,6 +47,29 @@ export const isDatabaseId = (value: unknown): value is number =>
  */
 export const id = (): Validator<number> => int({ min: 0, max: MAX_DATABASE_ID });
 
+/**
+ * Unix times (seconds) every store here holds: years 1 to 9999. Prisma writes a Date as
+ * four-digit-year ISO text, which PostgreSQL reads, and Python's datetime (Zulip's) stops there too;
+ * a JavaScript Date goes further, so a later time would pass here and fail in the database.
+ */
+export const MIN_TIMESTAMP_SECONDS = -62_135_596_800; // 0001-01-01T00:00:00Z
+export const MAX_TIMESTAMP_SECONDS = 253_402_300_799; // 9999-12-31T23:59:59Z
+
+/**
+ * A Unix time in seconds within MIN/MAX_TIMESTAMP_SECONDS: "X is too large" / "is too small"
+ * past them. `fractional`: a float is accepted too (a draft's timestamp); otherwise an integer.
+ */
+export function timestamp(options: { fractional?: boolean } = {}): Validator<number> {
+  const integer = int({ min: MIN_TIMESTAMP_SECONDS, max: MAX_TIMESTAMP_SECONDS });
+  return (value, varName) => {
+    if (!options.fractional || typeof value !== 'number' || Number.isInteger(value) || !Number.isFinite(value))
+      return integer(value, varName);
+    if (value > MAX_TIMESTAMP_SECONDS) return fail(`${varName} is too large`);
+    if (value < MIN_TIMESTAMP_SECONDS) return fail(`${varName} is too small`);
+    return value;
+  };
+}
+
 export function bool(): Validator<boolean> {
   return (value, varName) => (typeof value === 'boolean' ? value : fail(`${varName} is not a boolean`));
 }

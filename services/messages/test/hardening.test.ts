@@ -125,4 +125,25 @@ describe('finding 8: text PostgreSQL cannot store is refused before it', () => {
     const draft = { type: 'stream', to: [general.id], topic: 't', content: 'x', timestamp: 1e300 };
     refused(await post('/drafts', { drafts: JSON.stringify([draft]) }), 'drafts[0]["timestamp"] is too large');
   });
+
+  test('timestamps past year 9999 (what PostgreSQL, JavaScript and Python dates all hold) are refused, not a 500', async () => {
+    const future = Math.floor(Date.now() / 1000) + 3600;
+    for (const timestamp of [1e12, 253402300800, 8.64e12 - 1]) {
+      const draft = { type: 'stream', to: [general.id], topic: 't', content: 'x', timestamp };
+      refused(await post('/drafts', { drafts: JSON.stringify([draft]) }), 'drafts[0]["timestamp"] is too large');
+      const scheduled = await post('/scheduled_messages', {
+        type: 'stream',
+        to: general.id,
+        topic: 't',
+        content: 'later',
+        scheduled_delivery_timestamp: timestamp,
+      });
+      refused(scheduled, 'scheduled_delivery_timestamp is too large');
+    }
+    // The last second of year 9999 is a draft's time; a delivery within the hour still schedules.
+    const lastSecond = { type: 'stream', to: [general.id], topic: 't', content: 'x', timestamp: 253402300799 };
+    expect((await post('/drafts', { drafts: JSON.stringify([lastSecond]) })).status).toBe(200);
+    const soon = { type: 'stream', to: general.id, topic: 't', content: 'soon', scheduled_delivery_timestamp: future };
+    expect((await post('/scheduled_messages', soon)).status).toBe(200);
+  });
 });

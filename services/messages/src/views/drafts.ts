@@ -10,14 +10,6 @@ const nonBlank = v.refine(v.str({ allowNullBytes: true }), (value, name) => {
 /** A draft's content and topic: the action refuses NUL in Zulip's words ("Message must not contain null bytes"). */
 const ACTION_REFUSES_NUL = { allowNullBytes: true };
 
-/** The latest time a JavaScript Date (and so the draft's timestamp column, through Prisma) can hold, in seconds. */
-const MAX_TIMESTAMP_SECONDS = 8.64e12;
-
-function checkTimestamp(value: number, name: string): number {
-  if (value > MAX_TIMESTAMP_SECONDS) throw new InvalidArgumentError(`${name} is too large`);
-  return value;
-}
-
 /** A draft object as clients send it: id is set by the server, timestamp optional. */
 const draftValidator: v.Validator<DraftInput> = v.object(
   {
@@ -27,8 +19,8 @@ const draftValidator: v.Validator<DraftInput> = v.object(
     content: nonBlank,
   },
   {
-    timestamp: (value, name) =>
-      typeof value === 'number' && Number.isFinite(value) ? checkTimestamp(value, name) : v.int()(value, name),
+    // Zulip takes an int or a float here.
+    timestamp: v.timestamp({ fractional: true }),
   },
 );
 

@@ -42,8 +42,8 @@ const parseTo = (type: 'stream' | 'private', raw: string) =>
 const recipientType = (type: string): 'stream' | 'private' =>
   type === 'stream' || type === 'channel' ? 'stream' : 'private';
 
-/** A delivery time as Unix seconds a Date can hold. */
-const timestamp = param.int({ min: -8.64e12, max: 8.64e12 });
+/** A delivery time as Unix seconds the database can hold. */
+const timestamp = param.timestamp();
 
 /** GET /scheduled_messages */
 export async function getScheduledMessages({ deps, requester }: AuthedContext<MessagesDeps>) {
