@@ -25,13 +25,16 @@ export interface DeleteTopicJobData {
 
 /**
  * Uploads no message links any more. Enqueued with {attachmentIds} after messages are deleted;
- * scheduled by the uploads service with {unreferencedOlderThanWeeks}.
+ * scheduled by the uploads service with {unreferencedOlderThanWeeks}; delayed by the uploads
+ * service's UPLOADS_TUS_EXPIRE_AFTER_MS with {unfinishedUpload} when a tus upload is created.
  */
 export interface UploadsCleanupJobData {
   /** Delete these now, if no message links them. */
   attachmentIds?: number[];
   /** Delete every unlinked upload older than this. */
   unreferencedOlderThanWeeks?: number;
+  /** A resumable upload's path id: removed (bytes, tus metadata) unless it became an attachment. */
+  unfinishedUpload?: string;
 }
 
 /**

@@ -28,6 +28,10 @@ export const uploadsEnvSpec = {
     'how often the clean-up of unreferenced uploads runs, in milliseconds',
     24 * 3600 * 1000,
   ),
+  UPLOADS_TUS_EXPIRE_AFTER_MS: env.int(
+    'a resumable (tus) upload not finished this many milliseconds after its creation is removed (its bytes and tus metadata) by the worker',
+    24 * 3600 * 1000,
+  ),
 };
 
 export type UploadsEnv = EnvOf<typeof uploadsEnvSpec>;
@@ -47,6 +51,7 @@ export function loadUploadsConfig(source: NodeJS.ProcessEnv): UploadsConfig {
   if (values.UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS < 1)
     problems.push('UPLOADS_DELETE_UNREFERENCED_AFTER_WEEKS must be at least 1');
   if (values.UPLOADS_CLEANUP_EVERY_MS < 100) problems.push('UPLOADS_CLEANUP_EVERY_MS must be at least 100');
+  if (values.UPLOADS_TUS_EXPIRE_AFTER_MS < 1000) problems.push('UPLOADS_TUS_EXPIRE_AFTER_MS must be at least 1000');
   if (problems.length) throw new EnvError(`Bad configuration:\n  - ${problems.join('\n  - ')}`);
   return {
     env: values,

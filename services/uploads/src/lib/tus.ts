@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { JOB_QUEUES } from '@teamchat/bus';
 import { JsonableError, type Requester } from '@teamchat/core';
 import { s3ClientConfig, uploadKeys } from '@teamchat/storage';
 import { FileStore } from '@tus/file-store';
@@ -193,7 +194,7 @@ function createTusStorage(deps: Omit<UploadsDeps, 'tus'>): TusStorage {
   }
   // Writes "<path id>" and "<path id>.info" in the bucket (see uploadKeys), and caches the
   // metadata in Redis: a forgotten upload must leave the cache too, or tus still knows it.
-  const cacheKeys = deps.bus.keys.custom('uploads', 'tus-meta', '');
+  const cacheKeys = tusMetadataCacheKey(deps.bus.keys, '');
   const cache = new ExpiringRedisKvStore<MetadataValue>(deps.redis, cacheKeys, 7 * 24 * 3600);
   // The S3 store keeps a not yet part-sized tail as "<path id>.part" and does not remove it.
   const leftovers = (pathId: string) => deps.storage.delete([`${pathId}.part`]);
@@ -212,6 +213,32 @@ function createTusStorage(deps: Omit<UploadsDeps, 'tus'>): TusStorage {
       await cache.delete(pathId);
     },
   };
+}
+
+/** The Redis key of an upload's cached tus metadata (S3 store); the worker's expiry removes it too. */
+export function tusMetadataCacheKey(keys: { custom(...parts: string[]): string }, pathId: string): string {
+  return keys.custom('uploads', 'tus-meta', '') + pathId;
+}
+
+/**
+ * Unfinished uploads expire: each creation enqueues the worker's uploads-cleanup job for that
+ * upload, delayed by UPLOADS_TUS_EXPIRE_AFTER_MS; it removes the bytes and tus metadata unless
+ * the upload became an attachment. (S3 multipart parts of an abandoned upload: the bucket's
+ * AbortIncompleteMultipartUpload lifecycle rule, docs/operations.md.)
+ */
+async function scheduleExpiry(deps: Omit<UploadsDeps, 'tus'>, pathId: string): Promise<void> {
+  await deps.jobs.queue(JOB_QUEUES.uploadsCleanup).add(
+    'expire-unfinished-upload',
+    { unfinishedUpload: pathId },
+    {
+      delay: deps.config.env.UPLOADS_TUS_EXPIRE_AFTER_MS,
+      jobId: `tus-expiry-${encodeUploadId(pathId)}`,
+      removeOnComplete: true,
+      removeOnFail: 100,
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 1000 },
+    },
+  );
 }
 
 export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker): Server {
@@ -279,6 +306,7 @@ export function createTusServer(deps: Omit<UploadsDeps, 'tus'>, locker: Locker):
         if (error instanceof JsonableError) throw reject(413, error.message);
         throw error;
       }
+      await scheduleExpiry(deps, upload.id);
       return { metadata: { ...upload.metadata, user_id: String(requester.userId) } };
     },
     // An unexpected failure (a store's error, whose text names server paths) is logged, and the

@@ -4,7 +4,10 @@
 // only those messages linked; each is deleted if it is still unlinked (it may have been shared
 // again meanwhile). {unreferencedOlderThanWeeks} — the repeatable run the uploads service
 // schedules, deleting every upload never linked (or no longer linked) that is older than that
-// (Zulip's delete_old_unclaimed_attachments). Batches of 1000; each batch is one transaction
+// (Zulip's delete_old_unclaimed_attachments). {unfinishedUpload} — a resumable (tus) upload's
+// expiry, enqueued by the uploads service at its creation and delayed by
+// UPLOADS_TUS_EXPIRE_AFTER_MS: unless it became an attachment, its bytes, its tus metadata and
+// the S3 store's buffered tail are removed (it has no row). Batches of 1000; each batch is one transaction
 // that deletes the rows, tells the owners' clients, and removes the bytes before committing,
 // so a storage failure changes nothing and the retried job finds the same uploads.
 //
@@ -51,8 +54,24 @@ async function deleteBatch(deps: BaseDeps, files: ObjectStorage, filter: Prisma.
   });
 }
 
+/** An unfinished tus upload past its horizon: removed unless it was recorded as an attachment. */
+async function expireUnfinishedUpload(deps: BaseDeps, pathId: string): Promise<{ deleted: number }> {
+  if (await deps.db.attachment.count({ where: { path_id: pathId } })) return { deleted: 0 };
+  const files = createStorage(loadStorageConfig(process.env));
+  try {
+    // The file store's "<key>.json" or the S3 store's "<key>.info", and its not yet part-sized "<key>.part".
+    await files.delete([...uploadKeys(files, pathId), `${pathId}.part`]);
+  } finally {
+    await files.close();
+  }
+  // The uploads service's cache of the S3 store's metadata (services/uploads/src/lib/tus.ts).
+  await deps.redis.del(deps.bus.keys.custom('uploads', 'tus-meta', '') + pathId);
+  return { deleted: 1 };
+}
+
 async function processUploadsCleanup(job: Job<UploadsCleanupJobData>, deps: BaseDeps): Promise<{ deleted: number }> {
-  const { attachmentIds, unreferencedOlderThanWeeks } = job.data;
+  const { attachmentIds, unreferencedOlderThanWeeks, unfinishedUpload } = job.data;
+  if (unfinishedUpload !== undefined) return expireUnfinishedUpload(deps, unfinishedUpload);
   let filter: Prisma.Sql;
   if (attachmentIds !== undefined) {
     if (attachmentIds.length === 0) return { deleted: 0 };
