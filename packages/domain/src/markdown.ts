@@ -85,6 +85,32 @@ function zulipSyntax(md: MarkdownIt): void {
   md.disable(['reference', 'emphasis', 'strikethrough']);
   // Zulip's own emphasis: one-line patterns, * only (not _), tried at each * or ~.
   md.inline.ruler.before('emphasis', 'zulip_emphasis', zulipEmphasisRule);
+  // Spaces at the end of a line stay, as Zulip keeps them (CommonMark drops them, or makes two a break).
+  const paragraph = (
+    md.block.ruler as unknown as { __rules__: { name: string; fn: MarkdownIt.ParserBlock.RuleBlock }[] }
+  ).__rules__.find((rule) => rule.name === 'paragraph')!.fn;
+  md.block.ruler.at('paragraph', (state, startLine, endLine, silent) => {
+    if (!paragraph(state, startLine, endLine, silent)) return false;
+    const inline = state.tokens[state.tokens.length - 2];
+    if (inline?.type === 'inline' && inline.map) {
+      inline.content = state.getLines(inline.map[0], inline.map[1], state.blkIndent, false).trimStart();
+    }
+    return true;
+  });
+  md.inline.ruler.at('newline', (state, silent) => {
+    if (state.src.charCodeAt(state.pos) !== 0x0a /* \n */) return false;
+    if (!silent) state.push('softbreak', 'br', 0);
+    state.pos++;
+    return true;
+  });
+  // A tight list item's nested list follows its text directly (<li>text<ul>), as in Zulip.
+  for (const rule of ['bullet_list_open', 'ordered_list_open']) {
+    md.renderer.rules[rule] = (tokens, idx, options, _env, self) => {
+      const html = self.renderToken(tokens, idx, options);
+      const previous = tokens[idx - 1];
+      return previous?.type === 'paragraph_close' && previous.hidden ? html.replace(/^\n/, '') : html;
+    };
+  }
   // Text and inline code escape only what HTML needs outside attributes: quotes stay as typed.
   md.renderer.rules.text = (tokens, idx) => escapeText(tokens[idx].content);
   md.renderer.rules.code_inline = (tokens, idx) => `<code>${escapeText(tokens[idx].content)}</code>`;
