@@ -25,6 +25,18 @@ export interface Mailer {
   close(): void;
 }
 
+/**
+ * Text of people's (names, organisation names) made safe for a header: control characters
+ * (CR/LF among them) become spaces, and RFC 2047's encoded-word opener "=?" gets a zero-width
+ * space inside it. That breaks the syntax, so no mail program decodes text a person typed as if
+ * the server had encoded it, and makes the value non-ASCII, so the mail library itself
+ * RFC 2047-encodes the whole of it rather than passing it raw.
+ */
+export function headerText(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is replaced
+  return text.replace(/[\x00-\x1f\x7f]/g, ' ').replaceAll('=?', '=\u200b?');
+}
+
 export function createMailer(
   config: Pick<
     NotificationsConfig,
@@ -39,12 +51,13 @@ export function createMailer(
   logger: Pick<Logger, 'info' | 'warn'>,
 ): Mailer {
   const from = (name?: string) =>
-    name ? { name, address: config.NOREPLY_EMAIL_ADDRESS } : config.NOREPLY_EMAIL_ADDRESS;
-  // The same message whether it is sent or written to a file.
+    name ? { name: headerText(name), address: config.NOREPLY_EMAIL_ADDRESS } : config.NOREPLY_EMAIL_ADDRESS;
+  // The same message whether it is sent or written to a file; header text from people is
+  // neutralised here, for every email.
   const message = (email: OutgoingEmail) => ({
     from: from(email.fromName),
     to: email.to,
-    subject: email.subject,
+    subject: headerText(email.subject),
     text: email.text,
     html: email.html,
     messageId: email.messageId,

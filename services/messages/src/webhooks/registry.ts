@@ -1,6 +1,7 @@
 // Every integration by the name in its URL, /api/v1/external/<name> (Zulip's names).
 import { alertmanager } from './alertmanager';
 import { github } from './github';
+import { gitlab } from './gitlab';
 import { grafana } from './grafana';
 import type { WebhookIntegration } from './integration';
 import { json } from './json';
@@ -10,4 +11,5 @@ export const INTEGRATIONS: ReadonlyMap<string, WebhookIntegration> = new Map([
   ['alertmanager', alertmanager],
   ['grafana', grafana],
   ['github', github],
+  ['gitlab', gitlab],
 ]);

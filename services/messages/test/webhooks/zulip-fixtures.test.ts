@@ -20,6 +20,16 @@ import {
 const FIXTURE_HEADERS: Record<string, (fixture: string) => Record<string, string>> = {
   // get_http_headers_from_filename: the name up to "__" is the event.
   github: (fixture) => ({ 'x-github-event': fixture.split('__')[0]! }),
+  // "push_hook__push_commits_more_than_limit" → "Push Hook"; build fixtures set theirs in the test.
+  gitlab: (fixture): Record<string, string> =>
+    fixture.startsWith('build')
+      ? {}
+      : {
+          'x-gitlab-event': fixture
+            .split('__')[0]!
+            .replaceAll('_', ' ')
+            .replace(/[A-Za-z]+/g, (word) => word[0]!.toUpperCase() + word.slice(1).toLowerCase()),
+        },
 };
 
 /**
@@ -31,7 +41,7 @@ const NOT_IN_TABLE: Record<string, Record<string, string>> = {};
 /** integration → Zulip test name → why we post something else. */
 const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {};
 
-const INTEGRATIONS = ['json', 'alertmanager', 'grafana', 'github'];
+const INTEGRATIONS = ['json', 'alertmanager', 'grafana', 'github', 'gitlab'];
 
 let stack: Stack;
 let owner: TestUser;
