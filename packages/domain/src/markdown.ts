@@ -103,6 +103,15 @@ function zulipSyntax(md: MarkdownIt): void {
     state.pos++;
     return true;
   });
+  // Zulip continues a bulleted list whatever the bullet (* - +); CommonMark starts a new list.
+  md.core.ruler.after('block', 'zulip_join_bullet_lists', (state) => {
+    const tokens = state.tokens;
+    for (let index = tokens.length - 2; index >= 0; index--) {
+      const [close, open] = [tokens[index], tokens[index + 1]];
+      if (close.type === 'bullet_list_close' && open.type === 'bullet_list_open' && close.level === open.level)
+        tokens.splice(index, 2);
+    }
+  });
   // A tight list item's nested list follows its text directly (<li>text<ul>), as in Zulip.
   for (const rule of ['bullet_list_open', 'ordered_list_open']) {
     md.renderer.rules[rule] = (tokens, idx, options, _env, self) => {
