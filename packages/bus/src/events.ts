@@ -9,7 +9,7 @@
 
 import type { Logger } from '@teamchat/core';
 import type { Db, Prisma, Tx } from '@teamchat/db';
-import type { Checked, EventInput, ZulipEvent } from './event-types';
+import type { ZulipEvent, ZulipEventWithSql } from './event-types';
 import {
   outboxInsertSql,
   PublishedRowDeleter,
@@ -33,6 +33,8 @@ export interface IntakeEntry {
   users: Recipient[];
   /** Local echo of a message event, for the event tier only (never shown to clients as such). */
   echo?: LocalEcho;
+  /** A channel message's: whether its channel is private (OutboxPayload.inviteOnly). */
+  inviteOnly?: boolean;
   /**
    * With recipient shards (EVENT_RECIPIENT_SHARDS > 1): the shard this entry serves, of how many.
    * `users` then lists only that shard's users, and realm-wide queues take the entry only when
@@ -51,7 +53,7 @@ export function recipientShard(userId: number, shards: number): number {
  * gets them, even with no recipient of its own.
  */
 function reachesRealmWideQueues(event: ZulipEvent): boolean {
-  return event.type === 'message' && (event.message as { type?: string } | undefined)?.type === 'stream';
+  return event.type === 'message' && event.message.type === 'stream';
 }
 
 export const DEFAULT_EVENT_PARTITIONS = 8;
@@ -202,12 +204,7 @@ export class EventBus {
    * Sends `event` to `users` once the transaction `tx` commits (Zulip's send_event_on_commit).
    * The event is stored in the outbox inside the transaction, so it is never lost.
    */
-  async sendEventOnCommit<const E extends EventInput>(
-    tx: Tx,
-    realmId: number,
-    event: E & Checked<E>,
-    users: Recipient[],
-  ): Promise<void> {
+  async sendEventOnCommit(tx: Tx, realmId: number, event: ZulipEvent, users: Recipient[]): Promise<void> {
     if (users.length === 0) return;
     const write = this.write({ realmId, event, users });
     const [row] = await tx.db.$queryRaw<OutboxRow[]>(write.sql);
@@ -221,11 +218,13 @@ export class EventBus {
    * event is written for (none: no event). Put `.sql` in the statement, then `.publish(row)`
    * with the row it returned once it has committed.
    */
-  outboxWrite<const E extends EventInput>(insert: {
+  outboxWrite(insert: {
     realmId: number;
-    event: E & Checked<E>;
+    event: ZulipEventWithSql;
     users: Recipient[] | Prisma.Sql;
     echo?: LocalEcho;
+    /** A channel message's: whether its channel is private (realm-wide queues take public ones only). */
+    inviteOnly?: boolean;
     from?: Prisma.Sql;
   }): OutboxWrite {
     return this.write(insert);
@@ -237,13 +236,9 @@ export class EventBus {
   }
 
   /** Sends an event that changes no stored state (typing): no transaction, no outbox. */
-  async sendTransientEvent<const E extends EventInput>(
-    realmId: number,
-    event: E & Checked<E>,
-    users: Recipient[],
-  ): Promise<void> {
+  async sendTransientEvent(realmId: number, event: ZulipEvent, users: Recipient[]): Promise<void> {
     if (users.length === 0) return;
-    await this.publish({ realmId, event: event as ZulipEvent, users });
+    await this.publish({ realmId, event, users });
   }
 
   /** The after-commit publish: counted and logged when it fails (the relay sends the row later), never rejects. */

@@ -35,13 +35,16 @@ export {
   type IntakeEntry,
 } from './events';
 export {
-  type Checked,
-  type EventInput,
+  ZULIP_EVENT_TYPES,
+  type EventFieldsOf,
   type OpsOf,
   type ZulipEvent,
+  type ZulipEventByType,
   type ZulipEventOf,
   type ZulipEventType,
+  type ZulipEventWithSql,
 } from './event-types';
+export { EVENT_SCHEMAS, eventProblems, type EventSchemas, type EventSettingValue } from './event-schema';
 export { committedSince, outboxMark } from './inspect';
 export {
   OUTBOX_DELETE_INTERVAL_MS,

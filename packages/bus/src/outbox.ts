@@ -18,6 +18,11 @@ export interface OutboxPayload {
   event: ZulipEvent;
   users: Recipient[];
   echo?: LocalEcho;
+  /**
+   * A channel message's: whether its channel is private, as the producer saw it when sending
+   * (realm-wide queues take public channels' messages only). For the event tier, never a client.
+   */
+  inviteOnly?: boolean;
 }
 
 /** An outbox row as its INSERT returns it; `payload` only when the statement computed part of it. */
@@ -34,6 +39,8 @@ export interface OutboxInsert {
   /** The recipients, or a SQL expression of the statement giving them as a jsonb array. */
   users: Recipient[] | Prisma.Sql;
   echo?: LocalEcho;
+  /** A channel message's: whether its channel is private (OutboxPayload.inviteOnly). */
+  inviteOnly?: boolean;
   /** What follows FROM (with any WHERE/HAVING): one row is written per row it yields, none if none. */
   from?: Prisma.Sql;
 }
@@ -51,10 +58,14 @@ export function outboxInsertSql(insert: OutboxInsert): { sql: Prisma.Sql; payloa
     if (value instanceof Prisma.Sql) computed.push(Prisma.sql`${key}::text, ${value}`);
     else known[key] = value;
   }
-  const echo = insert.echo === undefined ? {} : { echo: insert.echo };
+  // Beside the event: the local echo, the channel's privacy.
+  const beside = {
+    ...(insert.echo !== undefined && { echo: insert.echo }),
+    ...(insert.inviteOnly !== undefined && { inviteOnly: insert.inviteOnly }),
+  };
   const from = insert.from === undefined ? Prisma.empty : Prisma.sql`FROM ${insert.from}`;
   if (computed.length === 0 && !(insert.users instanceof Prisma.Sql)) {
-    const payload = { event: known as ZulipEvent, users: insert.users, ...echo };
+    const payload: OutboxPayload = { event: known as ZulipEvent, users: insert.users, ...beside };
     return {
       sql: Prisma.sql`INSERT INTO event_outbox (realm_id, payload, created_at) SELECT ${insert.realmId}::int, ${JSON.stringify(payload)}::jsonb, clock_timestamp() ${from}
         RETURNING id::text AS id, xid::text AS xid`,
@@ -65,7 +76,13 @@ export function outboxInsertSql(insert: OutboxInsert): { sql: Prisma.Sql; payloa
     ? Prisma.sql`${JSON.stringify(known)}::jsonb || jsonb_build_object(${Prisma.join(computed)})`
     : Prisma.sql`${JSON.stringify(known)}::jsonb`;
   const users = insert.users instanceof Prisma.Sql ? insert.users : Prisma.sql`${JSON.stringify(insert.users)}::jsonb`;
-  const rest = insert.echo === undefined ? Prisma.empty : Prisma.sql`, 'echo', ${JSON.stringify(insert.echo)}::jsonb`;
+  const rest = Prisma.join(
+    [
+      insert.echo === undefined ? Prisma.empty : Prisma.sql`, 'echo', ${JSON.stringify(insert.echo)}::jsonb`,
+      insert.inviteOnly === undefined ? Prisma.empty : Prisma.sql`, 'inviteOnly', ${insert.inviteOnly}::boolean`,
+    ],
+    '',
+  );
   return {
     sql: Prisma.sql`INSERT INTO event_outbox (realm_id, payload, created_at)
       SELECT ${insert.realmId}::int, jsonb_build_object('event', ${event}, 'users', ${users}${rest}), clock_timestamp() ${from}

@@ -20,6 +20,7 @@ import {
   type IntakeEntry,
   type OutboxPayload,
   type Redis,
+  type ZulipEvent,
 } from '../src';
 import { PublishedRowDeleter } from '../src/outbox';
 
@@ -231,27 +232,49 @@ test('a hot-path statement writes its row with fields only it knows, and none wh
   expect(await outboxIds()).toEqual([]);
 });
 
-test('local echo travels beside the event, in the row and on the intake', async () => {
+test("local echo and the channel's privacy travel beside the event, in the row and on the intake", async () => {
   const bus = newBus();
+  const event: ZulipEvent = {
+    type: 'message',
+    message: {
+      id: 1,
+      sender_id: 1,
+      sender_email: 'a@example.com',
+      sender_full_name: 'A',
+      sender_realm_str: 'zulip',
+      avatar_url: null,
+      client: 'test',
+      content: 'hi',
+      rendered_content: '<p>hi</p>',
+      is_me_message: false,
+      recipient_id: 3,
+      type: 'stream',
+      display_recipient: 'Denmark',
+      stream_id: 2,
+      subject: 'greetings',
+      topic_links: [],
+      timestamp: 1_700_000_000,
+      reactions: [],
+      submessages: [],
+    },
+  };
   const outbox = bus.outboxWrite({
     realmId: REALM,
-    event: { type: 'message', message: { id: 1, sender_id: 1 } },
+    event,
     users: [1, 2],
     echo: { queueId: 'q', localId: '1.5' },
+    inviteOnly: false,
   });
   const [row] = await db.$queryRaw<{ id: string; xid: string }[]>(outbox.sql);
   const [stored] = await db.$queryRaw<
     { payload: Record<string, unknown> }[]
   >`SELECT payload FROM event_outbox WHERE id = ${BigInt(row.id)}`;
-  expect(stored.payload).toEqual({
-    event: { type: 'message', message: { id: 1, sender_id: 1 } },
-    users: [1, 2],
-    echo: { queueId: 'q', localId: '1.5' },
-  });
+  expect(stored.payload).toEqual({ event, users: [1, 2], echo: { queueId: 'q', localId: '1.5' }, inviteOnly: false });
   await outbox.publish(row);
   const [entry] = await intake(bus);
   expect(entry.echo).toEqual({ queueId: 'q', localId: '1.5' });
-  expect(entry.event).toEqual({ type: 'message', message: { id: 1, sender_id: 1 } });
+  expect(entry.inviteOnly).toBe(false);
+  expect(entry.event).toEqual(event);
 });
 
 test('a failed delete is tried again at the next round; close deletes what is left once held', async () => {

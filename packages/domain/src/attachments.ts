@@ -168,17 +168,22 @@ export async function uploadSpaceUsed(db: Pick<TxClient, '$queryRaw'>, realmId: 
 
 /** The `attachment` event for the owner's clients: add/update carry the dict, remove only the id. */
 export function attachmentEvent(
+  op: 'add' | 'update',
+  attachment: AttachmentDict,
+  uploadSpaceUsedBytes: number,
+): { type: 'attachment'; op: 'add' | 'update'; attachment: AttachmentDict; upload_space_used: number };
+export function attachmentEvent(
+  op: 'remove',
+  attachment: { id: number },
+  uploadSpaceUsedBytes: number,
+): { type: 'attachment'; op: 'remove'; attachment: { id: number }; upload_space_used: number };
+export function attachmentEvent(
   op: 'add' | 'update' | 'remove',
   attachment: AttachmentDict | { id: number },
   uploadSpaceUsedBytes: number,
-): {
-  type: 'attachment';
-  op: 'add' | 'update' | 'remove';
-  attachment: AttachmentDict | { id: number };
-  upload_space_used: number;
-} {
+) {
   return {
-    type: 'attachment',
+    type: 'attachment' as const,
     op,
     attachment: op === 'remove' ? { id: attachment.id } : attachment,
     upload_space_used: uploadSpaceUsedBytes,

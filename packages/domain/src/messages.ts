@@ -149,6 +149,19 @@ export interface ReactionDict {
   user_id: number;
 }
 
+/** One entry of a message's edit history, as stored and shown (Zulip's EditHistoryEvent). */
+export type EditHistoryEntry = {
+  timestamp: number;
+  user_id: number | null;
+  prev_content?: string;
+  prev_rendered_content?: string;
+  prev_rendered_content_version?: number | null;
+  prev_topic?: string;
+  topic?: string;
+  prev_stream?: number;
+  stream?: number;
+};
+
 /** A message in its wide form, before a reader's preferences are applied. */
 export interface WideMessageDict {
   id: number;
@@ -172,7 +185,7 @@ export interface WideMessageDict {
   timestamp: number;
   reactions: ReactionDict[];
   submessages: SubmessageDict[];
-  edit_history?: unknown[];
+  edit_history?: EditHistoryEntry[];
   last_edit_timestamp?: number;
   last_moved_timestamp?: number;
 }
@@ -349,7 +362,7 @@ export function wideMessageDict(row: MessageDictRow, parts: WideDictParts): Wide
     submessages: parts.submessages ?? [],
   };
   if (isStream) dict.stream_id = row.stream_id!;
-  const history = Array.isArray(row.edit_history) ? (row.edit_history as Record<string, unknown>[]) : [];
+  const history = Array.isArray(row.edit_history) ? (row.edit_history as unknown as EditHistoryEntry[]) : [];
   if (history.length > 0) {
     dict.edit_history = history;
     // Newest first: the last content edit, and the last move that was not just (un)resolving.
@@ -385,11 +398,16 @@ export function finalizeMessageDict(wide: WideMessageDict, options: FinalizeOpti
   };
 }
 
+/** A draft's type as the API names it: a channel message, a direct message, or not yet chosen (""). */
+function draftType(type: string): 'stream' | 'private' | '' {
+  return type === 'stream' || type === 'private' ? type : '';
+}
+
 /** A draft as the API shows it (Zulip's Draft.to_dict). */
 export function draftDict(draft: Draft) {
   return {
     id: draft.id,
-    type: draft.type,
+    type: draftType(draft.type),
     to: draft.to,
     topic: draft.topic,
     content: draft.content,

@@ -456,7 +456,27 @@ const STREAM_POST_POLICY_BY_GROUP: Record<string, number> = {
   [SystemGroup.MODERATORS]: 4,
 };
 
-export type ApiStream = Record<string, unknown> & { stream_id: number; name: string };
+/** A channel as the API shows it (zulip.yaml BasicChannel; the stream/subscription events declare it too). */
+export type ApiStream = {
+  stream_id: number;
+  name: string;
+  is_archived: boolean;
+  description: string;
+  date_created: number;
+  creator_id: number | null;
+  invite_only: boolean;
+  rendered_description: string;
+  is_web_public: boolean;
+  stream_post_policy: number;
+  message_retention_days: number | null;
+  history_public_to_subscribers: boolean;
+  first_message_id: number | null;
+  is_recently_active: boolean;
+  is_announcement_only: boolean;
+  stream_weekly_traffic: number | null;
+  folder_id: number | null;
+  topics_policy: string;
+} & Record<(typeof API_STREAM_GROUP_SETTINGS)[number], GroupSettingValue | null>;
 
 /**
  * The API objects of channels (zulip.yaml BasicChannel, plus the spec's folder_id,
@@ -503,8 +523,14 @@ export async function streamApiDicts(db: Reader, streams: Stream[]): Promise<Map
       stream_weekly_traffic: null,
       folder_id: stream.folder_id,
       topics_policy: stream.topics_policy,
+      can_add_subscribers_group: valueOf('can_add_subscribers_group'),
+      can_remove_subscribers_group: valueOf('can_remove_subscribers_group'),
+      can_administer_channel_group: valueOf('can_administer_channel_group'),
+      can_send_message_group: valueOf('can_send_message_group'),
+      can_subscribe_group: valueOf('can_subscribe_group'),
+      can_delete_any_message_group: valueOf('can_delete_any_message_group'),
+      can_delete_own_message_group: valueOf('can_delete_own_message_group'),
     };
-    for (const name of API_STREAM_GROUP_SETTINGS) dict[name] = valueOf(name);
     result.set(stream.id, dict);
   }
   return result;

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { committedSince, outboxMark, type LocalEcho, type Recipient } from '@teamchat/bus';
 import type { BaseDeps } from '@teamchat/runtime';
+import { checkDeclaredEvent } from './event-check';
 
 export interface CapturedEvent {
   event: Record<string, any> & { type: string };
@@ -39,7 +40,9 @@ export async function captureEvents(stack: EventSource, fn: () => Promise<unknow
   try {
     const mark = await outboxMark(db);
     await fn();
-    return (await committedSince(db, redis, bus, mark)).map(({ payload }) => ({
+    const committed = await committedSince(db, redis, bus, mark);
+    for (const { payload } of committed) checkDeclaredEvent(payload.event, 'committed');
+    return committed.map(({ payload }) => ({
       event: payload.event as CapturedEvent['event'],
       recipientIds: payload.users.map((user) => (typeof user === 'number' ? user : user.id)).sort((a, b) => a - b),
       ...(payload.users.some((user) => typeof user !== 'number') && { recipients: payload.users }),

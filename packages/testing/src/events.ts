@@ -5,6 +5,7 @@
 
 import type { ApiClient, Params } from './client';
 import type { BaseDeps } from '@teamchat/runtime';
+import { checkDeclaredEvent } from './event-check';
 
 export type ReceivedEvent = { id: number; type: string } & Record<string, any>;
 
@@ -41,6 +42,7 @@ export class EventQueue {
     if (response.status !== 200)
       throw new Error(`GET /events failed: ${response.status} ${JSON.stringify(response.body)}`);
     const events = response.body.events as ReceivedEvent[];
+    for (const event of events) checkDeclaredEvent(event, 'polled');
     for (const event of events) this.lastEventId = Math.max(this.lastEventId, event.id);
     return events;
   }

@@ -1,7 +1,7 @@
 // The `stream` events of channel actions, in Zulip's shapes (zerver/lib/streams.py, actions/streams.py).
 import type { Stream, Tx } from '@teamchat/db';
 import { streamApiDicts } from '@teamchat/domain';
-import type { EventBus, ZulipEventOf } from '@teamchat/bus';
+import type { EventBus, EventSettingValue, ZulipEventOf } from '@teamchat/bus';
 
 type Deps = { bus: EventBus };
 
@@ -22,16 +22,21 @@ export async function sendStreamDeletionEvent(deps: Deps, tx: Tx, streams: Strea
   await deps.bus.sendEventOnCommit(tx, streams[0].realm_id, event, userIds);
 }
 
+/** The fields a stream update event may carry beside its property's new value. */
+export type StreamUpdateExtra = Partial<
+  Pick<ZulipEventOf<'stream', 'update'>, 'rendered_description' | 'history_public_to_subscribers' | 'is_web_public'>
+>;
+
 export async function sendStreamUpdateEvent(
   deps: Deps,
   tx: Tx,
   stream: Pick<Stream, 'id' | 'realm_id' | 'name'>,
   property: string,
-  value: unknown,
+  value: EventSettingValue,
   userIds: number[],
-  extra: Record<string, unknown> = {},
+  extra: StreamUpdateExtra = {},
 ): Promise<void> {
-  const event: ZulipEventOf<'stream'> = {
+  const event: ZulipEventOf<'stream', 'update'> = {
     type: 'stream',
     op: 'update',
     stream_id: stream.id,

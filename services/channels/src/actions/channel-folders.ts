@@ -1,5 +1,5 @@
 // Channel folders: organisation-wide groupings of channels (Zulip's actions/channel_folders.py).
-import type { OpsOf } from '@teamchat/bus';
+import type { EventFieldsOf } from '@teamchat/bus';
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';
 import { transaction, type Tx, type UserProfile } from '@teamchat/db';
 import { activeRealmUserIds, channelFolderDict, isAdministrator, renderMarkdown } from '@teamchat/domain';
@@ -18,7 +18,7 @@ async function sendFolderEvent(
   deps: ChannelsDeps,
   tx: Tx,
   realmId: number,
-  event: { op: OpsOf<'channel_folder'> } & Record<string, unknown>,
+  event: EventFieldsOf<'channel_folder'>,
 ): Promise<void> {
   await deps.bus.sendEventOnCommit(
     tx,

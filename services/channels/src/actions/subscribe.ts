@@ -39,7 +39,7 @@ import {
   webPublicChannelsEnabled,
 } from '../lib/permissions';
 import { pickColors, streamsByName } from '../lib/streams';
-import { subscriptionDicts } from '../lib/subscription-dicts';
+import { subscriptionDicts, type SubscriptionDict } from '../lib/subscription-dicts';
 import { inTransaction } from '../lib/transactions';
 import { usersByPrincipals } from '../lib/users';
 import { sendDefaultStreamsEvent } from './default-streams';
@@ -372,7 +372,7 @@ export async function bulkAddSubscriptions(
     })
   ).filter((sub) => addedKeys.has(`${sub.user_profile_id}:${sub.stream_id}`));
   const newDicts = await subscriptionDicts(db, newSubs, true);
-  const dictsOf = new Map<number, Record<string, unknown>[]>();
+  const dictsOf = new Map<number, SubscriptionDict[]>();
   newSubs.forEach((sub, index) => appendTo(dictsOf, sub.user_profile_id, newDicts[index]));
   for (const user of users) {
     const dicts = dictsOf.get(user.id);

@@ -32,7 +32,13 @@ import {
   type GroupSettingValue,
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
-import { sendStreamCreationEvent, sendStreamDeletionEvent, sendStreamUpdateEvent } from './channel-events';
+import type { EventSettingValue } from '@teamchat/bus';
+import {
+  sendStreamCreationEvent,
+  sendStreamDeletionEvent,
+  sendStreamUpdateEvent,
+  type StreamUpdateExtra,
+} from './channel-events';
 import {
   DELETE_PERMISSION_SETTINGS,
   holderGroupFor,
@@ -268,8 +274,8 @@ async function sendToMetadataUsers(
   tx: Tx,
   stream: Stream,
   property: string,
-  value: unknown,
-  extra: Record<string, unknown> = {},
+  value: EventSettingValue,
+  extra: StreamUpdateExtra = {},
 ): Promise<void> {
   await sendStreamUpdateEvent(deps, tx, stream, property, value, await metadataAccessUserIds(tx.db, stream), extra);
 }
@@ -283,7 +289,7 @@ async function applyVisibilityChange(
   tx: Tx,
   stream: Stream,
   change: () => Promise<unknown>,
-  describe: (after: Stream) => { property: string; value: unknown; extra?: Record<string, unknown> },
+  describe: (after: Stream) => { property: string; value: EventSettingValue; extra?: StreamUpdateExtra },
 ): Promise<Stream> {
   const before = new Set(await metadataAccessUserIds(tx.db, stream));
   await change();

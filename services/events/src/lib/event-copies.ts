@@ -3,11 +3,13 @@
 // rewrite, legacy forms for clients without a capability). Producers may put internal fields
 // in an event, named with a leading "_" (e.g. message._external_avatar); no client sees them.
 
-import type { ZulipEvent } from '@teamchat/bus';
-import { narrowMatchesMessage, SERVER_LIMITS, type NarrowableMessage } from '@teamchat/domain';
+import type { ZulipEvent, ZulipEventOf } from '@teamchat/bus';
+import { narrowMatchesMessage, SERVER_LIMITS } from '@teamchat/domain';
 import type { QueueDescriptor } from './queue-options';
 
-type EventObject = Record<string, unknown>;
+/** A copy of an event as a queue gets it (JSON). */
+type EventCopy = Record<string, unknown>;
+type MessageEvent = ZulipEventOf<'message'>;
 
 const EMPTY_TOPIC_NAME = SERVER_LIMITS.realm_empty_topic_display_name;
 
@@ -17,38 +19,39 @@ export function copyClassOf(descriptor: QueueDescriptor): string {
   return JSON.stringify(shape);
 }
 
-function accepts(descriptor: QueueDescriptor, event: EventObject): boolean {
-  const type = event.type as string;
+function accepts(descriptor: QueueDescriptor, event: ZulipEvent, flags: string[]): boolean {
+  const type = event.type;
   if (descriptor.eventTypes !== null) {
     if (!descriptor.eventTypes.includes(type)) return false;
     // Clients asking for both get the modern user_topic events only.
     if (type === 'muted_topics' && descriptor.eventTypes.includes('user_topic')) return false;
   }
   const capabilities = descriptor.capabilities;
-  if (type === 'message') {
-    return narrowMatchesMessage(descriptor.narrow, event.message as NarrowableMessage, (event.flags as string[]) ?? []);
+  switch (event.type) {
+    case 'message':
+      return narrowMatchesMessage(descriptor.narrow, event.message, flags);
+    case 'typing':
+      return event.stream_id === undefined || capabilities.stream_typing_notifications === true;
+    case 'update_display_settings':
+    case 'update_global_notifications':
+      return !capabilities.user_settings_object;
+    case 'user_group':
+      if (event.op === 'remove') return !capabilities.include_deactivated_groups;
+      if (event.op === 'update' && event.data.deactivated !== undefined)
+        return capabilities.include_deactivated_groups === true;
+      return true;
+    default:
+      return true;
   }
-  if (type === 'typing' && 'stream_id' in event) return capabilities.stream_typing_notifications === true;
-  if (
-    (type === 'update_display_settings' || type === 'update_global_notifications') &&
-    capabilities.user_settings_object
-  )
-    return false;
-  if (type === 'user_group') {
-    const data = (event.data ?? {}) as EventObject;
-    if (event.op === 'remove') return !capabilities.include_deactivated_groups;
-    if (event.op === 'update' && 'deactivated' in data) return capabilities.include_deactivated_groups === true;
-  }
-  return true;
 }
 
-function withoutInternalFields(object: EventObject): EventObject {
-  const out: EventObject = {};
+function withoutInternalFields(object: object): EventCopy {
+  const out: EventCopy = {};
   for (const [key, value] of Object.entries(object)) if (!key.startsWith('_')) out[key] = value;
   return out;
 }
 
-function finalizeMessage(descriptor: QueueDescriptor, message: EventObject): EventObject {
+function finalizeMessage(descriptor: QueueDescriptor, message: MessageEvent['message']): EventCopy {
   const out = withoutInternalFields(message);
   if (descriptor.applyMarkdown) {
     out.content = message.rendered_content ?? message.content;
@@ -62,39 +65,39 @@ function finalizeMessage(descriptor: QueueDescriptor, message: EventObject): Eve
   return out;
 }
 
-function renameEmptyTopic(object: EventObject, ...fields: string[]): EventObject {
-  const out = { ...object };
+function renameEmptyTopic(object: object, ...fields: string[]): EventCopy {
+  const out: EventCopy = { ...object };
   for (const field of fields) if (out[field] === '') out[field] = EMPTY_TOPIC_NAME;
   return out;
 }
 
 /** The queue's form of an accepted event: usually one event, several for legacy bulk deletions. */
-function shape(descriptor: QueueDescriptor, event: EventObject): EventObject[] {
+function shape(descriptor: QueueDescriptor, event: ZulipEvent): EventCopy[] {
   const capabilities = descriptor.capabilities;
   const allowEmptyTopic = capabilities.empty_topic_name === true;
   switch (event.type) {
     case 'message':
-      return [{ ...event, message: finalizeMessage(descriptor, event.message as EventObject) }];
+      return [{ ...event, message: finalizeMessage(descriptor, event.message) }];
     case 'update_message':
       return [allowEmptyTopic ? event : renameEmptyTopic(event, 'orig_subject', 'subject', 'topic')];
     case 'typing':
+      return [allowEmptyTopic ? event : renameEmptyTopic(event, 'topic')];
     case 'delete_message': {
       const renamed = allowEmptyTopic ? event : renameEmptyTopic(event, 'topic');
-      if (event.type === 'typing' || capabilities.bulk_message_deletion || !Array.isArray(event.message_ids))
-        return [renamed];
+      if (capabilities.bulk_message_deletion || event.message_ids === undefined) return [renamed];
       // Clients without bulk_message_deletion get one event per message.
-      const { message_ids: messageIds, ...single } = renamed;
-      return (messageIds as number[]).map((messageId) => ({ ...single, message_id: messageId }));
+      const { message_ids: _messageIds, ...single } = renamed;
+      return event.message_ids.map((messageId) => ({ ...single, message_id: messageId }));
     }
     case 'typing_edit_message': {
-      const recipient = event.recipient as EventObject | undefined;
-      if (allowEmptyTopic || !recipient || recipient.topic !== '') return [event];
+      const recipient = event.recipient;
+      if (allowEmptyTopic || recipient.type !== 'channel' || recipient.topic !== '') return [event];
       return [{ ...event, recipient: renameEmptyTopic(recipient, 'topic') }];
     }
     case 'user_topic':
       return [allowEmptyTopic ? event : renameEmptyTopic(event, 'topic_name')];
     case 'update_message_flags': {
-      const details = event.message_details as Record<string, EventObject> | undefined;
+      const details = event.message_details;
       if (allowEmptyTopic || !details) return [event];
       const renamed = Object.fromEntries(
         Object.entries(details).map(([id, detail]) => [
@@ -111,13 +114,13 @@ function shape(descriptor: QueueDescriptor, event: EventObject): EventObject[] {
     }
     case 'realm_user': {
       // Users the recipient cannot access are announced only to clients that need the full list.
-      if (event.op !== 'add' || !('inaccessible_user' in event)) return [event];
+      if (event.op !== 'add' || event.inaccessible_user === undefined) return [event];
       const { inaccessible_user: inaccessible, ...rest } = event;
       return inaccessible && capabilities.user_list_incomplete ? [] : [rest];
     }
     case 'user_group': {
       // A renamed deactivated group only matters to clients that keep deactivated groups.
-      if (event.op !== 'update' || !('deactivated' in event)) return [event];
+      if (event.op !== 'update' || event.deactivated === undefined) return [event];
       const { deactivated, ...rest } = event;
       return deactivated && !capabilities.include_deactivated_groups ? [] : [rest];
     }
@@ -131,10 +134,13 @@ function shape(descriptor: QueueDescriptor, event: EventObject): EventObject[] {
  * (the recipient's own fields, such as message flags; null when the user was not a
  * recipient and the queue sees the event because it is realm-wide).
  */
-export function copiesFor(descriptor: QueueDescriptor, event: ZulipEvent, extras: EventObject | null): EventObject[] {
-  const userEvent: EventObject = withoutInternalFields({ ...event, ...(extras ?? {}) });
-  delete userEvent.id;
-  if (userEvent.type === 'message' && !Array.isArray(userEvent.flags)) userEvent.flags = [];
-  if (!accepts(descriptor, userEvent)) return [];
-  return shape(descriptor, userEvent);
+export function copiesFor(descriptor: QueueDescriptor, event: ZulipEvent, extras: EventCopy | null): EventCopy[] {
+  const flags = extras !== null && Array.isArray(extras.flags) ? extras.flags.map(String) : [];
+  if (!accepts(descriptor, event, flags)) return [];
+  return shape(descriptor, event).map((copy) => {
+    const userCopy = withoutInternalFields({ ...copy, ...(extras ?? {}) });
+    delete userCopy.id;
+    if (userCopy.type === 'message' && !Array.isArray(userCopy.flags)) userCopy.flags = [];
+    return userCopy;
+  });
 }

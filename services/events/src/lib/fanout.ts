@@ -81,12 +81,28 @@ function recipientExtras(recipient: Recipient): Record<string, unknown> {
  */
 function localEcho(entry: IntakeEntry): { queueId: string; senderId: number; localId: string } | null {
   if (entry.event.type !== 'message' || entry.echo === undefined) return null;
-  const senderId = (entry.event.message as { sender_id?: unknown } | undefined)?.sender_id;
-  return typeof senderId === 'number' ? { queueId: entry.echo.queueId, senderId, localId: entry.echo.localId } : null;
+  return { queueId: entry.echo.queueId, senderId: entry.event.message.sender_id, localId: entry.echo.localId };
+}
+
+/** The channel of a channel message's entry (null: the entry is not one). */
+function channelOf(entry: IntakeEntry): number | null {
+  if (entry.event.type !== 'message' || entry.event.message.type !== 'stream') return null;
+  return entry.event.message.stream_id ?? null;
 }
 
 function isStreamMessage(entry: IntakeEntry): boolean {
-  return entry.event.type === 'message' && (entry.event.message as { type?: string } | undefined)?.type === 'stream';
+  return channelOf(entry) !== null;
+}
+
+/**
+ * Whether realm-wide queues may take the entry: a public channel's message. The producer says
+ * whether the channel is private (entry.inviteOnly); `publicStreams` answers for entries written
+ * before it did (relayed from an older producer's outbox rows).
+ */
+function reachesRealmWide(entry: IntakeEntry, publicStreams: Set<number>): boolean {
+  const streamId = channelOf(entry);
+  if (streamId === null) return false;
+  return entry.inviteOnly === undefined ? publicStreams.has(streamId) : !entry.inviteOnly;
 }
 
 /** What a batch needs to know about its queues to build their appends. */
@@ -211,7 +227,7 @@ export class Fanout {
     for (const { id, entry } of batch) {
       // Which queues get this entry, with the recipient's own fields (null: not a recipient).
       const targets = new Map<string, Record<string, unknown> | null>();
-      if (isStreamMessage(entry) && publicStreams.has((entry.event.message as { stream_id: number }).stream_id)) {
+      if (reachesRealmWide(entry, publicStreams)) {
         for (const queueId of realmWide.get(entry.realmId) ?? []) {
           // A sharded entry serves the realm-wide queues of its shard's users only (each shard got a copy).
           const owner = descriptors.get(queueId)?.descriptor.userId;
@@ -320,13 +336,17 @@ export class Fanout {
     return entries;
   }
 
-  /** Public channels among the batch's channel messages, when some realm-wide queue could want them. */
+  /**
+   * Public channels among the batch's channel messages whose entry does not say whether their
+   * channel is private (written before producers said it), when some realm-wide queue could want them.
+   */
   private async publicStreamsAmong(batch: StreamEntry[], realmWide: Map<number, string[]>): Promise<Set<number>> {
     const streamIds = [
       ...new Set(
         batch
-          .filter(({ entry }) => isStreamMessage(entry) && (realmWide.get(entry.realmId)?.length ?? 0) > 0)
-          .map(({ entry }) => (entry.event.message as { stream_id: number }).stream_id),
+          .filter(({ entry }) => entry.inviteOnly === undefined && (realmWide.get(entry.realmId)?.length ?? 0) > 0)
+          .map(({ entry }) => channelOf(entry))
+          .filter((streamId) => streamId !== null),
       ),
     ];
     if (streamIds.length === 0) return new Set();

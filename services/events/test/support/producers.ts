@@ -1,7 +1,7 @@
 // Producing events the way services do, for tests that run before the producing services
 // exist: committed events through the outbox (EventBus.sendEventOnCommit inside transaction()),
 // transient ones (typing) straight to the intake.
-import type { Recipient, ZulipEvent } from '@teamchat/bus';
+import type { Recipient, ZulipEvent, ZulipEventOf } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import type { Stack, TestUser } from '@teamchat/stack';
 
@@ -59,7 +59,7 @@ export function streamMessageEvent(
   sender: TestUser,
   stream: { id: number; name: string },
   options: { topic?: string; content?: string; rendered?: string; externalAvatar?: boolean } = {},
-): ZulipEvent {
+): ZulipEventOf<'message'> {
   return {
     type: 'message',
     message: {

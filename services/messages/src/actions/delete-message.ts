@@ -88,14 +88,16 @@ export async function doDeleteMessage(deps: MessagesDeps, userId: number, messag
       });
     }
 
-    const event: ZulipEventOf<'delete_message'> = { type: 'delete_message', message_ids: [message.id] };
-    if (stream !== null) {
-      event.message_type = 'stream';
-      event.stream_id = stream.id;
-      event.topic = message.topic;
-    } else {
-      event.message_type = 'private';
-    }
+    const event: ZulipEventOf<'delete_message'> =
+      stream !== null
+        ? {
+            type: 'delete_message',
+            message_ids: [message.id],
+            message_type: 'stream',
+            stream_id: stream.id,
+            topic: message.topic,
+          }
+        : { type: 'delete_message', message_ids: [message.id], message_type: 'private' };
     const recipients = [...audience].sort((a, b) => a - b);
     await deps.bus.sendEventOnCommit(tx, realm.id, event, recipients);
     if (stream !== null && stream.first_message_id === message.id) {

@@ -325,7 +325,8 @@ export async function doUpdateMessage(
     // ---- the change (Zulip's do_update_message)
     const now = new Date();
     const timestamp = Math.floor(now.getTime() / 1000);
-    const event: ZulipEventOf<'update_message'> = {
+    // Its message_ids once the change is made (a move may take other messages along).
+    const event: Omit<ZulipEventOf<'update_message'>, 'message_ids'> = {
       type: 'update_message',
       user_id: user.id,
       edit_timestamp: timestamp,
@@ -433,7 +434,6 @@ export async function doUpdateMessage(
     const previousHistory = Array.isArray(message.edit_history) ? (message.edit_history as Prisma.JsonArray) : [];
     updates.edit_history = [historyEntry as Prisma.JsonObject, ...previousHistory];
     await db.message.update({ where: { id: message.id }, data: updates });
-    event.message_ids = changedIds;
 
     // Recipients: everyone with a row for the message, with their flags after the edit; in a
     // channel with shared history, its other subscribers too (as read).
@@ -464,7 +464,7 @@ export async function doUpdateMessage(
         }
       }
     }
-    await deps.bus.sendEventOnCommit(tx, realm.id, event, users);
+    await deps.bus.sendEventOnCommit(tx, realm.id, { ...event, message_ids: changedIds }, users);
     return { detached_uploads: detached };
   });
 }

@@ -2,7 +2,7 @@
 // actions). Rows are locked in message_id order so concurrent updates cannot deadlock; the
 // update_message_flags event lists exactly the messages whose flag changed.
 
-import type { OutboxRow } from '@teamchat/bus';
+import type { OutboxRow, ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { Prisma, transaction, type Tx, type TxClient } from '@teamchat/db';
 import {
@@ -287,11 +287,14 @@ export async function doUpdateMessageFlags(
  * What clients need to put newly unread messages into their unread_msgs (Zulip's
  * format_unread_message_details).
  */
+/** The message_details of an update_message_flags event: what a client needs to count a message unread again. */
+type MessageDetails = NonNullable<ZulipEventOf<'update_message_flags'>['message_details']>;
+
 export async function unreadMessageDetails(
   db: Pick<TxClient, '$queryRaw'>,
   userId: number,
   ids: number[],
-): Promise<Record<string, Record<string, unknown>>> {
+): Promise<MessageDetails> {
   if (ids.length === 0) return {};
   const rows = await db.$queryRaw<
     { id: number; stream_id: number | null; topic: string; dm_key: string | null; flags: number; muted: boolean }[]
@@ -303,12 +306,12 @@ export async function unreadMessageDetails(
     FROM message m JOIN user_message um ON um.message_id = m.id AND um.user_profile_id = ${userId}
     LEFT JOIN subscription s ON s.stream_id = m.stream_id AND s.user_profile_id = ${userId}
     WHERE m.id = ANY(${ids}::int[])`;
-  const details: Record<string, Record<string, unknown>> = {};
+  const details: MessageDetails = {};
   for (const row of rows) {
     const direct = (row.flags & (MessageFlag.mentioned | MessageFlag.group_mentioned)) !== 0;
     const wildcard =
       (row.flags & (MENTION_FLAGS_MASK & ~(MessageFlag.mentioned | MessageFlag.group_mentioned))) !== 0 && !row.muted;
-    const detail: Record<string, unknown> =
+    const detail: MessageDetails[string] =
       row.stream_id !== null
         ? { type: 'stream', stream_id: row.stream_id, topic: row.topic, unmuted_stream_msg: !row.muted }
         : { type: 'private', user_ids: dmParticipants(row.dm_key!).filter((id) => id !== userId) };

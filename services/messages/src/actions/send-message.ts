@@ -255,6 +255,8 @@ export async function doSendMessage(
     event: { type: 'message', message: wide },
     users: order.map(recipientOf),
     echo,
+    // The event tier gives a public channel's messages to realm-wide queues: it need not look the channel up.
+    ...(target.kind === 'stream' && { inviteOnly: target.stream.invite_only }),
   });
   const firstInChannel = target.kind === 'stream' && target.stream.first_message_id === null ? target.stream : null;
   // Written only if this statement is the one that sets first_message_id.

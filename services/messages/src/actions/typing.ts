@@ -102,12 +102,7 @@ export async function doSendMessageEditTyping(
   ) {
     throw new JsonableError('The time limit for editing this message has passed');
   }
-  const base = {
-    type: 'typing_edit_message',
-    op,
-    sender_id: user.id,
-    message_id: message.id,
-  } satisfies ZulipEventOf<'typing_edit_message'>;
+  const base = { type: 'typing_edit_message', op, sender_id: user.id, message_id: message.id } as const;
   if (message.stream_id !== null) {
     if (!userSettings(user).send_stream_typing_notifications)
       throw new JsonableError('User has disabled typing notifications for channel messages');

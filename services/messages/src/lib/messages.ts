@@ -125,7 +125,7 @@ export async function messagesForIds(
   const matches = options.search ? await searchHighlights(db, ids, options.search) : null;
   for (const dict of wide) {
     if (!dict.edit_history) continue;
-    const visible = visibleEditHistory(dict.edit_history as Record<string, unknown>[], historyPolicy);
+    const visible = visibleEditHistory(dict.edit_history, historyPolicy);
     if (visible === null || visible.length === 0) delete dict.edit_history;
     else dict.edit_history = visible;
   }

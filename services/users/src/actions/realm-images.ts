@@ -116,10 +116,13 @@ async function changeLogoSource(deps: Deps, realmId: number, night: boolean, log
         ? { night_logo_source: logoSource, night_logo_version: { increment: 1 } }
         : { logo_source: logoSource, logo_version: { increment: 1 } },
     });
+    const data = realmLogoData(realm, night);
     await deps.bus.sendEventOnCommit(
       tx,
       realmId,
-      { type: 'realm', op: 'update_dict', property: night ? 'night_logo' : 'logo', data: realmLogoData(realm, night) },
+      data.night_logo_url !== undefined
+        ? { type: 'realm', op: 'update_dict', property: 'night_logo', data }
+        : { type: 'realm', op: 'update_dict', property: 'logo', data },
       await activeUserIds(tx.db, realmId),
     );
   });

@@ -2,7 +2,7 @@
 // creating, editing members and subgroups, settings, deactivation and reactivation. Every
 // change is one transaction and announces itself with user_group events to the whole realm.
 
-import type { OpsOf } from '@teamchat/bus';
+import type { EventFieldsOf } from '@teamchat/bus';
 import { CannotDeactivateGroupInUseError, JsonableError } from '@teamchat/core';
 import { transaction, type Tx, type UserGroup, type UserProfile } from '@teamchat/db';
 import {
@@ -36,12 +36,7 @@ function settingConstraints(name: string) {
   };
 }
 
-async function sendGroupEvent(
-  deps: Deps,
-  tx: Tx,
-  realmId: number,
-  event: { op: OpsOf<'user_group'> } & Record<string, unknown>,
-): Promise<void> {
+async function sendGroupEvent(deps: Deps, tx: Tx, realmId: number, event: EventFieldsOf<'user_group'>): Promise<void> {
   await deps.bus.sendEventOnCommit(tx, realmId, { type: 'user_group', ...event }, await activeUserIds(tx.db, realmId));
 }
 
