@@ -58,6 +58,17 @@ export const env = {
       description,
     };
   },
+  /** One of a fixed set of words (a misspelt value fails at boot, not where it is used). */
+  oneOf<T extends string>(description: string, values: readonly T[], defaultValue?: T): EnvVar<T> {
+    return {
+      parse(raw) {
+        if (!(values as readonly string[]).includes(raw)) throw new Error(`not one of ${values.join(', ')}`);
+        return raw as T;
+      },
+      default: defaultValue,
+      description,
+    };
+  },
   url(description: string, defaultValue?: string): EnvVar<string> {
     return {
       parse(raw) {
@@ -69,6 +80,9 @@ export const env = {
     };
   },
 };
+
+/** pino's levels (an unknown one makes pino throw when the logger is made). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Variables every service reads. */
 export const commonEnv = {
@@ -85,6 +99,6 @@ export const commonEnv = {
   ),
   REDIS_WAIT_TIMEOUT_MS: env.int('how long a write waits for REDIS_WAIT_REPLICAS before it fails', 500),
   INTERNAL_JWT_SECRET: env.string('secret shared by the gateway and services to sign internal tokens'),
-  LOG_LEVEL: env.string('pino log level', 'info'),
+  LOG_LEVEL: env.oneOf('pino log level', LOG_LEVELS, 'info'),
   HOST: env.string('interface to listen on', '127.0.0.1'),
 };

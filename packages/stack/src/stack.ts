@@ -17,7 +17,7 @@ import {
 } from '@teamchat/domain';
 import { transaction, type Stream } from '@teamchat/db';
 import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type RunningService } from '@teamchat/runtime';
-import { createLogger } from '@teamchat/core';
+import { commonEnv, createLogger, loadEnv } from '@teamchat/core';
 import { doCreateRealm, doCreateUser, type CreateUserInput } from '@teamchat/service-users';
 import { createGateway } from '@teamchat/service-gateway';
 import { ApiClient, createTestDatabase, testRedisTarget, type TestDatabase } from '@teamchat/testing';
@@ -97,7 +97,11 @@ export class Stack {
       ...testRedisTarget(),
       REDIS_PREFIX: prefix,
       INTERNAL_JWT_SECRET: crypto.randomBytes(24).toString('hex'),
-      LOG_LEVEL: options.logs?.level ?? process.env.TEST_LOG_LEVEL ?? 'silent',
+      // Checked as a service checks it at boot (a misspelt TEST_LOG_LEVEL fails here, not in pino).
+      LOG_LEVEL: loadEnv(
+        { LOG_LEVEL: commonEnv.LOG_LEVEL },
+        { LOG_LEVEL: options.logs?.level ?? process.env.TEST_LOG_LEVEL ?? 'silent' },
+      ).LOG_LEVEL,
       HOST: '127.0.0.1',
       EXTERNAL_SCHEME: 'http',
       EVENT_PARTITIONS: 4,

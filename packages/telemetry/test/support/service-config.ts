@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './processes';
 
-const ENV_DEFINITION = /\b([A-Z][A-Z0-9_]*)\s*:\s*env\.(?:string|int|url|bool)\(/g;
+const ENV_DEFINITION = /\b([A-Z][A-Z0-9_]*)\s*:\s*env\.(?:string|int|url|bool|oneOf)\(/g;
 const PORT_DEFINITION = /\bPORT\s*:\s*env\.int\(\s*(['"`])(?:(?!\1).)*\1\s*,\s*([\d_]+)\s*\)/;
 
 function sourceFiles(dir: string): string[] {
