@@ -112,6 +112,26 @@ function zulipSyntax(md: MarkdownIt): void {
         tokens.splice(index, 2);
     }
   });
+  // A quote with nothing in it is the text ">" (Zulip's block quotes need content).
+  md.core.ruler.after('block', 'zulip_empty_quotes', (state) => {
+    const tokens = state.tokens;
+    for (let index = tokens.length - 2; index >= 0; index--) {
+      const [open, close] = [tokens[index], tokens[index + 1]];
+      if (open.type !== 'blockquote_open' || close.type !== 'blockquote_close') continue;
+      const paragraphOpen = new state.Token('paragraph_open', 'p', 1);
+      const inline = new state.Token('inline', '', 0);
+      inline.content = '>';
+      inline.children = [];
+      const paragraphClose = new state.Token('paragraph_close', 'p', -1);
+      for (const token of [paragraphOpen, inline, paragraphClose]) {
+        token.level = open.level;
+        token.block = true;
+        token.map = open.map;
+      }
+      inline.level = open.level + 1;
+      tokens.splice(index, 2, paragraphOpen, inline, paragraphClose);
+    }
+  });
   // A tight list item's nested list follows its text directly (<li>text<ul>), as in Zulip.
   for (const rule of ['bullet_list_open', 'ordered_list_open']) {
     md.renderer.rules[rule] = (tokens, idx, options, _env, self) => {
