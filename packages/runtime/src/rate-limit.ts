@@ -10,7 +10,15 @@
 
 import type http from 'node:http';
 import type { Redis } from '@teamchat/bus';
-import { env, hasRequestBody, RateLimitedError, type EnvOf, type Logger, type Requester } from '@teamchat/core';
+import {
+  env,
+  hasRequestBody,
+  RateLimitedError,
+  UnauthorizedError,
+  type EnvOf,
+  type Logger,
+  type Requester,
+} from '@teamchat/core';
 
 export interface RateLimitRule {
   /** Requests allowed per window (also the largest burst). */
@@ -117,6 +125,21 @@ export class RateLimiter {
     res.setHeader('X-RateLimit-Remaining', String(verdict.remaining));
     res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + verdict.fullAgainMs) / 1000)));
     if (!verdict.allowed) throw new RateLimitedError(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
+  }
+
+  /**
+   * A request whose credentials were refused spends the anonymous budget of its address, as any
+   * request without a user does: guessing API keys is bounded like every anonymous request, and
+   * past the budget the answer is 429 instead of 401. Returns the error to answer with.
+   */
+  async failedAuthentication(req: http.IncomingMessage, res: http.ServerResponse, refusal: unknown): Promise<unknown> {
+    if (!(refusal instanceof UnauthorizedError)) return refusal;
+    try {
+      await this.check(req, res, null);
+    } catch (limited) {
+      return limited;
+    }
+    return refusal;
   }
 
   private async spend(key: string, rule: RateLimitRule): Promise<Verdict> {

@@ -306,7 +306,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
         path: apiPath,
       });
       forward(req, res, url, rule, token, requestId, apiPath, session);
-    } catch (error) {
+    } catch (caught) {
+      // Refused credentials spend the address's anonymous budget (429 once it is spent).
+      const error = await rateLimiter.failedAuthentication(req, res, caught);
       const jsonable = asJsonableError(error);
       if (jsonable.status >= 500) logger.error({ err: error, request_id: requestId }, 'gateway error');
       // Drain the body so the client sees the answer instead of a reset.

@@ -222,3 +222,30 @@ describe('configuration', () => {
     expect(() => loadGatewayEnv({ ...base, RATE_LIMIT_USER_REQUESTS: 'many' })).toThrow(/RATE_LIMIT_USER_REQUESTS/);
   });
 });
+
+describe('failed API-key authentications spend the address budget (a per-IP budget of 3)', () => {
+  let stack: Stack;
+  let iago: TestUser;
+  beforeAll(async () => {
+    stack = await startStack({
+      rateLimits: { RATE_LIMIT_IP_REQUESTS: 3, RATE_LIMIT_IP_WINDOW_SECONDS: 60 },
+    });
+    iago = await stack.createUser({ email: 'iago@example.com' });
+  });
+  afterAll(() => stack.close());
+
+  test('random keys are refused with 401 until the budget is spent, then 429; the account itself is still served', async () => {
+    const guess = (i: number) =>
+      stack
+        .anonymous()
+        .get(
+          ME,
+          {},
+          { headers: { authorization: `Basic ${Buffer.from(`iago@example.com:guess${i}`).toString('base64')}` } },
+        );
+    for (let i = 0; i < 3; i++) expect((await guess(i)).status).toBe(401);
+    for (let i = 3; i < 10; i++) expectRateLimited(await guess(i), 60);
+    // The real key authenticates, and spends its user's budget, not the address's.
+    expect((await iago.client.get(ME)).status).toBe(200);
+  });
+});

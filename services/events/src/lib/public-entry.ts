@@ -99,9 +99,15 @@ export class PublicEntry {
     req.headers[REQUEST_ID_HEADER] = requestId;
     if (!res.headersSent) res.setHeader(REQUEST_ID_HEADER, requestId);
     const hostRealm = await this.realms.byHost(req.headers.host);
-    const user = bySession.has(req)
-      ? await this.sessionUser(req, hostRealm)
-      : await this.authenticator.requireUser(req.headers.authorization, hostRealm);
+    let user: Requester;
+    try {
+      user = bySession.has(req)
+        ? await this.sessionUser(req, hostRealm)
+        : await this.authenticator.requireUser(req.headers.authorization, hostRealm);
+    } catch (refusal) {
+      // Refused credentials spend the address's anonymous budget, as at the gateway.
+      throw await this.rateLimiter.failedAuthentication(req, res, refusal);
+    }
     if (!mayPark(req, query)) await this.rateLimiter.check(req, res, user);
     return user;
   }
