@@ -424,19 +424,20 @@ describe('Kubernetes manifests (k8s/)', () => {
           expect([name, variable, given.has(variable)]).toEqual([name, variable, true]);
       }
       expect(find(resources, 'ConfigMap', 'teamchat-config')!.data.HOST).toBe('0.0.0.0');
-      // Uploaded files: the two readers of the storage settings get them, nobody else.
+      // Uploaded files: the readers of the storage settings get them, nobody else (the users service
+      // writes avatars, realm icons and logos into the uploads storage).
       const storageReaders = PROCESSES.filter(({ name }) =>
         podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some(
           (source: any) => source.configMapRef?.name === 'teamchat-storage',
         ),
       ).map(({ name }) => name);
-      expect(storageReaders.sort()).toEqual(['uploads', 'worker']);
+      expect(storageReaders.sort()).toEqual(['uploads', 'users', 'worker']);
       const storageSecretReaders = PROCESSES.filter(({ name }) =>
         podTemplate(find(resources, 'Deployment', name)!)!.spec.containers[0].envFrom.some(
           (source: any) => source.secretRef?.name === 'teamchat-storage-secrets',
         ),
       ).map(({ name }) => name);
-      expect(storageSecretReaders.sort()).toEqual(['uploads', 'worker']);
+      expect(storageSecretReaders.sort()).toEqual(['uploads', 'users', 'worker']);
       // Notifications: the worker sends them, the users service sends test notifications.
       for (const reference of ['teamchat-notifications', 'teamchat-notification-secrets']) {
         const readers = PROCESSES.filter(({ name }) =>
