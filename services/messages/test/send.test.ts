@@ -615,6 +615,32 @@ describe('rendering', () => {
     await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
   });
 
+  // Issue #43: emoticons become emoji only for a sender who turned translate_emoticons on.
+  test("emoji by name and emoticons per the sender's translate_emoticons", async () => {
+    const stream = await channel();
+    const send = async (content: string) => {
+      const response = await alice.client.post('/api/v1/messages', {
+        type: 'stream',
+        to: stream.id,
+        topic: 'emoji',
+        content,
+      });
+      return (await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).rendered_content;
+    };
+    const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
+    expect(await send(':smile: :)')).toBe(`<p>${smile} :)</p>`);
+    const { settings } = await stack.db.userProfile.findUniqueOrThrow({ where: { id: alice.id } });
+    await stack.db.userProfile.update({
+      where: { id: alice.id },
+      data: { settings: { ...(settings as object), translate_emoticons: true } },
+    });
+    try {
+      expect(await send(':smile: :)')).toBe(`<p>${smile} ${smile}</p>`);
+    } finally {
+      await stack.db.userProfile.update({ where: { id: alice.id }, data: { settings: settings ?? {} } });
+    }
+  });
+
   // Issue #26: a linkifier URL with an unsafe scheme renders as text, whether the scheme comes from
   // the message ({+url}) or from a template stored before templates were checked.
   test('linkifier links with unsafe schemes stay text in messages and are left out of topic links', async () => {
