@@ -5,9 +5,11 @@ import { gitlab } from './gitlab';
 import { grafana } from './grafana';
 import type { WebhookIntegration } from './integration';
 import { json } from './json';
+import { slackIncoming } from './slack-incoming';
 
 export const INTEGRATIONS: ReadonlyMap<string, WebhookIntegration> = new Map([
   ['json', json],
+  ['slack_incoming', slackIncoming],
   ['alertmanager', alertmanager],
   ['grafana', grafana],
   ['github', github],
