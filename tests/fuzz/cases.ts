@@ -667,7 +667,16 @@ export const TARGETED_NARROWS: [string, string][] = NARROW_OPERATORS.flatMap((op
 
 /** Values for one parameter name only: 5,000 channels to create (once the 30 s transaction timeout, a 500). */
 const manyNewChannels = JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ name: `fuzz new channel ${i}` })));
+/** Issue #48: a Unix time past what the database holds, and names built to reach email headers. */
+const FAR_FUTURE: [string, string] = ['far-future-timestamp', '1000000000000'];
+const ENCODED_WORD_NAME: [string, string] = ['encoded-word-name', 'Evil =?utf-8?b?U2VjdXJpdHkgVGVhbQ==?='];
+const LONG_MULTIBYTE_NAME: [string, string] = ['long-multibyte-name', 'é'.repeat(300)];
 const TARGETED_BY_NAME: Record<string, [string, string][]> = {
+  scheduled_delivery_timestamp: [FAR_FUTURE],
+  drafts: [['far-future-draft', '[{"type":"","to":[],"topic":"","content":"c","timestamp":1000000000000}]']],
+  draft: [['far-future-draft', '{"type":"","to":[],"topic":"","content":"c","timestamp":1000000000000}']],
+  full_name: [ENCODED_WORD_NAME, LONG_MULTIBYTE_NAME],
+  name: [ENCODED_WORD_NAME, LONG_MULTIBYTE_NAME],
   narrow: TARGETED_NARROWS,
   subscriptions: [['many-new-channels', manyNewChannels]],
   add: [['many-new-channels', manyNewChannels]],
@@ -735,7 +744,25 @@ const HEADER_BOUND_VALUES: [string, string][] = [
   ['nul', 'a\u0000b.txt'],
   ['crlf', 'a.txt\r\nX-Injected: 1'],
   ['smuggled-type', 'text/plain;x=y,text/html'],
+  // Issue #48: names past 255 bytes answered 500 (ENAMETOOLONG), multi-byte ones sooner.
+  ['long-name', `${'a'.repeat(300)}.txt`],
+  ['long-multibyte-name', `${'é'.repeat(200)}.txt`],
 ];
+
+/** Issue #48: images declaring 400 and 4,300 megapixels (a 20,000 x 20,000 PNG header, a 29-byte GIF). */
+function imageBombs(): [string, Buffer][] {
+  const png = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+    'base64',
+  );
+  png.writeUInt32BE(20_000, 16);
+  png.writeUInt32BE(20_000, 20);
+  const gif = Buffer.from('474946383961ffffffff0000002c00000000ffffffff0002024401003b', 'hex');
+  return [
+    ['png-bomb', png],
+    ['gif-bomb', gif],
+  ];
+}
 
 /** Uploads: the file name and declared type, in a multipart part (filename*) and in tus metadata. */
 function targetedUploadCases(endpoint: Endpoint, auth: Record<string, string>): FuzzRequest[] {
@@ -764,6 +791,22 @@ function targetedUploadCases(endpoint: Endpoint, auth: Record<string, string>): 
         body: part('filename="fuzz.txt"', value.replace(/[\r\n]/g, ' ').replaceAll('\u0000', ' ')),
       },
     ]);
+  }
+  if (key === 'POST /api/v1/realm/emoji/*emoji_name') {
+    const boundary = 'fuzzboundaryEm0ji';
+    return imageBombs().map(([kind, image]) => ({
+      kind: `targeted-emoji-${kind}`,
+      method: 'POST',
+      path: endpoint.path.replace('*emoji_name', `fuzz_${kind.replace('-', '_')}`),
+      headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body: Buffer.concat([
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="bomb"\r\nContent-Type: image/${kind.split('-')[0]}\r\n\r\n`,
+        ),
+        image,
+        Buffer.from(`\r\n--${boundary}--\r\n`),
+      ]),
+    }));
   }
   if (key === 'POST /api/v1/tus') {
     const metadata = (name: string, value: string) => `${name} ${Buffer.from(value).toString('base64')}`;

@@ -74,6 +74,9 @@ function isNonJsonEndpoint(endpointPath: string): boolean {
 }
 
 /** Null when the answer is acceptable; otherwise what is wrong with it. */
+/** An absolute path on the server (a storage directory, a temp file, the checkout). */
+const SERVER_PATH = /(^|[\s"'(=:])\/(tmp|var|work|home|usr|root|srv|opt|data|app)\//;
+
 export function checkAnswer(endpointPath: string, response: RawResponse): string | null {
   const { status } = response;
   if (status >= 500) return `status ${status}`;
@@ -88,6 +91,8 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
       return `status ${status}: Content-Type JSON but the body does not parse`;
     }
   }
+  // Issue #48: no error ever tells the client where the server keeps its files.
+  if (status >= 400 && SERVER_PATH.test(text)) return `status ${status}: the body names a server path`;
   if (status >= 400) {
     if (!isJson) {
       // tus answers its protocol's refusals with tus' own bodies (as Zulip's tusd does); a web

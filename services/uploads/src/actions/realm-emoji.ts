@@ -142,6 +142,8 @@ export async function doAddRealmEmoji(
  * administrator may.
  */
 export async function doDeactivateRealmEmoji(deps: Deps, { user: actor }: Actor, name: string): Promise<void> {
+  // No emoji's name holds a NUL (PostgreSQL text cannot): it names nothing.
+  if (name.includes('\u0000')) throw new ResourceNotFoundError(`Emoji '${name}' does not exist`);
   await transaction(deps.db, async (tx) => {
     await lockRealmEmoji(tx, actor.realm_id);
     const emoji = await tx.db.realmEmoji.findFirst({
