@@ -270,6 +270,10 @@ export class PollHub {
       if (result.status === 'superseded') this.finish(poll, '[]');
       else if (result.status === 'heartbeat') this.finish(poll, `[{"type":"heartbeat","id":${result.heartbeatId}}]`);
       else if (result.status === 'ok' && result.events !== '[]') this.finish(poll, result.events);
+      // The queue went while the poll was parked on it (deleted by its client, collected past the
+      // per-user cap, dropped after a Redis rollback): answered with no events, as Zulip's cleanup
+      // finishes a parked handler; the client's next poll is told BAD_EVENT_QUEUE_ID.
+      else if (result.status === 'bad') this.finish(poll, '[]');
       else if (result.status !== 'ok') this.finishWithError(poll, new BadEventQueueIdError(request.queueId));
       else if (mode === 'park') this.parkedAt(poll, poll.seq);
     } catch (error) {

@@ -172,7 +172,7 @@ export async function serveDirectViaApp(
   app(req, res);
 }
 
-/** DELETE /events: removes a queue (a poll parked on it is answered with BAD_EVENT_QUEUE_ID). */
+/** DELETE /events: removes a queue (a poll parked on it is answered with no events, as Zulip's). */
 export async function deleteQueue({ deps, params, requester }: AuthedContext<EventsDeps>) {
   const { queue_id: queueId } = params.parse({ queue_id: required(param.string()) });
   await doDeleteQueue(deps, requester, queueId);
