@@ -230,8 +230,16 @@ export function createServiceApp<D>(options: ServiceAppOptions<D>): express.Expr
     if (overridable.length === 0 || rawPosts.has(path)) continue;
     const post = routes.find((route) => route.path === path && route.method === 'POST');
     const limit = Math.min(post?.bodyLimitBytes ?? serviceLimit, serviceLimit);
+    // A POST another path's route serves is that route's (its own body limit, or a raw body):
+    // /messages/:message_id (PATCH, DELETE) must not read /messages/flags ahead of it.
+    const otherPosts = routes
+      .filter((route) => route.method === 'POST' && route.path !== path)
+      .map((route) => expressPathPattern(route.path));
+    const servedElsewhere: express.RequestHandler = (req, _res, next) =>
+      otherPosts.some((pattern) => pattern.test(req.path)) ? next('route') : next();
     app.post(
       path,
+      servedElsewhere,
       verifyToken(internalSecret),
       formParser(limit),
       (req: Request, res: Response, next: NextFunction) => {
@@ -417,6 +425,12 @@ function observeRequests(service: string, logger: Logger) {
     }));
     next();
   };
+}
+
+/** What an express path (`/a/:id`, `/files/*path`) matches, as a regular expression. */
+function expressPathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/:\w+/g, '[^/]+').replace(/\*\w*/g, '.*')}/?$`);
 }
 
 /** The methods a POST's `method` field may ask for (Zulip's method override). */
