@@ -70,7 +70,6 @@ declareNewerOperation('GET', /^\/realm\/filters$/, (body) => {
     );
   return wellFormed ? null : 'filters must be [pattern, url_template, id] triples';
 });
-
 // Avatars, the organisation's icon and logos: Zulip 10.2 serves them (the web app uploads with
 // them), zulip.yaml leaves them out. {avatar_url} and {icon_url} as Zulip answers.
 const urlAnswer = (key: string) => (body: Record<string, unknown>) =>
