@@ -240,8 +240,14 @@ describe('storage', () => {
     const found: string[] = [];
     for (const { tablename } of tables) {
       for (const secret of secrets()) {
+        // A bot's secrets travel in realm_bot events (to its owner and administrators), as in
+        // Zulip: such an event is in the outbox until Redis holds it, as in Redis's checks below.
+        const botEventsExcepted =
+          tablename === 'event_outbox' && botSecrets.includes(secret)
+            ? ` AND t.payload->'event'->>'type' IS DISTINCT FROM 'realm_bot'`
+            : '';
         const rows = await stack.db.$queryRawUnsafe<{ n: number }[]>(
-          `SELECT count(*)::int AS n FROM "${tablename}" t WHERE strpos(t::text, $1) > 0`,
+          `SELECT count(*)::int AS n FROM "${tablename}" t WHERE strpos(t::text, $1) > 0${botEventsExcepted}`,
           secret,
         );
         if (rows[0].n > 0) found.push(`${tablename}: ${secret.slice(0, 4)}…`);
