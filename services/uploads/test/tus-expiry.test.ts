@@ -69,11 +69,13 @@ describe.each(STORE_KINDS)('unfinished tus uploads expire (%s storage)', (kind) 
     expect([head.status, head.headers.get('upload-offset')]).toEqual([200, '300']);
     if (kind === 's3') expect(await uploads.stack.deps.redis.exists(metadataCacheKey(unfinished.pathId))).toBe(1);
 
-    // Expired once the job has done its last step, dropping the metadata cache (S3) after the bytes.
+    // Expired once the job has done its every step: the bytes, then the upload's metadata (its
+    // file beside the bytes on disk, the Redis cache on S3), so a HEAD no longer finds it.
     await waitFor(
       async () =>
         (await stored(unfinished.pathId)).length === 0 &&
-        (await uploads.stack.deps.redis.exists(metadataCacheKey(unfinished.pathId))) === 0,
+        (await uploads.stack.deps.redis.exists(metadataCacheKey(unfinished.pathId))) === 0 &&
+        (await tus('HEAD', unfinished.url)).status === 404,
       'the unfinished upload to expire',
       30_000,
     );
