@@ -4,6 +4,7 @@
 // before the horizon it is still there, and a finished upload (an attachment) stays.
 import { uploadKeys } from '@teamchat/storage';
 import type { TestUser } from '@teamchat/stack';
+import { tusMetadataCacheKey } from '../src/lib/tus';
 import { basicAuth, startUploadsStack, STORE_KINDS, waitFor, type UploadsStack } from './helpers';
 
 const HORIZON_MS = 4000;
@@ -34,6 +35,9 @@ describe.each(STORE_KINDS)('unfinished tus uploads expire (%s storage)', (kind) 
 
   /** Creates an upload of `length` bytes and sends the first `sent`; returns its URL and path id. */
   async function startUpload(name: string, length: number, sent: number) {
+    // Taken before the creation, where the service's delay starts: a slow PATCH after it cannot
+    // make the expiry look early.
+    const createdAt = Date.now();
     const created = await tus('POST', '/api/v1/tus', {
       'Upload-Length': String(length),
       'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}`,
@@ -48,7 +52,7 @@ describe.each(STORE_KINDS)('unfinished tus uploads expire (%s storage)', (kind) 
       Buffer.alloc(sent, 7),
     );
     expect(patched.status).toBe(sent === length ? 200 : 204);
-    return { url, pathId, createdAt: Date.now() };
+    return { url, pathId, createdAt };
   }
 
   const stored = async (pathId: string) => {
@@ -56,7 +60,7 @@ describe.each(STORE_KINDS)('unfinished tus uploads expire (%s storage)', (kind) 
     const present = await Promise.all(keys.map(async (key) => ((await uploads.storage.head(key)) ? key : null)));
     return present.filter((key): key is string => key !== null);
   };
-  const metadataCacheKey = (pathId: string) => uploads.stack.deps.bus.keys.custom('uploads', 'tus-meta', '') + pathId;
+  const metadataCacheKey = (pathId: string) => tusMetadataCacheKey(uploads.stack.deps.bus.keys, pathId);
 
   test('past the horizon its bytes and metadata are gone; before it, and once finished, they stay', async () => {
     const unfinished = await startUpload('abandoned.bin', 1000, 300);
