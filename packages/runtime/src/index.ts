@@ -4,3 +4,4 @@ export * from './rate-limit';
 export * from './realms';
 export * from './serve';
 export * from './idle-collection';
+export * from './run-service';

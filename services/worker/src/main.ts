@@ -1,25 +1,8 @@
 // Boot only: env, dependencies, listen (health), graceful shutdown.
-import { env, loadEnv } from '@teamchat/core';
-import { baseEnvSpec, createBaseDeps, serve } from '@teamchat/runtime';
+import { env } from '@teamchat/core';
+import { baseEnvSpec, runService } from '@teamchat/runtime';
 import { createService } from './app';
 
-async function main() {
-  const config = loadEnv({ ...baseEnvSpec, PORT: env.int('port of the worker health endpoints', 9106) });
-  const deps = createBaseDeps('worker', config);
-  const service = await createService(deps, process.env);
-  await serve(
-    {
-      ...service,
-      close: async () => {
-        await service.close();
-        await deps.close();
-      },
-    },
-    { name: 'worker', port: config.PORT, host: config.HOST, metricsPort: config.METRICS_PORT, logger: deps.logger },
-  );
-}
-
-main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+runService('worker', { ...baseEnvSpec, PORT: env.int('port of the worker health endpoints', 9106) }, (deps) =>
+  createService(deps, process.env),
+);
