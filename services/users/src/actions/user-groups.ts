@@ -17,6 +17,7 @@ import {
   USER_GROUP_PERMISSION_SETTINGS,
   USER_GROUP_SETTING_DEFAULTS,
   userGroupDicts,
+  type GroupSettingUpdate,
   type GroupSettingValue,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
@@ -259,7 +260,7 @@ export interface UserGroupUpdate {
   description?: string;
   deactivated?: boolean;
   /** {new, old?} per permission setting. */
-  settings: Record<string, { new: GroupSettingValue; old?: GroupSettingValue } | undefined>;
+  settings: Record<string, GroupSettingUpdate | undefined>;
 }
 
 /** PATCH /user_groups/{id}: name, description, reactivation and permission settings (Zulip's edit_user_group). */

@@ -1,9 +1,12 @@
 import { LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext, JsonableError } from '@teamchat/core';
 import {
+  groupSettingUpdate,
+  groupSettingValue,
   hasRealmPermission,
   loadActor,
   userGroupDicts,
   USER_GROUP_PERMISSION_SETTINGS,
+  type GroupSettingUpdate,
   type GroupSettingValue,
 } from '@teamchat/domain';
 import {
@@ -17,15 +20,6 @@ import { requireMemberOrAdmin } from '../lib/access';
 
 /** Users or groups named by one request, bounded before any is looked up (LIST_LIMITS). */
 const groupIds = v.list(v.id(), { maxLength: LIST_LIMITS.groupMembersPerRequest });
-
-/** A group-setting value: a group id, or {direct_members, direct_subgroups}. */
-const groupSettingValue: v.Validator<GroupSettingValue> = v.union(
-  v.id(),
-  v.object({ direct_members: groupIds, direct_subgroups: groupIds }),
-);
-
-/** A group-setting update: {new, old?}. */
-const groupSettingChange = v.object({ new: groupSettingValue }, { old: groupSettingValue });
 
 const SETTING_NAMES = Object.keys(USER_GROUP_PERMISSION_SETTINGS);
 
@@ -181,11 +175,8 @@ export async function updateUserGroup({ deps, params, requester, req }: AuthedCo
     name: optional(param.string()),
     description: optional(param.string()),
     deactivated: optional(param.bool()),
-    ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingChange))])),
-  }) as { name?: string; description?: string; deactivated?: boolean } & Record<
-    string,
-    { new: GroupSettingValue; old?: GroupSettingValue } | undefined
-  >;
+    ...Object.fromEntries(SETTING_NAMES.map((name) => [name, optional(param.json(groupSettingUpdate))])),
+  }) as { name?: string; description?: string; deactivated?: boolean } & Record<string, GroupSettingUpdate | undefined>;
   const { user: actor } = await loadActor(deps.db, requester.userId);
   requireMemberOrAdmin(actor);
   const settings = Object.fromEntries(SETTING_NAMES.map((name) => [name, input[name]]));
