@@ -5,6 +5,7 @@
 // Every link and image URL goes through sanitizeUrl (url-sanitizer.ts), Zulip's scheme safe list.
 
 import MarkdownIt from 'markdown-it';
+import { escapeHtmlText } from './html';
 import { sanitizeUrl } from './url-sanitizer';
 import { webLinkMatches } from './web-links';
 
@@ -141,8 +142,8 @@ function zulipSyntax(md: MarkdownIt): void {
     };
   }
   // Text and inline code escape only what HTML needs outside attributes: quotes stay as typed.
-  md.renderer.rules.text = (tokens, idx) => escapeText(tokens[idx].content);
-  md.renderer.rules.code_inline = (tokens, idx) => `<code>${escapeText(tokens[idx].content)}</code>`;
+  md.renderer.rules.text = (tokens, idx) => escapeHtmlText(tokens[idx].content);
+  md.renderer.rules.code_inline = (tokens, idx) => `<code>${escapeHtmlText(tokens[idx].content)}</code>`;
   // Inline code keeps its spaces: Zulip does not strip one from each end as CommonMark does.
   const backticks = (md.inline.ruler as unknown as InlineRules).__rules__.find((rule) => rule.name === 'backticks')!.fn;
   md.inline.ruler.at('backticks', (state, silent) => {
@@ -155,8 +156,6 @@ function zulipSyntax(md: MarkdownIt): void {
     return true;
   });
 }
-
-const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** What surrounds a text token for link detection: a space at a boundary, \u0003 beside other markup. */
 function neighbour(token: Token | undefined, side: 'before' | 'after'): string {

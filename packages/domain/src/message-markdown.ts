@@ -14,6 +14,7 @@ import { createMarkdownRenderer } from './markdown';
 import { streamAccess, type Viewer } from './streams';
 import { linkedUploadPathIds } from './attachments';
 import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
+import { escapeHtmlAttribute, escapeHtmlText } from './html';
 import { sanitizeUrl } from './url-sanitizer';
 import { globalTimeDatetime } from './global-times';
 import { CODE_LANGUAGE_NAMES } from './code-languages';
@@ -226,10 +227,6 @@ interface RenderEnv {
   linkifierBudget: LinkifierBudget;
 }
 
-const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
 /** Zulip's hash_util_encode for narrow URLs. */
 function hashEncode(text: string): string {
   return encodeURIComponent(text)
@@ -261,10 +258,10 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
     const name = userMatch[2];
     let html: string | null = null;
     if (STREAM_WILDCARDS.includes(name)) {
-      html = `<span class="user-mention channel-wildcard-mention${isSilent ? ' silent' : ''}" data-user-id="*">${isSilent ? '' : '@'}${escapeHtml(name)}</span>`;
+      html = `<span class="user-mention channel-wildcard-mention${isSilent ? ' silent' : ''}" data-user-id="*">${isSilent ? '' : '@'}${escapeHtmlAttribute(name)}</span>`;
       if (!isSilent && !silent) env.result.streamWildcard = true;
     } else if (name === TOPIC_WILDCARD) {
-      html = `<span class="topic-mention${isSilent ? ' silent' : ''}">${isSilent ? '' : '@'}${escapeHtml(name)}</span>`;
+      html = `<span class="topic-mention${isSilent ? ' silent' : ''}">${isSilent ? '' : '@'}${escapeHtmlAttribute(name)}</span>`;
       if (!isSilent && !silent) env.result.topicWildcard = true;
     } else {
       const idSyntax = /^(.+)?\|(\d+)$/.exec(name);
@@ -276,7 +273,7 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
         user = env.data.usersByName.get(name.toLowerCase());
       }
       if (user) {
-        html = `<span class="user-mention${isSilent ? ' silent' : ''}" data-user-id="${user.id}">${isSilent ? '' : '@'}${escapeHtml(user.full_name)}</span>`;
+        html = `<span class="user-mention${isSilent ? ' silent' : ''}" data-user-id="${user.id}">${isSilent ? '' : '@'}${escapeHtmlAttribute(user.full_name)}</span>`;
         if (!isSilent && !silent) env.result.mentionedUserIds.add(user.id);
       }
     }
@@ -293,7 +290,7 @@ function mentionRule(state: StateInline, silent: boolean): boolean {
     if (!silent) {
       pushHtml(
         state,
-        `<span class="user-group-mention${isSilent ? ' silent' : ''}" data-user-group-id="${group.id}">${isSilent ? '' : '@'}${escapeHtml(group.name)}</span>`,
+        `<span class="user-group-mention${isSilent ? ' silent' : ''}" data-user-group-id="${group.id}">${isSilent ? '' : '@'}${escapeHtmlAttribute(group.name)}</span>`,
       );
       if (!isSilent) env.result.mentionedGroupIds.add(group.id);
     }
@@ -318,12 +315,12 @@ function channelLinkRule(state: StateInline, silent: boolean): boolean {
       const topic = topicMatch[2];
       pushHtml(
         state,
-        `<a class="stream-topic" data-stream-id="${channel.id}" href="${url}/topic/${hashEncode(topic)}">#${escapeHtml(channel.name)} &gt; ${escapeHtml(topic)}</a>`,
+        `<a class="stream-topic" data-stream-id="${channel.id}" href="${url}/topic/${hashEncode(topic)}">#${escapeHtmlAttribute(channel.name)} &gt; ${escapeHtmlAttribute(topic)}</a>`,
       );
     } else {
       pushHtml(
         state,
-        `<a class="stream" data-stream-id="${channel.id}" href="${url}">#${escapeHtml(channel.name)}</a>`,
+        `<a class="stream" data-stream-id="${channel.id}" href="${url}">#${escapeHtmlAttribute(channel.name)}</a>`,
       );
     }
   }
@@ -408,8 +405,8 @@ function globalTimeRule(state: StateInline, silent: boolean): boolean {
     pushHtml(
       state,
       datetime === null
-        ? `<span class="timestamp-error">Invalid time format: ${escapeText(match[1])}</span>`
-        : `<time datetime="${datetime}">${escapeText(match[1])}</time>`,
+        ? `<span class="timestamp-error">Invalid time format: ${escapeHtmlText(match[1])}</span>`
+        : `<time datetime="${datetime}">${escapeHtmlText(match[1])}</time>`,
     );
   }
   state.pos += match[0].length;
@@ -507,10 +504,10 @@ function codeBlock(content: string, language: string): string {
   // Zulip names the language as Pygments' lexer for it (js → JavaScript), else as written.
   const known = Object.hasOwn(CODE_LANGUAGE_NAMES, language.toLowerCase());
   const pretty = known ? CODE_LANGUAGE_NAMES[language.toLowerCase()] : language;
-  const attribute = pretty ? ` data-code-language="${escapeHtml(pretty)}"` : '';
+  const attribute = pretty ? ` data-code-language="${escapeHtmlAttribute(pretty)}"` : '';
   // As Zulip's code blocks: trailing spaces of each line dropped, the last line ended, ' escaped.
   const lines = content.replace(/[ \t]+$/gm, '');
-  const code = escapeHtml(lines.endsWith('\n') || lines === '' ? lines : `${lines}\n`).replace(/'/g, '&#39;');
+  const code = escapeHtmlAttribute(lines.endsWith('\n') || lines === '' ? lines : `${lines}\n`).replace(/'/g, '&#39;');
   return `<div class="codehilite"${attribute}><pre><span></span><code>${code}</code></pre></div>\n`;
 }
 

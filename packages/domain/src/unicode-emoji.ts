@@ -4,6 +4,7 @@
 // for senders who turned translate_emoticons on (Zulip's zerver/lib/emoji.py and the Emoji,
 // UnicodeEmoji and EmoticonTranslation patterns of zerver/lib/markdown).
 import { ZULIP_EMOJI_NAMES } from './emoji-table';
+import { escapeHtmlAttribute } from './html';
 
 interface EmojiTable {
   nameToCode: Map<string, string>;
@@ -39,19 +40,16 @@ export function unicodeEmojiCodeToNames(): ReadonlyMap<string, string[]> {
   return emojiTable().codeToNames;
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
 /** Zulip's make_emoji: the span every unicode emoji renders as. */
 export function unicodeEmojiHtml(code: string, name: string): string {
-  const title = escapeHtml(name.replace(/_/g, ' '));
-  return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${escapeHtml(name)}:</span>`;
+  const title = escapeHtmlAttribute(name.replace(/_/g, ' '));
+  return `<span aria-label="${title}" class="emoji emoji-${code}" role="img" title="${title}">:${escapeHtmlAttribute(name)}:</span>`;
 }
 
 /** Zulip's make_realm_emoji: an image emoji (custom emoji, and :zulip:). */
 export function imageEmojiHtml(src: string, name: string): string {
-  const escaped = escapeHtml(name);
-  return `<img alt=":${escaped}:" class="emoji" src="${escapeHtml(src)}" title="${escapeHtml(name.replace(/_/g, ' '))}">`;
+  const escaped = escapeHtmlAttribute(name);
+  return `<img alt=":${escaped}:" class="emoji" src="${escapeHtmlAttribute(src)}" title="${escapeHtmlAttribute(name.replace(/_/g, ' '))}">`;
 }
 
 /** Where Zulip serves its own :zulip: emoji (a path, not a static URL, so exports keep it). */
