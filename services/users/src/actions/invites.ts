@@ -301,7 +301,6 @@ async function sendInvitationEmails(
   for (const invite of invites) tx.onCommit(() => enqueueInvitationEmail(deps, invite, options.resend));
 }
 
-/** POST /invites (Zulip's invite_users_backend + do_invite_users), checks in Zulip's order. */
 /** Zulip's validate_email_is_valid wording. */
 const INVITEE_EMAIL_PROBLEMS: Record<RealmEmailProblem | 'invalid', string> = {
   invalid: 'Invalid address.',
@@ -309,6 +308,7 @@ const INVITEE_EMAIL_PROBLEMS: Record<RealmEmailProblem | 'invalid', string> = {
   contains_plus: 'Email addresses containing + are not allowed.',
 };
 
+/** POST /invites (Zulip's invite_users_backend + do_invite_users), checks in Zulip's order. */
 export async function doInviteUsers(deps: Deps, { user: actor }: Actor, input: NewEmailInvites): Promise<void> {
   const skipped = await transaction(deps.db, async (tx) => {
     if (!(await hasRealmPermission(tx.db, actor, 'can_invite_users_group')))

@@ -57,10 +57,6 @@ export interface SignupServices {
   logger: Logger;
 }
 
-/**
- * Creates the account an invitation link promises: role, groups (those still active),
- * the invitation's channels and, if it says so, the realm's default channels.
- */
 /** Zulip's registration form wording (zerver/forms.py). */
 const SIGNUP_EMAIL_PROBLEMS: Record<RealmEmailProblem, (email: string) => string> = {
   outside_domains: (email) =>
@@ -68,6 +64,10 @@ const SIGNUP_EMAIL_PROBLEMS: Record<RealmEmailProblem, (email: string) => string
   contains_plus: () => 'Email addresses containing + are not allowed in this organization.',
 };
 
+/**
+ * Creates the account an invitation link promises: role, groups (those still active),
+ * the invitation's channels and, if it says so, the realm's default channels.
+ */
 export async function doAcceptInvite(
   deps: Deps,
   services: SignupServices,

@@ -118,16 +118,16 @@ export async function updateUser({ deps, params, requester, req }: AuthedContext
 /** Django's EmailField, roughly: what CreateUserForm accepts. */
 const EMAIL_PATTERN = /^[^\s@<>()[\],;:"]+@[^\s@<>()[\],;:"]+\.[^\s@<>()[\],;:"]+$/;
 
-/**
- * POST /users (Zulip's create_user_backend): administrators holding can_create_users make a
- * member account with a password; answers its id.
- */
 /** Zulip's create_user_backend wording. */
 const ADMIN_CREATED_EMAIL_PROBLEMS: Record<RealmEmailProblem, (email: string) => string> = {
   outside_domains: (email) => `Email '${email}' not allowed in this organization`,
   contains_plus: () => 'Email addresses containing + are not allowed.',
 };
 
+/**
+ * POST /users (Zulip's create_user_backend): administrators holding can_create_users make a
+ * member account with a password; answers its id.
+ */
 export async function createUser({ deps, params, requester, log }: AuthedContext<UsersDeps>) {
   const { user: actor, realm } = await loadActor(deps.db, requester.userId);
   requireAdministrator(actor);
