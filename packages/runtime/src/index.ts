@@ -5,3 +5,4 @@ export * from './realms';
 export * from './serve';
 export * from './idle-collection';
 export * from './run-service';
+export * from './service-app';

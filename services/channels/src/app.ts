@@ -1,18 +1,12 @@
 import { BODY_LIMITS, createServiceApp } from '@teamchat/core';
-import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { serviceAppOptions, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { ChannelsDeps } from './deps';
 import { loadChannelsConfig } from './env';
 import { routes } from './routes';
 
 export function createApp(deps: ChannelsDeps) {
   return createServiceApp({
-    name: 'channels',
-    routes,
-    deps,
-    internalSecret: deps.env.INTERNAL_JWT_SECRET,
-    logger: deps.logger,
-    ready: () => storesReachable(deps),
-    afterWrite: (requester) => deps.reads.recordWrite(requester.realmId),
+    ...serviceAppOptions('channels', routes, deps),
     bodyLimitBytes: BODY_LIMITS.messagesAndChannels,
   });
 }

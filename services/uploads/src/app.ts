@@ -1,5 +1,5 @@
 import { createServiceApp } from '@teamchat/core';
-import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { serviceAppOptions, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { createStorage } from '@teamchat/storage';
 import type { UploadsDeps } from './deps';
 import { loadUploadsConfig } from './env';
@@ -9,15 +9,7 @@ import { RedisLocker } from './lib/tus-redis';
 import { routes } from './routes';
 
 export function createApp(deps: UploadsDeps) {
-  return createServiceApp({
-    name: 'uploads',
-    routes,
-    deps,
-    internalSecret: deps.env.INTERNAL_JWT_SECRET,
-    logger: deps.logger,
-    ready: () => storesReachable(deps),
-    afterWrite: (requester) => deps.reads.recordWrite(requester.realmId),
-  });
+  return createServiceApp(serviceAppOptions('uploads', routes, deps));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createServiceApp, loadEnv } from '@teamchat/core';
 import { loadNotificationsConfig } from '@teamchat/notifications';
-import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { serviceAppOptions, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { createStorage, loadStorageConfig } from '@teamchat/storage';
 import type { UsersDeps } from './deps';
 import { LoginThrottle, loginThrottleEnvSpec } from './lib/login-throttle';
@@ -8,15 +8,7 @@ import { PresenceCache, presenceCacheEnvSpec } from './lib/presence-cache';
 import { routes } from './routes';
 
 export function createApp(deps: UsersDeps) {
-  return createServiceApp({
-    name: 'users',
-    routes,
-    deps,
-    internalSecret: deps.env.INTERNAL_JWT_SECRET,
-    logger: deps.logger,
-    ready: () => storesReachable(deps),
-    afterWrite: (requester) => deps.reads.recordWrite(requester.realmId),
-  });
+  return createServiceApp(serviceAppOptions('users', routes, deps));
 }
 
 /** Where the channels service is when CHANNELS_URL does not say (its default port). */

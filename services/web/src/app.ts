@@ -1,5 +1,5 @@
 import { createServiceApp } from '@teamchat/core';
-import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
+import { serviceAppOptions, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import type { WebDeps } from './deps';
 import { loadWebConfig } from './env';
 import { ZulipWebApp } from './lib/web-app';
@@ -7,15 +7,7 @@ import { INSTALL_HINT, resolveZulipWebDir, zulipWebDirProblems } from './lib/zul
 import { routes } from './routes';
 
 export function createApp(deps: WebDeps) {
-  return createServiceApp({
-    name: 'web',
-    routes,
-    deps,
-    internalSecret: deps.env.INTERNAL_JWT_SECRET,
-    logger: deps.logger,
-    ready: () => storesReachable(deps),
-    afterWrite: (requester) => deps.reads.recordWrite(requester.realmId),
-  });
+  return createServiceApp(serviceAppOptions('web', routes, deps));
 }
 
 /** The service as the runtime and the test harness start it. */
