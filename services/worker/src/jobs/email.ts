@@ -32,6 +32,15 @@ type EmailJobData = JobData['email'];
 /** How long "already sent" is remembered: longer than any retry of the job. */
 const SENT_MARKER_TTL_SECONDS = 30 * 24 * 3600;
 
+/** Marks a job's email as sent, once: its marker's key, or null when a run of the job sent it already. */
+async function markSent(deps: WorkerDeps, job: Job<EmailJobData>): Promise<string | null> {
+  const marker = `${deps.env.REDIS_PREFIX}notifications:email-sent:${job.id}`;
+  return (await deps.redis.set(marker, '1', 'EX', SENT_MARKER_TTL_SECONDS, 'NX')) === null ? null : marker;
+}
+
+/** A Message-ID's right-hand side: the organisation's host without its port. */
+const messageIdDomain = (realm: { host: string }) => realm.host.replace(/:\d+$/, '');
+
 async function sendInvitation(
   deps: WorkerDeps,
   job: Job<EmailJobData>,
@@ -43,8 +52,8 @@ async function sendInvitation(
   });
   // Revoked or used before the email went: nothing to invite to.
   if (!invite || invite.status !== 0) return 'skipped';
-  const marker = `${deps.env.REDIS_PREFIX}notifications:email-sent:${job.id}`;
-  if ((await deps.redis.set(marker, '1', 'EX', SENT_MARKER_TTL_SECONDS, 'NX')) === null) return 'already-sent';
+  const marker = await markSent(deps, job);
+  if (marker === null) return 'already-sent';
   const url = realmUrl(invite.realm, deps.env.EXTERNAL_SCHEME);
   const email = invitationEmail({
     to: invite.email,
@@ -53,7 +62,7 @@ async function sendInvitation(
     realmName: invite.realm.name,
     realmUrl: url,
     activateUrl: `${url}/join/${invite.confirmation_key}/`,
-    messageId: `<invitation-${invite.id}-${job.id}@${invite.realm.host.replace(/:\d+$/, '')}>`,
+    messageId: `<invitation-${invite.id}-${job.id}@${messageIdDomain(invite.realm)}>`,
     resend: data.resend,
   });
   await sendOrForget(deps, marker, email);
@@ -156,7 +165,7 @@ async function sendMissedMessages(deps: WorkerDeps, data: Extract<EmailJobData, 
     realmName: user.realm.name,
     realmUrl: base,
     messages: missed,
-    messageId: `<missed-${user.id}-${data.batch}@${user.realm.host.replace(/:\d+$/, '')}>`,
+    messageId: `<missed-${user.id}-${data.batch}@${messageIdDomain(user.realm)}>`,
   });
   await sendOrForget(deps, marker, email);
   await deps.redis.del(keys.claimed);
@@ -174,8 +183,8 @@ async function sendPasswordReset(
     where: { realm_id: realm.id, delivery_email: data.email, is_bot: false },
     select: { id: true, password_hash: true, delivery_email: true, is_active: true },
   });
-  const marker = `${deps.env.REDIS_PREFIX}notifications:email-sent:${job.id}`;
-  if ((await deps.redis.set(marker, '1', 'EX', SENT_MARKER_TTL_SECONDS, 'NX')) === null) return 'already-sent';
+  const marker = await markSent(deps, job);
+  if (marker === null) return 'already-sent';
   const url = realmUrl(realm, deps.env.EXTERNAL_SCHEME);
   const account = !user
     ? 'none'
@@ -189,7 +198,7 @@ async function sendPasswordReset(
     realmName: realm.name,
     realmUrl: url,
     account,
-    messageId: `<password-reset-${job.id}@${realm.host.replace(/:\d+$/, '')}>`,
+    messageId: `<password-reset-${job.id}@${messageIdDomain(realm)}>`,
   });
   await sendOrForget(deps, marker, email);
   return 'sent';
