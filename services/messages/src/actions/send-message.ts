@@ -41,7 +41,8 @@ import {
   type StreamIndicator,
 } from '../lib/recipients';
 import { loadSendContext } from '../lib/send-context';
-import { checkWidgetContent, pythonJson, widgetOfContent } from '../lib/widgets';
+import { pythonJsonDumps } from '../lib/python-json';
+import { checkWidgetContent, widgetOfContent } from '../lib/widgets';
 
 export type SendMessageInput =
   | {
@@ -219,7 +220,8 @@ export async function doSendMessage(
       : [];
   const submessage = widget && {
     msg_type: 'widget',
-    content: pythonJson(widget),
+    // As Zulip's json.dumps writes it, so the submessage reads as Zulip's does.
+    content: pythonJsonDumps(widget),
     message_id: id,
     sender_id: sender.id,
     id: await submessageId!,

@@ -1,6 +1,7 @@
-// JSON text as Python's json.dumps(json.loads(text), indent=...) writes it, from the text itself:
-// Zulip's JSON integration posts the payload so, and JavaScript's own parse loses what Python
-// keeps (1.0 stays 1.0, big integers stay exact, integer-like keys keep their place).
+// JSON as Python's json.dumps writes it, where Zulip shows or stores its output: a widget's
+// submessage, webhook messages. pythonJsonReindent works from the text itself: Zulip's JSON
+// integration posts the payload so, and JavaScript's own parse loses what Python keeps (1.0 stays
+// 1.0, big integers stay exact, integer-like keys keep their place).
 
 type Node =
   | { kind: 'object'; entries: Map<string, Node> }
@@ -108,6 +109,16 @@ export function pythonJsonString(value: string): string {
     (char) => SHORT_ESCAPES[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
   );
   return `"${escaped}"`;
+}
+
+/** json.dumps(value) with its default separators (", " and ": ") and ensure_ascii. */
+export function pythonJsonDumps(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(', ')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const items = Object.entries(value).map(([key, item]) => `${pythonJsonString(key)}: ${pythonJsonDumps(item)}`);
+    return `{${items.join(', ')}}`;
+  }
+  return typeof value === 'string' ? pythonJsonString(value) : JSON.stringify(value);
 }
 
 /** Python's repr of an int or float literal. */

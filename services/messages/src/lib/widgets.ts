@@ -67,22 +67,6 @@ export function widgetOfContent(content: string): WidgetContent | null {
   return { widget_type: 'todo', extra_data: { task_list_title: title, tasks } };
 }
 
-/**
- * JSON text as Zulip's json.dumps writes it (", " and ": " between items, non-ASCII escaped), so
- * a widget's first submessage reads as Zulip's does.
- */
-export function pythonJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const items = Object.entries(value).map(([key, item]) => `${pythonJson(key)}: ${pythonJson(item)}`);
-    return `{${items.join(', ')}}`;
-  }
-  return JSON.stringify(value).replace(
-    /[\u0080-\uffff]/g,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
-
 /** The widget type of a message, from its first widget submessage (Zulip's get_widget_type). */
 export async function widgetTypeOf(db: Pick<TxClient, 'subMessage'>, messageId: number): Promise<string | null> {
   const submessage = await db.subMessage.findFirst({

@@ -2,7 +2,7 @@
 // message each, topic "[alertname]") and the legacy alerts of 7.x (topic: the alert's title).
 import type { WebhookIntegration, WebhookMessage } from './integration';
 import { dig, list, str, truthy } from './integration';
-import { pythonStr } from './python-json';
+import { pythonStr } from '../lib/python-json';
 
 const STATUS_LINE = (icon: string, state: string) => `${icon} **${state}**\n\n`;
 

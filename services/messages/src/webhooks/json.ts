@@ -1,7 +1,7 @@
 // Zulip's JSON formatter (zerver/webhooks/json): any JSON payload, posted as a code block.
 import { JsonableError } from '@teamchat/core';
 import type { WebhookIntegration } from './integration';
-import { pythonJsonReindent } from './python-json';
+import { pythonJsonReindent } from '../lib/python-json';
 
 export const json: WebhookIntegration = {
   webhookName: 'JSON',
