@@ -42,6 +42,11 @@ export function hasApiKeyFormat(candidate: string): boolean {
 /** Zulip's default PASSWORD_MIN_LENGTH (counted in code points). */
 export const PASSWORD_MIN_LENGTH = 6;
 
+/** Zulip's check_password_strength, with its length rule the only one: each caller words the refusal. */
+export function isPasswordTooWeak(password: string): boolean {
+  return [...password].length < PASSWORD_MIN_LENGTH;
+}
+
 const SCRYPT_PARAMS = { N: 16384, r: 8, p: 1 };
 
 export async function hashPassword(password: string): Promise<string> {

@@ -5,7 +5,7 @@
 import { SessionStore } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
 import { transaction } from '@teamchat/db';
-import { hashPassword, PASSWORD_MIN_LENGTH, passwordResetTokenValid } from '@teamchat/domain';
+import { hashPassword, isPasswordTooWeak, passwordResetTokenValid } from '@teamchat/domain';
 import type { UsersDeps } from '../deps';
 import { lockUser } from '../lib/locks';
 
@@ -16,7 +16,7 @@ export async function doResetPassword(
   deps: Pick<UsersDeps, 'db' | 'redis' | 'env'>,
   input: { userId: number; token: string; password: string; maxAgeSeconds: number },
 ): Promise<void> {
-  if ([...input.password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
+  if (isPasswordTooWeak(input.password)) throw new JsonableError('The password is too weak.');
   // Slow: computed before the row is locked.
   const passwordHash = await hashPassword(input.password);
   await transaction(deps.db, async (tx) => {

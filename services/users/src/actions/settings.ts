@@ -11,7 +11,7 @@ import {
   DISPLAY_SETTINGS_LEGACY,
   hashPassword,
   NOTIFICATION_SETTINGS_LEGACY,
-  PASSWORD_MIN_LENGTH,
+  isPasswordTooWeak,
   userSettings,
   verifyPassword,
 } from '@teamchat/domain';
@@ -40,7 +40,7 @@ export async function doChangeSettings(deps: Deps, userId: number, change: Setti
     });
     if (!(await verifyPassword(change.password.old ?? '', current.password_hash)))
       throw new JsonableError('Wrong password!');
-    if ([...change.password.new].length < PASSWORD_MIN_LENGTH) throw new JsonableError('New password is too weak!');
+    if (isPasswordTooWeak(change.password.new)) throw new JsonableError('New password is too weak!');
     passwordHash = await hashPassword(change.password.new);
   }
 

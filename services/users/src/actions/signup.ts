@@ -6,7 +6,7 @@
 
 import { callService, JsonableError, type Logger } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
-import { checkFullName, PASSWORD_MIN_LENGTH, realmEmailValidator, type RealmEmailProblem } from '@teamchat/domain';
+import { checkFullName, isPasswordTooWeak, realmEmailValidator, type RealmEmailProblem } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { doCreateUser, type CreatedUser } from './users';
 import { isUsable } from './invites';
@@ -83,7 +83,7 @@ export async function doAcceptInvite(
   const problem = (await realmEmailValidator(deps.db, invite.realm))(email);
   if (problem) throw new JsonableError(SIGNUP_EMAIL_PROBLEMS[problem](email));
   const fullName = checkFullName(signup.fullName);
-  if ([...signup.password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
+  if (isPasswordTooWeak(signup.password)) throw new JsonableError('The password is too weak.');
 
   const created = await doCreateUser(deps, invite.realm, {
     email,

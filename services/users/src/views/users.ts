@@ -19,7 +19,7 @@ import {
   isAdministrator,
   isOwner,
   loadActor,
-  PASSWORD_MIN_LENGTH,
+  isPasswordTooWeak,
   realmEmailValidator,
   realmUsersForApi,
   Role,
@@ -146,7 +146,7 @@ export async function createUser({ deps, params, requester, log }: AuthedContext
     select: { id: true },
   });
   if (taken) throw new JsonableError(`Email '${email}' already in use`);
-  if ([...password].length < PASSWORD_MIN_LENGTH) throw new JsonableError('The password is too weak.');
+  if (isPasswordTooWeak(password)) throw new JsonableError('The password is too weak.');
   const { user } = await doCreateUserByAdmin(deps, { channelsUrl: deps.serviceUrls.channels, logger: log }, actor, {
     email,
     fullName,
