@@ -42,3 +42,4 @@ export * from './permission-settings';
 export * from './stop-words';
 export * from './gravatar';
 export * from './password-reset';
+export * from './web-app';

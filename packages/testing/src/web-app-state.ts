@@ -4,6 +4,7 @@
 // blank page. These are our own zod schemas of those shapes, written from reading the app's;
 // like the app's, they ignore keys they do not name.
 import { z } from 'zod';
+import { WEB_APP_CLIENT_CAPABILITIES } from '@teamchat/domain';
 
 /** Register's arguments as Zulip's home view passes them (zerver/lib/home.py, build_page_params_for_home_page_load). */
 export const WEB_APP_REGISTER_PARAMS = {
@@ -12,18 +13,7 @@ export const WEB_APP_REGISTER_PARAMS = {
   slim_presence: true,
   include_subscribers: true,
   include_streams: false,
-  client_capabilities: {
-    notification_settings_null: true,
-    bulk_message_deletion: true,
-    user_avatar_url_field_optional: true,
-    stream_typing_notifications: true,
-    user_settings_object: true,
-    linkifier_url_template: true,
-    user_list_incomplete: true,
-    include_deactivated_groups: true,
-    archived_channels: true,
-    empty_topic_name: true,
-  },
+  client_capabilities: WEB_APP_CLIENT_CAPABILITIES,
 };
 
 const num = z.number();

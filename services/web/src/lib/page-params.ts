@@ -2,21 +2,8 @@
 // checked by the app with zod in web/src/base_page_params.ts), and the register call whose
 // answer is their state_data.
 import { JsonText } from '@teamchat/core';
+import { WEB_APP_CLIENT_CAPABILITIES } from '@teamchat/domain';
 import { PythonDict } from './templates';
-
-/** The capabilities Zulip's web app declares (zerver/lib/home.py). */
-export const WEB_APP_CLIENT_CAPABILITIES = {
-  notification_settings_null: true,
-  bulk_message_deletion: true,
-  user_avatar_url_field_optional: true,
-  stream_typing_notifications: true,
-  user_settings_object: true,
-  linkifier_url_template: true,
-  user_list_incomplete: true,
-  include_deactivated_groups: true,
-  archived_channels: true,
-  empty_topic_name: true,
-};
 
 /** Zulip's PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP. */
 export const PRESENCE_HISTORY_LIMIT_DAYS_FOR_WEB_APP = 365;
