@@ -5,6 +5,7 @@
 // authentication headers. Oversized bodies are sent separately (they are big and few).
 
 import fc from 'fast-check';
+import { GIF_BOMB, pngDeclaring } from '@teamchat/testing';
 import type { Endpoint } from './endpoints';
 
 export interface FuzzRequest {
@@ -751,17 +752,21 @@ const HEADER_BOUND_VALUES: [string, string][] = [
 
 /** Issue #48: images declaring 400 and 4,300 megapixels (a 20,000 x 20,000 PNG header, a 29-byte GIF). */
 function imageBombs(): [string, Buffer][] {
-  const png = Buffer.from(
-    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-    'base64',
-  );
-  png.writeUInt32BE(20_000, 16);
-  png.writeUInt32BE(20_000, 20);
-  const gif = Buffer.from('474946383961ffffffff0000002c00000000ffffffff0002024401003b', 'hex');
   return [
-    ['png-bomb', png],
-    ['gif-bomb', gif],
+    ['png-bomb', pngDeclaring(20_000, 20_000)],
+    ['gif-bomb', GIF_BOMB],
   ];
+}
+
+/** A multipart body of one file part: `disposition` after its field's name, then its type and bytes. */
+function filePartBody(boundary: string, field: string, disposition: string, type: string, content: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; ${disposition}\r\nContent-Type: ${type}\r\n\r\n`,
+    ),
+    content,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
 }
 
 /** Uploads: the file name and declared type, in a multipart part (filename*) and in tus metadata. */
@@ -770,10 +775,7 @@ function targetedUploadCases(endpoint: Endpoint, auth: Record<string, string>): 
   if (key === 'POST /api/v1/user_uploads') {
     const boundary = 'fuzzboundaryUpl0ad';
     const part = (disposition: string, type: string) =>
-      Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\n` +
-          `Content-Type: ${type}\r\n\r\nfuzz\r\n--${boundary}--\r\n`,
-      );
+      filePartBody(boundary, 'file', disposition, type, Buffer.from('fuzz'));
     return HEADER_BOUND_VALUES.flatMap(([kind, value]): FuzzRequest[] => [
       {
         kind: `targeted-upload-filename-${kind}`,
@@ -799,13 +801,7 @@ function targetedUploadCases(endpoint: Endpoint, auth: Record<string, string>): 
       method: 'POST',
       path: endpoint.path.replace('*emoji_name', `fuzz_${kind.replace('-', '_')}`),
       headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      body: Buffer.concat([
-        Buffer.from(
-          `--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="bomb"\r\nContent-Type: image/${kind.split('-')[0]}\r\n\r\n`,
-        ),
-        image,
-        Buffer.from(`\r\n--${boundary}--\r\n`),
-      ]),
+      body: filePartBody(boundary, 'f', 'filename="bomb"', `image/${kind.split('-')[0]}`, image),
     }));
   }
   if (key === 'POST /api/v1/tus') {

@@ -4,14 +4,9 @@
 import { Role } from '@teamchat/domain';
 import type { TestUser } from '@teamchat/stack';
 import sharp from 'sharp';
-import { captureEvents, expectError, ofType } from '@teamchat/testing';
+import { captureEvents, expectError, GIF_BOMB, ofType, ONE_PIXEL_PNG, pngDeclaring } from '@teamchat/testing';
 import { multipartBody, startUploadsStack, type FilePart, type UploadsStack } from './helpers';
 
-/** A 1x1 PNG. */
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
 /** A 30 x 10 GIF of two frames, red then blue. */
 async function animatedGif(): Promise<Buffer> {
   const frame = (background: string) =>
@@ -22,22 +17,6 @@ async function animatedGif(): Promise<Buffer> {
     .gif()
     .toBuffer();
 }
-
-/** A PNG whose header declares `width` x `height` (its pixel data is one pixel's). */
-async function pngDeclaring(width: number, height: number): Promise<Buffer> {
-  const png = await sharp({ create: { width: 1, height: 1, channels: 3, background: '#000' } })
-    .png()
-    .toBuffer();
-  png.writeUInt32BE(width, 16);
-  png.writeUInt32BE(height, 20);
-  return png;
-}
-
-/** The 29-byte GIF of the report: a logical screen and one image both declaring 65,535 x 65,535. */
-const GIF_BOMB = Buffer.from(
-  '474946383961' + 'ffffffff000000' + '2c00000000ffffffff00' + '02024401' + '00' + '3b',
-  'hex',
-);
 
 let uploads: UploadsStack;
 let admin: TestUser;
@@ -62,7 +41,7 @@ function addEmoji(user: TestUser, name: string, parts: Partial<FilePart>[] = [{}
     parts.map((part, i) => ({
       field: `f${i + 1}`,
       filename: 'img.png',
-      content: PNG,
+      content: ONE_PIXEL_PNG,
       contentType: 'image/png',
       ...part,
     })),
@@ -113,7 +92,7 @@ describe('adding', () => {
     const image = await sharp(Buffer.from(await served.arrayBuffer())).metadata();
     expect([image.format, image.width, image.height]).toEqual(['png', 64, 64]);
     const original = await uploads.storage.get(`user_avatars/${realmId}/emoji/images/${row.file_name}.original`);
-    expect(original && Buffer.concat(await original.toArray())).toEqual(PNG);
+    expect(original && Buffer.concat(await original.toArray())).toEqual(ONE_PIXEL_PNG);
     const missing = await fetch(`${uploads.stack.gatewayUrl}/user_avatars/${realmId}/emoji/images/nothing.png`, {
       headers: { host: uploads.stack.realm.host },
     });
@@ -150,7 +129,7 @@ describe('adding', () => {
 
   test('image bombs are refused from their header, in milliseconds, and nothing is stored', async () => {
     const bombs = [
-      { filename: 'bomb.png', content: await pngDeclaring(20_000, 20_000), contentType: 'image/png' },
+      { filename: 'bomb.png', content: pngDeclaring(20_000, 20_000), contentType: 'image/png' },
       { filename: 'bomb.gif', content: GIF_BOMB, contentType: 'image/gif' },
     ];
     for (const [i, part] of bombs.entries()) {
@@ -182,7 +161,7 @@ describe('adding', () => {
   test('files: exactly one, within the size limit, in an accepted image format', async () => {
     expectError(await addEmoji(alice, 'two', [{}, {}]), 400, 'BAD_REQUEST', 'You must upload exactly one file.');
     expectError(await addEmoji(alice, 'none', []), 400, 'BAD_REQUEST', 'You must upload exactly one file.');
-    const big = Buffer.concat([PNG, Buffer.alloc(1024 * 1024)]);
+    const big = Buffer.concat([ONE_PIXEL_PNG, Buffer.alloc(1024 * 1024)]);
     expectError(
       // Not 'big': that is one of Zulip's own emoji names.
       await addEmoji(alice, 'oversized', [{ content: big }]),
