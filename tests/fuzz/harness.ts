@@ -73,10 +73,10 @@ function isNonJsonEndpoint(endpointPath: string): boolean {
   );
 }
 
-/** Null when the answer is acceptable; otherwise what is wrong with it. */
 /** An absolute path on the server (a storage directory, a temp file, the checkout). */
 const SERVER_PATH = /(^|[\s"'(=:])\/(tmp|var|work|home|usr|root|srv|opt|data|app)\//;
 
+/** Null when the answer is acceptable; otherwise what is wrong with it. */
 export function checkAnswer(endpointPath: string, response: RawResponse): string | null {
   const { status } = response;
   if (status >= 500) return `status ${status}`;
