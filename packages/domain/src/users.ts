@@ -56,11 +56,6 @@ export function canAccessDeliveryEmail(
   return (ACCESSIBLE_EMAIL_VISIBILITIES[viewer.role] ?? []).includes(target.email_address_visibility);
 }
 
-/** Avatar of a user who uploaded none (avatar_source "G"): Gravatar's, or the server's default avatar. */
-export function externalAvatarUrl(email: string, version: number): string {
-  return generatedImageUrl(email, { version });
-}
-
 /** Zulip's avatar_url; `medium`: the 500 px one. */
 export function avatarUrl(
   user: Pick<UserProfile, 'avatar_source' | 'avatar_key' | 'delivery_email' | 'avatar_version' | 'realm_id' | 'id'>,
