@@ -82,15 +82,17 @@ function wanted(message: WebhookMessage, target: WebhookTarget): boolean {
 
 const sendOptions = (webhookName: string) => ({ sendingClient: `Zulip${webhookName}Webhook`, readBySender: false });
 
+/** The sending bot (or person), with what the notices and direct messages need of their row. */
+type WebhookSender = Requester & { fullName: string; botOwnerId: number | null };
+
 /** The bot's owner, told of a problem only they can fix: at most once per bot every 5 minutes. */
-async function notifyBotOwner(deps: MessagesDeps, bot: Requester, webhookName: string, content: string) {
-  const row = await deps.db.userProfile.findUnique({ where: { id: bot.userId }, select: { bot_owner_id: true } });
-  if (!row?.bot_owner_id) return;
+async function notifyBotOwner(deps: MessagesDeps, bot: WebhookSender, webhookName: string, content: string) {
+  if (!bot.botOwnerId) return;
   const key = `${deps.env.REDIS_PREFIX}webhook-owner-notice:${bot.userId}`;
   if ((await deps.redis.set(key, '1', 'EX', OWNER_NOTICE_INTERVAL_SECONDS, 'NX')) !== 'OK') return;
   await doSendMessage(deps, bot, {
     type: 'private',
-    to: [row.bot_owner_id],
+    to: [bot.botOwnerId],
     content,
     options: sendOptions(webhookName),
   });
@@ -98,12 +100,17 @@ async function notifyBotOwner(deps: MessagesDeps, bot: Requester, webhookName: s
 
 export async function doReceiveWebhook(
   deps: MessagesDeps,
-  bot: Requester & { fullName: string },
+  requester: Requester,
   integration: WebhookIntegration,
   request: WebhookRequest,
   target: WebhookTarget,
   path: string,
 ): Promise<void> {
+  const row = await deps.db.userProfile.findUniqueOrThrow({
+    where: { id: requester.userId },
+    select: { full_name: true, bot_owner_id: true },
+  });
+  const bot: WebhookSender = { ...requester, fullName: row.full_name, botOwnerId: row.bot_owner_id };
   let messages: WebhookMessage[];
   try {
     messages = await integration.messages(request);
@@ -123,18 +130,17 @@ export async function doReceiveWebhook(
 
 async function sendWebhookMessage(
   deps: MessagesDeps,
-  bot: Requester,
+  bot: WebhookSender,
   webhookName: string,
   message: WebhookMessage,
   target: WebhookTarget,
 ): Promise<void> {
   if (target.stream === undefined) {
-    const row = await deps.db.userProfile.findUnique({ where: { id: bot.userId }, select: { bot_owner_id: true } });
     // Zulip assumes a bot here; a person's key without a channel has nobody to write to.
-    if (!row?.bot_owner_id) throw new JsonableError('Missing channel');
+    if (!bot.botOwnerId) throw new JsonableError('Missing channel');
     await doSendMessage(deps, bot, {
       type: 'private',
-      to: [row.bot_owner_id],
+      to: [bot.botOwnerId],
       content: message.content,
       options: sendOptions(webhookName),
     });

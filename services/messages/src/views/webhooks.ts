@@ -72,13 +72,9 @@ export async function receiveWebhook({ deps, requester, params, req }: AuthedCon
     },
     unsupported: (eventType) => new UnsupportedWebhookEventTypeError(webhookName, eventType),
   };
-  const sender = await deps.db.userProfile.findUniqueOrThrow({
-    where: { id: requester.userId },
-    select: { full_name: true },
-  });
   await doReceiveWebhook(
     deps,
-    { ...requester, fullName: sender.full_name },
+    requester,
     integration,
     request,
     {
