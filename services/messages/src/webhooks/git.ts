@@ -132,6 +132,11 @@ function assigneeList(assignees: { username: string }[]): string {
   return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
 }
 
+/** An issue as a label or milestone message names it: "Issue #4 Title", or without a title. */
+function issueName(word: string, number: number, title: string | null | undefined): string {
+  return title !== undefined && title !== null ? `${word} #${number} ${title}` : `${word} #${number}`;
+}
+
 export function issueLabeledMessage(input: {
   userName: string;
   action: 'added' | 'removed';
@@ -142,10 +147,7 @@ export function issueLabeledMessage(input: {
   title?: string | null;
 }): string {
   const preposition = input.action === 'added' ? 'to' : 'from';
-  const issue =
-    input.title !== undefined && input.title !== null
-      ? `Issue #${input.number} ${input.title}`
-      : `Issue #${input.number}`;
+  const issue = issueName('Issue', input.number, input.title);
   return `[${input.userName}](${input.userUrl}) ${input.action} the ${input.labelName} label ${preposition} [${issue}](${input.url}).`;
 }
 
@@ -160,10 +162,7 @@ export function issueMilestonedMessage(input: {
   title?: string | null;
 }): string {
   const preposition = input.action === 'added' ? 'to' : 'from';
-  const issue =
-    input.title !== undefined && input.title !== null
-      ? `issue #${input.number} ${input.title}`
-      : `issue #${input.number}`;
+  const issue = issueName('issue', input.number, input.title);
   return (
     `[${input.userName}](${input.userUrl}) ${input.action} milestone [${input.milestoneName}](${input.milestoneUrl}) ` +
     `${preposition} [${issue}](${input.url}).`
