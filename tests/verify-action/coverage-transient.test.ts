@@ -1,13 +1,9 @@
 // verify_action for events that change no register state (Zulip's apply_event ignores them):
 // typing while editing, attachments, invitations, exports. The state must stay a fresh
 // register's, and the event must arrive.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Role } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import type { Stack, TestUser } from '@teamchat/stack';
 import { until, verifyAction } from '@teamchat/testing';
-import { CAPABILITY_SETS, ok } from './support';
+import { CAPABILITY_SETS, ok, postFile, startSuiteStack } from './support';
 
 let stack: Stack;
 let me: TestUser;
@@ -16,20 +12,7 @@ let generalId: number;
 let counter = 0;
 
 beforeAll(async () => {
-  const uploadsDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-verify-transient-'));
-  stack = await startStack({
-    services: ['messages', 'channels', 'events', 'uploads', 'worker'],
-    env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir },
-  });
-  me = await stack.createUser({ fullName: 'Me Myself', role: Role.OWNER });
-  other = await stack.createUser({ fullName: 'Other Person' });
-  ok(
-    await me.client.post('/api/v1/users/me/subscriptions', {
-      subscriptions: [{ name: 'general' }],
-      principals: [me.id, other.id],
-    }),
-  );
-  generalId = ok(await me.client.get('/api/v1/get_stream_id', { stream: 'general' })).stream_id;
+  ({ stack, me, other, generalId } = await startSuiteStack(['messages', 'channels', 'events', 'uploads', 'worker']));
 });
 
 afterAll(() => stack?.close());
@@ -52,12 +35,8 @@ describe.each(CAPABILITY_SETS)('events without register state, %s', (_name, regi
   });
 
   test('an attachment uploaded and deleted', async () => {
-    const form = new FormData();
-    form.append('file', new Blob([Buffer.from('hello')], { type: 'text/plain' }), `note${++counter}.txt`);
-    const request = new Request('http://localhost/', { method: 'POST', body: form });
-    const body = Buffer.from(await request.arrayBuffer());
-    const headers = { 'content-type': request.headers.get('content-type')! };
-    await me.client.post('/api/v1/user_uploads', {}, { body, headers }).then(ok);
+    const note = { name: `note${++counter}.txt`, type: 'text/plain', content: 'hello' };
+    await postFile(me.client, '/api/v1/user_uploads', note).then(ok);
     await verifyAction(stack, me, register, () =>
       me.client
         .post('/api/v1/messages', { type: 'stream', to: generalId, topic: 'files', content: 'see attached' })

@@ -1,10 +1,9 @@
 // verify_action for the user's own collections and the transient events: alert words, saved
 // snippets, drafts, scheduled messages, navigation views, onboarding steps, reactions,
 // submessages (widgets), typing.
-import { Role } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import type { Stack, TestUser } from '@teamchat/stack';
 import { verifyAction } from '@teamchat/testing';
-import { CAPABILITY_SETS, ok } from './support';
+import { CAPABILITY_SETS, ok, startSuiteStack } from './support';
 
 let stack: Stack;
 let me: TestUser;
@@ -13,16 +12,7 @@ let generalId: number;
 let counter = 0;
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['messages', 'channels', 'events'] });
-  me = await stack.createUser({ fullName: 'Me Myself', role: Role.OWNER });
-  other = await stack.createUser({ fullName: 'Other Person' });
-  ok(
-    await me.client.post('/api/v1/users/me/subscriptions', {
-      subscriptions: [{ name: 'general' }],
-      principals: [me.id, other.id],
-    }),
-  );
-  generalId = ok(await me.client.get('/api/v1/get_stream_id', { stream: 'general' })).stream_id;
+  ({ stack, me, other, generalId } = await startSuiteStack(['messages', 'channels', 'events']));
 });
 
 afterAll(() => stack?.close());

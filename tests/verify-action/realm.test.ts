@@ -1,19 +1,9 @@
 // verify_action for the organisation's settings: user settings (each kind), the realm's defaults
 // for new users, PATCH /realm (plain and group settings, the channel settings), realm domains,
 // linkifiers, code playgrounds, custom emoji, the organisation's icon and logo.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Role } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import type { Stack, TestUser } from '@teamchat/stack';
 import { verifyAction, type ParamValue, type Params } from '@teamchat/testing';
-import { CAPABILITY_SETS, ok } from './support';
-
-/** A 1x1 PNG. */
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
+import { CAPABILITY_SETS, ok, postImage, startSuiteStack } from './support';
 
 let stack: Stack;
 let me: TestUser;
@@ -23,34 +13,12 @@ let generalId: number;
 let groupIds: Record<string, number>;
 
 beforeAll(async () => {
-  const uploadsDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-verify-realm-'));
-  stack = await startStack({
-    services: ['messages', 'channels', 'events', 'uploads'],
-    env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir },
-  });
-  me = await stack.createUser({ fullName: 'Me Myself', role: Role.OWNER });
-  other = await stack.createUser({ fullName: 'Other Person' });
-  ok(
-    await me.client.post('/api/v1/users/me/subscriptions', {
-      subscriptions: [{ name: 'general' }],
-      principals: [me.id, other.id],
-    }),
-  );
-  generalId = ok(await me.client.get('/api/v1/get_stream_id', { stream: 'general' })).stream_id;
+  ({ stack, me, other, generalId } = await startSuiteStack(['messages', 'channels', 'events', 'uploads']));
   const groups = ok(await me.client.get('/api/v1/user_groups')).user_groups as { id: number; name: string }[];
   groupIds = Object.fromEntries(groups.map((group) => [group.name, group.id]));
 });
 
 afterAll(() => stack?.close());
-
-async function postImage(user: TestUser, url: string, fields: Record<string, string> = {}) {
-  const form = new FormData();
-  for (const [field, value] of Object.entries(fields)) form.append(field, value);
-  form.append('file', new Blob([PNG], { type: 'image/png' }), 'img.png');
-  const request = new Request('http://localhost/', { method: 'POST', body: form });
-  const body = Buffer.from(await request.arrayBuffer());
-  return user.client.post(url, {}, { body, headers: { 'content-type': request.headers.get('content-type')! } });
-}
 
 describe.each(CAPABILITY_SETS)('organisation and settings, %s', (name, register) => {
   // Each capability set's run gives a setting the other of two values, so every run changes it.
@@ -213,14 +181,16 @@ describe.each(CAPABILITY_SETS)('organisation and settings, %s', (name, register)
 
   test('a custom emoji added and removed', async () => {
     const name = `emoji_${++counter}`;
-    await verifyAction(stack, me, register, () => postImage(me, `/api/v1/realm/emoji/${name}`).then(ok));
+    await verifyAction(stack, me, register, () => postImage(me.client, `/api/v1/realm/emoji/${name}`).then(ok));
     await verifyAction(stack, me, register, () => me.client.delete(`/api/v1/realm/emoji/${name}`).then(ok));
   });
 
   test("the organisation's icon and logo uploaded and removed", async () => {
-    await verifyAction(stack, me, register, () => postImage(me, '/api/v1/realm/icon').then(ok));
+    await verifyAction(stack, me, register, () => postImage(me.client, '/api/v1/realm/icon').then(ok));
     await verifyAction(stack, me, register, () => me.client.delete('/api/v1/realm/icon').then(ok));
-    await verifyAction(stack, me, register, () => postImage(me, '/api/v1/realm/logo', { night: 'false' }).then(ok));
+    await verifyAction(stack, me, register, () =>
+      postImage(me.client, '/api/v1/realm/logo', { night: 'false' }).then(ok),
+    );
     await verifyAction(stack, me, register, () => me.client.delete('/api/v1/realm/logo', { night: false }).then(ok));
   });
 });

@@ -1,19 +1,10 @@
 // verify_action for users: accounts created, renamed, given another role or avatar, deactivated
 // and reactivated; custom profile fields and their values; user groups (created, renamed,
 // members, subgroups, group settings, deactivated); bots; user status; muted users; presence.
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Role } from '@teamchat/domain';
-import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import type { Stack, TestUser } from '@teamchat/stack';
 import { verifyAction } from '@teamchat/testing';
-import { CAPABILITY_SETS, ok, WITH_SUBSCRIBERS } from './support';
-
-/** A 1x1 PNG. */
-const PNG = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
+import { CAPABILITY_SETS, ok, postImage, startSuiteStack, WITH_SUBSCRIBERS } from './support';
 
 let stack: Stack;
 let me: TestUser;
@@ -21,30 +12,10 @@ let other: TestUser;
 let counter = 0;
 
 beforeAll(async () => {
-  const uploadsDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'teamchat-verify-users-'));
-  stack = await startStack({
-    services: ['messages', 'channels', 'events', 'uploads'],
-    env: { UPLOADS_STORAGE: 'local', UPLOADS_LOCAL_DIR: uploadsDir },
-  });
-  me = await stack.createUser({ fullName: 'Me Myself', role: Role.OWNER });
-  other = await stack.createUser({ fullName: 'Other Person' });
-  ok(
-    await me.client.post('/api/v1/users/me/subscriptions', {
-      subscriptions: [{ name: 'general' }],
-      principals: [me.id, other.id],
-    }),
-  );
+  ({ stack, me, other } = await startSuiteStack(['messages', 'channels', 'events', 'uploads']));
 });
 
 afterAll(() => stack?.close());
-
-async function multipartImage(user: TestUser, path: string) {
-  const form = new FormData();
-  form.append('file', new Blob([PNG], { type: 'image/png' }), 'img.png');
-  const request = new Request('http://localhost/', { method: 'POST', body: form });
-  const body = Buffer.from(await request.arrayBuffer());
-  return user.client.post(path, {}, { body, headers: { 'content-type': request.headers.get('content-type')! } });
-}
 
 async function newMember(): Promise<TestUser> {
   const user = await stack.createUser({ fullName: `Member ${++counter}` });
@@ -97,8 +68,8 @@ describe.each([...CAPABILITY_SETS, WITH_SUBSCRIBERS])('users, %s', (_name, regis
 
   test('the user uploads an avatar, then removes it', async () => {
     const user = await newMember();
-    await verifyAction(stack, user, register, () => multipartImage(user, '/api/v1/users/me/avatar').then(ok));
-    await verifyAction(stack, me, register, () => multipartImage(user, '/api/v1/users/me/avatar').then(ok));
+    await verifyAction(stack, user, register, () => postImage(user.client, '/api/v1/users/me/avatar').then(ok));
+    await verifyAction(stack, me, register, () => postImage(user.client, '/api/v1/users/me/avatar').then(ok));
     await verifyAction(stack, user, register, () => user.client.delete('/api/v1/users/me/avatar').then(ok));
   });
 
