@@ -287,17 +287,8 @@ const userGroup = obj({
   ...userGroupSettings,
 });
 
-const userGroupData = obj({
-  name: str.optional(),
-  description: str.optional(),
-  deactivated: bool.optional(),
-  can_add_members_group: groupSettingValue.optional(),
-  can_join_group: groupSettingValue.optional(),
-  can_leave_group: groupSettingValue.optional(),
-  can_manage_group: groupSettingValue.optional(),
-  can_mention_group: groupSettingValue.optional(),
-  can_remove_members_group: groupSettingValue.optional(),
-});
+/** A user_group update's `data`: the fields that changed. */
+const userGroupData = obj({ name: str, description: str, deactivated: bool, ...userGroupSettings }).partial();
 
 const navigationView = obj({ fragment: str, is_pinned: bool, name: str.nullable() });
 const savedSnippet = obj({ id: int, title: str, content: str, date_created: int });
@@ -379,6 +370,16 @@ const updateMessage = ev('update_message', {
   is_me_message: bool.optional(),
 });
 
+/** A reaction added or removed: the same fields either way. */
+const reactionChange = {
+  message_id: int,
+  user_id: int,
+  emoji_name: str,
+  emoji_code: str,
+  reaction_type: str,
+  user: obj({ user_id: int, email: str, full_name: str }).optional(),
+};
+
 const typingUser = obj({ user_id: int, email: str });
 const addRemove = z.enum(['add', 'remove']);
 const startStop = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
@@ -406,24 +407,7 @@ export const EVENT_SCHEMAS = {
     all: bool,
     message_details: z.record(messageDetail).optional(),
   }),
-  reaction: z.union([
-    evOp('reaction', 'add', {
-      message_id: int,
-      user_id: int,
-      emoji_name: str,
-      emoji_code: str,
-      reaction_type: str,
-      user: obj({ user_id: int, email: str, full_name: str }).optional(),
-    }),
-    evOp('reaction', 'remove', {
-      message_id: int,
-      user_id: int,
-      emoji_name: str,
-      emoji_code: str,
-      reaction_type: str,
-      user: obj({ user_id: int, email: str, full_name: str }).optional(),
-    }),
-  ]),
+  reaction: z.union([evOp('reaction', 'add', reactionChange), evOp('reaction', 'remove', reactionChange)]),
   submessage: ev('submessage', { msg_type: str, content: str, message_id: int, sender_id: int, submessage_id: int }),
   typing: startStop('typing', {
     message_type: z.enum(['direct', 'stream']),
