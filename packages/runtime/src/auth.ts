@@ -6,8 +6,10 @@
 // Two public entries use it: the gateway, and the event tier for the long-polls the Ingress
 // sends it directly (docs/adr/0006): one implementation, one cache, one invalidation channel.
 
+import type http from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
+  csrfTokenMatches,
   duplicateRedis,
   type AuthCacheEnv,
   type ConnectionLogger,
@@ -17,6 +19,7 @@ import {
   SESSION_ID_FORMAT,
   sessionCacheKey,
   sessionHash,
+  sessionIdFromCookies,
   SessionStore,
   userAuthCacheKey,
   writeAuthCache,
@@ -24,8 +27,6 @@ import {
   type Redis,
   type Session,
 } from '@teamchat/bus';
-import type http from 'node:http';
-import { csrfTokenMatches } from '@teamchat/bus';
 import {
   CsrfFailedError,
   NOT_LOGGED_IN,
@@ -63,7 +64,7 @@ const CSRF_SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
  * A state-changing request of a session must carry the session's CSRF token in X-CSRFToken, as
  * Django's CsrfViewMiddleware checks it (its reasons as Zulip reports them): 403 CSRF_FAILED.
  */
-export function checkCsrf(req: http.IncomingMessage, session: Pick<Session, 'csrfToken'>): void {
+function checkCsrf(req: http.IncomingMessage, session: Pick<Session, 'csrfToken'>): void {
   if (CSRF_SAFE_METHODS.has(req.method ?? 'GET')) return;
   const given = req.headers['x-csrftoken'];
   const token = Array.isArray(given) ? given[0] : given;
@@ -281,7 +282,9 @@ class KeyReads {
 
   /** Entries are API-key hashes, or a session's user (userAuthCacheKey): one statement for each kind present. */
   private async lookUp(cacheKeys: string[]): Promise<Map<string, CachedAuth>> {
-    const userIds = cacheKeys.filter((key) => key.startsWith(USER_KEY_PREFIX)).map((key) => Number(key.slice(5)));
+    const userIds = cacheKeys
+      .filter((key) => key.startsWith(USER_KEY_PREFIX))
+      .map((key) => Number(key.slice(USER_KEY_PREFIX.length)));
     const keyHashes = cacheKeys.filter((key) => !key.startsWith(USER_KEY_PREFIX));
     const [keys, users] = await Promise.all([
       keyHashes.length
@@ -445,6 +448,24 @@ export class Authenticator {
       throw new UnauthorizedError(NOT_LOGGED_IN, SESSION_AUTHENTICATE);
     }
     return { user: admitted(auth, hostRealm.id, SESSION_AUTHENTICATE), session };
+  }
+
+  /**
+   * The caller of a request that requires a browser session (Zulip's /json): the session its
+   * `sessionid` cookie names, admitted by authenticateSession, and (unless `csrf` is false: the
+   * web service's pages check their forms' tokens themselves) checkCsrf's token. The checks of
+   * every public entry, as requireUser's for HTTP Basic.
+   */
+  async requireSession(
+    req: http.IncomingMessage,
+    hostRealm: RealmEntry | undefined,
+    options: { csrf?: boolean } = {},
+  ): Promise<{ user: Requester; session: Session }> {
+    const sessionId = sessionIdFromCookies(req.headers.cookie);
+    if (!sessionId) throw new UnauthorizedError(undefined, SESSION_AUTHENTICATE);
+    const caller = await this.authenticateSession(sessionId, hostRealm);
+    if (options.csrf ?? true) checkCsrf(req, caller.session);
+    return caller;
   }
 }
 

@@ -17,7 +17,6 @@ import {
   requestIdOf,
   ResourceNotFoundError,
   sendError,
-  SESSION_AUTHENTICATE,
   SESSION_CSRF_HEADER,
   SESSION_ID_HEADER,
   signInternalToken,
@@ -28,7 +27,6 @@ import {
 import type { Db } from '@teamchat/db';
 import {
   Authenticator,
-  checkCsrf,
   mayPark,
   parseBasicAuth,
   RateLimiter,
@@ -154,21 +152,14 @@ export function createGateway(deps: GatewayDeps): RunningService {
       const { user, session } = await authenticator.authenticateSession(sessionId, hostRealm);
       return { user, realmId: user.realmId, session };
     };
-    // /json: the session only, as Zulip's rest_dispatch (an Authorization header is not read);
-    // pages: a session if there is a good one, else anonymous.
+    // /json: the session only, as Zulip's rest_dispatch (an Authorization header is not read),
+    // with its CSRF token; pages: a session if there is a good one, else anonymous.
     if (viaJson || rule.auth === 'page') {
-      const sessionId = sessionIdFromCookies(req.headers.cookie);
-      const optional = rule.auth === 'public' || rule.auth === 'page';
-      if (!sessionId) {
-        if (!optional) throw new UnauthorizedError(undefined, SESSION_AUTHENTICATE);
-        return anonymous();
-      }
       try {
-        const caller = await bySession(sessionId);
-        if (rule.auth !== 'page') checkCsrf(req, caller.session!);
-        return caller;
+        const { user, session } = await authenticator.requireSession(req, hostRealm, { csrf: rule.auth !== 'page' });
+        return { user, realmId: user.realmId, session };
       } catch (error) {
-        if (optional && error instanceof UnauthorizedError) return anonymous();
+        if ((rule.auth === 'public' || rule.auth === 'page') && error instanceof UnauthorizedError) return anonymous();
         throw error;
       }
     }

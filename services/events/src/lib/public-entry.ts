@@ -8,19 +8,15 @@
 // Tornado): authenticated by the session cookie, with the gateway's CSRF rule for DELETE.
 
 import type http from 'node:http';
-import { sessionIdFromCookies } from '@teamchat/bus';
 import {
   INTERNAL_TOKEN_HEADER,
   REQUEST_ID_HEADER,
   requestIdOf,
-  SESSION_AUTHENTICATE,
   signInternalToken,
-  UnauthorizedError,
   type Requester,
 } from '@teamchat/core';
 import {
   Authenticator,
-  checkCsrf,
   mayPark,
   RateLimiter,
   rateLimitSettings,
@@ -102,25 +98,13 @@ export class PublicEntry {
     let user: Requester;
     try {
       user = bySession.has(req)
-        ? await this.sessionUser(req, hostRealm)
+        ? (await this.authenticator.requireSession(req, hostRealm)).user
         : await this.authenticator.requireUser(req.headers.authorization, hostRealm);
     } catch (refusal) {
       // Refused credentials spend the address's anonymous budget, as at the gateway.
       throw await this.rateLimiter.failedAuthentication(req, res, refusal);
     }
     if (!mayPark(req, query)) await this.rateLimiter.check(req, res, user);
-    return user;
-  }
-
-  /** The user of a /json request's session cookie, as the gateway admits it (CSRF included). */
-  private async sessionUser(
-    req: http.IncomingMessage,
-    hostRealm: Awaited<ReturnType<RealmDirectory['byHost']>>,
-  ): Promise<Requester> {
-    const sessionId = sessionIdFromCookies(req.headers.cookie);
-    if (!sessionId) throw new UnauthorizedError(undefined, SESSION_AUTHENTICATE);
-    const { user, session } = await this.authenticator.authenticateSession(sessionId, hostRealm);
-    checkCsrf(req, session);
     return user;
   }
 
