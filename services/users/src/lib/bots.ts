@@ -21,13 +21,15 @@ type Reader = Pick<
 /** Zulip's Service.ALLOWED_INTERFACE_TYPES: 1 generic, 2 Slack-compatible. */
 export const SERVICE_INTERFACES = [1, 2];
 
+const BOT_PERMISSIONS = ['can_create_bots_group', 'can_create_write_only_bots_group'] as const;
+type BotPermission = (typeof BOT_PERMISSIONS)[number];
+
 /**
- * The bot types the actor may create (Zulip's UserProfile.allowed_bot_types): can_create_bots_group
- * gives every type but embedded (embedded bots are not enabled here), can_create_write_only_bots_group
- * incoming webhooks only.
+ * The bot types someone holding `held` may create (Zulip's UserProfile.allowed_bot_types):
+ * can_create_bots_group gives every type but embedded (embedded bots are not enabled here),
+ * can_create_write_only_bots_group incoming webhooks only.
  */
-export async function allowedBotTypes(db: Reader, actor: UserProfile): Promise<number[]> {
-  const held = await realmPermissions(db, actor, ['can_create_bots_group', 'can_create_write_only_bots_group']);
+function allowedBotTypes(held: Record<BotPermission, boolean>): number[] {
   if (held.can_create_bots_group) return [BotType.DEFAULT, BotType.INCOMING_WEBHOOK, BotType.OUTGOING_WEBHOOK];
   if (held.can_create_write_only_bots_group) return [BotType.INCOMING_WEBHOOK];
   return [];
@@ -35,11 +37,11 @@ export async function allowedBotTypes(db: Reader, actor: UserProfile): Promise<n
 
 /** Zulip's check_can_create_bot and check_valid_bot_type, in that order. */
 export async function checkCanCreateBot(db: Reader, actor: UserProfile, botType: number): Promise<void> {
-  const held = await realmPermissions(db, actor, ['can_create_bots_group', 'can_create_write_only_bots_group']);
+  const held = await realmPermissions(db, actor, BOT_PERMISSIONS);
   const mayCreate =
     held.can_create_bots_group || (botType === BotType.INCOMING_WEBHOOK && held.can_create_write_only_bots_group);
   if (!mayCreate) throw new JsonableError('Insufficient permission');
-  if (!(await allowedBotTypes(db, actor)).includes(botType)) throw new JsonableError('Invalid bot type');
+  if (!allowedBotTypes(held).includes(botType)) throw new JsonableError('Invalid bot type');
 }
 
 /**
