@@ -6,6 +6,7 @@
 // provider — which is what message events carry (CONTRACTS.md). Each reader then gets a
 // finalized copy (finalizeMessageDict), as Zulip's finalize_payload does.
 
+import { appendTo } from '@teamchat/core';
 import type { Draft, Prisma, TxClient } from '@teamchat/db';
 import { resolveChange } from './narrow-match';
 import { SERVER_LIMITS } from './realms';
@@ -262,21 +263,15 @@ export async function buildWideMessageDicts(
   const realmString = new Map(realms.map((realm) => [realm.id, realm.string_id]));
   const reactionsOf = new Map<number, ReactionDict[]>();
   for (const reaction of reactions) {
-    const list = reactionsOf.get(reaction.message_id) ?? [];
-    list.push({
+    appendTo(reactionsOf, reaction.message_id, {
       emoji_name: reaction.emoji_name,
       emoji_code: reaction.emoji_code,
       reaction_type: reaction.reaction_type,
       user_id: reaction.user_profile_id,
     });
-    reactionsOf.set(reaction.message_id, list);
   }
   const submessagesOf = new Map<number, SubmessageDict[]>();
-  for (const submessage of submessages) {
-    const list = submessagesOf.get(submessage.message_id) ?? [];
-    list.push(submessage);
-    submessagesOf.set(submessage.message_id, list);
-  }
+  for (const submessage of submessages) appendTo(submessagesOf, submessage.message_id, submessage);
   const displayUser = (id: number): DisplayRecipientUser => {
     const user = userById.get(id)!;
     return { id, email: user.email, full_name: user.full_name, is_mirror_dummy: false };
