@@ -283,13 +283,13 @@ export async function doUpdateMessageFlags(
   });
 }
 
+/** The message_details of an update_message_flags event: what a client needs to count a message unread again. */
+type MessageDetails = NonNullable<ZulipEventOf<'update_message_flags'>['message_details']>;
+
 /**
  * What clients need to put newly unread messages into their unread_msgs (Zulip's
  * format_unread_message_details).
  */
-/** The message_details of an update_message_flags event: what a client needs to count a message unread again. */
-type MessageDetails = NonNullable<ZulipEventOf<'update_message_flags'>['message_details']>;
-
 export async function unreadMessageDetails(
   db: Pick<TxClient, '$queryRaw'>,
   userId: number,
