@@ -120,6 +120,15 @@ const subscription = channel.extend({
   subscribers: ids.optional(),
 });
 
+const userGroupSettings = {
+  can_add_members_group: groupValue,
+  can_join_group: groupValue,
+  can_leave_group: groupValue,
+  can_manage_group: groupValue,
+  can_mention_group: groupValue,
+  can_remove_members_group: groupValue,
+};
+
 const userGroup = z.object({
   id: num,
   name: str,
@@ -130,12 +139,7 @@ const userGroup = z.object({
   direct_subgroup_ids: ids,
   is_system_group: bool,
   deactivated: bool,
-  can_add_members_group: groupValue,
-  can_join_group: groupValue,
-  can_leave_group: groupValue,
-  can_manage_group: groupValue,
-  can_mention_group: groupValue,
-  can_remove_members_group: groupValue,
+  ...userGroupSettings,
 });
 
 const scheduledMessage = z
@@ -261,7 +265,7 @@ const currentUser = {
   has_zoom_token: bool,
 };
 
-/** Realm permission settings the app reads as group-setting values (two it reads as a group id). */
+/** Realm permission settings the app reads as group-setting values. */
 const REALM_GROUP_VALUE_SETTINGS = [
   'can_add_custom_emoji_group',
   'can_add_subscribers_group',
@@ -285,13 +289,18 @@ const REALM_GROUP_VALUE_SETTINGS = [
   'direct_message_permission_group',
 ];
 
+/** The two realm permission settings the app reads as a group's id. */
+const REALM_GROUP_ID_SETTINGS = ['can_access_all_users_group', 'can_create_web_public_channel_group'];
+
+/** The names of a table of permission settings, as the app's enum of them. */
+const settingNames = (names: string[]) => z.enum(names as [string, ...string[]]);
+
 const videoChatProvider = z.object({ name: str, id: num });
 
 /** The organisation's and the server's keys (the app's realm). */
 const realm = {
   ...Object.fromEntries(REALM_GROUP_VALUE_SETTINGS.map((name) => [`realm_${name}`, groupValue])),
-  realm_can_access_all_users_group: num,
-  realm_can_create_web_public_channel_group: num,
+  ...Object.fromEntries(REALM_GROUP_ID_SETTINGS.map((name) => [`realm_${name}`, num])),
   custom_profile_fields: z.array(
     z.object({
       id: num,
@@ -421,54 +430,9 @@ const realm = {
   // The app parses each table's names with an enum of the settings it knows and stops at any other
   // (check_group_permission_settings_data): Zulip 10.2's 22, 5 and 6.
   server_supported_permission_settings: z.object({
-    realm: z.record(
-      z.enum([
-        'can_access_all_users_group',
-        'can_add_custom_emoji_group',
-        'can_add_subscribers_group',
-        'can_create_groups',
-        'can_create_bots_group',
-        'can_create_public_channel_group',
-        'can_create_private_channel_group',
-        'can_create_web_public_channel_group',
-        'can_create_write_only_bots_group',
-        'can_delete_any_message_group',
-        'can_delete_own_message_group',
-        'can_invite_users_group',
-        'can_manage_all_groups',
-        'can_manage_billing_group',
-        'can_mention_many_users_group',
-        'can_move_messages_between_channels_group',
-        'can_move_messages_between_topics_group',
-        'can_resolve_topics_group',
-        'can_summarize_topics_group',
-        'create_multiuse_invite_group',
-        'direct_message_initiator_group',
-        'direct_message_permission_group',
-      ]),
-      permissionSettingConfig,
-    ),
-    stream: z.record(
-      z.enum([
-        'can_add_subscribers_group',
-        'can_administer_channel_group',
-        'can_remove_subscribers_group',
-        'can_send_message_group',
-        'can_subscribe_group',
-      ]),
-      permissionSettingConfig,
-    ),
-    group: z.record(
-      z.enum([
-        'can_add_members_group',
-        'can_join_group',
-        'can_leave_group',
-        'can_manage_group',
-        'can_mention_group',
-        'can_remove_members_group',
-      ]),
-      permissionSettingConfig,
-    ),
+    realm: z.record(settingNames([...REALM_GROUP_VALUE_SETTINGS, ...REALM_GROUP_ID_SETTINGS]), permissionSettingConfig),
+    stream: z.record(settingNames(Object.keys(channelSettings)), permissionSettingConfig),
+    group: z.record(settingNames(Object.keys(userGroupSettings)), permissionSettingConfig),
   }),
   server_thumbnail_formats: z.array(
     z.object({ name: str, max_width: num, max_height: num, format: str, animated: bool }),
