@@ -10,7 +10,8 @@
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, until } from '@teamchat/testing';
+import { until } from '@teamchat/testing';
+import { liveQueues, registerQueue as register } from './support/queue-cap';
 
 const LIMIT = 4;
 const HEARTBEAT_MS = 1000;
@@ -33,17 +34,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-async function register(user: TestUser): Promise<string> {
-  const response = await user.client.post('/api/v1/register', {
-    event_types: JSON.stringify(['message']),
-    fetch_event_types: JSON.stringify([]),
-  });
-  expect(response.status).toBe(200);
-  // Distinct times for every queue's last activity.
-  await sleep(20);
-  return response.body.queue_id;
-}
-
 const metaKey = (queueId: string) => `${stack.deps.env.REDIS_PREFIX}{q:${queueId}}:m`;
 
 /**
@@ -61,16 +51,6 @@ async function parkAndAbandon(user: TestUser, queueId: string): Promise<void> {
   req.on('error', () => undefined);
   expect(await until(async () => (await stack.redis.hexists(metaKey(queueId), 'k')) === 1, 10_000)).toBe(true);
   req.destroy();
-}
-
-async function liveQueues(user: TestUser, queueIds: string[]): Promise<string[]> {
-  const live: string[] = [];
-  for (const queueId of queueIds) {
-    const response = await user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: true });
-    if (response.status === 200) live.push(queueId);
-    else expectError(response, 400, 'BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`);
-  }
-  return live;
 }
 
 test('queues whose parked polls were abandoned past the park allowance are collected before fresh ones', async () => {

@@ -3,9 +3,10 @@
 // second before the cap) would hold Redis memory without end. Past EVENTS_MAX_QUEUES_PER_USER,
 // registering collects the least recently polled queue; a queue with a parked poll goes last.
 
-import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { startStack, type Stack } from '@teamchat/stack';
 import { expectError } from '@teamchat/testing';
 import { loadEventsEnv } from '../src/env';
+import { liveQueues, pollQueue as poll, registerQueue as register } from './support/queue-cap';
 
 const LIMIT = 3;
 const EVENTS = '/api/v1/events';
@@ -20,30 +21,6 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function register(user: TestUser): Promise<string> {
-  const response = await user.client.post('/api/v1/register', {
-    event_types: JSON.stringify(['message']),
-    fetch_event_types: JSON.stringify([]),
-  });
-  expect(response.status).toBe(200);
-  // Distinct times for every queue's last activity.
-  await sleep(20);
-  return response.body.queue_id;
-}
-
-const poll = (user: TestUser, queueId: string) =>
-  user.client.get(EVENTS, { queue_id: queueId, last_event_id: -1, dont_block: true });
-
-async function liveQueues(user: TestUser, queueIds: string[]): Promise<string[]> {
-  const live: string[] = [];
-  for (const queueId of queueIds) {
-    const response = await poll(user, queueId);
-    if (response.status === 200) live.push(queueId);
-    else expectError(response, 400, 'BAD_EVENT_QUEUE_ID', `Bad event queue ID: ${queueId}`);
-  }
-  return live;
-}
 
 test(`registering past ${LIMIT} queues collects the least recently polled one`, async () => {
   const user = await stack.createUser();
