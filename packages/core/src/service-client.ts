@@ -60,13 +60,18 @@ export async function callService<T = Record<string, unknown>>(
 const rawCallAgent = new http.Agent({ keepAlive: true });
 
 /**
- * The call of callService, its answer as the stream it arrives as, unparsed and undecoded
+ * The call of callService, a success's answer as the stream it arrives as, unparsed and undecoded
  * (register's megabytes, passed into a page as they come: collecting them costs a major garbage
- * collection per page). Node's http, not fetch: fetch's web streams cost about twice the CPU.
+ * collection per page); an error answer (a few hundred bytes) is read and thrown as callService
+ * throws it. Node's http, not fetch: fetch's web streams cost about twice the CPU.
  */
-export function callServiceRaw(baseUrl: string, secret: string, call: ServiceCall): Promise<http.IncomingMessage> {
+export async function callServiceRaw(
+  baseUrl: string,
+  secret: string,
+  call: ServiceCall,
+): Promise<http.IncomingMessage> {
   const { url, headers, body } = prepareCall(baseUrl, secret, call);
-  return new Promise((resolve, reject) => {
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
     const request = http.request(
       url,
       {
@@ -79,6 +84,13 @@ export function callServiceRaw(baseUrl: string, secret: string, call: ServiceCal
     request.on('error', reject);
     request.end(body);
   });
+  if (response.statusCode === 200) return response;
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  throw serviceError(
+    response.statusCode ?? 500,
+    JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
+  );
 }
 
 /** The error a service answered (its body parsed), as this process's own. */

@@ -9,7 +9,6 @@ import {
   JsonText,
   JsonableError,
   RESPONDED,
-  serviceError,
   type AuthedContext,
   type ViewResult,
 } from '@teamchat/core';
@@ -65,7 +64,6 @@ export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult>
       }),
       deps.db.userProfile.findUnique({ where: { id: requester.userId }, select: { default_language: true } }),
     ]);
-    if (register.statusCode !== 200) throw serviceError(register.statusCode ?? 500, JSON.parse(await textOf(register)));
     requestLanguage = user?.default_language ?? 'en';
     answer = register;
     pageParams = homePageParams({ stateData: new JsonText(STATE_DATA_MARK), furthestReadTime: null });
@@ -112,10 +110,3 @@ export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult>
 
 /** Where register's answer goes in the rendered page (see StateDataIntoPage). */
 const STATE_DATA_MARK = '@@state_data@@';
-
-/** A service's error answer, whole (a few hundred bytes). */
-async function textOf(stream: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString();
-}
