@@ -17,8 +17,9 @@ import { createBaseDeps } from '@teamchat/runtime';
 import { createTestDatabase } from '@teamchat/testing';
 import { HOME_REGISTER_PARAMS } from '../../services/web/src/lib/page-params';
 import { createOrganisation } from '../lib/organisation';
-import { benchEnv, databaseBackendPids, onInterrupt, startCpuMeter, startService, stop, type Proc } from '../lib/procs';
+import { benchEnv, databaseBackendPids, onInterrupt, startService, stop, type Proc } from '../lib/procs';
 import { median, report, type Row } from '../lib/report';
+import { describeTurns, measureTurn, type TurnFigure } from '../lib/turns';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const num = (name: string, quick: number, full: number) => Number(process.env[name] ?? (QUICK ? quick : full));
@@ -63,30 +64,18 @@ function request(url: string, options: http.RequestOptions, body?: string): Prom
   });
 }
 
-interface Figure {
-  ms: number;
-  cpuMs: number;
-  byProcess: Record<string, number>;
-  bytes: number;
-}
-
-async function measure(
+/** A turn of REQUESTS requests, each answer checked. */
+function measure(
   send: () => Promise<Answer>,
   check: (answer: Answer) => void,
   pids: Record<string, number>,
   backends: number[],
-): Promise<Figure> {
-  const spent = startCpuMeter(pids, backends);
-  const times: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < REQUESTS; i++) {
+): Promise<TurnFigure> {
+  return measureTurn(REQUESTS, pids, backends, async () => {
     const answer = await send();
     check(answer);
-    times.push(answer.ms);
-    bytes = answer.bytes;
-  }
-  const byProcess = Object.fromEntries(Object.entries(spent()).map(([name, ms]) => [name, ms / REQUESTS]));
-  return { ms: median(times), cpuMs: Object.values(byProcess).reduce((a, b) => a + b, 0), byProcess, bytes };
+    return answer;
+  });
 }
 
 async function main(): Promise<void> {
@@ -182,23 +171,14 @@ async function main(): Promise<void> {
       checkRegister(await register());
     }
     const backends = await databaseBackendPids(deps.db);
-    const pages: Figure[] = [];
-    const registers: Figure[] = [];
+    const pages: TurnFigure[] = [];
+    const registers: TurnFigure[] = [];
     for (let turn = 0; turn < TURNS; turn++) {
       pages.push(await measure(homePage, checkPage, pids, backends));
       registers.push(await measure(register, checkRegister, pids, backends));
     }
-    const describe = (figures: Figure[]) =>
-      figures
-        .map(
-          (f) =>
-            `${f.ms.toFixed(0)} ms / ${f.cpuMs.toFixed(0)} ms CPU (${Object.entries(f.byProcess)
-              .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
-              .join(', ')})`,
-        )
-        .join('; ');
-    log(`   home page: ${describe(pages)}; ${(pages[0].bytes / 1024).toFixed(0)} KiB`);
-    log(`   register:  ${describe(registers)}; ${(registers[0].bytes / 1024).toFixed(0)} KiB`);
+    log(`   home page: ${describeTurns(pages)}; ${(pages[0].bytes / 1024).toFixed(0)} KiB`);
+    log(`   register:  ${describeTurns(registers)}; ${(registers[0].bytes / 1024).toFixed(0)} KiB`);
     const page = { ms: median(pages.map((f) => f.ms)), cpuMs: median(pages.map((f) => f.cpuMs)) };
     const alone = { ms: median(registers.map((f) => f.ms)), cpuMs: median(registers.map((f) => f.cpuMs)) };
     const webCpu = median(pages.map((f) => f.byProcess.web));

@@ -30,6 +30,7 @@ import {
   type Proc,
 } from '../lib/procs';
 import { median, report, type Row } from '../lib/report';
+import { describeTurns, measureTurn, type TurnFigure } from '../lib/turns';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const num = (name: string, quick: number, full: number) => Number(process.env[name] ?? (QUICK ? quick : full));
@@ -105,35 +106,19 @@ function register(entry: string, realm: Realm, member: Member): Promise<{ ms: nu
   });
 }
 
-interface RegisterFigure {
-  /** Median client-side ms per register. */
-  ms: number;
-  /** CPU ms of the stack (gateway, event tier, PostgreSQL) per register. */
-  cpuMs: number;
-  /** The same by process. */
-  byProcess: Record<string, number>;
-  bytes: number;
-}
-
-/** REGISTERS registers, one at a time, by different members of the realm, sent to `entry`. */
-async function measureRegisters(
+/**
+ * A turn of REGISTERS registers by random members of the realm, sent to `entry`; the CPU is the
+ * stack's (gateway, event tier, PostgreSQL) per register.
+ */
+function measureRegisters(
   entry: string,
   target: RealmUnderTest,
   pids: Record<string, number>,
   postgresBackends: number[],
-): Promise<RegisterFigure> {
-  const spent = startCpuMeter(pids, postgresBackends);
-  const times: number[] = [];
-  let bytes = 0;
-  for (let i = 0; i < REGISTERS; i++) {
-    const member = target.members[crypto.randomInt(target.members.length)];
-    const { ms, bytes: size } = await register(entry, target.realm, member);
-    times.push(ms);
-    bytes = size;
-  }
-  const byProcess = Object.fromEntries(Object.entries(spent()).map(([name, ms]) => [name, ms / REGISTERS]));
-  const cpuMs = Object.values(byProcess).reduce((sum, ms) => sum + ms, 0);
-  return { ms: median(times), cpuMs, byProcess, bytes };
+): Promise<TurnFigure> {
+  return measureTurn(REGISTERS, pids, postgresBackends, () =>
+    register(entry, target.realm, target.members[crypto.randomInt(target.members.length)]),
+  );
 }
 
 /** Waits until the processes and PostgreSQL use under 5 % of a core for 3 s in a row (at most 2 minutes); returns the seconds waited. */
@@ -203,15 +188,15 @@ async function main(): Promise<void> {
     const backends = await databaseBackendPids(deps.db);
     log(`   ${backends.length} PostgreSQL backends of the services measured`);
     // The realms and the paths take turns, so that all see the same machine.
-    const smallTurns: RegisterFigure[] = [];
-    const bigTurns: RegisterFigure[] = [];
-    const bigViaGateway: RegisterFigure[] = [];
+    const smallTurns: TurnFigure[] = [];
+    const bigTurns: TurnFigure[] = [];
+    const bigViaGateway: TurnFigure[] = [];
     for (let turn = 0; turn < TURNS; turn++) {
       smallTurns.push(await measureRegisters(direct, small, directPids, backends));
       bigTurns.push(await measureRegisters(direct, big, directPids, backends));
       bigViaGateway.push(await measureRegisters(gateway, big, pids, backends));
     }
-    const medianOf = (turns: RegisterFigure[]): RegisterFigure => ({
+    const medianOf = (turns: TurnFigure[]): TurnFigure => ({
       ms: median(turns.map((t) => t.ms)),
       cpuMs: median(turns.map((t) => t.cpuMs)),
       byProcess: Object.fromEntries(
@@ -225,14 +210,7 @@ async function main(): Promise<void> {
       ['big (through the gateway)', bigViaGateway],
     ] as const) {
       log(
-        `   register, ${name} realm: ${turns
-          .map(
-            (t) =>
-              `${t.ms.toFixed(0)} ms / ${t.cpuMs.toFixed(0)} ms CPU (${Object.entries(t.byProcess)
-                .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
-                .join(', ')})`,
-          )
-          .join('; ')} (client median / stack CPU per register, by turn); ${(turns[0].bytes / 1024).toFixed(0)} KiB`,
+        `   register, ${name} realm: ${describeTurns(turns)} (client median / stack CPU per register, by turn); ${(turns[0].bytes / 1024).toFixed(0)} KiB`,
       );
     }
     const smallCpu = smallTurns.map((t) => t.cpuMs);
