@@ -1,6 +1,6 @@
 // Headless Chromium (Debian's chromium package) driven through playwright-core, and what a
 // browser test watches on every page it opens: uncaught page errors, console errors, and every
-// request answered with a status the test did not expect. A step of a test fails when any of
+// request answered with a 4xx or 5xx. A step of a test fails when any of
 // them happened during it, with the whole list (method, URL, status, body) in the failure.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,14 +28,10 @@ export interface Problem {
   text: string;
 }
 
-/** A request the test expects to be refused (e.g. the old session's after logging out). */
-export type Expected = (request: { method: string; url: string; status: number }) => boolean;
-
 /** One person at one browser: their own context (cookies, storage) and page. */
 export class Person {
   readonly problems: Problem[] = [];
   private readonly pending = new Set<Promise<void>>();
-  expected: Expected = () => false;
   /** Console messages a step expects (e.g. the browser's own remark on a header Zulip sends too). */
   expectedConsole: RegExp[] = [];
 
@@ -48,7 +44,7 @@ export class Person {
     context.on('console', (message) => {
       if (message.type() !== 'error') return;
       if (this.expectedConsole.some((pattern) => pattern.test(message.text()))) return;
-      // A refused request: the response handler records it, with its body (and its expectation).
+      // A refused request: the response handler records it, with its body.
       if (/^Failed to load resource: the server responded with a status of \d+/.test(message.text())) return;
       // The app's own blob: URLs (its unread-count favicon, revoked as the count changes): no server in it.
       if (message.location().url.startsWith('blob:')) return;
@@ -67,7 +63,6 @@ export class Person {
       if (status < 400) return;
       const request = response.request();
       const seen = { method: request.method(), url: response.url(), status };
-      if (this.expected(seen)) return;
       const reading = response
         .text()
         .catch(() => '(no body)')
