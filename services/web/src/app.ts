@@ -3,7 +3,7 @@ import { serviceAppOptions, type BaseDeps, type RunningService } from '@teamchat
 import type { WebDeps } from './deps';
 import { loadWebConfig } from './env';
 import { ZulipWebApp } from './lib/web-app';
-import { INSTALL_HINT, resolveZulipWebDir, zulipWebDirProblems } from './lib/zulip-web-dir';
+import { locateZulipWebDir } from './lib/zulip-web-dir';
 import { routes } from './routes';
 
 export function createApp(deps: WebDeps) {
@@ -13,8 +13,7 @@ export function createApp(deps: WebDeps) {
 /** The service as the runtime and the test harness start it. */
 export async function createService(deps: BaseDeps, env: NodeJS.ProcessEnv = process.env): Promise<RunningService> {
   const config = loadWebConfig(env);
-  const webDir = resolveZulipWebDir(config.ZULIP_WEB_DIR);
-  const problems = webDir ? zulipWebDirProblems(webDir) : [INSTALL_HINT];
+  const { dir: webDir, problems } = locateZulipWebDir(config.ZULIP_WEB_DIR);
   // Without the folder the service still starts (the API works without it); its pages say why.
   if (problems.length) deps.logger.warn({ problems }, "Zulip's web app is not usable");
   const webApp = webDir && !problems.length ? new ZulipWebApp(webDir) : null;

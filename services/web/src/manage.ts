@@ -6,7 +6,7 @@
 //           ../shared/zulip-web); exit 1 with how to install it when there is none
 import { parseArgs } from 'node:util';
 import { installZulipWeb, InstallError } from './lib/install';
-import { defaultInstallDir, INSTALL_HINT, resolveZulipWebDir, zulipWebDirProblems } from './lib/zulip-web-dir';
+import { defaultInstallDir, locateZulipWebDir } from './lib/zulip-web-dir';
 
 const USAGE = `usage: manage <command>
   install --from <zulip-server-10.2.tar.gz | built folder> [--to <dir>] [--sha256 <hex>]
@@ -29,8 +29,7 @@ function main(argv: string[]): number {
     return 0;
   }
   if (command === 'locate') {
-    const dir = resolveZulipWebDir(process.env.ZULIP_WEB_DIR);
-    const problems = dir ? zulipWebDirProblems(dir) : [INSTALL_HINT];
+    const { dir, problems } = locateZulipWebDir(process.env.ZULIP_WEB_DIR);
     if (!dir || problems.length) {
       console.error(problems.join('\n'));
       return 1;

@@ -59,3 +59,9 @@ export function zulipWebDirProblems(dir: string): string[] {
 export const INSTALL_HINT =
   "Zulip's web app is not installed: `npm run web:install -- --from <zulip-server-10.2.tar.gz or a built folder>` " +
   '(or set ZULIP_WEB_DIR); see docs/web-app.md.';
+
+/** The folder to serve and what is wrong with it (empty: usable; no folder at all: how to install one). */
+export function locateZulipWebDir(configured: string | undefined): { dir: string | null; problems: string[] } {
+  const dir = resolveZulipWebDir(configured);
+  return { dir, problems: dir ? zulipWebDirProblems(dir) : [INSTALL_HINT] };
+}
