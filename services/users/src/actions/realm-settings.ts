@@ -33,7 +33,7 @@ import {
   type RealmChannelSetting,
   type RealmSettingValue,
 } from '../lib/realm-settings';
-import { activeUserIds } from '../lib/users';
+import { activeUserIds, hasWaitedFullMemberPeriod } from '../lib/users';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus'>;
 
@@ -212,8 +212,6 @@ async function changeGroupSettings(
   return changed;
 }
 
-const DAY_MS = 86_400_000;
-
 /**
  * Zulip's update_users_in_full_members_system_group after the waiting period changed: members
  * who have waited `threshold` whole days are full members, and nobody else is.
@@ -234,7 +232,8 @@ async function updateFullMembersGroup(
     select: { user_group_id: true, user: { select: { id: true, role: true, date_joined: true } } },
   });
   const now = Date.now();
-  const waited = (user: { date_joined: Date }) => Math.floor((now - user.date_joined.getTime()) / DAY_MS) >= threshold;
+  const waited = (user: { date_joined: Date }) =>
+    hasWaitedFullMemberPeriod({ waiting_period_threshold: threshold }, user.date_joined, now);
   const fullMembers = rows.filter((row) => row.user_group_id === fullMembersId).map((row) => row.user);
   const fullMemberIds = new Set(fullMembers.map((user) => user.id));
   const removed = fullMembers.filter((user) => !waited(user) || user.role !== Role.MEMBER).map((user) => user.id);

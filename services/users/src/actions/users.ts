@@ -28,7 +28,7 @@ import {
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { botOwnerUserIds } from '../lib/bots';
-import { activeAdministratorIds, activeUserIds } from '../lib/users';
+import { activeAdministratorIds, activeUserIds, hasWaitedFullMemberPeriod } from '../lib/users';
 import { setProfileData, type ProfileDataUpdate } from './profile-fields';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
@@ -60,11 +60,6 @@ export interface CreatedUser {
 }
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
-
-/** Whether a member counts as a full member (role:fullmembers) of the realm now. */
-function isFullMember(realm: Pick<Realm, 'waiting_period_threshold'>, dateJoined: Date): boolean {
-  return Date.now() - dateJoined.getTime() >= realm.waiting_period_threshold * 86_400_000;
-}
 
 /** Creates an account in `realm`, with its system-group memberships and a first API key. */
 export async function doCreateUser(deps: Deps, realm: Realm, input: CreateUserInput): Promise<CreatedUser> {
@@ -126,7 +121,7 @@ export async function createUserInTransaction(
     where: {
       realm_id: realm.id,
       is_system_group: true,
-      name: { in: directSystemGroupsForRole(role, isFullMember(realm, user.date_joined)) },
+      name: { in: directSystemGroupsForRole(role, hasWaitedFullMemberPeriod(realm, user.date_joined)) },
     },
     select: { id: true },
   });
@@ -296,7 +291,7 @@ async function changeUserRole(deps: Deps, tx: Tx, targetId: number, role: number
     where: {
       realm_id: target.realm_id,
       is_system_group: true,
-      name: { in: directSystemGroupsForRole(role, isFullMember(before.realm, target.date_joined)) },
+      name: { in: directSystemGroupsForRole(role, hasWaitedFullMemberPeriod(before.realm, target.date_joined)) },
     },
     select: { id: true },
   });

@@ -1,4 +1,4 @@
-import type { TxClient } from '@teamchat/db';
+import type { Realm, TxClient } from '@teamchat/db';
 
 type Reader = Pick<TxClient, 'userProfile'>;
 
@@ -15,4 +15,18 @@ export async function activeAdministratorIds(db: Reader, realmId: number): Promi
     select: { id: true },
   });
   return users.map((user) => user.id);
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Whether someone who joined at `dateJoined` has waited the realm's waiting period
+ * (waiting_period_threshold, in days) and so, if a member, is a full member (role:fullmembers).
+ */
+export function hasWaitedFullMemberPeriod(
+  realm: Pick<Realm, 'waiting_period_threshold'>,
+  dateJoined: Date,
+  now = Date.now(),
+): boolean {
+  return now - dateJoined.getTime() >= realm.waiting_period_threshold * DAY_MS;
 }
