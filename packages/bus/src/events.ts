@@ -9,7 +9,7 @@
 
 import type { Logger } from '@teamchat/core';
 import type { Db, Prisma, Tx } from '@teamchat/db';
-import type { ZulipEvent, ZulipEventWithSql } from './event-types';
+import type { ZulipEvent } from './event-types';
 import {
   outboxInsertSql,
   PublishedRowDeleter,
@@ -218,15 +218,7 @@ export class EventBus {
    * event is written for (none: no event). Put `.sql` in the statement, then `.publish(row)`
    * with the row it returned once it has committed.
    */
-  outboxWrite(insert: {
-    realmId: number;
-    event: ZulipEventWithSql;
-    users: Recipient[] | Prisma.Sql;
-    echo?: LocalEcho;
-    /** A channel message's: whether its channel is private (realm-wide queues take public ones only). */
-    inviteOnly?: boolean;
-    from?: Prisma.Sql;
-  }): OutboxWrite {
+  outboxWrite(insert: OutboxInsert): OutboxWrite {
     return this.write(insert);
   }
 

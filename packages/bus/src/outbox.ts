@@ -2,7 +2,7 @@
 // the deletion of the rows a producer published itself.
 
 import { Prisma, type Db } from '@teamchat/db';
-import type { ZulipEvent } from './event-types';
+import type { ZulipEvent, ZulipEventWithSql } from './event-types';
 
 /** A recipient: a user id, or a user id with fields merged into that user's copy (e.g. message flags). */
 export type Recipient = number | ({ id: number } & Record<string, unknown>);
@@ -35,7 +35,7 @@ export interface OutboxRow {
 export interface OutboxInsert {
   realmId: number;
   /** Field values, or SQL expressions of the statement for fields only it knows (e.g. the ids it changed). */
-  event: Record<string, unknown>;
+  event: ZulipEventWithSql;
   /** The recipients, or a SQL expression of the statement giving them as a jsonb array. */
   users: Recipient[] | Prisma.Sql;
   echo?: LocalEcho;
