@@ -157,6 +157,46 @@ function zulipSyntax(md: MarkdownIt): void {
   });
 }
 
+/**
+ * Pushes onto `out` the text `token` with some of its stretches made other tokens (a bare link, a
+ * linkifier's link, an emoji): `replace` gives a match's tokens, or null to leave it text. Matches
+ * come in order; one overlapping a replaced one is skipped. Nothing replaced: the token itself.
+ */
+export function pushReplacingText<M extends { index: number; length: number }>(
+  state: MarkdownIt.StateCore,
+  token: Token,
+  matches: readonly M[],
+  replace: (match: M) => Token[] | null,
+  out: Token[],
+): void {
+  const textToken = (content: string) => {
+    const text = new state.Token('text', '', 0);
+    text.content = content;
+    return text;
+  };
+  let last = 0;
+  for (const match of matches) {
+    if (match.index < last) continue;
+    const tokens = replace(match);
+    if (tokens === null) continue;
+    if (match.index > last) out.push(textToken(token.content.slice(last, match.index)));
+    out.push(...tokens);
+    last = match.index + match.length;
+  }
+  if (last === 0) out.push(token);
+  else if (last < token.content.length) out.push(textToken(token.content.slice(last)));
+}
+
+/** A link around `text`: a bare link's (markup "linkify") or a linkifier's. */
+export function linkTokens(state: MarkdownIt.StateCore, href: string, text: string, markup: string): Token[] {
+  const open = new state.Token('link_open', 'a', 1);
+  open.attrs = [['href', href]];
+  open.markup = markup;
+  const content = new state.Token('text', '', 0);
+  content.content = text;
+  return [open, content, new state.Token('link_close', 'a', -1)];
+}
+
 /** What surrounds a text token for link detection: a space at a boundary, \u0003 beside other markup. */
 function neighbour(token: Token | undefined, side: 'before' | 'after'): string {
   if (!token) return side === 'before' ? ' ' : '';
@@ -185,30 +225,19 @@ function zulipWebLinks(md: MarkdownIt): void {
                 neighbour(children[position + 1], 'after'),
               )
             : [];
-        let last = 0;
-        for (const match of matches) {
-          const href = sanitizeUrl(match.text);
-          if (href === null) continue; // Zulip's url_to_a: a refused URL stays text.
-          if (match.index > last) {
-            const before = new state.Token('text', '', 0);
-            before.content = token.content.slice(last, match.index);
-            out.push(before);
-          }
-          const open = new state.Token('link_open', 'a', 1);
-          open.attrs = [['href', href]];
-          open.markup = 'linkify';
-          open.info = 'auto';
-          const text = new state.Token('text', '', 0);
-          text.content = match.text;
-          out.push(open, text, new state.Token('link_close', 'a', -1));
-          last = match.index + match.text.length;
-        }
-        if (last === 0) out.push(token);
-        else if (last < token.content.length) {
-          const after = new state.Token('text', '', 0);
-          after.content = token.content.slice(last);
-          out.push(after);
-        }
+        pushReplacingText(
+          state,
+          token,
+          matches.map((match) => ({ ...match, length: match.text.length })),
+          (match) => {
+            const href = sanitizeUrl(match.text);
+            if (href === null) return null; // Zulip's url_to_a: a refused URL stays text.
+            const tokens = linkTokens(state, href, match.text, 'linkify');
+            tokens[0].info = 'auto';
+            return tokens;
+          },
+          out,
+        );
       }
       block.children = out;
     }

@@ -10,7 +10,7 @@
 
 import type MarkdownIt from 'markdown-it';
 import { queryRows, type TxClient } from '@teamchat/db';
-import { createMarkdownRenderer } from './markdown';
+import { createMarkdownRenderer, linkTokens, pushReplacingText } from './markdown';
 import { streamAccess, type Viewer } from './streams';
 import { linkedUploadPathIds } from './attachments';
 import { compileLinkifier, LinkifierBudget, linkifierMatches, type CompiledLinkifier } from './linkifier-engine';
@@ -369,24 +369,17 @@ function unicodeEmojiRule(state: StateCore): void {
         continue;
       }
       out ??= block.children.slice(0, position);
-      let last = 0;
-      for (const match of matches) {
-        if (match.index < last) continue;
-        if (match.index > last) {
-          const before = new state.Token('text', '', 0);
-          before.content = token.content.slice(last, match.index);
-          out.push(before);
-        }
-        const emoji = new state.Token('zulip_html', '', 0);
-        emoji.content = match.html;
-        out.push(emoji);
-        last = match.index + match.length;
-      }
-      if (last < token.content.length) {
-        const after = new state.Token('text', '', 0);
-        after.content = token.content.slice(last);
-        out.push(after);
-      }
+      pushReplacingText(
+        state,
+        token,
+        matches,
+        (match) => {
+          const emoji = new state.Token('zulip_html', '', 0);
+          emoji.content = match.html;
+          return [emoji];
+        },
+        out,
+      );
     }
     if (out) block.children = out;
   }
@@ -428,31 +421,13 @@ function linkifierRule(state: StateCore): void {
         continue;
       }
       const matches = linkifierMatches(token.content, env.data.linkifiers, env.linkifierBudget);
-      if (matches.length === 0) {
-        out.push(token);
-        continue;
-      }
-      let last = 0;
-      for (const match of matches) {
-        if (match.index > last) {
-          const before = new state.Token('text', '', 0);
-          before.content = token.content.slice(last, match.index);
-          out.push(before);
-        }
-        const open = new state.Token('link_open', 'a', 1);
-        open.attrs = [['href', match.url]];
-        open.markup = 'linkifier';
-        const text = new state.Token('text', '', 0);
-        text.content = match.text;
-        const close = new state.Token('link_close', 'a', -1);
-        out.push(open, text, close);
-        last = match.index + match.text.length;
-      }
-      if (last < token.content.length) {
-        const after = new state.Token('text', '', 0);
-        after.content = token.content.slice(last);
-        out.push(after);
-      }
+      pushReplacingText(
+        state,
+        token,
+        matches.map((match) => ({ ...match, length: match.text.length })),
+        (match) => linkTokens(state, match.url, match.text, 'linkifier'),
+        out,
+      );
     }
     block.children = out;
   }
