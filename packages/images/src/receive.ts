@@ -28,6 +28,16 @@ export interface UploadedFiles {
 }
 
 /**
+ * The file's bytes, or Zulip's refusal of a file over `maxMiB` (one the receiver dropped past its
+ * own limit included).
+ */
+export function uploadedFileBytes(file: UploadedImageFile, maxMiB: number): Buffer {
+  if (!file.data || file.data.length > maxMiB * 1024 * 1024)
+    throw new JsonableError(`Uploaded file is larger than the allowed limit of ${maxMiB} MiB`);
+  return file.data;
+}
+
+/**
  * Reads the file parts of a multipart request, each up to `maxBytes`. A request that is not
  * multipart has no files.
  */

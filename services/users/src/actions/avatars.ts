@@ -21,6 +21,7 @@ import {
   imageTypeOfFileName,
   MEDIUM_AVATAR_SIZE,
   resizeAvatar,
+  uploadedFileBytes,
   type UploadedFiles,
   type UploadedImageFile,
 } from '@teamchat/images';
@@ -56,18 +57,17 @@ export async function setUploadedAvatar(
   target: Pick<UserProfile, 'id' | 'realm_id'>,
   file: UploadedImageFile,
 ): Promise<UserProfile> {
-  if (!file.data || file.data.length > MAX_AVATAR_FILE_SIZE_BYTES)
-    throw new JsonableError(`Uploaded file is larger than the allowed limit of ${MAX_AVATAR_FILE_SIZE_MIB} MiB`);
+  const data = uploadedFileBytes(file, MAX_AVATAR_FILE_SIZE_MIB);
   // Zulip judges an avatar's type by its file name (upload_avatar_image's guess_type).
   checkAcceptedImageType(imageTypeOfFileName(file.fileName));
-  const [small, medium] = await Promise.all([resizeAvatar(file.data), resizeAvatar(file.data, MEDIUM_AVATAR_SIZE)]);
+  const [small, medium] = await Promise.all([resizeAvatar(data), resizeAvatar(data, MEDIUM_AVATAR_SIZE)]);
 
   const avatarKey = crypto.randomBytes(20).toString('hex');
   const keys = uploadedAvatarKeys(target.realm_id, avatarKey);
   const written = [keys.original, keys.small, keys.medium];
   let changed: Awaited<ReturnType<typeof changeAvatarFields>>;
   try {
-    await deps.storage.put(keys.original, file.data, { contentType: 'application/octet-stream' });
+    await deps.storage.put(keys.original, data, { contentType: 'application/octet-stream' });
     await deps.storage.put(keys.small, small, { contentType: 'image/png' });
     await deps.storage.put(keys.medium, medium, { contentType: 'image/png' });
     changed = await changeAvatarFields(deps, target.id, 'U', avatarKey);

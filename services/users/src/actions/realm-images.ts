@@ -20,8 +20,8 @@ import {
   imageTypeOfFileName,
   resizeAvatar,
   resizeLogo,
+  uploadedFileBytes,
   type UploadedFiles,
-  type UploadedImageFile,
 } from '@teamchat/images';
 import type { UsersDeps } from '../deps';
 import { requireAdministrator } from '../lib/access';
@@ -32,29 +32,24 @@ type Deps = Pick<UsersDeps, 'db' | 'bus' | 'storage'>;
 export const MAX_REALM_IMAGE_FILE_SIZE_BYTES = Math.max(MAX_ICON_FILE_SIZE_MIB, MAX_LOGO_FILE_SIZE_MIB) * 1024 * 1024;
 
 /**
- * The request's one image, within `maxMiB`, of an accepted type (Zulip's get_file_info: the
- * part's declared type, else the one its name suggests).
+ * The bytes of the request's one image, within `maxMiB`, of an accepted type (Zulip's
+ * get_file_info: the part's declared type, else the one its name suggests).
  */
-function theImageFile(
-  upload: UploadedFiles,
-  what: 'icon' | 'logo',
-  maxMiB: number,
-): UploadedImageFile & { data: Buffer } {
+function theImageFile(upload: UploadedFiles, what: 'icon' | 'logo', maxMiB: number): Buffer {
   if (upload.tooMany || upload.files.length !== 1) throw new JsonableError(`You must upload exactly one ${what}.`);
   const [file] = upload.files;
-  if (!file.data || file.data.length > maxMiB * 1024 * 1024)
-    throw new JsonableError(`Uploaded file is larger than the allowed limit of ${maxMiB} MiB`);
+  const data = uploadedFileBytes(file, maxMiB);
   checkAcceptedImageType(file.contentType || imageTypeOfFileName(file.fileName) || 'application/octet-stream');
-  return { ...file, data: file.data };
+  return data;
 }
 
 /** POST /realm/icon */
 export async function doUploadRealmIcon(deps: Deps, { user }: Actor, upload: UploadedFiles) {
   requireAdministrator(user);
-  const file = theImageFile(upload, 'icon', MAX_ICON_FILE_SIZE_MIB);
-  const resized = await resizeAvatar(file.data);
+  const data = theImageFile(upload, 'icon', MAX_ICON_FILE_SIZE_MIB);
+  const resized = await resizeAvatar(data);
   const keys = realmImageKeys(user.realm_id, 'icon');
-  await deps.storage.put(keys.original, file.data, { contentType: 'application/octet-stream' });
+  await deps.storage.put(keys.original, data, { contentType: 'application/octet-stream' });
   await deps.storage.put(keys.resized, resized, { contentType: 'image/png' });
   const realm = await changeIconSource(deps, user.realm_id, 'U');
   return { icon_url: realmIconUrl(realm) };
@@ -69,10 +64,10 @@ export async function doDeleteRealmIcon(deps: Deps, { user }: Actor) {
 
 /** POST /realm/logo */
 export async function doUploadRealmLogo(deps: Deps, { user }: Actor, night: boolean, upload: UploadedFiles) {
-  const file = theImageFile(upload, 'logo', MAX_LOGO_FILE_SIZE_MIB);
-  const resized = await resizeLogo(file.data);
+  const data = theImageFile(upload, 'logo', MAX_LOGO_FILE_SIZE_MIB);
+  const resized = await resizeLogo(data);
   const keys = realmImageKeys(user.realm_id, night ? 'night_logo' : 'logo');
-  await deps.storage.put(keys.original, file.data, { contentType: 'application/octet-stream' });
+  await deps.storage.put(keys.original, data, { contentType: 'application/octet-stream' });
   await deps.storage.put(keys.resized, resized, { contentType: 'image/png' });
   await changeLogoSource(deps, user.realm_id, night, 'U');
 }
