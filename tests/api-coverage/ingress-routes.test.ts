@@ -8,7 +8,12 @@
 // service, is checked here without touching this file, and the Ingress cannot drift from them.
 
 import path from 'node:path';
-import { renderKustomization, type Resource } from '../../packages/telemetry/test/support/kustomize';
+import {
+  ingressRoutes,
+  renderKustomization,
+  type IngressRoute,
+  type Resource,
+} from '../../packages/telemetry/test/support/kustomize';
 import { listEndpoints, samplePath } from '../fuzz/endpoints';
 
 const repoRoot = path.resolve(__dirname, '../..');
@@ -16,22 +21,16 @@ const OVERLAYS = ['dev', 'prod', 'external-stores'];
 
 interface IngressPath {
   path: string;
-  pathType: 'Exact' | 'Prefix';
+  pathType: IngressRoute['pathType'];
   backend: string;
 }
 
 function ingressPaths(resources: Resource[]): IngressPath[] {
-  return resources
-    .filter((resource) => resource.kind === 'Ingress')
-    .flatMap((ingress) =>
-      (ingress.spec.rules as { http: { paths: any[] } }[]).flatMap((rule) =>
-        rule.http.paths.map((route) => ({
-          path: route.path as string,
-          pathType: route.pathType as 'Exact' | 'Prefix',
-          backend: route.backend.service.name as string,
-        })),
-      ),
-    );
+  return ingressRoutes(resources).map((route) => ({
+    path: route.path,
+    pathType: route.pathType,
+    backend: route.backend.service.name,
+  }));
 }
 
 /** The Ingress path a request path goes to, as Kubernetes defines the matching (Exact wins, then the longest Prefix). */

@@ -19,6 +19,7 @@ import {
 import { parseExposition } from './support/prometheus';
 import {
   containersOf,
+  ingressRoutes,
   podTemplate,
   readYamlDocuments,
   renderKustomization,
@@ -517,11 +518,7 @@ describe('Kubernetes manifests (k8s/)', () => {
     '%s: the Ingress routes /api/v1/events, /json/events and /api/v1/register straight to the event tier, the rest to the gateway, with long-poll timeouts for the events',
     (overlay) => {
       const ingresses = rendered[overlay].filter((resource) => resource.kind === 'Ingress');
-      const routes = ingresses.flatMap((ingress) =>
-        ingress.spec.rules.flatMap((rule: any) =>
-          rule.http.paths.map((route: any) => ({ ingress: ingress.metadata.name, host: rule.host, ...route })),
-        ),
-      );
+      const routes = ingressRoutes(rendered[overlay]);
       // docs/adr/0006: the long-polls (and DELETE /events) and POST /register go to the event tier,
       // which authenticates them; everything else to the gateway.
       expect(routes.map((route) => `${route.pathType} ${route.path} -> ${route.backend.service.name}`).sort()).toEqual([

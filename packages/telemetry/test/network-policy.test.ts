@@ -6,7 +6,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { podTemplate, renderKustomization, type Resource } from './support/kustomize';
+import { ingressRoutes, podTemplate, renderKustomization, type Resource } from './support/kustomize';
 import { ingressAllowed, type Destination, type Endpoint } from './support/network-policy';
 import { repoRoot, stackServices } from './support/processes';
 import { variablesReadBy } from './support/service-config';
@@ -86,15 +86,10 @@ describe.each(overlays)('the %s overlay (namespace %s)', (overlay, namespace) =>
 
   test('the Ingress controller reaches exactly the Ingress backends, on their API port', () => {
     const backends = new Set(
-      resources
-        .filter((resource) => resource.kind === 'Ingress')
-        .flatMap((ingress) =>
-          ingress.spec.rules.flatMap((rule: any) => rule.http.paths.map((route: any) => route.backend.service)),
-        )
-        .map((backend: { name: string; port: { name: string } }) => {
-          expect(backend.port).toEqual({ name: 'http' });
-          return backend.name;
-        }),
+      ingressRoutes(resources).map(({ backend }) => {
+        expect(backend.service.port).toEqual({ name: 'http' });
+        return backend.service.name;
+      }),
     );
     expect([...backends].sort()).toEqual(['events', 'gateway']);
     for (const name of PROCESSES) {

@@ -260,6 +260,26 @@ export function applyJson6902(
   return document;
 }
 
+export interface IngressRoute {
+  /** The Ingress's name, and the host of the rule the path is in. */
+  ingress: string;
+  host?: string;
+  path: string;
+  pathType: 'Exact' | 'Prefix' | 'ImplementationSpecific';
+  backend: { service: { name: string; port: { name?: string; number?: number } } };
+}
+
+/** Every path of every rule of the Ingresses among `resources`. */
+export function ingressRoutes(resources: Resource[]): IngressRoute[] {
+  return resources
+    .filter((resource) => resource.kind === 'Ingress')
+    .flatMap((ingress) =>
+      (ingress.spec.rules as { host?: string; http: { paths: any[] } }[]).flatMap((rule) =>
+        rule.http.paths.map((route) => ({ ingress: ingress.metadata.name, host: rule.host, ...route })),
+      ),
+    );
+}
+
 /** The pod template of a workload (Deployment, StatefulSet, DaemonSet, Job), if any. */
 export function podTemplate(resource: Resource): { metadata?: any; spec: any } | undefined {
   if (resource.kind === 'CronJob') return resource.spec?.jobTemplate?.spec?.template;
