@@ -381,7 +381,7 @@ const HANDLERS: Record<string, Handler> = {
   },
 
   realm_user(state, event, options) {
-    const { userId, register, server } = options;
+    const { userId, server } = options;
     const person = event.person;
     const personId: number = person.user_id;
     if (event.op === 'add') {
@@ -419,10 +419,8 @@ const HANDLERS: Record<string, Handler> = {
         state.is_guest = person.role === ROLE_GUEST;
         Object.assign(state, server.permissions());
         if ('realm_default_streams' in state) state.realm_default_streams = server.defaultStreams();
-        if ('realm_bots' in state) {
-          if (wasAdmin && !state.is_admin) state.realm_bots = server.realmBots();
-          if (!wasAdmin && state.is_admin) state.realm_bots = server.realmBots();
-        }
+        // An administrator sees every bot, anyone else their own.
+        if ('realm_bots' in state && wasAdmin !== state.is_admin) state.realm_bots = server.realmBots();
       }
       for (const field of ['delivery_email', 'email', 'full_name']) {
         if (field in person && field in state) state[field] = person[field];
@@ -432,8 +430,7 @@ const HANDLERS: Record<string, Handler> = {
     const user = findUser(state, personId);
     if (!user) return;
     const update = { ...person };
-    // Register's client_gravatar is true unless a client says otherwise (Zulip's register).
-    if ('avatar_url' in update && (register.client_gravatar ?? true) && isGravatar(update.avatar_url)) {
+    if ('avatar_url' in update && clientGravatar(options) && isGravatar(update.avatar_url)) {
       update.avatar_url = null;
       update.avatar_url_medium = null;
     }
