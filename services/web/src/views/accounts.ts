@@ -3,14 +3,7 @@
 // when there is one.
 import type { ServerResponse } from 'node:http';
 import { csrfTokenMatches } from '@teamchat/bus';
-import {
-  JsonableError,
-  RESPONDED,
-  SESSION_ID_HEADER,
-  type AuthedContext,
-  type ViewContext,
-  type ViewResult,
-} from '@teamchat/core';
+import { JsonableError, RESPONDED, SESSION_ID_HEADER, type ViewContext, type ViewResult } from '@teamchat/core';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../actions/password-reset';
 import { logIn, loginRefusal, logOut } from '../actions/sessions';
 import type { WebDeps } from '../deps';
@@ -88,9 +81,9 @@ ${csrfField(ctx)}${next}
 }
 
 /** GET /login/ (and /accounts/login/): the form; someone logged in already goes to the app. */
-export function loginPage(ctx: AuthedContext<WebDeps>): ViewResult {
+export function loginPage(ctx: Ctx): ViewResult {
   const next = field(ctx, 'next');
-  if ((ctx.requester as unknown) !== null) return redirect(ctx.res, nextPath(next));
+  if (ctx.requester) return redirect(ctx.res, nextPath(next));
   sendAccountsPage(ctx.deps, ctx.res, 'Log in to Zulip', loginForm(ctx, { next }));
   return RESPONDED;
 }
@@ -102,11 +95,11 @@ function clientAddress(ctx: Ctx): string {
 }
 
 /** POST /accounts/login/: a session and the app, or the form again with Zulip's error text. */
-export async function loginSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+export async function loginSubmit(ctx: Ctx): Promise<ViewResult> {
   const username = field(ctx, 'username') ?? '';
   const password = field(ctx, 'password') ?? '';
   const next = field(ctx, 'next');
-  const requester = ctx.requester as AuthedContext<WebDeps>['requester'] | null;
+  const { requester } = ctx;
   if (!username || !password) {
     sendAccountsPage(
       ctx.deps,
@@ -140,8 +133,8 @@ export async function loginSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResu
  * GET or POST /accounts/logout/ (Zulip's logout_view takes both; Django checks a POST's CSRF
  * token): the session ends, and the browser goes to the login page.
  */
-export async function logout(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
-  const requester = ctx.requester as AuthedContext<WebDeps>['requester'] | null;
+export async function logout(ctx: Ctx): Promise<ViewResult> {
+  const { requester } = ctx;
   if (ctx.req.method === 'POST' && requester) {
     const expected = sessionCsrfToken(ctx.req);
     const given = field(ctx, 'csrfmiddlewaretoken') ?? ctx.req.get('x-csrftoken');
@@ -161,7 +154,7 @@ export async function logout(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
 }
 
 /** GET /accounts/password/reset/: the form asking for one's email address. */
-export function passwordResetPage(ctx: AuthedContext<WebDeps>): ViewResult {
+export function passwordResetPage(ctx: Ctx): ViewResult {
   sendAccountsPage(ctx.deps, ctx.res, 'Reset your password', passwordResetForm(ctx));
   return RESPONDED;
 }
@@ -181,7 +174,7 @@ function passwordResetForm(ctx: Ctx, error?: string): string {
  * POST /accounts/password/reset/: the email goes out (from the worker) whatever the address, and
  * every address gets the same answer.
  */
-export async function passwordResetSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+export async function passwordResetSubmit(ctx: Ctx): Promise<ViewResult> {
   const email = (field(ctx, 'email') ?? '').trim();
   if (!email) {
     sendAccountsPage(ctx.deps, ctx.res, 'Reset your password', passwordResetForm(ctx, 'This field is required.'));
@@ -196,7 +189,7 @@ export async function passwordResetSubmit(ctx: AuthedContext<WebDeps>): Promise<
 }
 
 /** GET /accounts/password/reset/done/ (Zulip's reset_emailed.html). */
-export function passwordResetSent(ctx: AuthedContext<WebDeps>): ViewResult {
+export function passwordResetSent(ctx: Ctx): ViewResult {
   sendAccountsPage(
     ctx.deps,
     ctx.res,
@@ -222,7 +215,7 @@ ${error ? `<div class="alert alert-error">${escapeHtml(error)}</div>` : ''}</div
 const INVALID_LINK_PAGE = '<p>Sorry, the link you provided is invalid or has already been used.</p>';
 
 /** GET /accounts/password/reset/<uidb64>/<token>/ (Zulip's reset_confirm.html): the new password's form. */
-export async function setPasswordPage(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+export async function setPasswordPage(ctx: Ctx): Promise<ViewResult> {
   const { uidb64, token } = ctx.req.params as { uidb64: string; token: string };
   const user = await resetLinkUser(ctx.deps, ctx.realmId, uidb64, token);
   const body = user ? setPasswordForm(ctx, user.delivery_email) : INVALID_LINK_PAGE;
@@ -231,7 +224,7 @@ export async function setPasswordPage(ctx: AuthedContext<WebDeps>): Promise<View
 }
 
 /** POST /accounts/password/reset/<uidb64>/<token>/: the new password, then the login page. */
-export async function setPasswordSubmit(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
+export async function setPasswordSubmit(ctx: Ctx): Promise<ViewResult> {
   const { uidb64, token } = ctx.req.params as { uidb64: string; token: string };
   const user = await resetLinkUser(ctx.deps, ctx.realmId, uidb64, token);
   if (!user) {
@@ -263,7 +256,7 @@ export async function setPasswordSubmit(ctx: AuthedContext<WebDeps>): Promise<Vi
 }
 
 /** GET /accounts/password/done/ (Zulip's reset_done.html). */
-export function passwordResetDone(ctx: AuthedContext<WebDeps>): ViewResult {
+export function passwordResetDone(ctx: Ctx): ViewResult {
   sendAccountsPage(
     ctx.deps,
     ctx.res,

@@ -4,14 +4,7 @@
 // else the login page.
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import {
-  callServiceRaw,
-  JsonText,
-  JsonableError,
-  RESPONDED,
-  type AuthedContext,
-  type ViewResult,
-} from '@teamchat/core';
+import { callServiceRaw, JsonText, JsonableError, RESPONDED, type ViewContext, type ViewResult } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
 import type { WebDeps } from '../deps';
 import { cspNonce } from '../lib/csp';
@@ -43,9 +36,8 @@ function loginRedirect(path: string): string {
   return `${LOGIN_PAGE}?next=${encodeURIComponent(path).replace(/%2F/g, '/')}`;
 }
 
-export async function homePage(ctx: AuthedContext<WebDeps>): Promise<ViewResult> {
-  const { deps, req, res } = ctx;
-  const requester = ctx.requester as AuthedContext<WebDeps>['requester'] | null;
+export async function homePage(ctx: ViewContext<WebDeps>): Promise<ViewResult> {
+  const { deps, req, res, requester } = ctx;
   const webApp = installedWebApp(deps);
   const realm = await deps.db.realm.findUnique({ where: { id: requester?.realmId ?? ctx.realmId } });
   if (!realm) throw new JsonableError('Invalid subdomain', { status: 404 });
