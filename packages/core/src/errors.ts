@@ -74,8 +74,13 @@ export const BASIC_AUTHENTICATE = 'Basic realm="zulip"';
 export const SESSION_AUTHENTICATE = 'Session realm="zulip"';
 
 export class UnauthorizedError extends JsonableError {
-  constructor(msg: string = NOT_LOGGED_IN, authenticate: string = BASIC_AUTHENTICATE) {
-    super(msg, { code: 'UNAUTHORIZED', status: 401, headers: { 'WWW-Authenticate': authenticate } });
+  constructor(
+    msg: string = NOT_LOGGED_IN,
+    authenticate: string = BASIC_AUTHENTICATE,
+    /** Credentials of a deactivated account or organisation have their own codes (clients tell them apart). */
+    code: 'UNAUTHORIZED' | 'USER_DEACTIVATED' | 'REALM_DEACTIVATED' = 'UNAUTHORIZED',
+  ) {
+    super(msg, { code, status: 401, headers: { 'WWW-Authenticate': authenticate } });
   }
 }
 

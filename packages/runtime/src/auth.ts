@@ -1,5 +1,6 @@
 // HTTP Basic authentication of API requests (email:api_key), as Zulip's validate_api_key.
-// Every failure is a 401 UNAUTHORIZED, with Zulip's wording. Lookups are cached in Redis
+// Every failure is a 401 with Zulip's code and wording (UNAUTHORIZED; USER_DEACTIVATED and
+// REALM_DEACTIVATED, as validate_account_and_subdomain). Lookups are cached in Redis
 // (AUTH_CACHE_TTL_SECONDS, a minute), and for a few seconds in the process's own memory;
 // actions that change a user's key, email, role or activity invalidate both (see
 // invalidateAuthCache).
@@ -471,8 +472,11 @@ export class Authenticator {
 
 /** The checks every credential passes once it names a user (Zulip's validate_account_and_subdomain). */
 function admitted(auth: CachedAuth, hostRealmId: number | undefined, authenticate?: string): Requester {
-  if (!auth.isActive) throw new UnauthorizedError('Account is deactivated', authenticate);
-  if (auth.realmDeactivated) throw new UnauthorizedError('This organization has been deactivated', authenticate);
+  // The organisation before the account, each with its own code (clients tell them apart).
+  if (auth.realmDeactivated) {
+    throw new UnauthorizedError('This organization has been deactivated', authenticate, 'REALM_DEACTIVATED');
+  }
+  if (!auth.isActive) throw new UnauthorizedError('Account is deactivated', authenticate, 'USER_DEACTIVATED');
   if (hostRealmId !== undefined && hostRealmId !== auth.realmId) {
     throw new UnauthorizedError('Account is not associated with this subdomain', authenticate);
   }

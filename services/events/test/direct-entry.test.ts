@@ -179,7 +179,7 @@ describe('every refusal is the gateway’s 401, on GET and DELETE', () => {
     expectError(
       await pollOf(directOf(member, 'direct-closing.example.test'), queue.queueId),
       401,
-      'UNAUTHORIZED',
+      'REALM_DEACTIVATED',
       'This organization has been deactivated',
     );
   });
@@ -209,11 +209,11 @@ describe('a revoked key or a deactivated user is refused on the direct path at o
     const queue = await directQueue(user);
     await cachedInReplicaMemoryOnly(user, queue.queueId);
     expect((await admin.client.delete(`/api/v1/users/${user.id}`)).status).toBe(200);
-    expectError(await pollOf(directOf(user), queue.queueId), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await pollOf(directOf(user), queue.queueId), 401, 'USER_DEACTIVATED', 'Account is deactivated');
     expectError(
       await directOf(user).delete(EVENTS, { queue_id: queue.queueId }),
       401,
-      'UNAUTHORIZED',
+      'USER_DEACTIVATED',
       'Account is deactivated',
     );
   });

@@ -70,14 +70,22 @@ describe('every authentication failure is a 401 UNAUTHORIZED', () => {
     expect((await victim.client.get(ME)).status).toBe(200);
     await stack.db.userProfile.update({ where: { id: victim.id }, data: { is_active: false } });
     await invalidateAuthCache(stack.redis, stack.deps.env, [hashApiKey(victim.apiKey)]);
-    expectError(await victim.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await victim.client.get(ME), 401, 'USER_DEACTIVATED', 'Account is deactivated');
   });
 
   test('a deactivated realm', async () => {
     const realm = await stack.createRealm('closing', 'closing.example.test');
     const member = await stack.createUser({ realm });
     await stack.db.realm.update({ where: { id: realm.id }, data: { deactivated: true } });
-    expectError(await member.client.get(ME), 401, 'UNAUTHORIZED', 'This organization has been deactivated');
+    expectError(await member.client.get(ME), 401, 'REALM_DEACTIVATED', 'This organization has been deactivated');
+  });
+
+  test('a deactivated user of a deactivated realm: the realm is named (Zulip checks it first)', async () => {
+    const realm = await stack.createRealm('closed', 'closed.example.test');
+    const member = await stack.createUser({ realm });
+    await stack.db.userProfile.update({ where: { id: member.id }, data: { is_active: false } });
+    await stack.db.realm.update({ where: { id: realm.id }, data: { deactivated: true } });
+    expectError(await member.client.get(ME), 401, 'REALM_DEACTIVATED', 'This organization has been deactivated');
   });
 
   test("a key used on another realm's host", async () => {
@@ -283,8 +291,8 @@ describe("the gateways' in-memory copies", () => {
       expect((await viaReplica.get(ME)).body.user_id).toBe(victim.id);
 
       expect((await admin.client.delete(`/api/v1/users/${victim.id}`)).status).toBe(200);
-      expectError(await viaReplica.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
-      expectError(await victim.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+      expectError(await viaReplica.get(ME), 401, 'USER_DEACTIVATED', 'Account is deactivated');
+      expectError(await victim.client.get(ME), 401, 'USER_DEACTIVATED', 'Account is deactivated');
     } finally {
       await replica.close();
     }
@@ -393,7 +401,7 @@ describe('past the auth cache lifetime (AUTH_CACHE_TTL_SECONDS)', () => {
     // Written straight to PostgreSQL: no invalidation, so only the lifetime bounds what is served.
     await short.db.userProfile.update({ where: { id: member.id }, data: { is_active: false } });
     await pastTheLifetime();
-    expectError(await member.client.get(ME), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await member.client.get(ME), 401, 'USER_DEACTIVATED', 'Account is deactivated');
   });
 
   test("an invalidation's tombstone refuses late writes for the lifetime, then lookups are cached again", async () => {

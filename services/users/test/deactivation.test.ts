@@ -40,8 +40,8 @@ describe('DELETE /users/{user_id}', () => {
 
     const response = await cast.admin.client.delete(`/api/v1/users/${target.id}`);
     expect(response.body).toEqual({ result: 'success', msg: '' });
-    expectError(await target.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED', 'Account is deactivated');
-    expectError(await bot.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await target.client.get('/api/v1/users/me'), 401, 'USER_DEACTIVATED', 'Account is deactivated');
+    expectError(await bot.client.get('/api/v1/users/me'), 401, 'USER_DEACTIVATED', 'Account is deactivated');
     const rows = await stack.db.userProfile.findMany({ where: { id: { in: [target.id, bot.id] } } });
     expect(rows.every((row) => !row.is_active)).toBe(true);
 
@@ -155,7 +155,7 @@ describe('POST /users/{user_id}/reactivate', () => {
     const target = await stack.createUser({ email: 'react-target@example.com' });
     const channel = await stack.createStream({ name: 'react channel', subscribers: [target.id, cast.member.id] });
     expect((await cast.admin.client.delete(`/api/v1/users/${target.id}`)).status).toBe(200);
-    expectError(await target.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED', 'Account is deactivated');
+    expectError(await target.client.get('/api/v1/users/me'), 401, 'USER_DEACTIVATED', 'Account is deactivated');
     const observer = await registerEventQueue(cast.member.client, {
       event_types: ['realm_user', 'subscription', 'user_group'],
     });
