@@ -1,4 +1,5 @@
 export * from './auth';
+export * from './client-address';
 export * from './deps';
 export * from './rate-limit';
 export * from './realms';

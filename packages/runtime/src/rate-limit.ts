@@ -19,6 +19,7 @@ import {
   type Logger,
   type Requester,
 } from '@teamchat/core';
+import { publicClientAddress } from './client-address';
 
 export interface RateLimitRule {
   /** Requests allowed per window (also the largest burst). */
@@ -151,14 +152,9 @@ export class RateLimiter {
     return { allowed: allowed === 1, remaining, retryAfterMs, fullAgainMs };
   }
 
-  /** The client's address: the socket's, or the last X-Forwarded-For entry (the proxy's view) when trusted. */
+  /** The client's address this limiter counts by (client-address.ts). */
   clientAddress(req: http.IncomingMessage): string {
-    if (this.settings.trustForwardedFor) {
-      const forwarded = req.headers['x-forwarded-for'];
-      const last = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').pop()?.trim();
-      if (last) return last;
-    }
-    return req.socket.remoteAddress ?? 'unknown';
+    return publicClientAddress(req, this.settings.trustForwardedFor);
   }
 }
 

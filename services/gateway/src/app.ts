@@ -27,6 +27,7 @@ import {
 import type { Db } from '@teamchat/db';
 import {
   Authenticator,
+  CLIENT_ADDRESS_HEADER,
   mayPark,
   parseBasicAuth,
   RateLimiter,
@@ -70,6 +71,9 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   INTERNAL_TOKEN_HEADER,
   SESSION_ID_HEADER,
   SESSION_CSRF_HEADER,
+  CLIENT_ADDRESS_HEADER,
+  // Read here only (client-address.ts); services get the address this gateway resolved.
+  'x-forwarded-for',
 ]);
 const HOP_BY_HOP_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
@@ -206,9 +210,8 @@ export function createGateway(deps: GatewayDeps): RunningService {
     }
     headers[INTERNAL_TOKEN_HEADER] = token;
     headers[REQUEST_ID_HEADER] = requestId;
-    // The client's address as the rate limiter sees it (the Ingress's X-Forwarded-For when trusted):
-    // the users service throttles logins by it.
-    headers['x-forwarded-for'] = rateLimiter.clientAddress(req);
+    // The client's address as the rate limiter sees it: the users service throttles logins by it.
+    headers[CLIENT_ADDRESS_HEADER] = rateLimiter.clientAddress(req);
     headers['x-forwarded-host'] = req.headers.host ?? '';
     headers.host = upstream.host;
     if (session) {

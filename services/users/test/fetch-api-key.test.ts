@@ -206,3 +206,37 @@ describe('login throttling per client address', () => {
     expect((await from('wrong')).status).toBe(401);
   });
 });
+
+describe('login throttling per client address, with no proxy trusted (the default)', () => {
+  let direct: Stack;
+  beforeAll(async () => {
+    direct = await startStack({ env: { LOGIN_RATE_LIMIT_IP_ATTEMPTS: '3' } });
+  });
+  afterAll(() => direct.close());
+
+  test('a client naming other addresses in X-Forwarded-For or the internal address header still has one count', async () => {
+    await direct.createUser({ email: 'gloucester@example.com', password: 'pw for gloucester' });
+    const forged = (i: number) => ({
+      'x-forwarded-for': `203.0.113.${i}`,
+      'x-teamchat-client-address': `198.51.100.${i}`,
+    });
+    for (let i = 0; i < 3; i++) {
+      const response = await direct
+        .anonymous()
+        .post('/api/v1/fetch_api_key', { username: `edgar${i}@example.com`, password: 'x' }, { headers: forged(i) });
+      expect(response.status).toBe(401);
+    }
+    expectError(
+      await direct
+        .anonymous()
+        .post(
+          '/api/v1/fetch_api_key',
+          { username: 'gloucester@example.com', password: 'pw for gloucester' },
+          { headers: forged(9) },
+        ),
+      429,
+      'RATE_LIMIT_HIT',
+      'API usage exceeded rate limit',
+    );
+  });
+});

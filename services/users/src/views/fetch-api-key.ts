@@ -1,15 +1,9 @@
 import { param, required, type ViewContext } from '@teamchat/core';
+import { clientAddressFromGateway } from '@teamchat/runtime';
 import { checkPasswordLogin } from '../actions/password-login';
 import { doResetPassword } from '../actions/password-reset';
 import { doIssueApiKey } from '../actions/users';
 import type { UsersDeps } from '../deps';
-
-/** The client's address: the gateway puts the one it resolved in X-Forwarded-For. */
-function clientAddress(req: ViewContext<UsersDeps>['req']): string {
-  const forwarded = req.headers['x-forwarded-for'];
-  const address = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').pop()?.trim();
-  return address || req.socket.remoteAddress || 'unknown';
-}
 
 /**
  * POST /fetch_api_key: username (email) + password → a new API key for this client, after the
@@ -20,7 +14,7 @@ export async function fetchApiKey({ deps, params, realmId, req }: ViewContext<Us
     username: required(param.string()),
     password: required(param.string({ allowNullBytes: true })),
   });
-  const user = await checkPasswordLogin(deps, realmId, username, password, clientAddress(req));
+  const user = await checkPasswordLogin(deps, realmId, username, password, clientAddressFromGateway(req));
   const apiKey = await doIssueApiKey(deps, user.id, 'fetch_api_key');
   return { api_key: apiKey, email: user.delivery_email, user_id: user.id };
 }

@@ -4,6 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { csrfTokenMatches } from '@teamchat/bus';
 import { JsonableError, RESPONDED, SESSION_ID_HEADER, type ViewContext, type ViewResult } from '@teamchat/core';
+import { clientAddressFromGateway } from '@teamchat/runtime';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../actions/password-reset';
 import { logIn, loginRefusal, logOut } from '../actions/sessions';
 import type { WebDeps } from '../deps';
@@ -88,12 +89,6 @@ export function loginPage(ctx: Ctx): ViewResult {
   return RESPONDED;
 }
 
-/** The client's address as the gateway resolved it (the login throttle counts failures by it). */
-function clientAddress(ctx: Ctx): string {
-  const forwarded = ctx.req.get('x-forwarded-for') ?? '';
-  return forwarded.split(',').pop()?.trim() || ctx.req.socket.remoteAddress || 'unknown';
-}
-
 /** POST /accounts/login/: a session and the app, or the form again with Zulip's error text. */
 export async function loginSubmit(ctx: Ctx): Promise<ViewResult> {
   const username = field(ctx, 'username') ?? '';
@@ -113,7 +108,13 @@ export async function loginSubmit(ctx: Ctx): Promise<ViewResult> {
   try {
     const cookie = await logIn(
       ctx.deps,
-      { realmId: ctx.realmId, username, password, clientAddress: clientAddress(ctx), requestId: ctx.requestId },
+      {
+        realmId: ctx.realmId,
+        username,
+        password,
+        clientAddress: clientAddressFromGateway(ctx.req),
+        requestId: ctx.requestId,
+      },
       requester && sessionHash ? { hash: sessionHash, userId: requester.userId } : undefined,
     );
     return redirect(ctx.res, nextPath(next), cookie);
