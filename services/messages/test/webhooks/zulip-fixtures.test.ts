@@ -47,7 +47,18 @@ const NOT_IN_TABLE: Record<string, Record<string, string>> = {
 /** integration → Zulip test name → why we post something else. */
 const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {};
 
-const INTEGRATIONS = ['json', 'slack_incoming', 'alertmanager', 'grafana', 'github', 'gitlab'];
+const INTEGRATIONS = [
+  'json',
+  'slack_incoming',
+  'alertmanager',
+  'grafana',
+  'github',
+  'gitlab',
+  'sentry',
+  'pagerduty',
+  'opsgenie',
+  'circleci',
+];
 
 let stack: Stack;
 let owner: TestUser;
