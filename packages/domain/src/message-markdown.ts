@@ -1,7 +1,7 @@
 // Zulip's message Markdown on top of the shared markdown-it renderer (markdown.ts): mentions
 // (@**Name**, @**Name|id**, @_**Name**, wildcards, @*group*), channel and topic links
 // (#**channel**, #**channel>topic**), the realm's linkifiers (re2 pattern → RFC 6570 url_template;
-// linkifier-engine.ts), and Zulip's code-block markup. Output follows api_docs/message-formatting.md.
+// linkifier-engine.ts), math (tex.ts), and Zulip's code-block markup. Output follows api_docs/message-formatting.md.
 // Every URL rendered here passes sanitizeUrl (url-sanitizer.ts).
 //
 // Rendering is synchronous; what it needs from the database (users, groups, channels,
@@ -18,6 +18,7 @@ import { escapeHtmlAttribute, escapeHtmlText } from './html';
 import { sanitizeUrl } from './url-sanitizer';
 import { globalTimeDatetime } from './global-times';
 import { CODE_LANGUAGE_NAMES } from './code-languages';
+import { zulipMath } from './tex';
 import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
 import {
   emoticonMatches,
@@ -512,7 +513,7 @@ function zulipMessageSyntax(md: MarkdownIt): void {
   md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');
 }
 
-const messageRenderer = createMarkdownRenderer([zulipMessageSyntax]);
+const messageRenderer = createMarkdownRenderer([zulipMath, zulipMessageSyntax]);
 
 /**
  * Renders a message's Markdown with what `data` resolved (Zulip's render_message_markdown).

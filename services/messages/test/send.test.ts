@@ -641,6 +641,28 @@ describe('rendering', () => {
     }
   });
 
+  // Issue #43: math renders with KaTeX as in Zulip; a URL inside it is no link (Zulip's
+  // test_finds_only_links), and TeX KaTeX refuses shows as written.
+  test('math: $$…$$ and ```math through KaTeX, no link inside, errors as tex-error', async () => {
+    const stream = await channel();
+    const response = await alice.client.post('/api/v1/messages', {
+      type: 'stream',
+      to: stream.id,
+      topic: 'math',
+      content: '$$https://example.org$$ and $$\\error$$\n\n```math\na^2\n```',
+    });
+    const message = await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } });
+    const [inline, display] = message.rendered_content!.split('\n');
+    expect(inline).toMatch(
+      /^<p><span class="katex"><span class="katex-mathml"><math xmlns="http:\/\/www.w3.org\/1998\/Math\/MathML"><semantics>.*<annotation encoding="application\/x-tex">https:\/\/example.org<\/annotation>.*<\/span> and <span class="tex-error">\$\$\\error\$\$<\/span><\/p>$/,
+    );
+    expect(inline).not.toContain('<a ');
+    expect(display).toMatch(
+      /^<p><span class="katex-display"><span class="katex">.*<annotation encoding="application\/x-tex">a\^2<\/annotation>.*<\/p>$/,
+    );
+    expect(message.has_link).toBe(false);
+  });
+
   // Issue #26: a linkifier URL with an unsafe scheme renders as text, whether the scheme comes from
   // the message ({+url}) or from a template stored before templates were checked.
   test('linkifier links with unsafe schemes stay text in messages and are left out of topic links', async () => {
