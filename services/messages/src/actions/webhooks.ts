@@ -72,6 +72,14 @@ export function fnmatch(name: string, pattern: string): boolean {
   return new RegExp(`^${source}$`, 's').test(name);
 }
 
+/** Python's urllib.parse.unquote: runs of %XX decoded as UTF-8 (bad bytes as U+FFFD), the rest kept. */
+function pythonUnquote(text: string): string {
+  const decoder = new TextDecoder();
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) =>
+    decoder.decode(Uint8Array.from(run.slice(1).split('%'), (hex) => parseInt(hex, 16))),
+  );
+}
+
 function wanted(message: WebhookMessage, target: WebhookTarget): boolean {
   const eventType = message.eventType;
   if (eventType === undefined) return true;
@@ -123,8 +131,15 @@ export async function doReceiveWebhook(
     }
     throw error;
   }
+  const where: WebhookTarget = integration.unquoteUrlParameters
+    ? {
+        ...target,
+        stream: target.stream === undefined ? undefined : pythonUnquote(target.stream),
+        topic: target.topic === undefined ? undefined : pythonUnquote(target.topic),
+      }
+    : target;
   for (const message of messages.filter((each) => wanted(each, target))) {
-    await sendWebhookMessage(deps, bot, integration.webhookName, message, target);
+    await sendWebhookMessage(deps, bot, integration.webhookName, message, where);
   }
 }
 

@@ -5,6 +5,7 @@
 import { JsonableError, optional, param, ResourceNotFoundError, v, type AuthedContext } from '@teamchat/core';
 import { doReceiveWebhook, InvalidWebhookJsonError } from '../actions/webhooks';
 import type { MessagesDeps } from '../deps';
+import { webhookPeople } from '../lib/webhook-people';
 import {
   MissingHttpEventHeaderError,
   UnsupportedWebhookEventTypeError,
@@ -71,6 +72,7 @@ export async function receiveWebhook({ deps, requester, params, req }: AuthedCon
       return params.raw.get(option);
     },
     unsupported: (eventType) => new UnsupportedWebhookEventTypeError(webhookName, eventType),
+    people: webhookPeople(deps.db, requester.realmId),
   };
   await doReceiveWebhook(
     deps,

@@ -80,6 +80,14 @@ export function pushCommitsMessage(input: {
   return `${base} Commits by ${details}.\n\n${content}\n`.trimEnd();
 }
 
+export const forcePushMessage = (userName: string, url: string, branch: string, head: string) =>
+  `${userName} [force pushed](${url}) to branch ${branch}. Head is now ${head}.`;
+
+export const removeBranchMessage = (userName: string, branch: string) => `${userName} deleted branch ${branch}.`;
+
+/** Whether the text ends with one of Python's string.punctuation (messages add no period then). */
+export const endsWithPunctuation = (text: string) => PUNCTUATION.includes(text[text.length - 1]!);
+
 /** Zulip's get_pull_request_event_message (issues too, with type "issue"). */
 export function pullRequestOrIssueMessage(input: {
   userName: string;

@@ -32,6 +32,16 @@ export interface WebhookRequest {
   option(name: string): string | undefined;
   /** Zulip's UNSUPPORTED_WEBHOOK_EVENT_TYPE for this integration. */
   unsupported(eventType: string | null): UnsupportedWebhookEventTypeError;
+  /** The bot's organisation's people, for tools that name them (Jira's assignees and mentions). */
+  readonly people: WebhookPeople;
+}
+
+/** Accounts of the bot's organisation, found as Zulip's integrations find them, by full name. */
+export interface WebhookPeople {
+  /** The account with this delivery email, any case, active or not (Zulip's get_user_by_delivery_email). */
+  fullNameByDeliveryEmail(email: string): Promise<string | null>;
+  /** The first active account (by id) named `name` or whose email starts with it, any case. */
+  fullNameByNameOrEmailPrefix(name: string): Promise<string | null>;
 }
 
 export interface WebhookIntegration {
@@ -41,6 +51,11 @@ export interface WebhookIntegration {
   messages(request: WebhookRequest): WebhookMessage[] | Promise<WebhookMessage[]>;
   /** Extra fields of the success answer (Slack's clients expect {ok: true}). */
   successData?: Record<string, unknown>;
+  /**
+   * The URL's stream and topic are percent-decoded once more (Zulip's unquote_url_parameters):
+   * some tools (Atlassian's) escape the URL twice.
+   */
+  unquoteUrlParameters?: boolean;
 }
 
 /** Zulip's UnsupportedWebhookEventTypeError: answered with HTTP 200, the event is dropped. */

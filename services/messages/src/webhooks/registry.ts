@@ -1,10 +1,12 @@
 // Every integration by the name in its URL, /api/v1/external/<name> (Zulip's names).
 import { alertmanager } from './alertmanager';
+import { bitbucket2 } from './bitbucket2';
 import { circleci } from './circleci';
 import { github } from './github';
 import { gitlab } from './gitlab';
 import { grafana } from './grafana';
 import type { WebhookIntegration } from './integration';
+import { jira } from './jira';
 import { json } from './json';
 import { opsgenie } from './opsgenie';
 import { pagerduty } from './pagerduty';
@@ -18,6 +20,8 @@ export const INTEGRATIONS: ReadonlyMap<string, WebhookIntegration> = new Map([
   ['grafana', grafana],
   ['github', github],
   ['gitlab', gitlab],
+  ['bitbucket2', bitbucket2],
+  ['jira', jira],
   ['sentry', sentry],
   ['pagerduty', pagerduty],
   ['opsgenie', opsgenie],

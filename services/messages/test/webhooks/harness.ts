@@ -144,7 +144,8 @@ export function difference(testCase: ZulipCase, outcome: Outcome, channel: strin
       ? null
       : `posted ${JSON.stringify(arrived)}, Zulip: ${JSON.stringify(expected)}`;
   }
-  const message = messages[0];
+  // Zulip's check_webhook reads the newest message (a push of a branch and a tag posts two).
+  const message = messages[messages.length - 1];
   if (!message) return 'nothing posted';
   if (testCase.directMessage) {
     if (message.type !== 'private') return `a ${message.type} message, Zulip sends a direct message`;
