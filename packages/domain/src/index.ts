@@ -43,3 +43,5 @@ export * from './stop-words';
 export * from './gravatar';
 export * from './password-reset';
 export * from './web-app';
+export * from './spectators';
+export * from './stream-colors';

@@ -19,6 +19,7 @@ import {
 } from './messages';
 import { RESOLVED_TOPIC_PREFIX } from './narrow-match';
 import { isGuest } from './roles';
+import { spectatorRefused } from './spectators';
 import { hasMessageAccess, streamAccess, type Viewer } from './streams';
 
 export interface NarrowTerm {
@@ -51,6 +52,39 @@ const OPERATORS_WITH_IDS = ['pm-with', 'dm'];
 const invalid = (msg: string): never => {
   throw new JsonableError(msg);
 };
+
+/** What a spectator's narrow may use besides `is:resolved` (Zulip's is_spectator_compatible). */
+const SPECTATOR_OPERATORS = [
+  ...CHANNEL_OPERATORS,
+  ...CHANNELS_OPERATORS,
+  'topic',
+  'sender',
+  'has',
+  'search',
+  'near',
+  'id',
+  'with',
+];
+
+/**
+ * A logged-out request's narrow (Zulip's get_messages_backend for an anonymous user): `in:home`
+ * dropped; it must name the web-public channels (`channels:web-public`, which also keeps every
+ * other channel out) and use only what spectators may, or it is refused as unauthenticated: a
+ * client that lost its credentials gets the error, not a quietly narrower answer.
+ */
+export function webPublicNarrow(narrow: NarrowTerm[] | null): NarrowTerm[] {
+  const cleaned = (narrow ?? []).filter(
+    (term) => !(term.operator === 'in' && term.operand === 'home' && !term.negated),
+  );
+  const namesWebPublic = cleaned.some(
+    (term) => CHANNELS_OPERATORS.includes(term.operator) && term.operand === 'web-public' && !term.negated,
+  );
+  const compatible = cleaned.every(
+    (term) => (term.operator === 'is' && term.operand === 'resolved') || SPECTATOR_OPERATORS.includes(term.operator),
+  );
+  if (!namesWebPublic || !compatible) throw spectatorRefused();
+  return cleaned;
+}
 
 /** Users a `dm` operand names, as ids or as comma-separated emails. */
 const MAX_DM_OPERAND_USERS = LIST_LIMITS.directMessageRecipients;
@@ -285,6 +319,7 @@ async function resolveWithOperator(
   db: NarrowReader,
   viewer: NarrowViewer,
   narrow: NarrowTerm[] | null,
+  webPublic: boolean,
 ): Promise<NarrowTerm[] | null> {
   const withTerms = narrow?.filter((term) => term.operator === 'with') ?? [];
   if (!narrow || withTerms.length === 0) return narrow;
@@ -296,7 +331,10 @@ async function resolveWithOperator(
     where: { id: Number(operand), realm_id: viewer.realm_id },
     select: { id: true, realm_id: true, stream_id: true, topic: true, dm_key: true },
   });
-  if (!message || !(await hasMessageAccess(db, viewer, message))) {
+  const readable =
+    message !== null &&
+    (webPublic ? await inWebPublicChannel(db, message.stream_id) : await hasMessageAccess(db, viewer, message));
+  if (!message || !readable) {
     if (definesConversation(others)) return others;
     throw new BadNarrowError("Invalid 'with' operator");
   }
@@ -311,16 +349,25 @@ async function resolveWithOperator(
   return [...conversation, ...rest];
 }
 
+/** Zulip's access_web_public_message: a spectator reads messages of web-public channels only. */
+async function inWebPublicChannel(db: NarrowReader, streamId: number | null): Promise<boolean> {
+  if (streamId === null) return false;
+  const stream = await db.stream.findFirst({ where: { id: streamId, is_web_public: true }, select: { id: true } });
+  return stream !== null;
+}
+
 /**
  * Compiles a validated narrow for `viewer`. Unknown operators and operands give Zulip's
- * BAD_NARROW errors, in the order of the terms.
+ * BAD_NARROW errors, in the order of the terms. `webPublic`: a spectator's narrow (webPublicNarrow),
+ * which reads history (every message of the web-public channels) and names only web-public channels.
  */
 export async function compileNarrow(
   db: NarrowReader,
   viewer: NarrowViewer,
   narrowInput: NarrowTerm[] | null,
+  { webPublic = false }: { webPublic?: boolean } = {},
 ): Promise<CompiledNarrow> {
-  const narrow = await resolveWithOperator(db, viewer, normalizeNarrowTopics(narrowInput));
+  const narrow = await resolveWithOperator(db, viewer, normalizeNarrowTopics(narrowInput), webPublic);
   const realmId = viewer.realm_id;
   const conditions: Prisma.Sql[] = [];
   const searches: string[] = [];
@@ -345,6 +392,8 @@ export async function compileNarrow(
         kind(false);
         const stream = await findChannel(db, realmId, operand as string | number);
         if (!stream) throw new BadNarrowError(`unknown channel ${pyRepr(operand)}`);
+        if (webPublic && !stream.is_web_public)
+          throw new BadNarrowError(`unknown web-public channel ${pyRepr(operand)}`);
         channels.set(term, stream);
         channelId ??= stream.id;
         condition = Prisma.sql`m.stream_id = ${stream.id}`;
@@ -488,7 +537,7 @@ export async function compileNarrow(
     );
   }
 
-  const includeHistory = await includesHistory(db, viewer, narrow, channels);
+  const includeHistory = webPublic || (await includesHistory(db, viewer, narrow, channels));
   return {
     viewerId: viewer.id,
     realmId,

@@ -86,6 +86,10 @@ export const baseEnvSpec = {
     "avatars and organisation icons nobody uploaded come from Gravatar (false: the server's default avatar)",
     true,
   ),
+  WEB_PUBLIC_STREAMS_ENABLED: env.bool(
+    'server setting WEB_PUBLIC_STREAMS_ENABLED: whether channels may be web-public and spectators read them',
+    true,
+  ),
   EVENT_PARTITIONS: env.int('intake stream partitions of the event tier', DEFAULT_EVENT_PARTITIONS),
   EVENT_RECIPIENT_SHARDS: env.int(
     "intake partitions each organisation's events are split over by recipient (at most EVENT_PARTITIONS)",
@@ -109,6 +113,7 @@ export type BaseEnv = Omit<
   | keyof AuthCacheTtlEnv
   | 'METRICS_PORT'
   | 'ENABLE_GRAVATAR'
+  | 'WEB_PUBLIC_STREAMS_ENABLED'
   | 'REDIS_CLUSTER_NODES'
   | 'EVENT_RECIPIENT_SHARDS'
   | 'REDIS_WAIT_REPLICAS'
@@ -119,6 +124,7 @@ export type BaseEnv = Omit<
   Partial<AuthCacheTtlEnv> & {
     METRICS_PORT?: number;
     ENABLE_GRAVATAR?: boolean;
+    WEB_PUBLIC_STREAMS_ENABLED?: boolean;
     REDIS_CLUSTER_NODES?: string;
     EVENT_RECIPIENT_SHARDS?: number;
     REDIS_WAIT_REPLICAS?: number;
@@ -150,7 +156,7 @@ function recipientShards(config: Pick<BaseEnv, 'EVENT_PARTITIONS' | 'EVENT_RECIP
 
 export interface BaseDeps {
   /** The settings, defaults filled in. */
-  env: BaseEnv & EventOutboxEnv & ReplicaEnv & AuthCacheTtlEnv;
+  env: BaseEnv & EventOutboxEnv & ReplicaEnv & AuthCacheTtlEnv & { WEB_PUBLIC_STREAMS_ENABLED: boolean };
   db: Db;
   /** Where heavy reads go: the standby when it has replayed the reader's last write, else `db`. */
   reads: ReadRouter;
@@ -179,6 +185,7 @@ export function createBaseDeps(service: string, input: BaseEnv, options: { logge
     ...loadEnv(replicaEnvSpec, {}),
     ...loadEnv(authCacheEnvSpec, {}),
     ...input,
+    WEB_PUBLIC_STREAMS_ENABLED: input.WEB_PUBLIC_STREAMS_ENABLED ?? true,
   };
   checkOutboxTimings(baseEnv);
   // The server's setting, for every avatar and icon URL this process makes.

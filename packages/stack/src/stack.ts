@@ -112,6 +112,9 @@ export class Stack {
       ...(options.authCacheTtlSeconds ? { AUTH_CACHE_TTL_SECONDS: options.authCacheTtlSeconds } : {}),
       // A server setting the in-process services share (createBaseDeps applies it).
       ...(options.env?.ENABLE_GRAVATAR ? { ENABLE_GRAVATAR: options.env.ENABLE_GRAVATAR !== 'false' } : {}),
+      ...(options.env?.WEB_PUBLIC_STREAMS_ENABLED
+        ? { WEB_PUBLIC_STREAMS_ENABLED: options.env.WEB_PUBLIC_STREAMS_ENABLED !== 'false' }
+        : {}),
     };
     const logger = createLogger('test', env.LOG_LEVEL, options.logs?.destination);
     const deps = createBaseDeps('test', env, { logger });

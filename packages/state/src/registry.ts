@@ -43,7 +43,13 @@ export interface RegisterOptions {
 export interface StateContext {
   db: TxClient;
   realm: Realm;
+  /** The user, or for a spectator the stand-in whose settings they get (spectatorSettingsUser). */
   user: UserProfile;
+  /**
+   * A logged-out visitor of the web-public channels (Zulip's user_profile=None): nothing
+   * personal, every web-public channel as a subscription, everything read.
+   */
+  spectator?: boolean;
   options: RegisterOptions;
   /** Scheme clients reach the server by, for absolute URLs (e.g. "https"). */
   scheme: string;

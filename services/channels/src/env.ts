@@ -2,10 +2,6 @@
 import { env, loadEnv, type EnvOf } from '@teamchat/core';
 
 export const channelsEnvSpec = {
-  WEB_PUBLIC_STREAMS_ENABLED: env.bool(
-    'server setting WEB_PUBLIC_STREAMS_ENABLED: whether channels may be made web-public',
-    true,
-  ),
   DELETE_TOPIC_BUDGET_MS: env.int(
     'how long a delete_topic request waits for its job before answering complete: false',
     50_000,

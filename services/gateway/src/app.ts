@@ -163,7 +163,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
         const { user, session } = await authenticator.requireSession(req, hostRealm, { csrf: rule.auth !== 'page' });
         return { user, realmId: user.realmId, session };
       } catch (error) {
-        if ((rule.auth === 'public' || rule.auth === 'page') && error instanceof UnauthorizedError) return anonymous();
+        const mayBeAnonymous =
+          rule.auth === 'public' || rule.auth === 'page' || (viaJson && rule.spectators?.includes(req.method ?? ''));
+        if (mayBeAnonymous && error instanceof UnauthorizedError) return anonymous();
         throw error;
       }
     }

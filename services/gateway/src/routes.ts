@@ -36,6 +36,12 @@ export interface RouteRule {
    * go to /api/v1/tus/ with the browser's cookie, which Zulip's tusd hook accepts so.
    */
   sessionFallback?: boolean;
+  /**
+   * The methods a logged-out visitor may call on /json (Zulip's allow_anonymous_user_web): the
+   * request goes on anonymous, and the service answers it if the organisation admits
+   * spectators. Never on /api/v1, which Zulip 10.2 keeps for credentials.
+   */
+  spectators?: readonly string[];
 }
 
 const api = (path: string) => new RegExp(`^/api/v1/${path}$`);
@@ -56,16 +62,19 @@ export const ROUTES: RouteRule[] = [
   { pattern: exactly(EMOJI_DATA_PATH), service: 'messages', auth: 'public' },
 
   // Event queues.
-  { pattern: api('register'), service: 'events', auth: 'basic' },
+  { pattern: api('register'), service: 'events', auth: 'basic', spectators: ['POST'] },
   { pattern: api('events'), service: 'events', auth: 'basic', longPoll: true },
 
-  // Messages, flags, typing, drafts.
+  // Messages, flags, typing, drafts. Spectators read web-public ones.
+  { pattern: api('messages'), service: 'messages', auth: 'basic', spectators: ['GET'] },
   { pattern: api('messages(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('mark_all_as_read|mark_stream_as_read|mark_topic_as_read'), service: 'messages', auth: 'basic' },
   { pattern: api('typing'), service: 'messages', auth: 'basic' },
   { pattern: api('drafts(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('scheduled_messages(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('calls/bigbluebutton/create'), service: 'messages', auth: 'basic' },
+  // The join link create hands out: a browser page, opened with the session.
+  { pattern: exactly('/calls/bigbluebutton/join'), service: 'messages', auth: 'page' },
   { pattern: api('submessage'), service: 'messages', auth: 'basic' },
 
   // Channels, subscriptions, topics.

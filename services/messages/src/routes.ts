@@ -28,7 +28,8 @@ import { receiveWebhook } from './views/webhooks';
 
 export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/messages', view: sendMessage },
-  { method: 'GET', path: '/api/v1/messages', view: getMessages },
+  // Anonymous: spectators read web-public channels (the view refuses anything else).
+  { method: 'GET', path: '/api/v1/messages', view: getMessages, auth: 'anonymous' },
   { method: 'POST', path: '/api/v1/messages/render', view: renderMessage },
   { method: 'POST', path: '/api/v1/messages/flags', view: updateMessageFlags, bodyLimitBytes: BODY_LIMITS.idList },
   { method: 'POST', path: '/api/v1/messages/flags/narrow', view: updateMessageFlagsForNarrow },

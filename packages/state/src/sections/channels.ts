@@ -10,8 +10,10 @@ import {
   streamApiDicts,
   streamSettingGroups,
   subscriberFields,
+  STREAM_COLORS,
   subscriptionProperties,
   viewerOf,
+  webPublicChannelsWhere,
   type ApiStream,
 } from '@teamchat/domain';
 import { perRegister, type StateContext, type StateSection } from '../registry';
@@ -55,9 +57,36 @@ const userTopics = perRegister((ctx) =>
   }),
 );
 
+/**
+ * A spectator's channel lists (Zulip's get_web_public_subs): every web-public channel, as a
+ * subscription a new user would have (notifications on, colours in order), and no others.
+ */
+async function spectatorSubscriptions(ctx: StateContext) {
+  const streams = await ctx.db.stream.findMany({ where: webPublicChannelsWhere(ctx.realm.id), orderBy: { id: 'asc' } });
+  const dicts = await streamApiDicts(ctx.db, streams);
+  return {
+    subscriptions: streams.map((stream, index) => ({
+      ...dicts.get(stream.id)!,
+      ...subscriptionProperties({
+        color: STREAM_COLORS[index % STREAM_COLORS.length],
+        pin_to_top: false,
+        is_muted: false,
+        desktop_notifications: true,
+        audible_notifications: true,
+        push_notifications: true,
+        email_notifications: true,
+        wildcard_mentions_notify: true,
+      }),
+    })),
+    unsubscribed: [],
+    never_subscribed: [],
+  };
+}
+
 const subscriptionSection: StateSection = {
   eventType: 'subscription',
   async fetch(ctx) {
+    if (ctx.spectator) return spectatorSubscriptions(ctx);
     const { streams, subscriptions, dicts } = await visibleChannels(ctx);
     const byId = new Map(streams.map((stream) => [stream.id, stream]));
     const subByStream = new Map(subscriptions.map((sub) => [sub.stream_id, sub]));
@@ -101,6 +130,8 @@ const streamSection: StateSection = {
 const defaultStreamsSection: StateSection = {
   eventType: 'default_streams',
   async fetch(ctx) {
+    // Zulip pretends a spectator's organisation has none (they could not see them all).
+    if (ctx.spectator) return { realm_default_streams: [] };
     const rows = await ctx.db.stream.findMany({
       where: { realm_id: ctx.realm.id, is_default: true, is_archived: false },
       select: { id: true },

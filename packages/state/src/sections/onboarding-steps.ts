@@ -5,9 +5,10 @@ import type { StateSection } from '../registry';
 
 export const onboardingStepsSection: StateSection = {
   eventType: 'onboarding_steps',
-  async fetch({ db, user }) {
+  async fetch({ db, user, spectator }) {
     return {
-      onboarding_steps: await nextOnboardingSteps(db, user.id),
+      // A spectator has no account to remember what they saw.
+      onboarding_steps: spectator ? [] : await nextOnboardingSteps(db, user.id),
       navigation_tour_video_url: NAVIGATION_TOUR_VIDEO_URL,
     };
   },

@@ -130,6 +130,9 @@ export const realmSection: StateSection = {
       realm_push_notifications_enabled: false,
       realm_push_notifications_enabled_end_timestamp: null,
       realm_plan_type: 1,
+      // What a spectator cannot do shows as off (Zulip's fetch_initial_state_data): no editing,
+      // and no presence (which also hides the user list).
+      ...(ctx.spectator ? { realm_allow_message_editing: false, realm_presence_disabled: true } : {}),
     };
   },
 };

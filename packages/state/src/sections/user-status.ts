@@ -5,5 +5,6 @@ import type { StateSection } from '../registry';
 
 export const userStatusSection: StateSection = {
   eventType: 'user_status',
-  fetch: async ({ db, user }) => ({ user_status: await realmUserStatuses(db, user) }),
+  // Statuses are for people with an account (Zulip sends spectators none).
+  fetch: async ({ db, user, spectator }) => ({ user_status: spectator ? {} : await realmUserStatuses(db, user) }),
 };

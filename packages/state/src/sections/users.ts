@@ -96,6 +96,22 @@ async function unrestrictedUserLists(ctx: StateContext): Promise<Record<string, 
   return { realm_users: withOwnEmail(lists.active), realm_non_active_users: withOwnEmail(lists.inactive) };
 }
 
+/**
+ * realm_users and realm_non_active_users for a spectator: everyone (Zulip's
+ * check_user_can_access_all_users), as a guest sees them, without profile data.
+ */
+async function spectatorUserLists(ctx: StateContext): Promise<Record<string, ApiUser[]>> {
+  const { db, realm, user } = ctx;
+  const dicts = (await realmUsersForApi(db, realm.id)).map((target) => ({
+    active: target.is_active,
+    dict: apiUserDict(target, user, { clientGravatar: false }),
+  }));
+  return {
+    realm_users: dicts.filter((entry) => entry.active).map((entry) => entry.dict),
+    realm_non_active_users: dicts.filter((entry) => !entry.active).map((entry) => entry.dict),
+  };
+}
+
 /** realm_users and realm_non_active_users for a guest restricted to the users they share a conversation with. */
 async function restrictedUserLists(ctx: StateContext, visibleIds: Set<number>): Promise<Record<string, ApiUser[]>> {
   const { db, realm, user, options } = ctx;
@@ -120,8 +136,12 @@ const realmUserSection: StateSection = {
   eventType: 'realm_user',
   async fetch(ctx) {
     const { db, realm, user } = ctx;
-    const visibleIds = await accessibleUserIds(db, user);
-    const lists = visibleIds ? await restrictedUserLists(ctx, visibleIds) : await unrestrictedUserLists(ctx);
+    const visibleIds = ctx.spectator ? null : await accessibleUserIds(db, user);
+    const lists = ctx.spectator
+      ? await spectatorUserLists(ctx)
+      : visibleIds
+        ? await restrictedUserLists(ctx, visibleIds)
+        : await unrestrictedUserLists(ctx);
     const permissions = await realmPermissions(db, user, [
       'can_create_public_channel_group',
       'can_create_private_channel_group',
@@ -196,13 +216,16 @@ function legacySettingsSection(eventType: string, names: readonly string[]): Sta
 const customProfileFieldsSection: StateSection = {
   eventType: 'custom_profile_fields',
   async fetch(ctx) {
-    const fields = await realmWidePart(ctx, 'profile-fields', async () => {
-      const rows = await ctx.db.customProfileField.findMany({
-        where: { realm_id: ctx.realm.id },
-        orderBy: [{ order: 'asc' }, { id: 'asc' }],
-      });
-      return rows.map(profileFieldDict);
-    });
+    // Spectators cannot see people's profiles (Zulip sends them no fields, only the types).
+    const fields = ctx.spectator
+      ? []
+      : await realmWidePart(ctx, 'profile-fields', async () => {
+          const rows = await ctx.db.customProfileField.findMany({
+            where: { realm_id: ctx.realm.id },
+            orderBy: [{ order: 'asc' }, { id: 'asc' }],
+          });
+          return rows.map(profileFieldDict);
+        });
     return {
       custom_profile_fields: fields,
       custom_profile_field_types: Object.fromEntries(
@@ -249,7 +272,8 @@ const realmFiltersSection: StateSection = {
 
 const realmBotSection: StateSection = {
   eventType: 'realm_bot',
-  async fetch({ db, realm, user, serverSecret }) {
+  async fetch({ db, realm, user, serverSecret, spectator }) {
+    if (spectator) return { realm_bots: [] };
     // Administrators see every bot, others the ones they own (Zulip's get_owned_bot_dicts),
     // with their keys: bots' keys are kept sealed to be shown again (docs/adr/0007).
     const owned = isAdministrator(user.role) ? {} : { bot_owner_id: user.id };
@@ -267,7 +291,9 @@ const alertWordsSection: StateSection = {
 
 const presenceSection: StateSection = {
   eventType: 'presence',
-  async fetch({ db, user, options }) {
+  async fetch({ db, user, options, spectator }) {
+    // Spectators see nobody's presence (the app shows no user list to them).
+    if (spectator) return { presences: {}, server_timestamp: Date.now() / 1000 };
     return realmPresence(db, user, {
       slim: Boolean(options.slimPresence),
       historyDays: options.presenceHistoryLimitDays,

@@ -208,7 +208,7 @@ async function checkCreationAllowed(
   if (input.isDefaultStream && !isAdministrator(user.role)) throw new JsonableError('Insufficient permission');
   if (input.inviteOnly && input.isDefaultStream) throw new JsonableError('A default channel cannot be private.');
   if (input.isWebPublic) {
-    if (!(await webPublicChannelsEnabled(db, user.realm_id, deps.config.WEB_PUBLIC_STREAMS_ENABLED))) {
+    if (!(await webPublicChannelsEnabled(db, user.realm_id, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) {
       throw new JsonableError('Web-public channels are not enabled.');
     }
     if (!(await canCreateWebPublicChannels(db, user))) throw new JsonableError('Insufficient permission');

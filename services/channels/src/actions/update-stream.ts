@@ -112,7 +112,7 @@ export async function doUpdateStream(
       if (!allowed) throw new JsonableError('Insufficient permission');
     }
     if (update.isWebPublic) {
-      if (!(await webPublicChannelsEnabled(db, user.realm_id, deps.config.WEB_PUBLIC_STREAMS_ENABLED))) {
+      if (!(await webPublicChannelsEnabled(db, user.realm_id, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) {
         throw new JsonableError('Web-public channels are not enabled.');
       }
       if (!(await canCreateWebPublicChannels(db, user))) throw new JsonableError('Insufficient permission');

@@ -6,6 +6,7 @@ import {
   hasContentAccess,
   INVALID_CHANNEL_ID,
   loadViewerContext,
+  STREAM_COLORS,
   streamSettingGroups,
   viewerOf,
   type ViewerContext,
@@ -73,33 +74,6 @@ export async function accessStreamForUpdate(
 }
 
 // Colours handed to new subscriptions, each user's unused ones first (as Zulip's pick_colors).
-const STREAM_COLORS = [
-  '#76ce90',
-  '#fae589',
-  '#a6c7e5',
-  '#e79ab5',
-  '#bfd56f',
-  '#f4ae55',
-  '#b0a5fd',
-  '#addfe5',
-  '#f5ce6e',
-  '#c2726a',
-  '#94c849',
-  '#bd86e5',
-  '#ee7e4a',
-  '#a6dcbf',
-  '#95a5fd',
-  '#53a063',
-  '#9987e1',
-  '#e4523d',
-  '#c2c2c2',
-  '#4f8de4',
-  '#c6a8ad',
-  '#e7cc4d',
-  '#c8bebf',
-  '#a47462',
-];
-
 export function pickColors(usedColors: Set<string>, count: number): string[] {
   const unused = STREAM_COLORS.filter((color) => !usedColors.has(color));
   const colors: string[] = [];

@@ -7,10 +7,18 @@
 import crypto from 'node:crypto';
 import type { Requester } from '@teamchat/core';
 import { Prisma } from '@teamchat/db';
-import { loadActor, ZULIP_FEATURE_LEVEL, ZULIP_MERGE_BASE, ZULIP_VERSION } from '@teamchat/domain';
+import {
+  allowsSpectators,
+  loadActor,
+  spectatorRefused,
+  spectatorSettingsUser,
+  ZULIP_FEATURE_LEVEL,
+  ZULIP_MERGE_BASE,
+  ZULIP_VERSION,
+} from '@teamchat/domain';
 import { fetchInitialState, sectionsFor, STATE_SECTIONS } from '@teamchat/state';
 import type { EventsDeps } from '../deps';
-import { isRealmWide, type QueueRequest } from '../lib/queue-options';
+import { isRealmWide, type QueueRequest, type SpectatorRequest } from '../lib/queue-options';
 import { parseSnapshot } from '../lib/snapshot';
 import { completeStandbySnapshot } from '../lib/standby-snapshot';
 
@@ -106,4 +114,42 @@ export async function doRegisterQueue(
     await store.delete(queueId, requester.userId, requester.realmId).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * A spectator's register (Zulip's do_events_register without a user): the state of the
+ * realm's web-public channels, read in one snapshot, and no queue (queue_id null, no
+ * last_event_id): spectators do not get events. Refused unless the realm admits spectators.
+ */
+export async function doRegisterSpectator(
+  deps: EventsDeps,
+  realmId: number,
+  request: SpectatorRequest,
+): Promise<Record<string, unknown>> {
+  const state = await deps.db.$transaction(
+    async (db) => {
+      const realm = await db.realm.findUnique({ where: { id: realmId } });
+      if (!realm || !(await allowsSpectators(db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) throw spectatorRefused();
+      // Zulip takes the language from the visitor's language cookie, which the gateway does not
+      // forward: the organisation's language.
+      const user = spectatorSettingsUser(realm, realm.default_language);
+      return fetchInitialState(sectionsFor(STATE_SECTIONS, request.fetchEventTypes), {
+        db,
+        realm,
+        user,
+        spectator: true,
+        options: request.registerOptions,
+        scheme: deps.env.EXTERNAL_SCHEME,
+        serverSecret: deps.env.INTERNAL_JWT_SECRET,
+      });
+    },
+    { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000, maxWait: 10_000 },
+  );
+  return {
+    queue_id: null,
+    zulip_version: ZULIP_VERSION,
+    zulip_feature_level: ZULIP_FEATURE_LEVEL,
+    zulip_merge_base: ZULIP_MERGE_BASE,
+    ...state,
+  };
 }

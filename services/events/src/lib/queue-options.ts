@@ -58,11 +58,11 @@ export const REGISTER_PARAMETERS = [
   'lifespan_secs',
 ];
 
-/** Parses the register parameters of `params` for `requester`; throws Zulip's errors. */
-export function parseQueueRequest(params: RequestParams, requester: Requester, env: EventsEnv): QueueRequest {
+/** The register parameters as given (client_gravatar's default depends on who registers). */
+function parseRegisterParameters(params: RequestParams) {
   const p = params.parse({
     apply_markdown: optional(param.bool(), false),
-    client_gravatar: optional(param.bool(), true, { aliases: ['client_extavatar'] }),
+    client_gravatar: optional<boolean | undefined>(param.bool(), undefined, { aliases: ['client_extavatar'] }),
     slim_presence: optional(param.bool(), false),
     presence_history_limit_days: optional(param.int()),
     all_public_streams: optional(param.bool(), false),
@@ -74,8 +74,20 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
     narrow: optional(param.json(eventNarrow), []),
     queue_lifespan_secs: optional(param.int(), 0, { aliases: ['lifespan_secs'] }),
   });
-  if (p.all_public_streams && isGuest(requester.role)) throw new JsonableError('User not authorized for this query');
   checkNarrowForEvents(p.narrow);
+  return p;
+}
+
+/** Zulip: fetch_event_types defaults to event_types. */
+function fetchEventTypesOf(p: ReturnType<typeof parseRegisterParameters>): string[] | null {
+  return p.fetch_event_types !== undefined ? p.fetch_event_types : (p.event_types ?? null);
+}
+
+/** Parses the register parameters of `params` for `requester`; throws Zulip's errors. */
+export function parseQueueRequest(params: RequestParams, requester: Requester, env: EventsEnv): QueueRequest {
+  const p = { ...parseRegisterParameters(params) };
+  const clientGravatar = p.client_gravatar ?? true;
+  if (p.all_public_streams && isGuest(requester.role)) throw new JsonableError('User not authorized for this query');
 
   const capabilities: ClientCapabilities = { ...(p.client_capabilities ?? {}) };
   const eventTypes = p.event_types ?? null;
@@ -90,18 +102,17 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
     narrow: p.narrow,
     allPublicStreams: p.all_public_streams,
     applyMarkdown: p.apply_markdown,
-    clientGravatar: p.client_gravatar,
+    clientGravatar,
     slimPresence: p.slim_presence,
     capabilities,
     lifespanSecs,
   };
   return {
     descriptor,
-    // Zulip: fetch_event_types defaults to event_types.
-    fetchEventTypes: p.fetch_event_types !== undefined ? p.fetch_event_types : eventTypes,
+    fetchEventTypes: fetchEventTypesOf(p),
     registerOptions: {
       applyMarkdown: p.apply_markdown,
-      clientGravatar: p.client_gravatar,
+      clientGravatar,
       includeSubscribers: p.include_subscribers,
       includeStreams: p.include_streams,
       narrow: p.narrow.map((term) => ({
@@ -120,4 +131,35 @@ export function parseQueueRequest(params: RequestParams, requester: Requester, e
 /** Queues that also see public-channel messages their user was not sent (Zulip's realm_clients_all_streams). */
 export function isRealmWide(descriptor: QueueDescriptor, role: number): boolean {
   return descriptor.allPublicStreams || (descriptor.narrow.length > 0 && !isGuest(role));
+}
+
+/** What a spectator's register asks for: which state, in what form (no queue is made). */
+export interface SpectatorRequest {
+  fetchEventTypes: string[] | null;
+  registerOptions: RegisterOptions;
+}
+
+/**
+ * The register parameters of a logged-out request (Zulip's events_register_backend for an
+ * anonymous user): avatars and subscriber lists cannot be asked for, no public-channel queue.
+ */
+export function parseSpectatorRequest(params: RequestParams): SpectatorRequest {
+  const p = parseRegisterParameters(params);
+  for (const key of ['client_gravatar', 'include_subscribers'] as const) {
+    if (p[key]) throw new JsonableError(`Invalid '${key}' parameter for anonymous request`);
+  }
+  return {
+    fetchEventTypes: fetchEventTypesOf(p),
+    registerOptions: {
+      applyMarkdown: p.apply_markdown,
+      clientGravatar: false,
+      includeSubscribers: false,
+      includeStreams: false,
+      narrow: [],
+      allPublicStreams: false,
+      capabilities: { ...(p.client_capabilities ?? {}) },
+      slimPresence: true,
+      presenceHistoryLimitDays: null,
+    },
+  };
 }

@@ -6,6 +6,7 @@ import {
   compileNarrow,
   fetchMessageRange,
   hasMessageAccess,
+  MessageFlag,
   type FinalizeOptions,
   type NarrowTerm,
 } from '@teamchat/domain';
@@ -20,6 +21,8 @@ export interface FetchRequest {
   numAfter: number;
   messageIds: number[] | undefined;
   finalize: FinalizeOptions;
+  /** A spectator's (webPublicNarrow): every message of the web-public channels, each read. */
+  spectator?: boolean;
 }
 
 export async function fetchMessages(
@@ -31,9 +34,19 @@ export async function fetchMessages(
   return transaction(
     deps.db,
     async ({ db }) => {
-      const narrow = await compileNarrow(db, viewer, request.narrow);
+      const spectator = request.spectator === true;
+      const narrow = await compileNarrow(db, viewer, request.narrow, { webPublic: spectator });
       if (request.messageIds !== undefined) {
         const ids = [...new Set(request.messageIds)].sort((a, b) => a - b);
+        // A spectator's narrow itself keeps to the web-public channels.
+        if (spectator) {
+          const matching = await narrowMembers(db, narrow, ids);
+          const messages = await messagesForIds(db, realm, matching, readByAll(matching), {
+            ...request.finalize,
+            search: narrow.search,
+          });
+          return { messages, found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
+        }
         const flags = await flagsOf(db, viewer.id, ids);
         const visible: number[] = [];
         for (const id of ids) {
@@ -55,7 +68,9 @@ export async function fetchMessages(
         return { messages, found_anchor: false, found_oldest: false, found_newest: false, history_limited: false };
       }
       const range = await fetchMessageRange(db, narrow, request);
-      const flags = new Map(range.rows.map((row) => [row.id, row.flags]));
+      const flags = spectator
+        ? readByAll(range.rows.map((row) => row.id))
+        : new Map(range.rows.map((row) => [row.id, row.flags]));
       const messages = await messagesForIds(
         db,
         realm,
@@ -74,6 +89,11 @@ export async function fetchMessages(
     },
     { isolationLevel: 'RepeatableRead' },
   );
+}
+
+/** Zulip's flags for a spectator: every message read, nothing else. */
+function readByAll(ids: number[]): Map<number, number> {
+  return new Map(ids.map((id) => [id, MessageFlag.read]));
 }
 
 /** Which of `ids` match the narrow (their full range, each id its own anchor). */

@@ -1,11 +1,25 @@
-import { JsonableError, LIST_LIMITS, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
 import {
+  JsonableError,
+  LIST_LIMITS,
+  optional,
+  param,
+  pathInt,
+  required,
+  v,
+  type AuthedContext,
+  type ViewContext,
+} from '@teamchat/core';
+import {
+  allowsSpectators,
   loadActor,
   loadMarkdownData,
   parseAnchor,
   parseNarrow,
   renderMessageMarkdown,
+  spectatorRefused,
+  spectatorViewer,
   viewerOf,
+  webPublicNarrow,
 } from '@teamchat/domain';
 import { doSendMessage, normalizeBody } from '../actions/send-message';
 import type { MessagesDeps } from '../deps';
@@ -78,7 +92,12 @@ export async function sendMessage({ deps, requester, params, req }: AuthedContex
 }
 
 /** GET /messages */
-export async function getMessages({ deps, requester, params }: AuthedContext<MessagesDeps>) {
+/**
+ * GET /messages. A logged-out visitor (the gateway lets them through from /json only) reads
+ * the web-public channels of an organisation that admits spectators, everything read, as Zulip's
+ * get_messages_backend answers an anonymous request; anything else is refused as unauthenticated.
+ */
+export async function getMessages({ deps, requester, params, realmId }: ViewContext<MessagesDeps>) {
   const parsed = params.parse({
     anchor: optional(param.string()),
     include_anchor: optional(param.bool(), true),
@@ -110,16 +129,37 @@ export async function getMessages({ deps, requester, params }: AuthedContext<Mes
   if (parsed.num_before > 0 && parsed.num_after > 0 && !includeAnchor)
     throw new JsonableError('The anchor can only be excluded at an end of the range');
 
+  const request = {
+    anchor,
+    includeAnchor,
+    numBefore: parsed.num_before,
+    numAfter: parsed.num_after,
+    messageIds: parsed.message_ids,
+  };
+  if (!requester) {
+    return deps.reads.readFor(realmId, async (db) => {
+      const realm = await db.realm.findUnique({ where: { id: realmId } });
+      if (!realm || !(await allowsSpectators(db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) throw spectatorRefused();
+      const narrow = webPublicNarrow(parsed.narrow);
+      return fetchMessages({ ...deps, db }, spectatorViewer(realm.id), realm, {
+        ...request,
+        narrow,
+        spectator: true,
+        // Zulip: avatar URLs always (each sender's email visibility decides, not the visitor's choice).
+        finalize: {
+          applyMarkdown: parsed.apply_markdown,
+          clientGravatar: false,
+          allowEmptyTopicName: parsed.allow_empty_topic_name,
+        },
+      });
+    });
+  }
   // A heavy read: the read replica serves it once it has replayed the organisation's last write.
   return deps.reads.readFor(requester.realmId, async (db) => {
     const { user, realm } = await loadActor(db, requester.userId);
     return fetchMessages({ ...deps, db }, viewerOf(user), realm, {
+      ...request,
       narrow: parsed.narrow,
-      anchor,
-      includeAnchor,
-      numBefore: parsed.num_before,
-      numAfter: parsed.num_after,
-      messageIds: parsed.message_ids,
       finalize: {
         applyMarkdown: parsed.apply_markdown,
         clientGravatar: parsed.client_gravatar,

@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { callServiceRaw, JsonText, JsonableError, RESPONDED, type ViewContext, type ViewResult } from '@teamchat/core';
-import type { Realm } from '@teamchat/db';
+import { allowsSpectators } from '@teamchat/domain';
 import type { WebDeps } from '../deps';
 import { cspNonce } from '../lib/csp';
 import { defaultPageParams, HOME_REGISTER_PARAMS, homePageParams, LOGIN_PAGE } from '../lib/page-params';
@@ -19,16 +19,6 @@ import { INSTALL_HINT } from '../lib/zulip-web-dir';
 export function installedWebApp(deps: WebDeps): ZulipWebApp {
   if (!deps.webApp) throw new JsonableError(INSTALL_HINT, { status: 503 });
   return deps.webApp;
-}
-
-/** Zulip's allow_web_public_streams_access: spectators allowed and a web-public channel to show them. */
-async function spectatorsWelcome(deps: WebDeps, realm: Realm): Promise<boolean> {
-  if (!realm.enable_spectator_access) return false;
-  const channel = await deps.db.stream.findFirst({
-    where: { realm_id: realm.id, is_web_public: true, is_archived: false },
-    select: { id: true },
-  });
-  return channel !== null;
 }
 
 /** Django's redirect_to_login: the login page, with where to come back to. */
@@ -59,7 +49,7 @@ export async function homePage(ctx: ViewContext<WebDeps>): Promise<ViewResult> {
     requestLanguage = user?.default_language ?? 'en';
     answer = register;
     pageParams = homePageParams({ stateData: new JsonText(STATE_DATA_MARK), furthestReadTime: null });
-  } else if (await spectatorsWelcome(deps, realm)) {
+  } else if (await allowsSpectators(deps.db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED)) {
     pageParams = homePageParams({
       stateData: null,
       furthestReadTime: Date.now() / 1000,
