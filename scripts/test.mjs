@@ -84,6 +84,7 @@ if (wholeRun) {
   // The whole-tree checks, each failing the run on any finding (a run of chosen test files skips them).
   const checks = [
     ['import cycles', ['scripts/check-cycles.mjs']],
+    ['test dependencies declared', ['scripts/check-test-dependencies.mjs']],
     ['type-checking', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']],
     ['lint', ['node_modules/eslint/bin/eslint.js', 'packages', 'services', 'tests', 'bench']],
     ['format', ['node_modules/prettier/bin/prettier.cjs', '--check', '--log-level', 'warn', '.']],
