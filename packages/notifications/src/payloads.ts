@@ -99,12 +99,44 @@ function decodeEntities(text: string): string {
   });
 }
 
+const KATEX_OPEN = '<span class="katex">';
+const TEX_SOURCE = /<annotation encoding="application\/x-tex">([^<]*)<\/annotation>/;
+
+/**
+ * Each KaTeX rendering (packages/domain/src/tex.ts) as the TeX it came from, between $$, as
+ * Zulip's change_katex_to_raw_latex (zerver/lib/tex.py): its MathML and HTML would read as
+ * the formula twice, garbled.
+ */
+function katexToRawTex(html: string): string {
+  let out = '';
+  let from = 0;
+  for (let start = html.indexOf(KATEX_OPEN); start !== -1; start = html.indexOf(KATEX_OPEN, from)) {
+    // KaTeX's output is spans (and MathML, SVG) inside that span: its end is the </span> that balances it.
+    const spans = /<span[\s>]|<\/span>/g;
+    spans.lastIndex = start + KATEX_OPEN.length;
+    let depth = 1;
+    let end = -1;
+    for (let match = spans.exec(html); match; match = spans.exec(html)) {
+      depth += match[0] === '</span>' ? -1 : 1;
+      if (depth === 0) {
+        end = match.index + match[0].length;
+        break;
+      }
+    }
+    if (end === -1) break;
+    const tex = TEX_SOURCE.exec(html.slice(start, end));
+    out += html.slice(from, start) + (tex ? `$$${tex[1]}$$` : '');
+    from = end;
+  }
+  return out + html.slice(from);
+}
+
 /**
  * Zulip's get_mobile_push_content: the rendered message as plain text (emoji as characters,
- * images by their alt text, quotes as "> " lines, list items numbered).
+ * images by their alt text, math as its TeX, quotes as "> " lines, list items numbered).
  */
 export function mobilePushContent(renderedHtml: string): string {
-  let html = renderedHtml;
+  let html = katexToRawTex(renderedHtml);
   // Unicode emoji spans carry their code points in the class: emoji-1f44d or emoji-1f468-200d-1f4bb.
   html = html.replace(
     /<span[^>]*class="[^"]*\bemoji-([0-9a-f-]+)\b[^"]*"[^>]*>[^<]*<\/span>/gi,

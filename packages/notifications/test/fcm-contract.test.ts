@@ -6,6 +6,7 @@
 // values are strings), ints in base 10, plus the recipient: stream_id (and stream, topic) for a
 // channel, pm_users for a group DM, or nothing more for a 1:1 DM (sender_id and user_id name
 // it); RemoveLegacyFcmMessage needs realm_url, user_id and zulip_message_ids ("1,2,3").
+import { renderMessageMarkdown } from '@teamchat/domain';
 import {
   fcmData,
   messagePayloadApns,
@@ -224,6 +225,15 @@ test("content: Zulip's plain text of the rendered message, 200 characters at mos
     ':party: link',
   );
   expect(mobilePushContent('<ol start="3">\n<li>one</li>\n<li>two</li>\n</ol>')).toBe('3. one\n4. two');
+  // Math reads as its TeX, as in Zulip's test_message_notification_emails.
+  const math = renderMessageMarkdown('Equation: $$d^* = +\\infty$$ is correct.\n\n```math\na < b\n```', {
+    usersByName: new Map(),
+    usersById: new Map(),
+    groupsByName: new Map(),
+    channelsByName: new Map(),
+    linkifiers: [],
+  }).html;
+  expect(mobilePushContent(math)).toBe('Equation: $$d^* = +\\infty$$ is correct.\n$$a < b$$');
   const long = 'x'.repeat(250);
   expect(truncateContent(long)).toEqual(['x'.repeat(200) + '…', true]);
   expect(truncateContent('short')).toEqual(['short', false]);
