@@ -2,7 +2,8 @@
 import { BODY_LIMITS, type Route } from '@teamchat/core';
 import { EMOJI_DATA_PATH } from '@teamchat/domain';
 import type { MessagesDeps } from './deps';
-import { createBigBlueButtonCall } from './views/calls';
+import { BIG_BLUE_BUTTON_JOIN_PATH } from './lib/video-calls';
+import { createBigBlueButtonCall, joinBigBlueButtonCall } from './views/calls';
 import { createDrafts, deleteDraft, editDraft, getDrafts } from './views/drafts';
 import {
   markAllAsRead,
@@ -54,6 +55,8 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'PATCH', path: '/api/v1/drafts/:draft_id', view: editDraft },
   { method: 'DELETE', path: '/api/v1/drafts/:draft_id', view: deleteDraft },
   { method: 'GET', path: '/api/v1/calls/bigbluebutton/create', view: createBigBlueButtonCall },
+  // A page the create call's link points at (the browser's session; logged out: to the login).
+  { method: 'GET', path: BIG_BLUE_BUTTON_JOIN_PATH, view: joinBigBlueButtonCall, auth: 'anonymous' },
   { method: 'GET', path: '/api/v1/scheduled_messages', view: getScheduledMessages },
   { method: 'POST', path: '/api/v1/scheduled_messages', view: createScheduledMessage },
   { method: 'PATCH', path: '/api/v1/scheduled_messages/:scheduled_message_id', view: updateScheduledMessage },
