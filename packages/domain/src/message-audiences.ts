@@ -2,7 +2,7 @@
 // event_recipient_ids_for_action_on_messages, once, for the messages service and the worker's
 // delete-topic job (which runs it inside its batch statement).
 import { Prisma, type Stream, type TxClient } from '@teamchat/db';
-import { Role } from './roles';
+import { isGuestSql } from './roles';
 import { activeSubscription } from './streams';
 
 export type MessageActionStream = Pick<Stream, 'id' | 'invite_only' | 'history_public_to_subscribers'>;
@@ -30,7 +30,7 @@ export function messageActionAudienceSql(messageIds: Prisma.Sql, stream: Message
     WHERE s.stream_id = ${stream.id} AND ${activeSubscription('s')}
     UNION
     SELECT um.user_profile_id FROM user_message um JOIN user_profile u ON u.id = um.user_profile_id
-    WHERE ${!stream.invite_only} AND um.message_id = ANY(${messageIds}) AND u.role <> ${Role.GUEST}`;
+    WHERE ${!stream.invite_only} AND um.message_id = ANY(${messageIds}) AND NOT ${isGuestSql('u')}`;
 }
 
 /** The recipients of an action on `messageIds` (of one conversation), sorted. */

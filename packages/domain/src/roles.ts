@@ -1,4 +1,6 @@
 // Organisation roles (Zulip's UserProfile.ROLE_*).
+import { Prisma } from '@teamchat/db';
+
 export const Role = {
   OWNER: 100,
   ADMINISTRATOR: 200,
@@ -25,6 +27,11 @@ export const isOwner = (role: number) => role === Role.OWNER;
 export const isAdministrator = (role: number) => role <= Role.ADMINISTRATOR;
 export const isModerator = (role: number) => role <= Role.MODERATOR;
 export const isGuest = (role: number) => role === Role.GUEST;
+
+// The same tests in SQL, over the user_profile row `alias`, for statements that pick users by role.
+const roleColumn = (alias: string) => Prisma.raw(`${alias}.role`);
+export const isAdministratorSql = (alias: string) => Prisma.sql`${roleColumn(alias)} <= ${Role.ADMINISTRATOR}`;
+export const isGuestSql = (alias: string) => Prisma.sql`${roleColumn(alias)} = ${Role.GUEST}`;
 
 /** Bot types (Zulip's UserProfile.*_BOT). */
 export const BotType = {

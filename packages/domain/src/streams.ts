@@ -18,7 +18,7 @@ import {
   type GroupSettingValue,
 } from './group-settings';
 import { SystemGroup } from './groups';
-import { isAdministrator, isGuest } from './roles';
+import { isAdministrator, isAdministratorSql, isGuest, isGuestSql } from './roles';
 
 type Reader = Pick<
   TxClient,
@@ -56,23 +56,6 @@ export const METADATA_ACCESS_SETTINGS = [
   'can_subscribe_group',
 ] as const;
 
-async function inStreamGroup(
-  db: Reader,
-  viewer: Viewer,
-  streamId: number,
-  settings: readonly string[],
-): Promise<boolean> {
-  if (isGuest(viewer.role)) return false;
-  const rows = await db.groupSetting.findMany({
-    where: { owner_kind: 'stream', owner_id: streamId, name: { in: [...settings] } },
-    select: { group_id: true },
-  });
-  for (const row of rows) {
-    if (await isUserInGroup(db, viewer.id, row.group_id)) return true;
-  }
-  return false;
-}
-
 export async function isSubscribed(db: Reader, userId: number, streamId: number): Promise<boolean> {
   const sub = await db.subscription.findUnique({
     where: { user_profile_id_stream_id: { user_profile_id: userId, stream_id: streamId } },
@@ -81,25 +64,70 @@ export async function isSubscribed(db: Reader, userId: number, streamId: number)
   return sub?.active ?? false;
 }
 
+/** What the access rule reads about a viewer of one channel. */
+export interface StreamAccessFacts {
+  role: number;
+  subscribed: boolean;
+  /** Which of the channel's group settings (by name) hold the viewer, directly or through subgroups. */
+  heldSettings: ReadonlySet<string>;
+}
+
+const NO_SETTINGS: ReadonlySet<string> = new Set();
+
+/**
+ * THE channel-access rule (Zulip's user_has_content_access and check_basic_stream_access in
+ * zerver/lib/streams.py): every check in TypeScript asks it, and unsubscribedMetadataAccessSql
+ * below states it for many users at once (tests/permissions/channel-access-forms.test.ts holds
+ * the two to agreeing for every role and channel kind).
+ */
+export function decideStreamAccess(
+  stream: Pick<Stream, 'invite_only' | 'is_web_public'>,
+  viewer: StreamAccessFacts,
+): StreamAccess {
+  const { subscribed } = viewer;
+  const full = { subscribed, metadata: true, content: true };
+  if (subscribed || stream.is_web_public) return full;
+  // Guests see only their channels and web-public ones: neither role nor group setting opens more.
+  if (isGuest(viewer.role)) return { subscribed, metadata: false, content: false };
+  if (!stream.invite_only) return full;
+  const holdsAny = (names: readonly string[]) => names.some((name) => viewer.heldSettings.has(name));
+  if (holdsAny(CONTENT_ACCESS_SETTINGS)) return full;
+  if (isAdministrator(viewer.role) || holdsAny(METADATA_ACCESS_SETTINGS)) {
+    return { subscribed, metadata: true, content: false };
+  }
+  return { subscribed, metadata: false, content: false };
+}
+
+/** Which of the channel's access-granting settings hold the (active) viewer. */
+async function heldAccessSettings(db: Reader, viewerId: number, streamId: number): Promise<Set<string>> {
+  const rows = await db.groupSetting.findMany({
+    where: { owner_kind: 'stream', owner_id: streamId, name: { in: [...METADATA_ACCESS_SETTINGS] } },
+    select: { name: true, group_id: true },
+  });
+  const membership = new Map<number, Promise<boolean>>();
+  const held = new Set<string>();
+  for (const row of rows) {
+    if (!membership.has(row.group_id)) membership.set(row.group_id, isUserInGroup(db, viewerId, row.group_id));
+    if (await membership.get(row.group_id)) held.add(row.name);
+  }
+  return held;
+}
+
 export async function streamAccess(
   db: Reader,
   viewer: Viewer,
   stream: Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_public'>,
 ): Promise<StreamAccess> {
-  const none = { subscribed: false, metadata: false, content: false };
-  if (stream.realm_id !== viewer.realm_id) return none;
-  const subscribed = await isSubscribed(db, viewer.id, stream.id);
-  if (subscribed || stream.is_web_public || (!stream.invite_only && !isGuest(viewer.role))) {
-    return { subscribed, metadata: true, content: true };
-  }
-  if (await inStreamGroup(db, viewer, stream.id, CONTENT_ACCESS_SETTINGS)) {
-    return { subscribed, metadata: true, content: true };
-  }
-  if (isGuest(viewer.role)) return none;
-  if (isAdministrator(viewer.role) || (await inStreamGroup(db, viewer, stream.id, ['can_administer_channel_group']))) {
-    return { subscribed, metadata: true, content: false };
-  }
-  return none;
+  if (stream.realm_id !== viewer.realm_id) return { subscribed: false, metadata: false, content: false };
+  const facts = {
+    role: viewer.role,
+    subscribed: await isSubscribed(db, viewer.id, stream.id),
+    heldSettings: NO_SETTINGS,
+  };
+  const withoutSettings = decideStreamAccess(stream, facts);
+  // Group settings only ever add access: read them only when there is access left to gain.
+  if (withoutSettings.content) return withoutSettings;
+  return decideStreamAccess(stream, { ...facts, heldSettings: await heldAccessSettings(db, viewer.id, stream.id) });
 }
 
 /**
@@ -205,15 +233,30 @@ function inAnySetting(
   return names.some((name) => settings[name] !== undefined && ctx.groupIds.has(settings[name]));
 }
 
+/** decideStreamAccess with the facts of a loaded ViewerContext (no reads). */
+export function streamAccessOf(
+  ctx: ViewerContext,
+  stream: AccessStream,
+  settings: Record<string, number> | undefined,
+): StreamAccess {
+  const heldSettings = new Set(
+    Object.entries(settings ?? {})
+      .filter(([, groupId]) => ctx.groupIds.has(groupId))
+      .map(([name]) => name),
+  );
+  return decideStreamAccess(stream, {
+    role: ctx.viewer.role,
+    subscribed: ctx.subscribedStreamIds.has(stream.id),
+    heldSettings,
+  });
+}
+
 export function hasContentAccess(
   ctx: ViewerContext,
   stream: AccessStream,
   settings: Record<string, number> | undefined,
 ): boolean {
-  if (stream.is_web_public || ctx.subscribedStreamIds.has(stream.id)) return true;
-  if (isGuest(ctx.viewer.role)) return false;
-  if (!stream.invite_only) return true;
-  return inAnySetting(ctx, settings, CONTENT_ACCESS_SETTINGS);
+  return streamAccessOf(ctx, stream, settings).content;
 }
 
 export function hasMetadataAccess(
@@ -221,9 +264,7 @@ export function hasMetadataAccess(
   stream: AccessStream,
   settings: Record<string, number> | undefined,
 ): boolean {
-  if (hasContentAccess(ctx, stream, settings)) return true;
-  if (isGuest(ctx.viewer.role)) return false;
-  return isAdministrator(ctx.viewer.role) || inAnySetting(ctx, settings, METADATA_ACCESS_SETTINGS);
+  return streamAccessOf(ctx, stream, settings).metadata;
 }
 
 /** Administrators administer every channel; others need can_administer_channel_group (never guests). */
@@ -281,21 +322,17 @@ export async function activeRealmUserIds(
   realmId: number,
   options: { nonGuestsOnly?: boolean } = {},
 ): Promise<number[]> {
-  const rows = options.nonGuestsOnly
-    ? await db.$queryRaw<
-        { id: number }[]
-      >`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <> 600 ORDER BY id`
-    : await db.$queryRaw<
-        { id: number }[]
-      >`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active ORDER BY id`;
+  const nonGuests = options.nonGuestsOnly ? Prisma.sql`AND NOT ${isGuestSql('u')}` : Prisma.empty;
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    SELECT u.id FROM user_profile u WHERE u.realm_id = ${realmId} AND u.is_active ${nonGuests} ORDER BY u.id`;
   return rows.map((row) => row.id);
 }
 
 /** Active administrators (and owners) of the realm, bots included. */
 export async function realmAdministratorIds(db: Pick<TxClient, '$queryRaw'>, realmId: number): Promise<number[]> {
-  const rows = await db.$queryRaw<
-    { id: number }[]
-  >`SELECT id FROM user_profile WHERE realm_id = ${realmId} AND is_active AND role <= 200 ORDER BY id`;
+  const rows = await db.$queryRaw<{ id: number }[]>`
+    SELECT u.id FROM user_profile u WHERE u.realm_id = ${realmId} AND u.is_active AND ${isAdministratorSql('u')}
+    ORDER BY u.id`;
   return rows.map((row) => row.id);
 }
 
@@ -326,26 +363,6 @@ export async function activeSubscriberIds(
   return result;
 }
 
-/** Active non-guest members (recursively) of the groups holding a channel's metadata-granting settings. */
-export async function metadataGroupMemberIds(
-  db: Pick<TxClient, '$queryRaw'>,
-  settings: Record<string, number>,
-): Promise<number[]> {
-  const groupIds = METADATA_ACCESS_SETTINGS.map((name) => settings[name]).filter(
-    (id): id is number => id !== undefined,
-  );
-  if (groupIds.length === 0) return [];
-  const rows = await db.$queryRaw<{ id: number }[]>`
-    WITH RECURSIVE groups(id) AS (
-      SELECT unnest(${groupIds}::int[])
-      UNION SELECT ggm.subgroup_id FROM group_group_membership ggm JOIN groups ON ggm.supergroup_id = groups.id
-    )
-    SELECT DISTINCT m.user_profile_id AS id FROM user_group_membership m JOIN groups ON m.user_group_id = groups.id
-    JOIN user_profile u ON u.id = m.user_profile_id AND u.is_active AND u.role <> 600
-    ORDER BY 1`;
-  return rows.map((row) => row.id);
-}
-
 /** Whether holding this channel setting lets one read a private channel (so changing it needs that access too). */
 export function grantsContentAccess(settingName: string): boolean {
   return (CONTENT_ACCESS_SETTINGS as readonly string[]).includes(settingName);
@@ -360,24 +377,72 @@ type AudienceStream = Pick<Stream, 'id' | 'realm_id' | 'invite_only' | 'is_web_p
 type AudienceReader = Pick<TxClient, '$queryRaw' | 'groupSetting'>;
 
 /**
- * Everyone who can see the channel exists without being subscribed to it: who hears that a
- * new channel was created (Zulip's create_stream_if_needed). Web-public: every active user;
- * public: every active non-guest; private: administrators and the members of the
- * metadata-granting settings. `settings` (setting name → group id) is read when not given.
+ * SQL: one SELECT of the ids (`id`) of the realm's active users who can see the channel exists
+ * without being subscribed to it: decideStreamAccess's `metadata` for each of them with
+ * `subscribed` false, as a statement. Web-public: everyone; public: non-guests; private:
+ * administrators and the non-guest members (at any depth) of the metadata-granting settings'
+ * groups. `settings`: the channel's setting name → group id.
  */
-export async function unsubscribedMetadataAccessUserIds(
+export function unsubscribedMetadataAccessSql(stream: AudienceStream, settings: Record<string, number>): Prisma.Sql {
+  const activeUsers = Prisma.sql`SELECT u.id FROM user_profile u WHERE u.realm_id = ${stream.realm_id} AND u.is_active`;
+  if (stream.is_web_public) return activeUsers;
+  if (!stream.invite_only) return Prisma.sql`${activeUsers} AND NOT ${isGuestSql('u')}`;
+  const groupIds = METADATA_ACCESS_SETTINGS.map((name) => settings[name]).filter(
+    (id): id is number => id !== undefined,
+  );
+  // Two branches rather than one OR, so each reads only its own rows (the realm's administrators
+  // through the (realm_id, is_active) index, the groups' members through their memberships).
+  return Prisma.sql`
+    ${activeUsers} AND ${isAdministratorSql('u')}
+    UNION
+    SELECT m.user_profile_id FROM user_group_membership m
+    JOIN user_profile u ON u.id = m.user_profile_id AND u.is_active AND NOT ${isGuestSql('u')}
+    WHERE m.user_group_id IN (
+      WITH RECURSIVE groups(id) AS (
+        SELECT unnest(${groupIds}::int[])
+        UNION SELECT ggm.subgroup_id FROM group_group_membership ggm JOIN groups ON ggm.supergroup_id = groups.id
+      )
+      SELECT id FROM groups)`;
+}
+
+/**
+ * SQL: one SELECT of the ids (`id`) of everyone who can see the channel's settings and
+ * subscriber list: unsubscribedMetadataAccessSql's users and the active subscribers.
+ */
+export function metadataAccessSql(stream: AudienceStream, settings: Record<string, number>): Prisma.Sql {
+  return Prisma.sql`
+    ${unsubscribedMetadataAccessSql(stream, settings)}
+    UNION
+    SELECT s.user_profile_id FROM subscription s WHERE s.stream_id = ${stream.id} AND ${activeSubscription('s')}`;
+}
+
+async function audienceIds(
+  db: AudienceReader,
+  stream: AudienceStream,
+  settings: Record<string, number> | undefined,
+  among: readonly number[] | undefined,
+  audienceSql: (stream: AudienceStream, settings: Record<string, number>) => Prisma.Sql,
+): Promise<number[]> {
+  const holders = settings ?? (await streamSettingGroups(db, [stream.id])).get(stream.id)!;
+  const only = among ? Prisma.sql`WHERE id = ANY(${among}::int[])` : Prisma.empty;
+  const rows = await db.$queryRaw<
+    { id: number }[]
+  >`SELECT id FROM (${audienceSql(stream, holders)}) audience ${only} ORDER BY id`;
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Everyone who can see the channel exists without being subscribed to it: who hears that a
+ * new channel was created (Zulip's create_stream_if_needed), and, `among` new subscribers, who
+ * need not hear of it first. `settings` (setting name → group id) is read when not given.
+ */
+export function unsubscribedMetadataAccessUserIds(
   db: AudienceReader,
   stream: AudienceStream,
   settings?: Record<string, number>,
+  among?: readonly number[],
 ): Promise<number[]> {
-  if (stream.is_web_public && !stream.invite_only) return activeRealmUserIds(db, stream.realm_id);
-  if (!stream.invite_only) return activeRealmUserIds(db, stream.realm_id, { nonGuestsOnly: true });
-  const holders = settings ?? (await streamSettingGroups(db, [stream.id])).get(stream.id)!;
-  const [admins, groupMembers] = await Promise.all([
-    realmAdministratorIds(db, stream.realm_id),
-    metadataGroupMemberIds(db, holders),
-  ]);
-  return sortedUnion(admins, groupMembers);
+  return audienceIds(db, stream, settings, among, unsubscribedMetadataAccessSql);
 }
 
 /**
@@ -386,16 +451,12 @@ export async function unsubscribedMetadataAccessUserIds(
  * plus its active subscribers (guests included). The ONE audience of `stream` update and
  * delete events and of `subscription` peer_add / peer_remove, whichever service sends them.
  */
-export async function metadataAccessUserIds(
+export function metadataAccessUserIds(
   db: AudienceReader,
   stream: AudienceStream,
   settings?: Record<string, number>,
 ): Promise<number[]> {
-  const [withoutSubscription, subscribers] = await Promise.all([
-    unsubscribedMetadataAccessUserIds(db, stream, settings),
-    activeSubscriberIds(db, [stream.id]),
-  ]);
-  return sortedUnion(withoutSubscription, subscribers.get(stream.id)!);
+  return audienceIds(db, stream, settings, undefined, metadataAccessSql);
 }
 
 export function sortedUnion(...lists: number[][]): number[] {

@@ -344,21 +344,19 @@ export async function bulkAddSubscriptions(
     await db.subscription.updateMany({ where: { id: { in: toActivate } }, data: { active: true } });
 
   const settingsByStream = await streamSettingGroups(db, streamIds);
-  const admins = new Set(users.filter((user) => isAdministrator(user.role)).map((user) => user.id));
-  const guests = new Set(users.filter((user) => isGuest(user.role)).map((user) => user.id));
   for (const stream of streams) {
     const newUserIds = added.filter((change) => change.stream.id === stream.id).map((change) => change.userId);
     if (newUserIds.length === 0) continue;
-    const settings = settingsByStream.get(stream.id)!;
     // Those who could not see the channel before need it to exist before their subscription does.
-    let needCreation: number[] = [];
-    if (stream.invite_only) {
-      const alreadyAware = new Set(await unsubscribedMetadataAccessUserIds(db, stream, settings));
-      needCreation = newUserIds.filter((id) => !alreadyAware.has(id) && !admins.has(id));
-    } else if (!stream.is_web_public) {
-      needCreation = newUserIds.filter((id) => guests.has(id));
-    }
-    await sendStreamCreationEvent(deps, tx, stream, needCreation);
+    const alreadyAware = new Set(
+      await unsubscribedMetadataAccessUserIds(db, stream, settingsByStream.get(stream.id)!, newUserIds),
+    );
+    await sendStreamCreationEvent(
+      deps,
+      tx,
+      stream,
+      newUserIds.filter((id) => !alreadyAware.has(id)),
+    );
   }
 
   // The new subscriptions of every user in one read, their channels' objects built once: per

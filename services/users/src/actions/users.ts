@@ -18,6 +18,7 @@ import {
   newUserSettings,
   openBotSecret,
   placeholderEmail,
+  realmAdministratorIds,
   Role,
   ROLE_VALUES,
   sealBotSecret,
@@ -28,7 +29,7 @@ import {
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { botOwnerUserIds } from '../lib/bots';
-import { activeAdministratorIds, activeUserIds, hasWaitedFullMemberPeriod } from '../lib/users';
+import { activeUserIds, hasWaitedFullMemberPeriod } from '../lib/users';
 import { setProfileData, type ProfileDataUpdate } from './profile-fields';
 
 type Deps = Pick<BaseDeps, 'db' | 'bus' | 'redis' | 'env'>;
@@ -602,7 +603,7 @@ export async function notifyInvitesChanged(
   realmId: number,
   inviterId: number | null,
 ): Promise<void> {
-  const audience = new Set(await activeAdministratorIds(tx.db, realmId));
+  const audience = new Set(await realmAdministratorIds(tx.db, realmId));
   if (inviterId !== null) {
     const inviter = await tx.db.userProfile.findUnique({ where: { id: inviterId }, select: { is_active: true } });
     if (inviter?.is_active) audience.add(inviterId);

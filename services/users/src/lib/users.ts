@@ -8,15 +8,6 @@ export async function activeUserIds(db: Reader, realmId: number): Promise<number
   return users.map((user) => user.id);
 }
 
-/** Ids of the realm's active administrators and owners. */
-export async function activeAdministratorIds(db: Reader, realmId: number): Promise<number[]> {
-  const users = await db.userProfile.findMany({
-    where: { realm_id: realmId, is_active: true, role: { lte: 200 } },
-    select: { id: true },
-  });
-  return users.map((user) => user.id);
-}
-
 const DAY_MS = 86_400_000;
 
 /**
