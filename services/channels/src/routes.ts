@@ -44,7 +44,8 @@ export const routes: Route<ChannelsDeps>[] = [
   { method: 'POST', path: '/api/v1/default_streams', view: addDefaultStream },
   { method: 'DELETE', path: '/api/v1/default_streams', view: removeDefaultStream },
 
-  { method: 'GET', path: '/api/v1/users/me/:stream_id/topics', view: getTopics },
+  // Anonymous: spectators list a web-public channel's topics (the view refuses anything else).
+  { method: 'GET', path: '/api/v1/users/me/:stream_id/topics', view: getTopics, auth: 'anonymous' },
   { method: 'POST', path: '/api/v1/user_topics', view: updateUserTopic },
   { method: 'PATCH', path: '/api/v1/users/me/subscriptions/muted_topics', view: updateMutedTopic },
 

@@ -27,7 +27,7 @@ async function setSpectatorAccess(enabled: boolean): Promise<void> {
 }
 
 beforeAll(async () => {
-  stack = await startStack({ services: ['events', 'messages'] });
+  stack = await startStack({ services: ['events', 'messages', 'channels'] });
   owner = await stack.createUser({ role: Role.OWNER, fullName: 'Olive Owner' });
   publicChannel = await stack.createStream({ name: 'staff room', subscribers: [owner.id] });
   publicId = await send(publicChannel.id, 'rota', 'members only');
@@ -213,6 +213,20 @@ describe('an organisation with a web-public channel and spectator access', () =>
       'BAD_NARROW',
       'Invalid narrow operator: unknown web-public channel staff room',
     );
+  });
+
+  test("GET /json/users/me/{id}/topics lists a web-public channel's topics, no other channel's", async () => {
+    const anonymous = stack.anonymous();
+    const topics = await anonymous.get(`/json/users/me/${webPublic.id}/topics`);
+    expect(topics.status).toBe(200);
+    expect(topics.body.topics).toEqual([{ name: 'welcome', max_id: webPublicIds[1] }]);
+    expectError(
+      await anonymous.get(`/json/users/me/${publicChannel.id}/topics`),
+      400,
+      'BAD_REQUEST',
+      'Invalid channel ID',
+    );
+    expectNotLoggedIn(await anonymous.get(`/api/v1/users/me/${webPublic.id}/topics`), 'Basic');
   });
 
   test('any other narrow is refused as unauthenticated', async () => {

@@ -84,7 +84,7 @@ export const ROUTES: RouteRule[] = [
   { pattern: api('get_stream_id'), service: 'channels', auth: 'basic' },
   { pattern: api('user_topics'), service: 'channels', auth: 'basic' },
   { pattern: api('users/me/subscriptions(/.*)?'), service: 'channels', auth: 'basic' },
-  { pattern: api('users/me/[0-9]+/topics'), service: 'channels', auth: 'basic' },
+  { pattern: api('users/me/[0-9]+/topics'), service: 'channels', auth: 'basic', spectators: ['GET'] },
   { pattern: api('users/[0-9]+/subscriptions/[0-9]+'), service: 'channels', auth: 'basic' },
 
   // Uploads and files.

@@ -1,6 +1,24 @@
 // Topics of a channel, deleting a topic, and per-topic visibility.
-import { JsonableError, optional, param, pathInt, required, v, type AuthedContext } from '@teamchat/core';
-import { accessStreamById, loadActor, SERVER_LIMITS, viewerOf, VisibilityPolicy } from '@teamchat/domain';
+import {
+  JsonableError,
+  optional,
+  param,
+  pathInt,
+  required,
+  v,
+  type AuthedContext,
+  type ViewContext,
+} from '@teamchat/core';
+import {
+  accessStreamById,
+  allowsSpectators,
+  INVALID_CHANNEL_ID,
+  loadActor,
+  SERVER_LIMITS,
+  spectatorRefused,
+  viewerOf,
+  VisibilityPolicy,
+} from '@teamchat/domain';
 import { doDeleteTopic, doSetUserTopicVisibility } from '../actions/topics';
 import type { ChannelsDeps } from '../deps';
 import { topicNameFromApi } from '../lib/names';
@@ -9,10 +27,23 @@ import { topicHistory } from '../lib/topics';
 
 type Ctx = AuthedContext<ChannelsDeps>;
 
-/** GET /users/me/{stream_id}/topics */
-export async function getTopics({ deps, params, req, requester }: Ctx) {
+/**
+ * GET /users/me/{stream_id}/topics. A logged-out visitor (from /json only, as the gateway lets
+ * them through) gets a web-public channel's topics, as Zulip's access_web_public_stream allows;
+ * unlike Zulip 10.2, only where the organisation admits spectators at all.
+ */
+export async function getTopics({ deps, params, req, requester, realmId }: ViewContext<ChannelsDeps>) {
   const streamId = pathInt(req, 'stream_id');
   const { allow_empty_topic_name } = params.parse({ allow_empty_topic_name: optional(param.bool(), false) });
+  if (!requester) {
+    return deps.reads.readFor(realmId, async (db) => {
+      const realm = await db.realm.findUnique({ where: { id: realmId } });
+      if (!realm || !(await allowsSpectators(db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) throw spectatorRefused();
+      const stream = await db.stream.findFirst({ where: { id: streamId, realm_id: realmId, is_web_public: true } });
+      if (!stream) throw new JsonableError(INVALID_CHANNEL_ID);
+      return { topics: await topicHistory(db, stream.id, null, allow_empty_topic_name) };
+    });
+  }
   // A heavy read: the read replica serves it once it has replayed the organisation's last write.
   return deps.reads.readFor(requester.realmId, async (db) => {
     const { user } = await loadActor(db, requester.userId);
