@@ -1,4 +1,5 @@
-// Benchmark of one message to a big channel (issue #23, item 1): a channel of N subscribers
+// Benchmark of one message to a big channel (bench/README.md: how long an announcement takes to
+// reach everyone): a channel of N subscribers
 // (BENCH_BIGCHANNEL_USERS, 10,000), each with an event queue registered through the gateway and
 // a long-poll parked on it, as a client holds one: straight on the event tier with its Basic
 // credentials, as the Ingress routes /api/v1/events (docs/adr/0006), or through the gateway with

@@ -545,8 +545,8 @@ async function measureInterleaved(
 /**
  * Waits until every poller's queue was SEEN with a parked poll (its mark, field k) at least once.
  * Not all at once: with thousands of polls some are always between a heartbeat's answer and
- * their next park, so "all parked at one instant" may never hold once heartbeats begin (issue #47:
- * the memory figure waited on it for six minutes). Past PARK_DEADLINE_MS it throws, naming the
+ * their next park, so "all parked at one instant" may never hold once heartbeats begin (the
+ * memory figure once waited on it for six minutes). Past PARK_DEADLINE_MS it throws, naming the
  * queues that never parked, whether they still exist, and what their polls were answered.
  */
 async function waitParked(redis: Redis, prefix: string, pollers: Poller[]): Promise<void> {

@@ -1,6 +1,6 @@
-// Benchmark of one organisation's fan-out over several event replicas (issue #22): one realm of
-// 10,000 users, each with a registered queue and a parked long-poll through the gateway, and
-// organisation-wide events committed through the outbox (EventBus.sendEventOnCommit, as the
+// Benchmark of one organisation's fan-out over several event replicas (EVENT_RECIPIENT_SHARDS): one
+// realm of 10,000 users, each with a registered queue and a parked long-poll through the gateway,
+// and organisation-wide events committed through the outbox (EventBus.sendEventOnCommit, as the
 // services commit theirs) to every user. Run with EVENT_PARTITIONS=8 and EVENT_RECIPIENT_SHARDS=4
 // over 1, 2 and 4 event replicas, and with EVENT_RECIPIENT_SHARDS=1 over 4 (the "before": all of
 // one organisation on one replica), on a 3-master Redis Cluster. For each configuration:

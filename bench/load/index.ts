@@ -1,4 +1,4 @@
-// Whole-system load benchmark (issue 9): simulated users with Zulip's request mix against the
+// Whole-system load benchmark: simulated users with Zulip's request mix against the
 // whole stack, each service its own process from its bundle, the generator (this process) on
 // the same machine. It reports:
 //   1. capacity: the highest number of simulated active users within the thresholds (average

@@ -1,8 +1,8 @@
 // Zulip 10.2's web app, unmodified, against Teamchat in a real browser (headless Chromium): two
-// people, each in their own browser context, log in through the login page and use the app as
-// a person does (issue #41). Each step fails on what it cannot do, and also on any uncaught page
-// error, console error or request answered with an unexpected 4xx/5xx in either browser, listed
-// in full. Screenshots of each step: var/browser/web-app/NN-<step>.png.
+// people, each in their own browser context, log in through the login page and use the app as a
+// person does (tests/README.md lists the steps). Each step fails on what it cannot do, and also on
+// any uncaught page error, console error or request answered with an unexpected 4xx/5xx in either
+// browser, listed in full. Screenshots of each step: var/browser/web-app/NN-<step>.png.
 import type { Locator, Page } from 'playwright-core';
 import {
   closeCompose,

@@ -623,7 +623,7 @@ export function caseArb(endpoint: Endpoint, fixture: FuzzFixture): fc.Arbitrary<
 // Not random: every documented parameter of every endpoint, one at a time, gets each value
 // below while the other parameters hold plausible values (so the parser reaches it). Ids at
 // 2^31 (past the int32 id columns) and 2^53 (past exact JSON integers), NUL in plain and in JSON
-// strings, CR/LF, and lists far past any bound (issue #26: each of these was once a 500); file
+// strings, CR/LF, and lists far past any bound (each of these was once a 500); file
 // names and declared types with NUL and CR/LF for the two upload endpoints.
 
 /** Values for a parameter, each sent once per parameter of every endpoint. */
@@ -668,7 +668,7 @@ export const TARGETED_NARROWS: [string, string][] = NARROW_OPERATORS.flatMap((op
 
 /** Values for one parameter name only: 5,000 channels to create (once the 30 s transaction timeout, a 500). */
 const manyNewChannels = JSON.stringify(Array.from({ length: 5000 }, (_, i) => ({ name: `fuzz new channel ${i}` })));
-/** Issue #48: a Unix time past what the database holds, and names built to reach email headers. */
+/** A Unix time past what the database holds, and names built to reach email headers. */
 const FAR_FUTURE: [string, string] = ['far-future-timestamp', '1000000000000'];
 const ENCODED_WORD_NAME: [string, string] = ['encoded-word-name', 'Evil =?utf-8?b?U2VjdXJpdHkgVGVhbQ==?='];
 const LONG_MULTIBYTE_NAME: [string, string] = ['long-multibyte-name', 'é'.repeat(300)];
@@ -740,17 +740,17 @@ export function targetedCases(endpoint: Endpoint, fixture: FuzzFixture, path: st
   return [...cases, ...targetedUploadCases(endpoint, auth)];
 }
 
-/** Names and types a served file's headers are built from (issue #26: NUL in a name, CR/LF or a smuggled type). */
+/** Names and types a served file's headers are built from (NUL in a name, CR/LF or a smuggled type). */
 const HEADER_BOUND_VALUES: [string, string][] = [
   ['nul', 'a\u0000b.txt'],
   ['crlf', 'a.txt\r\nX-Injected: 1'],
   ['smuggled-type', 'text/plain;x=y,text/html'],
-  // Issue #48: names past 255 bytes answered 500 (ENAMETOOLONG), multi-byte ones sooner.
+  // Names past 255 bytes once answered 500 (ENAMETOOLONG), multi-byte ones sooner.
   ['long-name', `${'a'.repeat(300)}.txt`],
   ['long-multibyte-name', `${'é'.repeat(200)}.txt`],
 ];
 
-/** Issue #48: images declaring 400 and 4,300 megapixels (a 20,000 x 20,000 PNG header, a 29-byte GIF). */
+/** Images declaring 400 and 4,300 megapixels (a 20,000 x 20,000 PNG header, a 29-byte GIF). */
 function imageBombs(): [string, Buffer][] {
   return [
     ['png-bomb', pngDeclaring(20_000, 20_000)],

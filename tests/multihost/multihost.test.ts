@@ -1,4 +1,4 @@
-// The whole system on several hosts (issue #22; the layout is docs/multi-host.md's): gateway,
+// The whole system on several hosts (the layout is docs/multi-host.md's): gateway,
 // HTTP services, two event replicas, the worker, PostgreSQL and Redis each in a network namespace
 // with its own address (support/network.ts). A real client, zulip-js, goes through the gateway;
 // then the events checker (tests/faults/support/checker.ts) runs its clients and workload while

@@ -1,4 +1,4 @@
-// Who may subscribe other users to a channel (issue #21: one rule, packages/domain's
+// Who may subscribe other users to a channel (one rule, packages/domain's
 // channelsUserCannotAddSubscribersTo), asked through both services that need it: subscribing
 // others (channels, POST /users/me/subscriptions with principals) and inviting to channels
 // (users, POST /invites/multiuse with stream_ids). Zulip's get_streams_to_which_user_cannot_add_subscribers:

@@ -1,4 +1,4 @@
-// Who hears about a channel, whichever service sends the event (issue #21): the same change
+// Who hears about a channel, whichever service sends the event (docs/adr/0005): the same change
 // through the channels, messages, users and worker services reaches the same users, and those are the
 // users Zulip's rules name (zerver/lib/streams.py bulk_can_access_stream_metadata_user_ids,
 // zerver/actions/streams.py create_stream_if_needed and send_peer_subscriber_events,

@@ -1,4 +1,4 @@
-// Publishing events: the producer half of the event tier (design §4, §10).
+// Publishing events: the producer half of the event tier (docs/events.md, docs/adr/0002).
 //
 // Every event that changes stored state leaves its change through the outbox: its row is
 // written inside the change's transaction (sendEventOnCommit, or outboxWrite's INSERT inside a

@@ -1,4 +1,4 @@
-// Background jobs on BullMQ (design §5): a request enqueues a job with a deterministic id,
+// Background jobs on BullMQ: a request enqueues a job with a deterministic id,
 // waits up to a time budget, and answers whether the job finished. A repeated request while
 // the job runs joins it instead of starting another. Queues are typed by their payload
 // (JobData in job-data.ts): adding a job of the wrong shape does not compile.

@@ -1,4 +1,4 @@
-// Browser sessions (Zulip's web app: a session cookie plus a CSRF token, design §11), shared
+// Browser sessions (Zulip's web app: a session cookie plus a CSRF token, docs/web-app.md), shared
 // by every process through Redis: the web service creates them at login, the gateway and the
 // event tier resolve them (through @teamchat/runtime's Authenticator, with the same user checks
 // as an API key), and the users service revokes them (deactivation, password change).

@@ -284,7 +284,7 @@ describe('input no store can hold is a 400, not a 500 (found by tests/fuzz)', ()
   });
 });
 
-describe('values PostgreSQL would refuse, and lists past their bound (issue #26)', () => {
+describe('values PostgreSQL would refuse, and lists past their bound, answer 400, never 500', () => {
   const user = { userId: 1, realmId: 1, role: 400, email: 'a@example.com', isBot: false };
   const token = (method: string, path: string) => signInternalToken(SECRET, { user, realmId: 1, method, path });
   const refused = (response: Awaited<ReturnType<typeof call>>, msg: string) =>

@@ -1,4 +1,4 @@
-// Issue #26, findings 1 and 3: linkifiers run on a linear-time engine (re2 semantics, as Zulip),
+// Linkifiers run on a linear-time engine (re2 semantics, as Zulip),
 // with a render budget behind it; every rendered URL goes through one sanitizer with Zulip's
 // scheme safe list.
 import { spawnSync } from 'node:child_process';

@@ -4,7 +4,7 @@
 //
 // - teamchat_jobs_processed_total / teamchat_job_duration_seconds: per attempt, by outcome;
 // - teamchat_job_batch_duration_seconds: jobs work in batches and report progress after each
-//   one (design §5), so the time between two progress reports is one batch;
+//   one (packages/bus/src/jobs.ts), so the time between two progress reports is one batch;
 // - teamchat_jobs{queue,state}: counts read from Redis at scrape time for every queue a
 //   running Worker consumes (what the worker autoscaler scales on).
 //

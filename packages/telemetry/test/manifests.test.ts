@@ -580,7 +580,7 @@ describe('Kubernetes manifests (k8s/)', () => {
         ),
       ).toBe(false);
       // Behind the Ingress, the gateway takes each client's address from the X-Forwarded-For entry
-      // ingress-nginx writes (issue #26, finding 7: otherwise every anonymous client shares one bucket).
+      // ingress-nginx writes (otherwise every anonymous client shares one rate-limit bucket).
       // The event tier, which clients long-poll directly, too.
       for (const name of ['gateway', 'events']) {
         const container = podTemplate(find(rendered[overlay], 'Deployment', name)!)!.spec.containers[0];

@@ -393,7 +393,7 @@ test('every process serves its health and Prometheus metrics', async () => {
     expect(exposition.types.nodejs_eventloop_lag_seconds).toBe('gauge');
   }
   const gatewayMetrics = (await scrape(metricsUrlOf(gateway))).exposition;
-  // Not on the public port (issue #26, finding 9).
+  // Not on the public port: metrics are for the operator's scraper only (docs/operations.md).
   expect((await fetch(`${gateway.url}/metrics`)).status).toBe(404);
   expect(
     sampleValue(gatewayMetrics, 'teamchat_gateway_requests_total', {

@@ -15,7 +15,7 @@ export function pngDeclaring(width: number, height: number): Buffer {
   return png;
 }
 
-/** The 29-byte GIF of issue #48: a logical screen and one image both declaring 65,535 x 65,535. */
+/** A 29-byte GIF whose logical screen and one image both declare 65,535 x 65,535 (a decompression bomb). */
 export const GIF_BOMB = Buffer.from(
   '474946383961' + 'ffffffff000000' + '2c00000000ffffffff00' + '02024401' + '00' + '3b',
   'hex',

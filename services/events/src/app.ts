@@ -136,8 +136,8 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
     internalSecret: base.env.INTERNAL_JWT_SECRET,
     logger,
     // Ready means Redis answers: polls need nothing else. PostgreSQL is left out so that its
-    // failover does not take every replica's long-polls down with it (design §10); register
-    // answers 503 on its own meanwhile, and the logs and metrics report the failures.
+    // failover does not take every replica's long-polls down with it (docs/events.md, "Faults");
+    // register answers 503 on its own meanwhile, and the logs and metrics report the failures.
     ready: async () => {
       // A connection that is down fails at once: a ping would wait in the offline queue.
       for (const connection of [commands, subscriber]) {

@@ -3,7 +3,7 @@
 // parked poll last, so abandoned queues whose mark was never cleared were taken for parked and
 // kept, while the queues the client had just registered (not polled yet) were collected. That is
 // how `npm run bench -- events` lost some of its 10,000 fresh queues to the earlier phases'
-// abandoned ones (issue #47): their polls answered BAD_EVENT_QUEUE_ID, retried every 100 ms, and
+// abandoned ones: their polls answered BAD_EVENT_QUEUE_ID, retried every 100 ms, and
 // never parked. A mark counts only within the park allowance (heartbeat max + 5 s): a poll still
 // parked is answered by then and parks again with a fresh mark. Heartbeats here are 1 s, so the
 // test runs past that horizon.

@@ -1,6 +1,7 @@
-// Leases with fencing tokens (design §10): a replica that lost its partition lease — paused, cut
-// off, or with a command delayed in the network — can neither take entries from the intake
-// stream nor write into queues once a newer owner exists; and stopping never waits on Redis.
+// Leases with fencing tokens (docs/adr/0004, docs/events.md "Leases and fencing"): a replica that
+// lost its partition lease — paused, cut off, or with a command delayed in the network — can
+// neither take entries from the intake stream nor write into queues once a newer owner exists; and
+// stopping never waits on Redis.
 import { once } from 'node:events';
 import net from 'node:net';
 import crypto from 'node:crypto';

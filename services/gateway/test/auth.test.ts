@@ -94,7 +94,7 @@ describe('every authentication failure is a 401 UNAUTHORIZED', () => {
     expectError(response, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');
   });
 
-  test('a key used on a host that names no organisation (issue #26, finding 9)', async () => {
+  test('a key used on a host that names no organisation is refused (not associated with the subdomain)', async () => {
     for (const host of ['nowhere.example.test', '127.0.0.2:9991']) {
       const response = await user.client.withHost(host).get(ME);
       expectError(response, 401, 'UNAUTHORIZED', 'Account is not associated with this subdomain');

@@ -1,7 +1,7 @@
-// The event endpoints and the API budget (issue #26, finding 5): registering a queue,
-// polling without parking (dont_block, which also creates queues) and deleting a queue spend
-// the user's budget as every other request does; only a long-poll that may park is exempt
-// (a refused poll would cut a client off from its events).
+// The event endpoints and the API budget (a client registering without end must hit its budget):
+// registering a queue, polling without parking (dont_block, which also creates queues) and deleting
+// a queue spend the user's budget as every other request does; only a long-poll that may park is
+// exempt (a refused poll would cut a client off from its events).
 
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { expectError } from '@teamchat/testing';

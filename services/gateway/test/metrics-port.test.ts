@@ -1,6 +1,6 @@
-// Issue #26, finding 9: the gateway served Prometheus /metrics on its public port, without
-// credentials. Metrics are now served by an admin listener on METRICS_PORT (9990 by default
-// for the gateway), which no Ingress route and no published compose port reaches.
+// The gateway once served Prometheus /metrics on its public port, without credentials. Metrics are
+// now served by an admin listener on METRICS_PORT (9990 by default for the gateway), which no
+// Ingress route and no published compose port reaches.
 
 import { listen, serverUrl, withProcessEndpoints } from '@teamchat/runtime';
 import { startStack, type Stack } from '@teamchat/stack';

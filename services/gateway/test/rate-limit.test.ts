@@ -131,7 +131,7 @@ describe('with a budget of 2 requests per second', () => {
   });
 });
 
-// Issue #26, finding 7: behind the Kubernetes Ingress every connection comes from the ingress
+// Behind the Kubernetes Ingress every connection comes from the ingress
 // controller; unless the gateway takes the client's address from X-Forwarded-For (the manifests
 // set RATE_LIMIT_TRUST_FORWARDED_FOR), one client exhausts the anonymous budget of everyone.
 describe.each([

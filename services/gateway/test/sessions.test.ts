@@ -1,5 +1,5 @@
 // Zulip's web app authenticates with a session cookie and a CSRF token, calling /json/<x> for
-// /api/v1/<x> (design §11): the login form, the cookie, /json's rules, and a session's end.
+// /api/v1/<x> (docs/web-app.md): the login form, the cookie, /json's rules, and a session's end.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

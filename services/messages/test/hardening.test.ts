@@ -1,5 +1,5 @@
-// Issue #26, findings 6 and 8: one request's work is bounded, and malformed values are refused
-// with a 4xx before they reach PostgreSQL (no 500, no database error in the answer).
+// One request's work is bounded, and malformed values are refused with a 4xx before they reach
+// PostgreSQL (no 500, no database error in the answer).
 import { BODY_LIMITS, LIST_LIMITS } from '@teamchat/core';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { expectError, type ApiResponse } from '@teamchat/testing';
@@ -30,7 +30,7 @@ const ids = (count: number) => Array.from({ length: count }, (_, i) => i + 1);
 const refused = (response: ApiResponse, msg: string, code = 'BAD_REQUEST') => expectError(response, 400, code, msg);
 const tooLarge = (response: ApiResponse) => expectError(response, 413, 'BAD_REQUEST', 'Request body too large');
 
-describe('finding 6: a list parameter cannot occupy the messages service', () => {
+describe('a list parameter cannot occupy the messages service', () => {
   test('POST /messages/flags with a million ids is refused by its size, unread', async () => {
     tooLarge(await flag(ids(1_000_000)));
   });
@@ -67,7 +67,7 @@ describe('finding 6: a list parameter cannot occupy the messages service', () =>
   });
 });
 
-describe('finding 8: ids past the id columns are refused before PostgreSQL', () => {
+describe('ids past the id columns are refused before PostgreSQL', () => {
   test.each(TOO_LARGE_IDS)('POST /messages/flags with id %d', async (id) => {
     refused(await flag([id]), 'messages[0] is too large');
   });
@@ -106,7 +106,7 @@ describe('finding 8: ids past the id columns are refused before PostgreSQL', () 
   });
 });
 
-describe('finding 8: text PostgreSQL cannot store is refused before it', () => {
+describe('text PostgreSQL cannot store is refused before it', () => {
   test.each(['search', 'topic', 'channel', 'sender', 'dm'])('NUL in a %s operand', async (operator) => {
     refused(await fetchNarrow(narrowOf(operator, 'a\u0000b')), 'narrow[0]["operand"] contains NULL (0x00) characters.');
   });

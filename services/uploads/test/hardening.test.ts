@@ -1,4 +1,4 @@
-// Issue #26, the uploads findings: declared types that smuggle another type past the inline
+// Uploads from a hostile client: declared types that smuggle another type past the inline
 // list, served files without a Content-Security-Policy, and names, paths and types with NUL or
 // CR/LF that answered 500 or left bytes in storage with no attachment.
 import { type TestUser } from '@teamchat/stack';

@@ -175,7 +175,7 @@ test('only administrators change linkifiers; unknown ids and bad orders are refu
   );
 });
 
-// Issue #26: patterns are re2 patterns (the engine rendering uses, linear in the text), with re2's
+// Patterns are re2 patterns (the engine rendering uses, linear in the text), with re2's
 // error wording; a pattern JavaScript would backtrack on forever is fine under re2.
 test('patterns are checked by re2: its syntax, its wording, its size limit', async () => {
   const add = (pattern: string, url_template: string) =>

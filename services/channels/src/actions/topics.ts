@@ -1,4 +1,4 @@
-// Deleting a topic (a BullMQ job, design §5) and per-topic visibility (user_topic).
+// Deleting a topic (a BullMQ job, packages/bus/src/jobs.ts) and per-topic visibility (user_topic).
 import { createHash } from 'node:crypto';
 import { JOB_QUEUES, type DeleteTopicJobData } from '@teamchat/bus';
 import { JsonableError, OrganizationAdministratorRequiredError } from '@teamchat/core';

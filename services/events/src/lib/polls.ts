@@ -71,7 +71,7 @@ function prunedError(lastEventId: number): JsonableError {
 export class PollHub {
   /**
    * The polls parked here, by queue. Almost always one per queue: a one-element array costs a
-   * third of a Set (issue #23 item 4, bench/events figure 3: 10,000 of them on a replica).
+   * third of a Set (bench/README.md, the events bench's figure 3: 10,000 of them on a replica).
    */
   private readonly parked = new Map<string, ParkedPoll[]>();
   /** Events that woke a poll whose parking script has not answered yet, by queue. */

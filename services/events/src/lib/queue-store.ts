@@ -542,7 +542,7 @@ export class QueueStore {
     // A parked poll is answered (a heartbeat at the latest) within the park allowance; a mark
     // older than that belongs to a poll whose client or replica went away without answering it.
     // Taken for parked, such queues (a bench's earlier phase, a crashed replica's clients) were
-    // kept while the queues just registered were collected (issue #47).
+    // kept while the queues just registered were collected (test/abandoned-parks.test.ts).
     const [seconds, micros] = await this.redis.time();
     const parkedSince = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.options.parkAllowanceMs;
     const live = queueIds

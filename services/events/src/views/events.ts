@@ -100,10 +100,10 @@ function logFailure(deps: EventsDeps, req: http.IncomingMessage, error: unknown)
 }
 
 /**
- * Serves a plain GET /events without express (design §3: a parked long-poll should not pay
- * for layers of middleware). Same token check, same parameter parser, same envelopes. A
- * client's own poll (the Ingress sends it here directly, docs/adr/0006) is authenticated by
- * its Basic credentials instead of the gateway's token.
+ * Serves a plain GET /events without express (a parked long-poll should not pay for layers of
+ * middleware, thousands of them per replica). Same token check, same parameter parser, same
+ * envelopes. A client's own poll (the Ingress sends it here directly, docs/adr/0006) is
+ * authenticated by its Basic credentials instead of the gateway's token.
  */
 export async function serveGetEvents(
   deps: EventsDeps,

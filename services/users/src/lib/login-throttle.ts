@@ -1,8 +1,8 @@
-// Password-login throttling (issue #26). Zulip's authenticate_by_username rule: an account
-// takes at most 5 password attempts in 30 minutes, and a successful login clears its count.
-// On top of it, a client address takes a number of failed attempts across all accounts in
-// its window (guessing one password for many accounts); its successful logins give their
-// attempt back, so an office behind one NAT is not locked out by its own users.
+// Password-login throttling, against password guessing. Zulip's authenticate_by_username rule: an
+// account takes at most 5 password attempts in 30 minutes, and a successful login clears its count.
+// On top of it, a client address takes a number of failed attempts across all accounts in its
+// window (guessing one password for many accounts); its successful logins give their attempt back,
+// so an office behind one NAT is not locked out by its own users.
 //
 // Both counts are sliding logs (sorted sets of attempt times) in Redis, checked and extended
 // by one script, so every users replica shares them and concurrent attempts cannot slip past.

@@ -1,7 +1,7 @@
 // GET /: Zulip's web app (zerver/views/home.py). A user's page embeds register's answer under the
-// web app's arguments, made by the event tier's own POST /register (one code path, design §11);
-// an organisation open to spectators gets the app without state (it registers itself), anyone
-// else the login page.
+// web app's arguments, made by the event tier's own POST /register (one code path, so the page's
+// state is never a copy; docs/web-app.md); an organisation open to spectators gets the app without
+// state (it registers itself), anyone else the login page.
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { callServiceRaw, JsonText, JsonableError, RESPONDED, type ViewContext, type ViewResult } from '@teamchat/core';
