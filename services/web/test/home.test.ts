@@ -138,6 +138,21 @@ describe('GET / without a session', () => {
   });
 });
 
+describe('GET / without a session, on a server without web-public channels', () => {
+  test('redirects to the login page even where the organisation would admit spectators', async () => {
+    const closed = await startStack({ services: ['web'], env: { WEB_PUBLIC_STREAMS_ENABLED: 'false' } });
+    try {
+      await closed.db.realm.update({ where: { id: closed.realm.id }, data: { enable_spectator_access: true } });
+      await closed.createStream({ name: 'public', isWebPublic: true });
+      const answer = await webRequest(closed, '/');
+      expect(answer.status).toBe(302);
+      expect(answer.headers.location).toBe('/login/?next=/');
+    } finally {
+      await closed.close();
+    }
+  });
+});
+
 describe('through the gateway', () => {
   test('a browser that logs in gets the app with its session’s CSRF token and a live queue', async () => {
     const user = await stack.createUser({ fullName: 'Brow Ser', password: 'a long enough password' });
