@@ -39,3 +39,13 @@ test('credentials are accepted but not needed', async () => {
   const response = await user.client.get('/api/v1/server_settings');
   expect(response.status).toBe(200);
 });
+
+test('realm_web_public_access_enabled: spectator access on and a web-public channel to read', async () => {
+  const realm = await stack.createRealm('open', 'open.example.test', 'Open Org');
+  const settings = () => stack.anonymous().withHost(realm.host).get('/api/v1/server_settings');
+  await stack.db.realm.update({ where: { id: realm.id }, data: { enable_spectator_access: true } });
+  await stack.fixtureWritten(realm.id);
+  expect((await settings()).body.realm_web_public_access_enabled).toBe(false);
+  await stack.createStream({ name: 'news', realm, isWebPublic: true });
+  expect((await settings()).body.realm_web_public_access_enabled).toBe(true);
+});

@@ -1,5 +1,6 @@
 import type { ViewContext } from '@teamchat/core';
 import {
+  allowsSpectators,
   escapeHtml,
   realmIconUrl,
   realmUrl,
@@ -43,9 +44,6 @@ export async function getServerSettings({ deps, realmId }: ViewContext<UsersDeps
   };
   if (!realm) return settings;
   const url = realmUrl(realm, deps.env.EXTERNAL_SCHEME);
-  const webPublicChannels = realm.enable_spectator_access
-    ? await deps.db.stream.count({ where: { realm_id: realm.id, is_web_public: true, is_archived: false } })
-    : 0;
   return {
     ...settings,
     realm_uri: url,
@@ -53,6 +51,7 @@ export async function getServerSettings({ deps, realmId }: ViewContext<UsersDeps
     realm_name: realm.name,
     realm_icon: realmIconUrl(realm),
     realm_description: realm.description ? `<p>${escapeHtml(realm.description)}</p>` : '',
-    realm_web_public_access_enabled: webPublicChannels > 0,
+    // Whether its home page shows logged-out visitors the app (allowsSpectators).
+    realm_web_public_access_enabled: await allowsSpectators(deps.db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED),
   };
 }
