@@ -8,6 +8,7 @@
 // the send must be answered while the change is still paused.
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { waitFor } from '@teamchat/testing';
 
 const PAUSE_SECONDS = 3;
 
@@ -40,6 +41,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
+/** The send under test: its status is part of the outcome judged, so not sendMessage (which throws on a refusal). */
 function send() {
   return member.client.post('/api/v1/messages', {
     type: 'stream',
@@ -64,11 +66,11 @@ async function pausedChanges(): Promise<number> {
  */
 async function sendDuring(change: () => Promise<{ status: number }>) {
   const changing = change();
-  const deadline = Date.now() + 10_000;
-  while ((await pausedChanges()) === 0) {
-    if (Date.now() > deadline) throw new Error('the change never reached its pause');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(async () => (await pausedChanges()) > 0, {
+    what: 'the change to reach its pause',
+    timeoutMs: 10_000,
+    intervalMs: 20,
+  });
   const sent = await send();
   const changeStillPaused = (await pausedChanges()) > 0;
   return { send: sent.status, changeStillPaused, change: (await changing).status };

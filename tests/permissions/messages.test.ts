@@ -3,6 +3,7 @@
 
 import { Role, systemGroupId, type SystemGroupName } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { sendMessage } from '@teamchat/testing';
 import { createCast, everyone, matrix, only, refused, type Cast } from './matrix';
 
 let stack: Stack;
@@ -41,15 +42,14 @@ async function channel(options: { private?: boolean; subscribers?: TestUser[]; s
   return stream;
 }
 
-const send = (actor: TestUser, streamId: number) =>
-  actor.client.post('/api/v1/messages', { type: 'stream', to: streamId, topic: 'matrix', content: `from ${actor.id}` });
+const sendParams = (actor: TestUser, streamId: number) =>
+  ({ type: 'stream', to: streamId, topic: 'matrix', content: `from ${actor.id}` }) as const;
+/** The act the matrix judges: its answer, allowed or refused. */
+const send = (actor: TestUser, streamId: number) => actor.client.post('/api/v1/messages', sendParams(actor, streamId));
 const everybody = () => Object.values(cast);
 
-async function sendAs(sender: TestUser, streamId: number): Promise<number> {
-  const response = await send(sender, streamId);
-  if (response.status !== 200) throw new Error(`send failed: ${JSON.stringify(response.body)}`);
-  return response.body.id;
-}
+/** A message for the actions below to act on (a refused send throws). */
+const sendAs = (sender: TestUser, streamId: number) => sendMessage(sender, sendParams(sender, streamId));
 
 describe('POST /messages to a channel', () => {
   // can_send_message_group defaults to role:everyone; guests need a subscription (or web-public).

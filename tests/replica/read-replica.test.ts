@@ -12,7 +12,14 @@ import { Role } from '@teamchat/domain';
 import { createDb, Prisma, transaction, UseThePrimary, type Db } from '@teamchat/db';
 import { createBaseDeps, realmWritePositions, type BaseEnv } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, EventQueue, StreamingReplica, testRedisUrl, type ReceivedEvent } from '@teamchat/testing';
+import {
+  ApiClient,
+  EventQueue,
+  sendMessage,
+  StreamingReplica,
+  testRedisUrl,
+  type ReceivedEvent,
+} from '@teamchat/testing';
 import { ProcessCluster, type ClusterUser } from '../faults/support/cluster';
 import { createParticipants } from '../faults/support/workload';
 import { parseSnapshot } from '../../services/events/src/lib/snapshot';
@@ -102,9 +109,8 @@ async function topicsSeenBy(user: ClusterUser): Promise<string[]> {
   return topics.map((topic: { name: string }) => topic.name);
 }
 
-async function send(user: ClusterUser, topic: string, content: string): Promise<number> {
-  const body = await ok(user.client.post('/api/v1/messages', { type: 'stream', to: channelName, topic, content }));
-  return body.id;
+function send(user: ClusterUser, topic: string, content: string): Promise<number> {
+  return sendMessage(user, { type: 'stream', to: channelName, topic, content });
 }
 
 async function rename(user: ClusterUser, fullName: string): Promise<void> {

@@ -20,7 +20,7 @@
 import { once } from 'node:events';
 import { asJsonableError } from '@teamchat/core';
 import IORedis from 'ioredis';
-import { OwnRedisCluster, testRedisUrl, until, type RedisClusterNode } from '@teamchat/testing';
+import { OwnRedisCluster, testRedisUrl, sleep, until, type RedisClusterNode } from '@teamchat/testing';
 import {
   createRedis,
   crossSlotPipeline,
@@ -116,8 +116,6 @@ test('against a server without replicas every durable batch fails: the check is 
 
 const REALM = 1;
 let run = 0;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A bus with a prefix of its own (an empty intake), its partition's master, and what it counted. */
 async function newBus(publishRetryMs: number, durability?: Durability) {

@@ -10,6 +10,7 @@ import {
   TcpProxy,
   testRedisClusterNodes,
   testRedisConnection,
+  sleep,
   testRedisUrl,
 } from '@teamchat/testing';
 import {
@@ -83,8 +84,6 @@ async function outboxIds(): Promise<string[]> {
   const rows = await db.$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM event_outbox ORDER BY id`;
   return rows.map((row) => row.id);
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function commit(bus: EventBus, words: string[]): Promise<void> {
   await transaction(db, (tx) => bus.sendEventOnCommit(tx, REALM, { type: 'alert_words', alert_words: words }, [1]));

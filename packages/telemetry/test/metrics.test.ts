@@ -15,6 +15,7 @@ import {
   onScrape,
   renderMetrics,
 } from '@teamchat/telemetry';
+import { waitFor } from '@teamchat/testing';
 import { parseExposition, sampleValue } from './support/prometheus';
 
 const SECRET = 'metrics-test-secret';
@@ -296,14 +297,6 @@ describe('a service app (createServiceApp)', () => {
     expect(sampleValue(scraped, 'teamchat_http_requests_in_flight', { service: 'widgets' })).toBe(0);
   });
 });
-
-async function waitFor(probe: () => boolean | Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('condition not reached');
-}
 
 describe('the process endpoints (serve)', () => {
   test('/metrics is served on the admin listener only; once stopping, readiness fails and connections close after each response', async () => {

@@ -55,6 +55,8 @@ export { TcpProxy, type DelayRule } from './tcp-proxy';
 export { OwnRedisCluster, RedisClusterNode, type RedisClusterOptions } from './redis-cluster';
 export { StreamingReplica, type ReplicaServer } from './streaming-replica';
 export { until } from './until';
+export { sleep, waitFor, type WaitOptions } from './wait';
+export { sendMessage } from './send-message';
 export { GIF_BOMB, ONE_PIXEL_PNG, pngDeclaring } from './images';
 export { WEB_APP_REGISTER_PARAMS, webAppStateProblems, webAppStateSchema } from './web-app-state';
 export {

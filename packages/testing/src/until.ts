@@ -1,3 +1,5 @@
+import { sleep } from './wait';
+
 /**
  * Polls `check` every 50 ms until it holds or `timeoutMs` passed; answers whether it held. The
  * caller asserts on the answer, so a timeout fails where the expectation is written.
@@ -6,7 +8,7 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs: 
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   return true;
 }

@@ -2,8 +2,7 @@
 // long that took: past the outbox's hold (a published row is deleted after it) and past the
 // event tier's intake trims (which drop whole stream nodes every consumer group has read).
 import { startStack, type Stack } from '@teamchat/stack';
-import { captureEvents, ofType, settleEvents } from '@teamchat/testing';
-import { sleep } from './support/cluster';
+import { captureEvents, ofType, settleEvents, sleep } from '@teamchat/testing';
 import { alertWords, commitEvent, sendTransient } from './support/producers';
 
 const TRIM_INTERVAL_MS = 200;

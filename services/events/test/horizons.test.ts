@@ -1,13 +1,14 @@
-// Every horizon a long session outlives (design §10: "a key that outlives its creator must be
-// refreshed by whatever keeps the thing alive"). With lifespans of a second and an index margin
-// of 100 ms, the queue's keys and its user's and realm's indexes would each expire several
-// times over during this test unless the polls that keep the queue alive also keep it listed.
+// Every horizon a long session outlives (docs/events.md lists each TTL with what refreshes it: a
+// key that outlives its creator must be refreshed by whatever keeps the thing alive). With
+// lifespans of a second and an index margin of 100 ms, the queue's keys and its user's and
+// realm's indexes would each expire several times over during this test unless the polls that
+// keep the queue alive also keep it listed.
 // The margin is shorter than the time between two polls (the heartbeat, 500-600 ms), as in
 // production when a client comes back after a while: the poll that finds the index's time short
 // must not extend the queue past it before it has extended the index.
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue } from '@teamchat/testing';
-import { PollingClient, eventually, sleep } from './support/cluster';
+import { registerEventQueue, sleep } from '@teamchat/testing';
+import { PollingClient, eventually } from './support/cluster';
 import { alertWords, commitEvent, streamMessageEvent } from './support/producers';
 
 const HEARTBEAT_MIN_MS = 500;

@@ -1,4 +1,4 @@
-// The outbox relay of the event tier (design §10: the happy path does the work once): with
+// The outbox relay of the event tier (the happy path does the work once; docs/adr/0002): with
 // producers publishing after COMMIT and deleting their own rows, the relay publishes nothing;
 // it publishes only a row whose publish failed, once, and reports the backlog meanwhile.
 import Redis from 'ioredis';
@@ -6,7 +6,7 @@ import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, settleEvents, until } from '@teamchat/testing';
+import { registerEventQueue, settleEvents, sleep, until } from '@teamchat/testing';
 import { alertWords } from './support/producers';
 
 let stack: Stack;
@@ -15,7 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const value = async (metric: { get(): Promise<{ values: { value: number }[] }> }) =>
   (await metric.get()).values[0]?.value ?? 0;
 const outboxRows = async () =>

@@ -1,10 +1,10 @@
-// The cap on live event queues per user (issue #26, finding 5): each queue receives a copy of
+// The cap on live event queues per user: each queue receives a copy of
 // every event of its user for up to 7 days, so a user who registers without end (300 queues in a
 // second before the cap) would hold Redis memory without end. Past EVENTS_MAX_QUEUES_PER_USER,
 // registering collects the least recently polled queue; a queue with a parked poll goes last.
 
 import { startStack, type Stack } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
+import { expectError, sleep } from '@teamchat/testing';
 import { loadEventsEnv } from '../src/env';
 import { liveQueues, pollQueue as poll, registerQueue as register } from './support/queue-cap';
 
@@ -19,8 +19,6 @@ beforeAll(async () => {
   });
 });
 afterAll(() => stack.close());
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test(`registering past ${LIMIT} queues collects the least recently polled one`, async () => {
   const user = await stack.createUser();

@@ -1,4 +1,4 @@
-// Readiness is about the replica's own job (design §10): an event replica serves polls from
+// Readiness is about the replica's own job: an event replica serves polls from
 // Redis, so it stays ready while PostgreSQL is unreachable (a failover) and keeps answering
 // long-polls; it goes unready when Redis is unreachable, and ready again once Redis is back.
 // The replica under test is a real event service whose database URL points at a closed port
@@ -12,7 +12,7 @@ import { createBaseDeps, listen, serverUrl, type BaseDeps, type RunningService }
 import { createGateway } from '@teamchat/service-gateway';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { GENEROUS_RATE_LIMITS, startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { ApiClient, freePort, registerEventQueue, TcpProxy, testRedisUrl } from '@teamchat/testing';
+import { ApiClient, freePort, registerEventQueue, TcpProxy, testRedisUrl, waitFor } from '@teamchat/testing';
 import { createService } from '../src/app';
 import { parseRedisMemory, startRedisMemorySampler } from '../src/lib/redis-memory';
 import { alertWords, commitEvent } from './support/producers';
@@ -20,16 +20,6 @@ import { alertWords, commitEvent } from './support/producers';
 jest.setTimeout(60_000);
 
 const HEARTBEAT_MS = 5_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await sleep(50);
-  }
-}
 
 function get(url: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
@@ -106,7 +96,7 @@ beforeAll(async () => {
     { host: stack.realm.host },
   );
   // Connected to Redis (through the proxy) before the tests look.
-  await waitFor('the replica is ready', async () => (await get(`${replicaUrl}/health/ready`)).status === 200);
+  await waitFor(async () => (await get(`${replicaUrl}/health/ready`)).status === 200, { what: 'the replica is ready' });
 });
 
 afterAll(async () => {
@@ -148,11 +138,15 @@ describe('an event replica whose PostgreSQL is unreachable', () => {
 test('an event replica whose Redis is unreachable is not ready, and ready again once Redis is back', async () => {
   // Every connection reset, new ones refused, for 5 s.
   const cut = redisProxy.cut(5_000);
-  await waitFor('the replica is unready', async () => (await get(`${replicaUrl}/health/ready`)).status === 503);
+  await waitFor(async () => (await get(`${replicaUrl}/health/ready`)).status === 503, {
+    what: 'the replica is unready',
+  });
   const unready = await get(`${replicaUrl}/health/ready`);
   expect(unready).toEqual({ status: 503, body: { status: 'unavailable', reason: expect.stringContaining('Redis') } });
   await cut;
-  await waitFor('the replica is ready again', async () => (await get(`${replicaUrl}/health/ready`)).status === 200);
+  await waitFor(async () => (await get(`${replicaUrl}/health/ready`)).status === 200, {
+    what: 'the replica is ready again',
+  });
 });
 
 describe('the Redis memory headroom sampler', () => {

@@ -6,12 +6,12 @@ import { createLogger } from '@teamchat/core';
 import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { testRedisConnection, testRedisServers } from '@teamchat/testing';
+import { sleep, testRedisConnection, testRedisServers } from '@teamchat/testing';
 import IORedis from 'ioredis';
 import { Fanout, type StreamEntry } from '../src/lib/fanout';
 import { INTAKE_GROUP } from '../src/lib/intake';
 import { QueueStore } from '../src/lib/queue-store';
-import { EventCluster, PollingClient, eventually, sleep } from './support/cluster';
+import { EventCluster, PollingClient, eventually } from './support/cluster';
 import { alertWords, commitEvent, sendAlternating, sendTransient } from './support/producers';
 
 let stack: Stack;

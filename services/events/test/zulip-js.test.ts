@@ -1,7 +1,8 @@
 // A real client, zulip-js, long-polling through the gateway while the replica serving it is
 // stopped (SIGTERM) and another is killed (-9): it keeps receiving every event, once.
 import { startStack, type Stack } from '@teamchat/stack';
-import { EventCluster, eventually, sleep } from './support/cluster';
+import { sleep } from '@teamchat/testing';
+import { EventCluster, eventually } from './support/cluster';
 import { alertWords, commitEvent } from './support/producers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -10,7 +10,7 @@ import net from 'node:net';
 import { createLogger } from '@teamchat/core';
 import { listen, serverUrl } from '@teamchat/runtime';
 import { GENEROUS_RATE_LIMITS, startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { ApiClient } from '@teamchat/testing';
+import { ApiClient, waitFor } from '@teamchat/testing';
 import { createGateway } from '../src/app';
 
 jest.setTimeout(90_000);
@@ -18,16 +18,6 @@ jest.setTimeout(90_000);
 const MAX_SOCKET_AGE_MS = 1500;
 /** Longest wait for something that should happen within about one socket age. */
 const PATIENCE_MS = 30_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + PATIENCE_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
-    await sleep(20);
-  }
-}
 
 /** A service replica that answers every request after a wait (a parked poll's answer; `delay_ms`, else 5 ms), naming itself. */
 class FakeReplica {
@@ -174,18 +164,21 @@ test('after a scale-out, long-polls and other requests reach the new replica, ov
     ...Array.from({ length: 2 }, () => loop('/api/v1/users/me')),
   ];
   try {
-    await waitFor('the first replica answers', () => first.requests >= 50);
+    await waitFor(() => first.requests >= 50, { what: 'the first replica answers', timeoutMs: PATIENCE_MS });
     expect(second.requests).toBe(0);
 
     await second.start();
     balancer.replicas.push(second);
-    await waitFor(
-      'the new replica gets long-polls and requests',
-      () => second.requests >= 50 && answeredBy.second >= 50,
-    );
+    await waitFor(() => second.requests >= 50 && answeredBy.second >= 50, {
+      what: 'the new replica gets long-polls and requests',
+      timeoutMs: PATIENCE_MS,
+    });
     // The gateway still uses the first replica too (half of its new connections go there).
     const firstBefore = first.requests;
-    await waitFor('the first replica keeps answering', () => first.requests >= firstBefore + 50);
+    await waitFor(() => first.requests >= firstBefore + 50, {
+      what: 'the first replica keeps answering',
+      timeoutMs: PATIENCE_MS,
+    });
   } finally {
     running = false;
     await Promise.all(loops);
@@ -243,7 +236,10 @@ test('a connection to a service left unused is closed after UPSTREAM_SOCKET_IDLE
       expect((await idleClient.get(path, {}, { validate: false })).status).toBe(200);
       expect(replica.connections).toBe(index + 1);
       // The gateway closes it (the replica would keep it for its keep-alive timeout, 65 s).
-      await waitFor('the idle connection is closed', () => replica.closed === index + 1);
+      await waitFor(() => replica.closed === index + 1, {
+        what: 'the idle connection is closed',
+        timeoutMs: PATIENCE_MS,
+      });
     }
   } finally {
     server.closeAllConnections();

@@ -3,6 +3,7 @@
 // 20261128100000), whichever service deactivates the user, and whichever writes the subscription.
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { sendMessage, sleep } from '@teamchat/testing';
 
 let stack: Stack;
 let admin: TestUser;
@@ -13,18 +14,11 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
+/** Sends to `channel` and answers who received the message (their user_message rows). */
 async function send(sender: TestUser, channel: string, content: string): Promise<number[]> {
-  const response = await sender.client.post('/api/v1/messages', {
-    type: 'stream',
-    to: channel,
-    topic: 'roll call',
-    content,
-  });
-  expect(response.status).toBe(200);
+  const messageId = await sendMessage(sender, { type: 'stream', to: channel, topic: 'roll call', content });
   const rows = await stack.db.userMessage.findMany({
-    where: { message_id: response.body.id },
+    where: { message_id: messageId },
     orderBy: { user_profile_id: 'asc' },
   });
   return rows.map((row) => row.user_profile_id);

@@ -4,7 +4,7 @@
 import { JOB_QUEUES } from '@teamchat/bus';
 import { Role, systemGroupId } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, registerEventQueue, sendMessage } from '@teamchat/testing';
 import { sorted } from './helpers';
 
 let stack: Stack;
@@ -23,8 +23,6 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 const remove = (user: TestUser, id: number) => user.client.delete(`/api/v1/messages/${id}`);
-const send = async (user: TestUser, params: Record<string, unknown>) =>
-  (await user.client.post('/api/v1/messages', params as never)).body.id as number;
 const exists = async (id: number) => (await stack.db.message.findUnique({ where: { id } })) !== null;
 const setRealmGroup = async (name: string, group: Parameters<typeof systemGroupId>[2]) => {
   const groupId = await systemGroupId(stack.db, stack.realm.id, group);
@@ -50,7 +48,7 @@ async function upload(owner: TestUser, name: string) {
 
 test('own message: the event to everyone who had it and the deleter; reactions and rows go with it', async () => {
   const stream = await stack.createStream({ name: 'deleting', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-  const id = await send(alice, { type: 'stream', to: stream.id, topic: 'gone soon', content: 'oops' });
+  const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'gone soon', content: 'oops' });
   await bob.client.post(`/api/v1/messages/${id}/reactions`, { emoji_name: 'tada' });
   const captured = await captureEvents(stack, async () => {
     expect((await remove(alice, id)).body).toEqual({ result: 'success', msg: '' });
@@ -71,7 +69,7 @@ test('own message: the event to everyone who had it and the deleter; reactions a
 });
 
 test('a direct message; an administrator deleting in a channel they are not in gets the event too', async () => {
-  const dm = await send(alice, { type: 'direct', to: [bob.id], content: 'dm' });
+  const dm = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'dm' });
   const captured = await captureEvents(stack, async () => {
     expect((await remove(alice, dm)).status).toBe(200);
   });
@@ -84,7 +82,7 @@ test('a direct message; an administrator deleting in a channel they are not in g
     creatorId: alice.id,
     subscribers: [alice.id, bob.id],
   });
-  const id = await send(bob, { type: 'stream', to: stream.id, topic: 't', content: 'spam' });
+  const id = await sendMessage(bob, { type: 'stream', to: stream.id, topic: 't', content: 'spam' });
   const second = await captureEvents(stack, async () => {
     expect((await remove(admin, id)).status).toBe(200);
   });
@@ -98,9 +96,9 @@ test("permissions: others' messages, the realm's groups, the time limit, bots' o
     creatorId: alice.id,
     subscribers: [alice.id, bob.id, carol.id],
   });
-  const mine = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'mine' });
+  const mine = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'mine' });
   expectError(await remove(bob, mine), 400, 'BAD_REQUEST', "You don't have permission to delete this message");
-  const dm = await send(alice, { type: 'direct', to: [carol.id], content: 'dm' });
+  const dm = await sendMessage(alice, { type: 'direct', to: [carol.id], content: 'dm' });
   expectError(await remove(bob, dm), 400, 'BAD_REQUEST', 'Invalid message(s)');
 
   // Direct messages follow the realm's group; channel messages the realm's or the channel's.
@@ -135,7 +133,7 @@ test("permissions: others' messages, the realm's groups, the time limit, bots' o
     data: { is_bot: true, bot_type: 1, bot_owner_id: carol.id },
   });
   await stack.subscribe(stream.id, [bot.id]);
-  const fromBot = await send(bot, { type: 'stream', to: stream.id, topic: 't', content: 'beep' });
+  const fromBot = await sendMessage(bot, { type: 'stream', to: stream.id, topic: 't', content: 'beep' });
   expect((await remove(carol, fromBot)).status).toBe(200);
 });
 
@@ -145,8 +143,8 @@ test("the channel's oldest message: first_message_id moves, with a stream event"
     creatorId: alice.id,
     subscribers: [alice.id, bob.id],
   });
-  const first = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'first' });
-  const second = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'second' });
+  const first = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'first' });
+  const second = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'second' });
   const captured = await captureEvents(stack, () => remove(alice, first));
   const [event] = ofType(captured, 'stream');
   expect(event.event).toEqual({
@@ -168,8 +166,8 @@ test("the channel's oldest message: first_message_id moves, with a stream event"
 test('uploads only the deleted message linked go to the clean-up job; shared ones stay', async () => {
   const own = await upload(alice, 'alone');
   const shared = await upload(alice, 'shared');
-  const id = await send(alice, { type: 'direct', to: [bob.id], content: `${own.link} ${shared.link}` });
-  await send(alice, { type: 'direct', to: [carol.id], content: shared.link });
+  const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: `${own.link} ${shared.link}` });
+  await sendMessage(alice, { type: 'direct', to: [carol.id], content: shared.link });
   expect(await stack.db.attachmentMessage.count({ where: { message_id: id } })).toBe(2);
   expect((await remove(alice, id)).status).toBe(200);
   expect(await cleanupJobs()).toContainEqual({ attachmentIds: [own.attachment.id] });
@@ -178,7 +176,7 @@ test('uploads only the deleted message linked go to the clean-up job; shared one
 
 test('editing away an upload link unlinks it and reports it in detached_uploads', async () => {
   const file = await upload(alice, 'detach');
-  const id = await send(alice, { type: 'direct', to: [bob.id], content: `see ${file.link}` });
+  const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: `see ${file.link}` });
   expect((await stack.db.message.findUniqueOrThrow({ where: { id } })).has_attachment).toBe(true);
   const response = await alice.client.patch(`/api/v1/messages/${id}`, { content: 'nothing attached' });
   expect(response.body.detached_uploads).toEqual([
@@ -205,7 +203,7 @@ test('through the event tier: bulk_message_deletion clients get message_ids, oth
     creatorId: alice.id,
     subscribers: [alice.id, bob.id],
   });
-  const id = await send(alice, { type: 'stream', to: stream.id, topic: '', content: 'x' });
+  const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: '', content: 'x' });
   const bulk = await registerEventQueue(bob.client, {
     event_types: JSON.stringify(['delete_message']),
     client_capabilities: JSON.stringify({ bulk_message_deletion: true }),

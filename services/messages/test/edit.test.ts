@@ -3,7 +3,7 @@
 // their recipients, and the edit history (GET /messages/{id}, GET /messages/{id}/history).
 import { MessageFlag, Role, systemGroupId } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, registerEventQueue, sendMessage } from '@teamchat/testing';
 import { sorted, userMessageFlags } from './helpers';
 
 let stack: Stack;
@@ -25,8 +25,6 @@ afterAll(() => stack.close());
 
 const edit = (user: TestUser, id: number, params: Record<string, unknown>) =>
   user.client.patch(`/api/v1/messages/${id}`, params as never);
-const send = async (user: TestUser, params: Record<string, unknown>) =>
-  (await user.client.post('/api/v1/messages', params as never)).body.id as number;
 const fetchOne = async (user: TestUser, id: number, params: Record<string, unknown> = {}) =>
   (await user.client.get(`/api/v1/messages/${id}`, params as never)).body.message;
 const age = (id: number, seconds: number) =>
@@ -53,7 +51,12 @@ describe('content', () => {
       creatorId: alice.id,
       subscribers: [alice.id, bob.id, carol.id],
     });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 'plans', content: 'hi @**Bob Dylan**' });
+    const id = await sendMessage(alice, {
+      type: 'stream',
+      to: stream.id,
+      topic: 'plans',
+      content: 'hi @**Bob Dylan**',
+    });
     expect((await userMessageFlags(stack, id)).get(bob.id)! & MessageFlag.mentioned).toBeTruthy();
     const captured = await captureEvents(stack, async () => {
       const response = await edit(alice, id, { content: 'hi @**Carol King**, **bold**' });
@@ -127,7 +130,7 @@ describe('content', () => {
   });
 
   test('a direct message; empty content becomes "(deleted)"; the event goes to the participants', async () => {
-    const id = await send(alice, { type: 'direct', to: [bob.id], content: 'secret' });
+    const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'secret' });
     const captured = await captureEvents(stack, async () => {
       expect((await edit(alice, id, { content: '   ' })).status).toBe(200);
     });
@@ -143,8 +146,8 @@ describe('content', () => {
       creatorId: alice.id,
       subscribers: [alice.id, bob.id],
     });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'original' });
-    const dm = await send(alice, { type: 'direct', to: [bob.id], content: 'dm' });
+    const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'original' });
+    const dm = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'dm' });
     expectError(
       await edit(bob, id, { content: 'hijack' }),
       400,
@@ -222,7 +225,7 @@ describe('topic', () => {
     const stream = await stack.createStream({ name, creatorId: alice.id, subscribers: [alice.id, bob.id] });
     const ids: number[] = [];
     for (let i = 0; i < count; i++)
-      ids.push(await send(alice, { type: 'stream', to: stream.id, topic: 'old', content: `m${i}` }));
+      ids.push(await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'old', content: `m${i}` }));
     return { stream, ids };
   }
   const topicsOf = async (ids: number[]) =>
@@ -367,8 +370,8 @@ describe('moving to another channel', () => {
       historyPublicToSubscribers: false,
       subscribers: [alice.id, carol.id],
     });
-    const first = await send(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'one' });
-    const second = await send(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'two' });
+    const first = await sendMessage(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'one' });
+    const second = await sendMessage(alice, { type: 'stream', to: from.id, topic: 'topic', content: 'two' });
     const events = await captureEvents(stack, async () => {
       const response = await edit(alice, first, { stream_id: to.id, propagate_mode: 'change_all' });
       expect(response.body).toEqual({ result: 'success', msg: '', detached_uploads: [] });
@@ -411,7 +414,7 @@ describe('moving to another channel', () => {
   test('needs can_move_messages_between_channels_group and posting rights in the target', async () => {
     const from = await stack.createStream({ name: 'stay here', creatorId: alice.id, subscribers: [alice.id, bob.id] });
     const to = await stack.createStream({ name: 'not there', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const id = await send(alice, { type: 'stream', to: from.id, topic: 't', content: 'x' });
+    const id = await sendMessage(alice, { type: 'stream', to: from.id, topic: 't', content: 'x' });
     expectError(await edit(guest, id, { stream_id: to.id }), 400, 'BAD_REQUEST', 'Invalid message(s)');
     await setRealmGroup('can_move_messages_between_channels_group', 'role:administrators');
     expectError(
@@ -431,7 +434,7 @@ describe('moving to another channel', () => {
 
 test('update_message through the event tier: the empty topic shown to clients without the capability', async () => {
   const stream = await stack.createStream({ name: 'tier edits', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-  const id = await send(alice, { type: 'stream', to: stream.id, topic: 'named', content: 'x' });
+  const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'named', content: 'x' });
   const queue = await registerEventQueue(bob.client, { event_types: JSON.stringify(['update_message']) });
   await edit(alice, id, { topic: '' });
   await edit(alice, id, { content: '@**Bob Dylan** look' });
@@ -470,7 +473,7 @@ test("the realm's edit history visibility: moves only, or none", async () => {
     creatorId: alice.id,
     subscribers: [alice.id, bob.id],
   });
-  const id = await send(alice, { type: 'stream', to: stream.id, topic: 'first', content: 'v1' });
+  const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'first', content: 'v1' });
   await edit(alice, id, { content: 'v2' });
   await edit(alice, id, { topic: 'second' });
 

@@ -2,7 +2,7 @@
 // access, and how each reader's preferences shape the message objects.
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
+import { expectError, sendMessage } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;
@@ -11,12 +11,6 @@ let carol: TestUser;
 let ids: number[];
 let general: { id: number; name: string };
 let secret: { id: number; name: string };
-
-async function send(user: TestUser, params: Record<string, unknown>): Promise<number> {
-  const response = await user.client.post('/api/v1/messages', params as never);
-  if (response.status !== 200) throw new Error(JSON.stringify(response.body));
-  return response.body.id;
-}
 
 beforeAll(async () => {
   stack = await startStack({ services: ['messages'] });
@@ -31,13 +25,18 @@ beforeAll(async () => {
     inviteOnly: true,
   });
   ids = [
-    await send(alice, { type: 'stream', to: general.id, topic: 'Lunch', content: 'The quick brown foxes jump' }), // 0
-    await send(bob, { type: 'stream', to: general.id, topic: 'lunch', content: 'pizza at noon https://example.com' }), // 1
-    await send(alice, { type: 'stream', to: general.id, topic: '', content: 'empty topic @**Bob Dylan**' }), // 2
-    await send(alice, { type: 'direct', to: [bob.id], content: 'a direct note' }), // 3
-    await send(bob, { type: 'direct', to: [alice.id, carol.id], content: 'group chat "exact phrase" here' }), // 4
-    await send(alice, { type: 'stream', to: secret.id, topic: '✔ done', content: 'secret stuff' }), // 5
-    await send(alice, { type: 'stream', to: general.id, topic: 'Lunch', content: 'more foxes' }), // 6
+    await sendMessage(alice, { type: 'stream', to: general.id, topic: 'Lunch', content: 'The quick brown foxes jump' }), // 0
+    await sendMessage(bob, {
+      type: 'stream',
+      to: general.id,
+      topic: 'lunch',
+      content: 'pizza at noon https://example.com',
+    }), // 1
+    await sendMessage(alice, { type: 'stream', to: general.id, topic: '', content: 'empty topic @**Bob Dylan**' }), // 2
+    await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'a direct note' }), // 3
+    await sendMessage(bob, { type: 'direct', to: [alice.id, carol.id], content: 'group chat "exact phrase" here' }), // 4
+    await sendMessage(alice, { type: 'stream', to: secret.id, topic: '✔ done', content: 'secret stuff' }), // 5
+    await sendMessage(alice, { type: 'stream', to: general.id, topic: 'Lunch', content: 'more foxes' }), // 6
   ];
 });
 afterAll(() => stack.close());
@@ -83,8 +82,8 @@ describe('ranges', () => {
   test('first_unread: the oldest unread message, or past the newest when all is read', async () => {
     const reader = await stack.createUser();
     const news = await stack.createStream({ name: 'news', creatorId: alice.id, subscribers: [alice.id, reader.id] });
-    const first = await send(alice, { type: 'stream', to: news.id, topic: 'unread', content: 'one' });
-    const second = await send(alice, { type: 'stream', to: news.id, topic: 'unread', content: 'two' });
+    const first = await sendMessage(alice, { type: 'stream', to: news.id, topic: 'unread', content: 'one' });
+    const second = await sendMessage(alice, { type: 'stream', to: news.id, topic: 'unread', content: 'two' });
     const response = await get(reader, { anchor: 'first_unread', num_before: 0, num_after: 5 });
     expect(response.body.anchor).toBe(first);
     expect(idsOf(response)).toEqual([first, second]);
@@ -247,8 +246,8 @@ describe('narrows', () => {
 
     // A message moved since the link was made: its new topic.
     const moves = await stack.createStream({ name: 'moves', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const moved = await send(alice, { type: 'stream', to: moves.id, topic: 'before', content: 'moving on' });
-    const stayed = await send(alice, { type: 'stream', to: moves.id, topic: 'before', content: 'staying' });
+    const moved = await sendMessage(alice, { type: 'stream', to: moves.id, topic: 'before', content: 'moving on' });
+    const stayed = await sendMessage(alice, { type: 'stream', to: moves.id, topic: 'before', content: 'staying' });
     expect(
       (await alice.client.patch(`/api/v1/messages/${moved}`, { topic: 'after', propagate_mode: 'change_one' })).status,
     ).toBe(200);
@@ -316,9 +315,9 @@ describe('narrows', () => {
     const reader = await stack.createUser();
     const loud = await stack.createStream({ name: 'loud', creatorId: alice.id, subscribers: [alice.id, reader.id] });
     const muted = await stack.createStream({ name: 'muted', creatorId: alice.id, subscribers: [alice.id, reader.id] });
-    const inMuted = await send(alice, { type: 'stream', to: muted.id, topic: 't', content: 'shh' });
-    const inMutedTopic = await send(alice, { type: 'stream', to: loud.id, topic: 'boring', content: 'zzz' });
-    const visible = await send(alice, { type: 'stream', to: loud.id, topic: 'news', content: 'hear this' });
+    const inMuted = await sendMessage(alice, { type: 'stream', to: muted.id, topic: 't', content: 'shh' });
+    const inMutedTopic = await sendMessage(alice, { type: 'stream', to: loud.id, topic: 'boring', content: 'zzz' });
+    const visible = await sendMessage(alice, { type: 'stream', to: loud.id, topic: 'news', content: 'hear this' });
     await stack.db.subscription.updateMany({
       where: { stream_id: muted.id, user_profile_id: reader.id },
       data: { is_muted: true },

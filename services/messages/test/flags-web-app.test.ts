@@ -2,6 +2,7 @@
 // (web/src/unread_ops.ts): ignored_because_not_subscribed_channels is always there, empty but
 // for marking unread. Without it, marking a topic as read from the web app's inbox is a ZodError.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
+import { sendMessage } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;
@@ -16,10 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-async function send(content: string): Promise<number> {
-  const sent = await alice.client.post('/api/v1/messages', { type: 'stream', to: general.id, topic: 'lunch', content });
-  expect(sent.status).toBe(200);
-  return sent.body.id;
+function send(content: string): Promise<number> {
+  return sendMessage(alice, { type: 'stream', to: general.id, topic: 'lunch', content });
 }
 
 const topicNarrow = () => [

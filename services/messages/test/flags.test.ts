@@ -2,7 +2,7 @@
 // (POST /messages/flags/narrow) and the mark-as-read shortcuts, with their events.
 import { HISTORICAL_FLAGS, MessageFlag } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { type ApiResponse, captureEvents, expectError } from '@teamchat/testing';
+import { type ApiResponse, captureEvents, expectError, sendMessage } from '@teamchat/testing';
 import { bulkChannelMessages } from './helpers';
 
 let stack: Stack;
@@ -10,12 +10,6 @@ let alice: TestUser;
 let bob: TestUser;
 let carol: TestUser;
 let general: { id: number; name: string };
-
-async function send(user: TestUser, params: Record<string, unknown>): Promise<number> {
-  const response = await user.client.post('/api/v1/messages', params as never);
-  if (response.status !== 200) throw new Error(JSON.stringify(response.body));
-  return response.body.id;
-}
 
 async function flagsOf(userId: number, messageId: number): Promise<number | undefined> {
   return (
@@ -36,8 +30,8 @@ afterAll(() => stack.close());
 
 describe('POST /messages/flags', () => {
   test('add and remove starred: only changed messages are announced', async () => {
-    const first = await send(alice, { type: 'stream', to: general.id, topic: 't', content: 'one' });
-    const second = await send(alice, { type: 'stream', to: general.id, topic: 't', content: 'two' });
+    const first = await sendMessage(alice, { type: 'stream', to: general.id, topic: 't', content: 'one' });
+    const second = await sendMessage(alice, { type: 'stream', to: general.id, topic: 't', content: 'two' });
     const events = await captureEvents(stack, async () => {
       const response = await bob.client.post('/api/v1/messages/flags', {
         messages: [first, second],
@@ -129,14 +123,14 @@ describe('POST /messages/flags', () => {
   });
 
   test('historical rows for readable messages never received; no access, no flag', async () => {
-    const history = await send(alice, { type: 'stream', to: general.id, topic: 'old', content: 'before carol' });
+    const history = await sendMessage(alice, { type: 'stream', to: general.id, topic: 'old', content: 'before carol' });
     const secret = await stack.createStream({
       name: 'secret',
       creatorId: alice.id,
       subscribers: [alice.id],
       inviteOnly: true,
     });
-    const hidden = await send(alice, { type: 'stream', to: secret.id, topic: 't', content: 'hidden' });
+    const hidden = await sendMessage(alice, { type: 'stream', to: secret.id, topic: 't', content: 'hidden' });
     const [event] = await captureEvents(stack, async () => {
       expect(
         (await carol.client.post('/api/v1/messages/flags', { messages: [history], op: 'add', flag: 'starred' })).status,
@@ -172,15 +166,15 @@ describe('POST /messages/flags', () => {
       creatorId: alice.id,
       subscribers: [alice.id, bob.id, carol.id],
     });
-    const inTeam = await send(alice, {
+    const inTeam = await sendMessage(alice, {
       type: 'stream',
       to: team.id,
       topic: 'standup',
       content: '@**Bob Dylan** ready?',
     });
-    const direct = await send(alice, { type: 'direct', to: [bob.id, carol.id], content: 'hello both' });
+    const direct = await sendMessage(alice, { type: 'direct', to: [bob.id, carol.id], content: 'hello both' });
     const left = await stack.createStream({ name: 'left', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const inLeft = await send(alice, { type: 'stream', to: left.id, topic: 't', content: 'x' });
+    const inLeft = await sendMessage(alice, { type: 'stream', to: left.id, topic: 't', content: 'x' });
     await bob.client.post('/api/v1/messages/flags', { messages: [inTeam, direct, inLeft], op: 'add', flag: 'read' });
     await stack.db.subscription.updateMany({
       where: { stream_id: left.id, user_profile_id: bob.id },
@@ -438,9 +432,9 @@ describe('POST /messages/flags/narrow', () => {
 describe('mark a channel or topic as read', () => {
   test('marks only that channel or topic, with one event', async () => {
     const stream = await stack.createStream({ name: 'reads', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const a = await send(alice, { type: 'stream', to: stream.id, topic: 'one', content: 'x' });
-    const b = await send(alice, { type: 'stream', to: stream.id, topic: 'two', content: 'y' });
-    const elsewhere = await send(alice, { type: 'stream', to: general.id, topic: 'one', content: 'z' });
+    const a = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'one', content: 'x' });
+    const b = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'two', content: 'y' });
+    const elsewhere = await sendMessage(alice, { type: 'stream', to: general.id, topic: 'one', content: 'z' });
     const captured = await captureEvents(stack, async () => {
       expect(
         (await bob.client.post('/api/v1/mark_topic_as_read', { stream_id: stream.id, topic_name: 'ONE' })).status,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { JOB_QUEUES } from '@teamchat/bus';
 import { MessageFlag } from '@teamchat/domain';
 import { startStack, type Stack } from '@teamchat/stack';
-import { type CapturedEvent, captureEvents, ofType } from '@teamchat/testing';
+import { captureEvents, ofType, waitFor, type CapturedEvent } from '@teamchat/testing';
 import { bulkChannelMessages } from './helpers';
 
 const root = path.resolve(__dirname, '../../..');
@@ -15,15 +15,6 @@ async function unreadCount(stack: Stack, userId: number): Promise<number> {
   const rows = await stack.db.$queryRaw<{ count: bigint }[]>`
     SELECT count(*) AS count FROM user_message WHERE user_profile_id = ${userId} AND (flags & 1) = 0`;
   return Number(rows[0].count);
-}
-
-/** Waits (polling, no timing assertion) until `check` holds. */
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function jobGone(stack: Stack, userId: number): Promise<boolean> {
@@ -117,7 +108,7 @@ describe('past the time budget', () => {
         `mark-all-read-${reader.id}`,
       ]);
 
-      await waitFor(() => jobGone(stack, reader.id), 'the job to finish');
+      await waitFor(() => jobGone(stack, reader.id), { what: 'the job to finish', timeoutMs: 90_000 });
       expect(await unreadCount(stack, reader.id)).toBe(0);
     });
     const batches = readEvents(captured, reader.id);
@@ -176,7 +167,10 @@ describe('a worker that dies mid-job', () => {
       expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
 
       // Kill it once some batches are done and some are not.
-      await waitFor(async () => (await unreadCount(stack, reader.id)) <= 4000, 'two batches');
+      await waitFor(async () => (await unreadCount(stack, reader.id)) <= 4000, {
+        what: 'two batches',
+        timeoutMs: 90_000,
+      });
       first.kill('SIGKILL');
       await new Promise((resolve) => first.once('exit', resolve));
       const leftUnread = await unreadCount(stack, reader.id);
@@ -186,7 +180,10 @@ describe('a worker that dies mid-job', () => {
       // The job is still the one running (its dead worker holds it): a repeat joins it.
       expect((await reader.client.post('/api/v1/mark_all_as_read')).body.complete).toBe(false);
       startWorker();
-      await waitFor(() => jobGone(stack, reader.id), 'the replacement worker to finish the stalled job');
+      await waitFor(() => jobGone(stack, reader.id), {
+        what: 'the replacement worker to finish the stalled job',
+        timeoutMs: 90_000,
+      });
     });
     expect(await unreadCount(stack, reader.id)).toBe(0);
     const batches = readEvents(captured, reader.id);

@@ -1,6 +1,6 @@
 // Read receipts (GET /messages/{id}/read_receipts) and GET /messages/matches_narrow.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
+import { expectError, sendMessage } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;
@@ -28,10 +28,8 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-async function send(user: TestUser, to: { id: number }, topic: string, content: string): Promise<number> {
-  const response = await user.client.post('/api/v1/messages', { type: 'stream', to: to.id, topic, content });
-  expect(response.status).toBe(200);
-  return response.body.id;
+function send(user: TestUser, to: { id: number }, topic: string, content: string): Promise<number> {
+  return sendMessage(user, { type: 'stream', to: to.id, topic, content });
 }
 
 const markRead = (user: TestUser, id: number) =>

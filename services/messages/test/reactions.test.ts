@@ -2,7 +2,7 @@
 // events and their recipients, historical rows for readers, and reactions in fetched messages.
 import { MessageFlag, Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, expectError, ofType, registerEventQueue } from '@teamchat/testing';
+import { captureEvents, expectError, ofType, registerEventQueue, sendMessage } from '@teamchat/testing';
 import { sorted } from './helpers';
 
 let stack: Stack;
@@ -24,15 +24,13 @@ const react = (user: TestUser, id: number, params: Record<string, unknown>) =>
   user.client.post(`/api/v1/messages/${id}/reactions`, params as never);
 const unreact = (user: TestUser, id: number, params: Record<string, unknown>) =>
   user.client.delete(`/api/v1/messages/${id}/reactions`, params as never);
-const send = async (user: TestUser, params: Record<string, unknown>) =>
-  (await user.client.post('/api/v1/messages', params as never)).body.id as number;
 const reactionsOf = async (user: TestUser, id: number) =>
   (await user.client.get(`/api/v1/messages/${id}`)).body.message.reactions;
 
 describe('adding', () => {
   test('by name only: the code and type are looked up; the event goes to everyone who has the message', async () => {
     const stream = await stack.createStream({ name: 'reacting', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'hello' });
+    const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'hello' });
     const captured = await captureEvents(stack, async () => {
       expect((await react(bob, id, { emoji_name: 'octopus' })).body).toEqual({ result: 'success', msg: '' });
     });
@@ -54,7 +52,7 @@ describe('adding', () => {
   });
 
   test('with a code: any well-formed name is accepted (Zulip names differ from iamcal); zulip_extra_emoji', async () => {
-    const id = await send(alice, { type: 'direct', to: [bob.id], content: 'dm' });
+    const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'dm' });
     expect(
       (await react(bob, id, { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' })).status,
     ).toBe(200);
@@ -73,7 +71,7 @@ describe('adding', () => {
   });
 
   test("a vote for an existing reaction takes that reaction's name", async () => {
-    const id = await send(alice, { type: 'direct', to: [bob.id], content: 'vote' });
+    const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'vote' });
     await react(alice, id, { emoji_name: 'thumbs_up', emoji_code: '1f44d', reaction_type: 'unicode_emoji' });
     const captured = await captureEvents(stack, async () => {
       expect((await react(bob, id, { emoji_name: '+1' })).status).toBe(200);
@@ -83,7 +81,7 @@ describe('adding', () => {
   });
 
   test("Zulip's errors", async () => {
-    const id = await send(alice, { type: 'direct', to: [bob.id], content: 'errors' });
+    const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'errors' });
     await react(bob, id, { emoji_name: 'tada' });
     expectError(
       await react(bob, id, { emoji_name: 'tada' }),
@@ -149,7 +147,7 @@ describe('adding', () => {
       inviteOnly: true,
       subscribers: [alice.id],
     });
-    const hidden = await send(alice, { type: 'stream', to: secret.id, topic: 't', content: 'hidden' });
+    const hidden = await sendMessage(alice, { type: 'stream', to: secret.id, topic: 't', content: 'hidden' });
     expectError(await react(bob, hidden, { emoji_name: 'tada' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
     // Nothing was written by the failures.
     expect(await stack.db.reaction.count({ where: { message_id: id } })).toBe(1);
@@ -157,7 +155,7 @@ describe('adding', () => {
 
   test('a reader of a public channel without a row gets a historical one (and so later events); guests cannot', async () => {
     const stream = await stack.createStream({ name: 'public reading', creatorId: alice.id, subscribers: [alice.id] });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'public' });
+    const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'public' });
     const captured = await captureEvents(stack, async () => {
       expect((await react(carol, id, { emoji_name: 'heart' })).status).toBe(200);
     });
@@ -176,7 +174,7 @@ describe('adding', () => {
       creatorId: alice.id,
       subscribers: [alice.id, bob.id],
     });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'old' });
+    const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'old' });
     await react(bob, id, { emoji_name: 'tada' });
     await stack.db.stream.update({ where: { id: stream.id }, data: { is_archived: true } });
     expectError(await react(alice, id, { emoji_name: 'tada' }), 400, 'BAD_REQUEST', 'Invalid message(s)');
@@ -191,7 +189,7 @@ describe('removing', () => {
       creatorId: alice.id,
       subscribers: [alice.id, bob.id, carol.id],
     });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'hello' });
+    const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'hello' });
     await react(bob, id, { emoji_name: 'smile' });
     await react(bob, id, { emoji_name: 'zulip' });
     await react(carol, id, { emoji_name: 'smile' });
@@ -246,7 +244,7 @@ test('reaction events through the event tier, and the audience of protected hist
     historyPublicToSubscribers: false,
     subscribers: [alice.id, bob.id],
   });
-  const id = await send(alice, { type: 'stream', to: stream.id, topic: 't', content: 'before carol' });
+  const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 't', content: 'before carol' });
   await stack.subscribe(stream.id, [carol.id]);
   const queue = await registerEventQueue(alice.client, { event_types: JSON.stringify(['reaction']) });
   const captured = await captureEvents(stack, async () => {
@@ -275,7 +273,7 @@ test('reaction events through the event tier, and the audience of protected hist
 });
 
 test('concurrent identical reactions: one is added, the other is refused (no server error)', async () => {
-  const id = await send(alice, { type: 'direct', to: [bob.id], content: 'race' });
+  const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'race' });
   const responses = await Promise.all([1, 2, 3].map(() => react(bob, id, { emoji_name: 'rocket' })));
   expect(responses.map((response) => response.status).sort()).toEqual([200, 400, 400]);
   for (const response of responses.filter((r) => r.status === 400))

@@ -3,7 +3,15 @@
 // (a BullMQ delayed job; a poll of the table for lost jobs), exactly once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, expectError, ofType, registerEventQueue, settleEvents, type Params } from '@teamchat/testing';
+import {
+  captureEvents,
+  expectError,
+  ofType,
+  registerEventQueue,
+  settleEvents,
+  waitFor,
+  type Params,
+} from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;
@@ -38,16 +46,6 @@ const schedule = (user: TestUser, params: Params) =>
     scheduled_delivery_timestamp: inAnHour(),
     ...params,
   });
-
-async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(100);
-  }
-}
 
 describe('scheduling', () => {
   test('create a channel and a direct message, list them soonest first, and the add events', async () => {

@@ -3,7 +3,7 @@
 // votes, options and tasks with Zulip's checks, and the `submessage` event reaches everyone who
 // has the message.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, registerEventQueue, settleEvents } from '@teamchat/testing';
+import { expectError, registerEventQueue, settleEvents, sendMessage } from '@teamchat/testing';
 
 let stack: Stack;
 let alice: TestUser;
@@ -18,11 +18,6 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const send = async (user: TestUser, params: Record<string, unknown>) => {
-  const response = await user.client.post('/api/v1/messages', params as never);
-  expect(response.status).toBe(200);
-  return response.body.id as number;
-};
 const submit = (user: TestUser, messageId: number, content: unknown) =>
   user.client.post('/api/v1/submessage', {
     message_id: messageId,
@@ -39,7 +34,7 @@ describe('sending a widget', () => {
   test('a poll: its submessage is in the message event, GET /messages and GET /messages/{id}', async () => {
     const stream = await stack.createStream({ name: 'polls', creatorId: alice.id, subscribers: [alice.id, bob.id] });
     const queue = await registerEventQueue(bob.client, { event_types: JSON.stringify(['message']) });
-    const id = await send(alice, {
+    const id = await sendMessage(alice, {
       type: 'stream',
       to: stream.id,
       topic: 'lunch',
@@ -67,7 +62,7 @@ describe('sending a widget', () => {
   });
 
   test('a to-do list in a direct message: title, then tasks with their descriptions', async () => {
-    const id = await send(alice, {
+    const id = await sendMessage(alice, {
       type: 'direct',
       to: [bob.id],
       content: '/todo Moving day\nBoxes: the big ones first\n* Keys\n- Plants: water: twice',
@@ -88,15 +83,15 @@ describe('sending a widget', () => {
   });
 
   test('a bare /poll has an empty question; other slash words and edits make no widget', async () => {
-    const bare = await send(alice, { type: 'direct', to: [bob.id], content: '/poll' });
+    const bare = await sendMessage(alice, { type: 'direct', to: [bob.id], content: '/poll' });
     expect(JSON.parse((await fetchOne(alice, bare)).submessages[0].content)).toEqual({
       widget_type: 'poll',
       extra_data: { question: '', options: [] },
     });
-    const polling = await send(alice, { type: 'direct', to: [bob.id], content: '/polling day' });
+    const polling = await sendMessage(alice, { type: 'direct', to: [bob.id], content: '/polling day' });
     expect((await fetchOne(alice, polling)).submessages).toEqual([]);
     // As in Zulip, only sending makes a widget.
-    const edited = await send(alice, { type: 'direct', to: [bob.id], content: 'soon a poll' });
+    const edited = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'soon a poll' });
     expect((await alice.client.patch(`/api/v1/messages/${edited}`, { content: '/poll Now?' })).status).toBe(200);
     expect((await fetchOne(alice, edited)).submessages).toEqual([]);
   });
@@ -110,7 +105,7 @@ describe('sending a widget', () => {
         choices: [{ type: 'multiple_choice', short_name: 'A', long_name: 'Tea', reply: 'tea please' }],
       },
     };
-    const id = await send(alice, {
+    const id = await sendMessage(alice, {
       type: 'direct',
       to: [bob.id],
       content: 'Pick a drink',
@@ -152,7 +147,12 @@ describe('sending a widget', () => {
 
   test("a widget's content cannot be edited; its topic can", async () => {
     const stream = await stack.createStream({ name: 'fixed polls', creatorId: alice.id, subscribers: [alice.id] });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 'before', content: '/poll Fixed?\nYes' });
+    const id = await sendMessage(alice, {
+      type: 'stream',
+      to: stream.id,
+      topic: 'before',
+      content: '/poll Fixed?\nYes',
+    });
     expectError(
       await alice.client.patch(`/api/v1/messages/${id}`, { content: '/poll Changed?' }),
       400,
@@ -168,7 +168,12 @@ describe('sending a widget', () => {
 describe('POST /submessage', () => {
   test("a second user's vote and new option reach both users' queues, and every fetch, in order", async () => {
     const stream = await stack.createStream({ name: 'voting', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 'vote', content: '/poll Tea?\nYes\nNo' });
+    const id = await sendMessage(alice, {
+      type: 'stream',
+      to: stream.id,
+      topic: 'vote',
+      content: '/poll Tea?\nYes\nNo',
+    });
     const queues = await Promise.all(
       [alice, bob].map((user) => registerEventQueue(user.client, { event_types: JSON.stringify(['submessage']) })),
     );
@@ -213,7 +218,7 @@ describe('POST /submessage', () => {
   });
 
   test("a poll's data is checked as Zulip checks it", async () => {
-    const id = await send(alice, { type: 'direct', to: [bob.id], content: '/poll Checked?' });
+    const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: '/poll Checked?' });
     const invalid = async (content: unknown, msg: string, user = bob) =>
       expectError(await submit(user, id, content), 400, 'BAD_REQUEST', msg);
     await invalid('{not json', 'Invalid json for submessage');
@@ -234,7 +239,12 @@ describe('POST /submessage', () => {
 
   test("a to-do list's tasks, strikes and title", async () => {
     const stream = await stack.createStream({ name: 'chores', creatorId: alice.id, subscribers: [alice.id, bob.id] });
-    const id = await send(alice, { type: 'stream', to: stream.id, topic: 'week', content: '/todo Chores\nDishes' });
+    const id = await sendMessage(alice, {
+      type: 'stream',
+      to: stream.id,
+      topic: 'week',
+      content: '/todo Chores\nDishes',
+    });
     const queue = await registerEventQueue(alice.client, { event_types: JSON.stringify(['submessage']) });
     const task = { type: 'new_task', key: 1, task: 'Laundry', desc: 'whites', completed: false };
     expect((await submit(bob, id, task)).status).toBe(200);
@@ -268,13 +278,13 @@ describe('POST /submessage', () => {
       inviteOnly: true,
       subscribers: [alice.id, bob.id],
     });
-    const id = await send(alice, { type: 'stream', to: secret.id, topic: 'q', content: '/poll Secret?\nA\nB' });
+    const id = await sendMessage(alice, { type: 'stream', to: secret.id, topic: 'q', content: '/poll Secret?\nA\nB' });
     const vote = { type: 'vote', key: 'canned,0', vote: 1 };
     expectError(await submit(carol, id, vote), 400, 'BAD_REQUEST', 'Invalid message(s)');
     expectError(await submit(bob, 2_000_000_000, vote), 400, 'BAD_REQUEST', 'Invalid message(s)');
 
     // On a message without a widget, only its sender may start one.
-    const plain = await send(alice, { type: 'direct', to: [bob.id], content: 'just words' });
+    const plain = await sendMessage(alice, { type: 'direct', to: [bob.id], content: 'just words' });
     expectError(await submit(bob, plain, vote), 400, 'BAD_REQUEST', 'You cannot attach a submessage to this message.');
     expect(
       (await submit(alice, plain, { widget_type: 'poll', extra_data: { question: 'Late?', options: [] } })).status,
@@ -289,7 +299,7 @@ describe('POST /submessage', () => {
   });
 
   test('parameters', async () => {
-    const id = await send(alice, { type: 'direct', to: [bob.id], content: '/poll Params?' });
+    const id = await sendMessage(alice, { type: 'direct', to: [bob.id], content: '/poll Params?' });
     expectError(
       await bob.client.post('/api/v1/submessage', { message_id: id, content: '{}' } as never),
       400,

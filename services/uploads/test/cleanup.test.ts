@@ -2,14 +2,13 @@
 // scheduled removal of old unlinked uploads.
 import { JOB_QUEUES } from '@teamchat/bus';
 import type { TestUser } from '@teamchat/stack';
-import { captureEvents, ofType } from '@teamchat/testing';
+import { captureEvents, ofType, waitFor } from '@teamchat/testing';
 import { uploadKeys } from '@teamchat/storage';
 import {
   linkFromMessage,
   startUploadsStack,
   STORE_KINDS,
   uploadLikePythonZulipApi,
-  waitFor,
   type UploadsStack,
 } from './helpers';
 
@@ -118,11 +117,10 @@ describe.each(STORE_KINDS)('uploads clean-up (%s storage)', (kind) => {
       ['delete-unreferenced-uploads', 300, { unreferencedOlderThanWeeks: 2 }],
     ]);
 
-    await waitFor(
-      async () => (await uploads.stack.db.attachment.findUnique({ where: { id: old.id } })) === null,
-      'the scheduled clean-up',
-    );
-    await waitFor(async () => !(await isStored(old.path_id)), 'the old upload to leave storage');
+    await waitFor(async () => (await uploads.stack.db.attachment.findUnique({ where: { id: old.id } })) === null, {
+      what: 'the scheduled clean-up',
+    });
+    await waitFor(async () => !(await isStored(old.path_id)), { what: 'the old upload to leave storage' });
     expect(await uploads.stack.db.attachment.findUnique({ where: { id: oldLinked.id } })).not.toBeNull();
     expect(await isStored(oldLinked.path_id)).toBe(true);
     expect(await uploads.stack.db.attachment.findUnique({ where: { id: recent.id } })).not.toBeNull();

@@ -164,17 +164,3 @@ export async function linkFromMessage(
   });
   return message.id;
 }
-
-export async function waitFor<T>(
-  check: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await check();
-    if (result) return result;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

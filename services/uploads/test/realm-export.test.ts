@@ -5,8 +5,8 @@ import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { RealmExportStatus, Role } from '@teamchat/domain';
 import type { TestUser } from '@teamchat/stack';
-import { captureEvents, expectError, ofType } from '@teamchat/testing';
-import { startUploadsStack, waitFor, type UploadsStack } from './helpers';
+import { captureEvents, expectError, ofType, waitFor } from '@teamchat/testing';
+import { startUploadsStack, type UploadsStack } from './helpers';
 
 let uploads: UploadsStack;
 let owner: TestUser;
@@ -60,10 +60,13 @@ const exportsOf = async (user: TestUser) =>
   (await user.client.get('/api/v1/export/realm')).body.exports as ExportDict[];
 
 async function finished(id: number): Promise<ExportDict> {
-  return waitFor(async () => {
-    const found = (await exportsOf(admin)).find((entry) => entry.id === id);
-    return found && !found.pending ? found : undefined;
-  }, `export ${id}`);
+  return waitFor(
+    async () => {
+      const found = (await exportsOf(admin)).find((entry) => entry.id === id);
+      return found && !found.pending ? found : undefined;
+    },
+    { what: `export ${id}` },
+  );
 }
 
 /** The archive's lines, parsed, by section. */
@@ -211,10 +214,13 @@ test('deleting: the archive goes, the export is marked deleted; Zulip refusals',
   await uploads.stack.deps.jobs
     .queue('realm-export')
     .add('realm-export', { realmId: uploads.stack.realm.id, exportId: pending.id });
-  const failed = await waitFor(async () => {
-    const row = await db().realmExport.findUniqueOrThrow({ where: { id: pending.id } });
-    return row.status === RealmExportStatus.FAILED ? row : undefined;
-  }, 'the stale export marked failed');
+  const failed = await waitFor(
+    async () => {
+      const row = await db().realmExport.findUniqueOrThrow({ where: { id: pending.id } });
+      return row.status === RealmExportStatus.FAILED ? row : undefined;
+    },
+    { what: 'the stale export marked failed' },
+  );
   expect(failed.date_failed).not.toBeNull();
   expectError(
     await admin.client.delete(`/api/v1/export/realm/${pending.id}`, {}, { validate: false }),

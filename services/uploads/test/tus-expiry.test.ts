@@ -4,8 +4,9 @@
 // before the horizon it is still there, and a finished upload (an attachment) stays.
 import { uploadKeys } from '@teamchat/storage';
 import type { TestUser } from '@teamchat/stack';
+import { waitFor } from '@teamchat/testing';
 import { tusMetadataCacheKey } from '../src/lib/tus';
-import { basicAuth, startUploadsStack, STORE_KINDS, waitFor, type UploadsStack } from './helpers';
+import { basicAuth, startUploadsStack, STORE_KINDS, type UploadsStack } from './helpers';
 
 const HORIZON_MS = 4000;
 
@@ -80,8 +81,7 @@ describe.each(STORE_KINDS)('unfinished tus uploads expire (%s storage)', (kind) 
         (await stored(unfinished.pathId)).length === 0 &&
         (await uploads.stack.deps.redis.exists(metadataCacheKey(unfinished.pathId))) === 0 &&
         (await tus('HEAD', unfinished.url)).status === 404,
-      'the unfinished upload to expire',
-      30_000,
+      { what: 'the unfinished upload to expire', timeoutMs: 30_000 },
     );
     expect(Date.now() - unfinished.createdAt).toBeGreaterThanOrEqual(HORIZON_MS - 500);
     expect((await tus('HEAD', unfinished.url)).status).toBe(404);

@@ -1,13 +1,13 @@
-// Headers built from people's text (issue #48): a name carrying RFC 2047 encoded-word syntax
+// Headers built from people's text (a name is anyone's input): a name carrying RFC 2047 encoded-word syntax
 // reaches the From display name and the Subject of an invitation email encoded by the mail
 // library, its syntax broken, so mail programs show what was typed, never what it decodes to.
 // Read from the .eml files the mailer writes without SMTP.
+import { waitFor } from '@teamchat/testing';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack } from '@teamchat/stack';
-import { waitFor } from './support/worker-process';
 
 jest.setTimeout(120_000);
 

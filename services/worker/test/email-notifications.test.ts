@@ -2,6 +2,7 @@
 // process): invitations (POST /invites and resend) and missed-message emails (unread direct
 // messages and mentions of a user who is away, batched over their batching period, with links
 // back), each sent once from the worker's email job; the settings that turn them off.
+import { waitFor } from '@teamchat/testing';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +11,6 @@ import { Role } from '@teamchat/domain';
 import { createMailer } from '@teamchat/notifications';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { SmtpSink } from './support/smtp-sink';
-import { waitFor } from './support/worker-process';
 
 jest.setTimeout(120_000);
 

@@ -6,11 +6,17 @@
 // recorded. A job that got its answer records it (its BullMQ progress) and sends nothing again.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { buildServices, freePort, type ServiceProcess } from '@teamchat/testing';
+import { buildServices, freePort, waitFor, type ServiceProcess } from '@teamchat/testing';
 import { BouncerStandIn, type BouncerRequest } from './support/bouncer';
-import { startWorkerProcess, waitFor } from './support/worker-process';
+import { startWorkerProcess } from './support/worker-process';
 
 jest.setTimeout(180_000);
+
+/**
+ * Waits here outlast a killed worker's replacement booting and taking its jobs over: a minute, not
+ * waitFor's 30 s; checked every 25 ms, so a kill follows closely what it waited for.
+ */
+const WORKER_RESTART_PATIENCE = { timeoutMs: 60_000, intervalMs: 25 };
 
 const ORG_ID = '0f8e3c52-4bd5-4a4b-a3a9-7b1fbf0c1d10';
 const ORG_KEY = 'b'.repeat(64);
@@ -93,13 +99,13 @@ async function sendingJobs(ids: number[]): Promise<Set<number>> {
 
 /** Waits until every message of `ids` was notified and no push job is left, taken-over ones included. */
 async function settle(ids: number[]) {
-  await waitFor(() => new Set(notifiesOf(ids).map(messageIdOf)).size === ids.length);
+  await waitFor(() => new Set(notifiesOf(ids).map(messageIdOf)).size === ids.length, WORKER_RESTART_PATIENCE);
   await waitFor(async () => {
     const counts = await stack.deps.jobs
       .queue('push-notification')
       .getJobCounts('waiting', 'delayed', 'active', 'prioritized');
     return Object.values(counts).every((n) => n === 0);
-  });
+  }, WORKER_RESTART_PATIENCE);
   await sleep(1000);
 }
 
@@ -122,7 +128,7 @@ test('kill -9 while the bouncer holds every answer: each in-flight notification 
   // bouncer has taken, and the kill lands on all of them mid-send.
   bouncer.holdAnswers = true;
   const ids = await sendDirectMessages(30, 'held');
-  await waitFor(() => notifiesOf(ids).length === 8);
+  await waitFor(() => notifiesOf(ids).length === 8, WORKER_RESTART_PATIENCE);
   await sleep(300);
   await killWorker();
   const inFlight = notifiesOf(ids).map(messageIdOf);
@@ -148,7 +154,7 @@ test('kill -9 at random moments mid-send: nothing lost, a repeat only for a requ
   for (let round = 0; round < rounds; round++) {
     const ids = await sendDirectMessages(20, `round ${round}`);
     // Somewhere inside the burst of sends (the jobs are due 200 ms after their message).
-    await waitFor(() => notifiesOf(ids).length >= 1);
+    await waitFor(() => notifiesOf(ids).length >= 1, WORKER_RESTART_PATIENCE);
     await sleep(Math.floor(Math.random() * 400));
     await killWorker();
     const sendingAtKill = await sendingJobs(ids);

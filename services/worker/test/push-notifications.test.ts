@@ -5,11 +5,10 @@
 // message produces its removal; settings, activity, retries and the test notification.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { registerEventQueue } from '@teamchat/testing';
+import { registerEventQueue, waitFor } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import { fcmData } from '@teamchat/notifications';
 import { BouncerStandIn } from './support/bouncer';
-import { waitFor } from './support/worker-process';
 
 jest.setTimeout(120_000);
 

@@ -6,10 +6,23 @@
 // again for a delivered message sends nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { buildServices, freePort, registerEventQueue, settleEvents, type ServiceProcess } from '@teamchat/testing';
-import { startWorkerProcess, waitFor } from './support/worker-process';
+import {
+  buildServices,
+  freePort,
+  registerEventQueue,
+  settleEvents,
+  waitFor,
+  type ServiceProcess,
+} from '@teamchat/testing';
+import { startWorkerProcess } from './support/worker-process';
 
 jest.setTimeout(180_000);
+
+/**
+ * Waits here outlast a killed worker's replacement booting and taking its jobs over: a minute, not
+ * waitFor's 30 s; checked every 25 ms, so a kill follows closely what it waited for.
+ */
+const WORKER_RESTART_PATIENCE = { timeoutMs: 60_000, intervalMs: 25 };
 
 let stack: Stack;
 let alice: TestUser;
@@ -56,14 +69,14 @@ test('kill -9 of the worker around delivery: every scheduled message is delivere
   const deliveredCount = () => stack.db.scheduledMessage.count({ where: { id: { in: ids }, delivered: true } });
 
   // The kill lands while the due jobs are being delivered: after the first one, before the last.
-  await waitFor(async () => (await deliveredCount()) > 0);
+  await waitFor(async () => (await deliveredCount()) > 0, WORKER_RESTART_PATIENCE);
   worker!.child.kill('SIGKILL');
   await worker!.exited;
   const atKill = await deliveredCount();
   await sleep(500);
   worker = await startWorker();
 
-  await waitFor(async () => (await deliveredCount()) === COUNT);
+  await waitFor(async () => (await deliveredCount()) === COUNT, WORKER_RESTART_PATIENCE);
   await settleEvents(stack);
   const received: string[] = [];
   for (;;) {
@@ -99,7 +112,7 @@ test('kill -9 of the worker around delivery: every scheduled message is delivere
     const state = await waitFor(async () => {
       const current = await jobs.getJob(job.id!);
       return current?.finishedOn ? current : undefined;
-    });
+    }, WORKER_RESTART_PATIENCE);
     expect(state.returnvalue).toMatchObject({ outcome: 'skipped' });
   }
   expect(await stack.db.message.count({ where: { topic: 'kill' } })).toBe(COUNT);

@@ -4,9 +4,10 @@
 //   node scripts/build.mjs events
 //   PYTHONPATH=/path/to/python-zulip-api/zulip node --import tsx services/events/test/manual/pyzulip.ts
 // (tests/README.md has a recipe).
+import { sleep } from '@teamchat/testing';
 import { spawn } from 'node:child_process';
 import { startStack } from '@teamchat/stack';
-import { EventCluster, sleep } from '../support/cluster';
+import { EventCluster } from '../support/cluster';
 import { alertWords, commitEvent } from '../support/producers';
 
 async function main() {

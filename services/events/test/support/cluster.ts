@@ -11,7 +11,7 @@ import { createLogger } from '@teamchat/core';
 import { listen, serverUrl, type RunningService } from '@teamchat/runtime';
 import { createGateway } from '@teamchat/service-gateway';
 import { GENEROUS_RATE_LIMITS, type Stack, type TestUser } from '@teamchat/stack';
-import { ApiClient, Balancer, buildServices, freePort, repoRoot, testRedisTarget } from '@teamchat/testing';
+import { ApiClient, Balancer, buildServices, freePort, repoRoot, sleep, testRedisTarget } from '@teamchat/testing';
 
 export { freePort };
 
@@ -22,8 +22,6 @@ const BUNDLE = path.join(ROOT, 'services/events/dist/main.js');
 export function buildEventsBundle(): void {
   buildServices(['events']);
 }
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class Replica {
   alive = true;

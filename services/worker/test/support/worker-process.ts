@@ -1,7 +1,5 @@
 // What the worker's tests share: the worker as a process of its own (so a test can kill -9 it),
-// against an in-process stack's database, Redis prefix and messages service; and waiting for a
-// condition the background jobs bring about.
-import { setTimeout as sleep } from 'node:timers/promises';
+// against an in-process stack's database, Redis prefix and messages service.
 import type { Stack } from '@teamchat/stack';
 import { startServiceProcess, testRedisTarget, type ServiceProcess } from '@teamchat/testing';
 
@@ -26,18 +24,4 @@ export function startWorkerProcess(stack: Stack, port: number, env: NodeJS.Proce
     WORKER_STALLED_CHECK_MS: '1000',
     ...env,
   });
-}
-
-/** `check`'s first truthy value, polled until `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(25);
-  }
 }
