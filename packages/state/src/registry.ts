@@ -53,6 +53,8 @@ export interface StateContext {
   options: RegisterOptions;
   /** Scheme clients reach the server by, for absolute URLs (e.g. "https"). */
   scheme: string;
+  /** The server setting WEB_PUBLIC_STREAMS_ENABLED (absent: on, its default). */
+  webPublicStreamsEnabled?: boolean;
   /** The server secret bots' API keys are sealed with (INTERNAL_JWT_SECRET, docs/adr/0007). */
   serverSecret: string;
   /** The process's built realm-wide parts (the event tier's); without it every register builds them. */

@@ -89,6 +89,7 @@ describe('an organisation with a web-public channel and spectator access', () =>
       realm_allow_message_editing: false,
       realm_presence_disabled: true,
       realm_enable_spectator_access: true,
+      server_web_public_streams_enabled: true,
       presences: {},
       alert_words: [],
       drafts: [],
@@ -250,6 +251,10 @@ describe('an organisation with a web-public channel and spectator access', () =>
       await closed.createStream({ name: 'open', isWebPublic: true });
       await closed.fixtureWritten();
       expectNotLoggedIn(await closed.anonymous().post('/json/register'), 'Session');
+      // Register tells clients so (Zulip's server_web_public_streams_enabled).
+      const user = await closed.createUser();
+      const state = await user.client.post('/api/v1/register', { fetch_event_types: ['realm'] });
+      expect(state.body.server_web_public_streams_enabled).toBe(false);
     } finally {
       await closed.close();
     }

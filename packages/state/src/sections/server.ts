@@ -34,7 +34,7 @@ const GIPHY_RATING_OPTIONS = {
 
 export const serverSection: StateSection = {
   eventType: 'realm',
-  async fetch({ realm }) {
+  async fetch({ realm, webPublicStreamsEnabled = true }) {
     return {
       max_stream_name_length: SERVER_LIMITS.max_stream_name_length,
       max_stream_description_length: SERVER_LIMITS.max_stream_description_length,
@@ -56,7 +56,7 @@ export const serverSection: StateSection = {
       server_avatar_changes_disabled: false,
       server_name_changes_disabled: false,
       server_needs_upgrade: false,
-      server_web_public_streams_enabled: true,
+      server_web_public_streams_enabled: webPublicStreamsEnabled,
       server_can_summarize_topics: false,
       server_thumbnail_formats: THUMBNAIL_FORMATS,
       server_supported_permission_settings: serverSupportedPermissionSettings(),

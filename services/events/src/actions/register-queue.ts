@@ -93,6 +93,7 @@ export async function doRegisterQueue(
             options: request.registerOptions,
             scheme: deps.env.EXTERNAL_SCHEME,
             serverSecret: deps.env.INTERNAL_JWT_SECRET,
+            webPublicStreamsEnabled: deps.env.WEB_PUBLIC_STREAMS_ENABLED,
             realmStateCache: deps.events.realmStateCache,
           });
           return { snapshot, state };
@@ -141,6 +142,7 @@ export async function doRegisterSpectator(
         options: request.registerOptions,
         scheme: deps.env.EXTERNAL_SCHEME,
         serverSecret: deps.env.INTERNAL_JWT_SECRET,
+        webPublicStreamsEnabled: deps.env.WEB_PUBLIC_STREAMS_ENABLED,
       });
     },
     { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead, timeout: 60_000, maxWait: 10_000 },
