@@ -4,7 +4,7 @@
 // the service and the answer back. /json/<x> (Zulip's web app) is /api/v1/<x> authenticated by
 // the session cookie instead of HTTP Basic, with a CSRF check: the same rule, the same upstream
 // path, so services never see /json. Plain node:http on purpose: long-polls and high-rate
-// endpoints pass through no middleware stack (design §3).
+// endpoints pass through no middleware stack, whose cost every request and parked poll would pay.
 
 import http from 'node:http';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, sessionIdFromCookies, type Redis, type Session } from '@teamchat/bus';
