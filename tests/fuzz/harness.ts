@@ -97,7 +97,7 @@ export function checkAnswer(endpointPath: string, response: RawResponse): string
       return `status ${status}: Content-Type JSON but the body does not parse`;
     }
   }
-  // Issue #48: no error ever tells the client where the server keeps its files.
+  // No error ever tells the client where the server keeps its files.
   if (status >= 400 && namesServerPath(text)) return `status ${status}: the body names a server path`;
   if (status >= 400) {
     if (!isJson) {

@@ -2,7 +2,15 @@
 // and the exact events (read from the event outbox the action committed).
 import { MessageFlag, Role, systemGroupId, VisibilityPolicy } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { type ApiResponse, captureEvents, expectError, ofType, type Params, until } from '@teamchat/testing';
+import {
+  type ApiResponse,
+  captureEvents,
+  expectError,
+  ofType,
+  type Params,
+  sendMessage,
+  until,
+} from '@teamchat/testing';
 import { bulkUsers, userMessageFlags } from './helpers';
 
 let stack: Stack;
@@ -615,17 +623,12 @@ describe('rendering', () => {
     await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
   });
 
-  // Issue #43: emoticons become emoji only for a sender who turned translate_emoticons on.
+  // Emoticons become emoji only for a sender who turned translate_emoticons on.
   test("emoji by name and emoticons per the sender's translate_emoticons", async () => {
     const stream = await channel();
     const send = async (content: string) => {
-      const response = await alice.client.post('/api/v1/messages', {
-        type: 'stream',
-        to: stream.id,
-        topic: 'emoji',
-        content,
-      });
-      return (await stack.db.message.findUniqueOrThrow({ where: { id: response.body.id } })).rendered_content;
+      const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'emoji', content });
+      return (await stack.db.message.findUniqueOrThrow({ where: { id } })).rendered_content;
     };
     const smile = '<span aria-label="smile" class="emoji emoji-1f642" role="img" title="smile">:smile:</span>';
     expect(await send(':smile: :)')).toBe(`<p>${smile} :)</p>`);
@@ -641,7 +644,7 @@ describe('rendering', () => {
     }
   });
 
-  // Issue #43: math renders with KaTeX as in Zulip; a URL inside it is no link (Zulip's
+  // Math renders with KaTeX as in Zulip; a URL inside it is no link (Zulip's
   // test_finds_only_links), and TeX KaTeX refuses shows as written.
   test('math: $$…$$ and ```math through KaTeX, no link inside, errors as tex-error', async () => {
     const stream = await channel();
@@ -663,7 +666,7 @@ describe('rendering', () => {
     expect(message.has_link).toBe(false);
   });
 
-  // Issue #26: a linkifier URL with an unsafe scheme renders as text, whether the scheme comes from
+  // A linkifier URL with an unsafe scheme renders as text, whether the scheme comes from
   // the message ({+url}) or from a template stored before templates were checked.
   test('linkifier links with unsafe schemes stay text in messages and are left out of topic links', async () => {
     const stream = await channel();
@@ -691,7 +694,7 @@ describe('rendering', () => {
     await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
   });
 
-  // Issue #26: linkifiers run on re2 (linear time). Under JavaScript's backtracking engine each
+  // Linkifiers run on re2 (linear time). Under JavaScript's backtracking engine each
   // extra "a" doubled the time of these near-matches; see packages/domain/test for longer ones.
   test('a nested-quantifier linkifier renders near-matches as text and real matches as links', async () => {
     const stream = await channel();
@@ -922,9 +925,7 @@ test("a recipient's alert words flag the message for them, on sending and on edi
   ).toBe(200);
   const flagsFor = async (user: TestUser, id: number) =>
     (await user.client.get(`/api/v1/messages/${id}`)).body.message.flags as string[];
-  const send = async (content: string) =>
-    (await alice.client.post('/api/v1/messages', { type: 'stream', to: stream.id, topic: 'ops', content })).body
-      .id as number;
+  const send = (content: string) => sendMessage(alice, { type: 'stream', to: stream.id, topic: 'ops', content });
 
   const whole = await send('The deploy is done, and the server is ON FIRE!');
   expect(await flagsFor(bob, whole)).toContain('has_alert_word');

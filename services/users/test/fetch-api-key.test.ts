@@ -61,10 +61,10 @@ test('missing arguments use Zulip wording', async () => {
   expect(response.body.var_name).toBe('password');
 });
 
-// Issue #26, finding 4: password logins are throttled per account (Zulip's
-// authenticate_by_username: 5 attempts in 30 minutes, a success clears them) and per client
-// address, in Redis, so every users replica shares the count; and an unknown account costs
-// the same time as a known one (no telling which accounts exist).
+// Password logins are throttled per account (Zulip's authenticate_by_username: 5 attempts in 30
+// minutes, a success clears them) and per client address, in Redis, so every users replica shares
+// the count; and an unknown account costs the same time as a known one (no telling which accounts
+// exist).
 describe('login throttling', () => {
   const LOGIN = '/api/v1/fetch_api_key';
   const login = (username: string, password: string, headers: Record<string, string> = {}) =>
