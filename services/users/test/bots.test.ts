@@ -489,7 +489,7 @@ describe('DELETE /bots/{bot_id}', () => {
       result: 'success',
       msg: '',
     });
-    expectError(await botClient.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
+    expectError(await botClient.get('/api/v1/users/me'), 401, 'USER_DEACTIVATED', 'Account is deactivated');
     expect(await settled(ownerQueue)).toEqual([
       { type: 'realm_bot', op: 'update', bot: { user_id: bot.user_id, is_active: false } },
     ]);

@@ -397,8 +397,8 @@ describe('DELETE /users/me', () => {
       expect((await leaver.client.delete('/api/v1/users/me')).body).toEqual({ result: 'success', msg: '' });
       const rows = await stack.db.userProfile.findMany({ where: { id: { in: [leaver.id, bot.id] } } });
       expect(rows.every((row) => !row.is_active)).toBe(true);
-      expectError(await leaver.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
-      expectError(await bot.client.get('/api/v1/users/me'), 401, 'UNAUTHORIZED');
+      expectError(await leaver.client.get('/api/v1/users/me'), 401, 'USER_DEACTIVATED', 'Account is deactivated');
+      expectError(await bot.client.get('/api/v1/users/me'), 401, 'USER_DEACTIVATED', 'Account is deactivated');
     });
 
     const everyone = await activeIds(stack);

@@ -147,7 +147,7 @@ test('a reusable invitation link made with zulip-js signs a new person up; they 
   expect(subscriptions.subscriptions.map((s: { name: string }) => s.name)).toEqual(['zulip-js welcome']);
 
   expect((await newcomer.callEndpoint('/users/me', 'DELETE')).result).toBe('success');
-  expect((await newcomer.users.me.getProfile()).code).toBe('UNAUTHORIZED');
+  expect((await newcomer.users.me.getProfile()).code).toBe('USER_DEACTIVATED');
 
   const revoked = await admin.callEndpoint(
     `/invites/multiuse/${(await admin.callEndpoint('/invites')).invites.find((i: { link_url: string }) => i.link_url === link).id}`,
