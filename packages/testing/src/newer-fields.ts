@@ -167,6 +167,17 @@ declareNewerFields('POST /register', ['realm_topics_policy']);
 // which zulip.yaml 10.2 does not document (the issue asks for it so profile_data is real).
 declareNewerOperation('PATCH', /^\/users\/me\/profile_data$/, (body) => exactKeys(body, []));
 declareNewerOperation('DELETE', /^\/users\/me\/profile_data$/, (body) => exactKeys(body, []));
+// Bot storage: Zulip 10.2 serves it (zproject/urls.py's bot_storage, zerver/views/storage.py),
+// zulip.yaml leaves it out. GET answers {storage: {key: value}} with string values.
+declareNewerOperation('GET', /^\/bot_storage$/, (body) => {
+  const problem = exactKeys(body, ['storage']);
+  if (problem) return problem;
+  const storage = body.storage as Record<string, unknown>;
+  if (typeof storage !== 'object' || storage === null || Array.isArray(storage)) return 'storage is not an object';
+  return Object.values(storage).every((value) => typeof value === 'string') ? null : 'storage has a non-string value';
+});
+declareNewerOperation('PUT', /^\/bot_storage$/, (body) => exactKeys(body, []));
+declareNewerOperation('DELETE', /^\/bot_storage$/, (body) => exactKeys(body, []));
 // Register keys of the users domain newer than 10.2: navigation_views (feature level 390) and
 // the realm permissions governing topics_policy (392) and channel delete policies (407).
 declareNewerFields('POST /register', [

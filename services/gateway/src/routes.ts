@@ -106,6 +106,7 @@ export const ROUTES: RouteRule[] = [
   // Users, groups, invitations, realm configuration, personal settings: the users service.
   { pattern: api('users(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('bots(/.*)?'), service: 'users', auth: 'basic' },
+  { pattern: api('bot_storage'), service: 'users', auth: 'basic' },
   { pattern: api('user_groups(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('invites(/.*)?'), service: 'users', auth: 'basic' },
   { pattern: api('navigation_views(/.*)?'), service: 'users', auth: 'basic' },

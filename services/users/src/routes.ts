@@ -12,6 +12,7 @@ import {
   uploadRealmIcon,
   uploadRealmLogo,
 } from './views/avatars';
+import { getBotStorage, removeBotStorage, updateBotStorage } from './views/bot-storage';
 import { createBot, deactivateBot, getBots, regenerateBotApiKey, updateBot } from './views/bots';
 import { fetchApiKey, internalPasswordLogin, internalPasswordReset } from './views/fetch-api-key';
 import {
@@ -139,6 +140,9 @@ export const routes: Route<UsersDeps>[] = [
   { method: 'PATCH', path: '/api/v1/bots/:bot_id', view: updateBot, body: 'raw' },
   { method: 'DELETE', path: '/api/v1/bots/:bot_id', view: deactivateBot },
   { method: 'POST', path: '/api/v1/bots/:bot_id/api_key/regenerate', view: regenerateBotApiKey },
+  { method: 'GET', path: '/api/v1/bot_storage', view: getBotStorage },
+  { method: 'PUT', path: '/api/v1/bot_storage', view: updateBotStorage },
+  { method: 'DELETE', path: '/api/v1/bot_storage', view: removeBotStorage },
 
   // User groups.
   { method: 'GET', path: '/api/v1/user_groups', view: getUserGroups },

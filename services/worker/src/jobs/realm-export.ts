@@ -58,9 +58,10 @@ export const EXPORT_TABLES: TableSpec[] = [
   { table: 'user_presence', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['user_profile_id'] },
   { table: 'user_status', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['user_profile_id'] },
   { table: 'onboarding_step', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['id'] },
-  // Bots' outgoing webhooks (their token sealed with this server's secret: useless elsewhere) and configuration.
+  // Bots' outgoing webhooks (their token sealed with this server's secret: useless elsewhere), configuration and storage.
   { table: 'service', where: `t.user_profile_id IN (${REALM_USERS})`, key: ['id'], omit: ['sealed_token'] },
   { table: 'bot_config_data', where: `t.bot_profile_id IN (${REALM_USERS})`, key: ['id'] },
+  { table: 'bot_storage_data', where: `t.bot_profile_id IN (${REALM_USERS})`, key: ['id'] },
   { table: 'user_group', where: 't.realm_id = $1', key: ['id'] },
   {
     table: 'user_group_membership',
