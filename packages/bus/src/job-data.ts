@@ -106,6 +106,18 @@ export type EmailJobData =
   | { kind: 'missed-messages'; realmId: number; userId: number; batch: number }
   | { kind: 'password-reset'; realmId: number; email: string };
 
+/**
+ * A message that mentions an outgoing webhook bot in a channel, or is a direct message to one
+ * (messages service, after the send commits; Zulip's get_service_bot_events): the worker posts
+ * it to the bot's service and sends the service's answer as the bot's reply.
+ */
+export interface OutgoingWebhookJobData {
+  realmId: number;
+  messageId: number;
+  botId: number;
+  trigger: 'mention' | 'direct_message';
+}
+
 /** Every queue's job payload, by queue name: the one list of queues. */
 export interface JobData {
   'mark-all-read': MarkAllReadJobData;
@@ -118,6 +130,7 @@ export interface JobData {
   'push-device': PushDeviceJobData;
   email: EmailJobData;
   'realm-export': RealmExportJobData;
+  'outgoing-webhook': OutgoingWebhookJobData;
 }
 
 export type JobQueueName = keyof JobData;
@@ -134,4 +147,5 @@ export const JOB_QUEUES = {
   pushDevice: 'push-device',
   email: 'email',
   realmExport: 'realm-export',
+  outgoingWebhook: 'outgoing-webhook',
 } as const satisfies Record<string, JobQueueName>;

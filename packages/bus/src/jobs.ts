@@ -10,6 +10,9 @@ import type { Redis } from './redis';
 /** A BullMQ queue whose jobs carry `JobData[Name]` (job names stay free: a scheduler names its own). */
 export type JobQueue<Name extends JobQueueName> = Queue<JobData[Name], unknown, string, JobData[Name], unknown, string>;
 
+/** A call to an outgoing webhook and Zulip's MAX_REQUEST_RETRIES (zerver/lib/queue.py) retries of it. */
+const OUTGOING_WEBHOOK_ATTEMPTS = 1 + 3;
+
 export class JobClient {
   private readonly queues = new Map<JobQueueName, Queue>();
   private readonly events = new Map<string, QueueEvents>();
@@ -39,6 +42,21 @@ export class JobClient {
     await this.queue('message-notifications').add('message-notifications', data, {
       jobId: `message-notifications-${data.messageId}${occasion === 'send' ? '' : `-${occasion}`}`,
       attempts: 8,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    });
+  }
+
+  /**
+   * Has the worker call an outgoing webhook bot's service about a message (one job per message
+   * and bot). Tried OUTGOING_WEBHOOK_ATTEMPTS times: Zulip retries a call that timed out or could
+   * not connect MAX_REQUEST_RETRIES (3) times; the worker tells the bot's owner after the last.
+   */
+  async enqueueOutgoingWebhook(data: JobData['outgoing-webhook']): Promise<void> {
+    await this.queue('outgoing-webhook').add('outgoing-webhook', data, {
+      jobId: `outgoing-webhook-${data.messageId}-${data.botId}`,
+      attempts: OUTGOING_WEBHOOK_ATTEMPTS,
       backoff: { type: 'exponential', delay: 500 },
       removeOnComplete: true,
       removeOnFail: 1000,

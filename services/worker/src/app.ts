@@ -25,6 +25,12 @@ export const workerEnvSpec = {
     'how often due scheduled messages whose delivery job was lost are looked for (0: never)',
     5_000,
   ),
+  // Outgoing webhook bots' services (jobs/outgoing-webhook.ts, lib/outgoing-http.ts): where they may be.
+  OUTGOING_WEBHOOK_ALLOWED_HOSTS: env.string(
+    'hosts (name or address, optionally :port; comma-separated) outgoing webhooks may call although they resolve to a loopback, link-local or private address (refused by default)',
+    '',
+  ),
+  OUTGOING_WEBHOOK_TIMEOUT_SECONDS: env.int("how long an outgoing webhook's service has to answer", 10),
   // Push notifications (bouncer) and email (SMTP): packages/notifications, docs/operations.md.
   ...notificationsEnvSpec,
 };

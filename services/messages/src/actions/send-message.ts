@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import { JsonableError, type Requester } from '@teamchat/core';
 import { Prisma, queryRows, transaction, type Stream, type TxClient, type UserProfile } from '@teamchat/db';
 import {
+  BotType,
   claimAttachments,
   dmKey,
   flagsList,
@@ -339,7 +340,58 @@ export async function doSendMessage(
       .enqueueMessageNotifications({ realmId: realm.id, messageId: id })
       .catch((error) => deps.logger.warn({ err: error, message_id: id }, 'enqueueing message notifications failed'));
   }
+  if (!sender.is_bot) {
+    const botParticipants = target.kind === 'private' ? target.participants : [];
+    triggerOutgoingWebhooks(deps, {
+      realmId: realm.id,
+      messageId: id,
+      inChannel: target.kind === 'stream',
+      mentionedIds,
+      botParticipants,
+    }).catch((error) => deps.logger.warn({ err: error, message_id: id }, 'enqueueing outgoing webhooks failed'));
+  }
   return { id };
+}
+
+/**
+ * Asks the worker to call the outgoing webhook bots a human's message is for (Zulip's
+ * get_service_bot_events): those it mentions in a channel, those it is a direct message to.
+ * A bot's messages trigger none, so a bot's reply cannot call another bot in a loop.
+ */
+async function triggerOutgoingWebhooks(
+  deps: MessagesDeps,
+  message: {
+    realmId: number;
+    messageId: number;
+    inChannel: boolean;
+    mentionedIds: Set<number>;
+    botParticipants: UserProfile[];
+  },
+): Promise<void> {
+  const isOutgoingWebhookBot = (user: Pick<UserProfile, 'is_bot' | 'bot_type' | 'is_active'>) =>
+    user.is_bot && user.bot_type === BotType.OUTGOING_WEBHOOK && user.is_active;
+  let botIds: number[];
+  let trigger: 'mention' | 'direct_message';
+  if (message.inChannel) {
+    if (message.mentionedIds.size === 0) return;
+    trigger = 'mention';
+    const mentioned = await deps.db.userProfile.findMany({
+      where: {
+        id: { in: [...message.mentionedIds] },
+        is_bot: true,
+        bot_type: BotType.OUTGOING_WEBHOOK,
+        is_active: true,
+      },
+      select: { id: true },
+    });
+    botIds = mentioned.map((bot) => bot.id);
+  } else {
+    trigger = 'direct_message';
+    botIds = message.botParticipants.filter(isOutgoingWebhookBot).map((bot) => bot.id);
+  }
+  for (const botId of botIds) {
+    await deps.jobs.enqueueOutgoingWebhook({ realmId: message.realmId, messageId: message.messageId, botId, trigger });
+  }
 }
 
 /** A new submessage id, taken before the send's one write statement (as the message's is). */

@@ -5,6 +5,7 @@ import { deleteTopicProcessor } from './delete-topic';
 import { emailProcessor } from './email';
 import { markAllReadProcessor } from './mark-all-read';
 import { messageNotificationsProcessor } from './message-notifications';
+import { outgoingWebhookProcessor } from './outgoing-webhook';
 import type { JobProcessor } from './processor';
 import { pushDeviceProcessor } from './push-device';
 import { pushNotificationProcessor } from './push-notification';
@@ -26,6 +27,7 @@ const PROCESSORS_BY_QUEUE: { [Name in JobQueueName]: JobProcessor<Name> } = {
   'push-device': pushDeviceProcessor,
   email: emailProcessor,
   'realm-export': realmExportProcessor,
+  'outgoing-webhook': outgoingWebhookProcessor,
 };
 
 export const JOB_PROCESSORS: JobProcessor[] = Object.values(PROCESSORS_BY_QUEUE);

@@ -6,7 +6,13 @@ import type { BaseDeps } from '@teamchat/runtime';
 import type { NotificationsConfig } from '@teamchat/notifications';
 
 /** What a job gets: the common dependencies and the worker's settings (workerEnvSpec in app.ts). */
-export type WorkerDeps = BaseDeps & { config: { MESSAGES_URL: string } & NotificationsConfig };
+export type WorkerDeps = BaseDeps & {
+  config: {
+    MESSAGES_URL: string;
+    OUTGOING_WEBHOOK_ALLOWED_HOSTS: string;
+    OUTGOING_WEBHOOK_TIMEOUT_SECONDS: number;
+  } & NotificationsConfig;
+};
 
 export interface JobProcessor<Name extends JobQueueName = JobQueueName> {
   queue: Name;
