@@ -1,18 +1,20 @@
 // Wake-ups are never lost while Redis is healthy: many queues re-parking their polls while
-// events arrive at random moments. With heartbeats far away (60 s), an event whose wake-up was
-// lost would reach its queue only at the next heartbeat; every one must arrive well before it
-// (the bound is half the heartbeat, far above what a loaded machine takes).
+// events arrive at random moments. With heartbeats far away (120 s), an event whose wake-up was
+// lost would reach its queue only at the next heartbeat (about 120 s after its poll parked, a
+// few seconds before the event); every one must arrive well before it. The bound is half the
+// heartbeat: a saturated run took 31.6 s for its slowest delivery (p50 2.2 s, two suites at once
+// on two cores), which is slowness, not loss; a heartbeat could not deliver sooner than ~110 s.
 import { startStack, type Stack } from '@teamchat/stack';
 import { registerEventQueue, type EventQueue } from '@teamchat/testing';
 import { alertWords, commitEvent } from './support/producers';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
     services: ['events'],
-    env: { EVENTS_HEARTBEAT_MIN_MS: '60000', EVENTS_HEARTBEAT_JITTER_MS: '0' },
+    env: { EVENTS_HEARTBEAT_MIN_MS: '120000', EVENTS_HEARTBEAT_JITTER_MS: '0' },
   });
 });
 afterAll(() => stack.close());
@@ -52,11 +54,12 @@ test('every event reaches every re-parking poll by its wake-up, never at the hea
       users.map((user) => user.id),
     );
   }
-  const timeout = setTimeout(() => (done = true), 50_000);
+  // Before the heartbeat: a delivery never woken is then missing from the count.
+  const timeout = setTimeout(() => (done = true), 100_000);
   await Promise.all(pollers);
   clearTimeout(timeout);
   delays.sort((a, b) => a - b);
   console.log(`wake-ups: ${delays.length} deliveries, p50 ${delays[delays.length >> 1]} ms, max ${delays.at(-1)} ms`);
   expect(delays.length).toBe(QUEUES * EVENTS);
-  expect(delays.at(-1)!).toBeLessThan(30_000);
+  expect(delays.at(-1)!).toBeLessThan(60_000);
 });
