@@ -15,6 +15,7 @@ import {
   systemGroupId,
   type SystemGroupName,
 } from '@teamchat/domain';
+import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
 import { transaction, type Stream } from '@teamchat/db';
 import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type RunningService } from '@teamchat/runtime';
 import { commonEnv, createLogger, loadEnv } from '@teamchat/core';
@@ -196,6 +197,26 @@ export class Stack {
 
   client(credentials: { email: string; apiKey: string }): ApiClient {
     return new ApiClient(this.gatewayUrl, credentials);
+  }
+
+  /**
+   * A browser's client, as the web app calls /json: logged in through the login form, with its
+   * session cookie and the session's CSRF token (answered too, for forms that carry it).
+   */
+  async sessionClient(
+    user: Pick<TestUser, 'deliveryEmail'>,
+    password: string,
+  ): Promise<{ browser: ApiClient; csrfToken: string }> {
+    const login = await this.anonymous().post(
+      '/accounts/login/',
+      { username: user.deliveryEmail, password },
+      { validate: false },
+    );
+    if (login.status !== 302) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
+    const cookie = String(login.headers['set-cookie']![0]).split(';', 1)[0];
+    const session = await new SessionStore(this.redis, this.deps.env.REDIS_PREFIX).get(sessionIdFromCookies(cookie)!);
+    const csrfToken = session!.csrfToken;
+    return { browser: new ApiClient(this.gatewayUrl, null, { cookie, 'x-csrftoken': csrfToken }), csrfToken };
   }
 
   /** Another realm, served on `host` (send that Host header to address it). */

@@ -3,7 +3,6 @@
 // USER_STATE_SIZE_LIMIT characters of both, Zulip's errors, nothing changed by a refused request.
 // Zulip checks no bot type there (its test_service_bot_system.py stores through /json/bot_storage
 // as a human), so a human caller has storage of its own, apart from its bots'.
-import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
 import { USER_STATE_SIZE_LIMIT } from '@teamchat/service-users';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { ApiClient, expectError } from '@teamchat/testing';
@@ -152,13 +151,7 @@ test("a deactivated bot keeps its storage; the rows go with the user row, as Zul
 test("the web app's /json/bot_storage with the session cookie", async () => {
   const password = 'bot-storage-session-password';
   const person = await stack.createUser({ email: 'bot-storage-browser@example.com', password });
-  const login = await stack
-    .anonymous()
-    .post('/accounts/login/', { username: person.deliveryEmail, password }, { validate: false });
-  expect(login.status).toBe(302);
-  const cookie = String(login.headers['set-cookie']![0]).split(';', 1)[0];
-  const session = await new SessionStore(stack.redis, stack.deps.env.REDIS_PREFIX).get(sessionIdFromCookies(cookie)!);
-  const browser = new ApiClient(stack.gatewayUrl, null, { cookie, 'x-csrftoken': session!.csrfToken });
+  const { browser } = await stack.sessionClient(person, password);
 
   const stored = await browser.request('PUT', '/json/bot_storage', { storage: JSON.stringify({ web: 'app' }) });
   expect(stored.body).toEqual({ result: 'success', msg: '' });

@@ -7,12 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
 import { hashApiKey, openBotSecret, SystemGroup, type SystemGroupName } from '@teamchat/domain';
 import { doIssueApiKey } from '@teamchat/service-users';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import {
-  ApiClient,
   expectError,
   registerEventQueue,
   settleEvents,
@@ -617,17 +615,11 @@ test("register's realm_bots, with bots of every kind made above, parses as the w
 test("the web app's own requests: /json/bots with the session cookie, the form's CSRF token and FormData", async () => {
   const password = 'bots-session-password';
   const person = await stack.createUser({ email: 'bots-browser@example.com', password });
-  const login = await stack
-    .anonymous()
-    .post('/accounts/login/', { username: person.deliveryEmail, password }, { validate: false });
-  expect(login.status).toBe(302);
-  const cookie = String(login.headers['set-cookie']![0]).split(';', 1)[0];
-  const session = await new SessionStore(stack.redis, stack.deps.env.REDIS_PREFIX).get(sessionIdFromCookies(cookie)!);
-  const browser = new ApiClient(stack.gatewayUrl, null, { cookie, 'x-csrftoken': session!.csrfToken });
+  const { browser, csrfToken } = await stack.sessionClient(person, password);
 
   const created = await browser.post(
     '/json/bots',
-    { csrfmiddlewaretoken: session!.csrfToken, bot_type: '1', full_name: 'Browser Bot', short_name: 'browser' },
+    { csrfmiddlewaretoken: csrfToken, bot_type: '1', full_name: 'Browser Bot', short_name: 'browser' },
     { encoding: 'multipart' },
   );
   expect(created.body).toMatchObject({ msg: '', result: 'success', user_id: expect.any(Number) });
@@ -637,7 +629,7 @@ test("the web app's own requests: /json/bots with the session cookie, the form's
   ]);
   const edited = await browser.patch(
     `/json/bots/${created.body.user_id}`,
-    { csrfmiddlewaretoken: session!.csrfToken, full_name: 'Browser Bot 2', role: JSON.stringify(400) },
+    { csrfmiddlewaretoken: csrfToken, full_name: 'Browser Bot 2', role: JSON.stringify(400) },
     { encoding: 'multipart' },
   );
   expect(edited.body).toMatchObject({ result: 'success', full_name: 'Browser Bot 2' });
