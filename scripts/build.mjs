@@ -2,6 +2,7 @@
 // services/<name>/dist/ with esbuild, plus dist/telemetry.js: the OpenTelemetry preload every
 // launcher runs first (`node --require ./dist/telemetry.js ./dist/main.js`). Workspace packages
 // are bundled in; npm packages stay external and are loaded from node_modules at run time.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureInstalled, root } from './lib/deps.mjs';
@@ -69,10 +70,28 @@ export async function build({ quiet = false, only = [] } = {}) {
   return services;
 }
 
-// node scripts/build.mjs [service ...]
-if (import.meta.url === `file://${process.argv[1]}`) {
-  build({ only: process.argv.slice(2) }).catch((error) => {
-    console.error(error);
-    process.exit(1);
+/**
+ * Every service through turbo (`npm run build`): each workspace's `build` task is this script
+ * with its name, and turbo restores an unchanged service's dist/ from its cache. Tests and
+ * `npm start` call build() directly instead: a cache restore rewrites dist/ in place, which a
+ * service starting meanwhile could read half-written (build() renames complete files).
+ */
+function buildThroughTurbo() {
+  ensureInstalled();
+  const result = spawnSync(path.join(root, 'node_modules/.bin/turbo'), ['run', 'build', '--output-logs=new-only'], {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
   });
+  process.exit(result.status ?? 1);
+}
+
+// node scripts/build.mjs: every service, through turbo; node scripts/build.mjs <service ...>: those, directly.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv.length === 2) buildThroughTurbo();
+  else
+    build({ only: process.argv.slice(2) }).catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
 }

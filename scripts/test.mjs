@@ -85,6 +85,8 @@ if (wholeRun) {
   const checks = [
     ['import cycles', ['scripts/check-cycles.mjs']],
     ['test dependencies declared', ['scripts/check-test-dependencies.mjs']],
+    // knip: unused dependencies and files, imports declared nowhere (knip.jsonc).
+    ['dependencies used and declared', ['node_modules/knip/bin/knip.js', '--no-progress', '--no-config-hints']],
     ['type-checking', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']],
     ['lint', ['node_modules/eslint/bin/eslint.js', 'packages', 'services', 'tests', 'bench']],
     ['format', ['node_modules/prettier/bin/prettier.cjs', '--check', '--log-level', 'warn', '.']],

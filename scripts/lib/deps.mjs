@@ -11,9 +11,8 @@ function newer(a, b) {
 
 /**
  * npm install when node_modules is missing or older than the lockfile; prisma generate when needed.
- * Not `npm ci`: the registry mirror these machines use lacks other platforms' optional packages
- * (e.g. @swc/core-darwin-arm64), so the lockfile cannot list them and `npm ci` refuses it as out
- * of sync. `npm install` installs the same pinned versions from the same lockfile.
+ * `npm install` rather than `npm ci`: it installs the same pinned versions from the same lockfile,
+ * but keeps what is already in node_modules.
  */
 export function ensureInstalled() {
   const marker = path.join(root, 'node_modules', '.package-lock.json');
