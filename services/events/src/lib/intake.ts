@@ -1,9 +1,9 @@
 // Consuming the intake streams. All replicas form ONE consumer group; each partition is owned
 // by one replica at a time through a lease (SET NX PX, renewed), so a partition's entries are
-// fanned out in stream order. Replicas share the partitions evenly (each aims for
-// ceil(partitions / live replicas), striped: partition p to the replica of rank p modulo their
-// number, so one organisation's shards spread) and take over the partitions of a replica that stops
-// renewing: the new owner first claims the entries the old one left unacknowledged
+// fanned out in stream order. Replicas share the partitions by rendezvous hashing with bounded
+// loads (assignPartitions: each replica ends with at most ceil(partitions / live replicas) + 1,
+// and a replica joining or leaving moves about partitions / replicas of them, where a striped
+// assignment moved most) and take over the partitions of a replica that stops renewing: the new owner first claims the entries the old one left unacknowledged
 // (XAUTOCLAIM) and applies them again — the queues' high-water marks make that harmless. An
 // owner also claims whatever is pending after any failure, and its reads take nothing new while
 // anything is pending: an entry applied after a newer one would be refused as already applied.
@@ -21,6 +21,7 @@
 // command in flight when its connection closed as failed, so stopping never waits on a read
 // that can no longer settle.
 
+import crypto from 'node:crypto';
 import { settleOnClose, type IntakeEntry, type Redis, type RedisKeys } from '@teamchat/bus';
 import { repeat, settledWithin, type Logger, type Repeating } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
@@ -98,6 +99,36 @@ export interface IntakeOptions {
 export interface Lease {
   generation: number;
   value: string;
+}
+
+/**
+ * Which live replica should own each partition: rendezvous (highest random weight) hashing with
+ * bounded loads. Every (partition, replica) pair gets a weight from a hash of both; pairs are
+ * taken heaviest first, each partition by the first replica under the cap of ceil(partitions /
+ * replicas) + 1. A replica joining takes about the partitions it weighs heaviest on (1/N of them,
+ * plus the few the cap shifts), a replica leaving frees only its own; every replica computes the
+ * same answer from the same registry. (A striped assignment, partition p to rank p mod N, moved
+ * all but about 1/N of them: every rank shifts.) The cap's + 1 keeps those shifts rare.
+ */
+export function assignPartitions(partitions: number, liveIds: readonly string[]): string[] {
+  const ids = [...new Set(liveIds)].sort();
+  if (ids.length === 0) return [];
+  const cap = Math.ceil(partitions / ids.length) + (ids.length > 1 ? 1 : 0);
+  const pairs: { weight: bigint; partition: number; id: string }[] = [];
+  for (const id of ids)
+    for (let partition = 0; partition < partitions; partition++) {
+      const digest = crypto.createHash('sha256').update(`${id}\0${partition}`).digest();
+      pairs.push({ weight: digest.readBigUInt64BE(0), partition, id });
+    }
+  pairs.sort((a, b) => (a.weight === b.weight ? (a.id < b.id ? -1 : 1) : a.weight > b.weight ? -1 : 1));
+  const owners: string[] = new Array<string>(partitions);
+  const load = new Map<string, number>(ids.map((id) => [id, 0]));
+  for (const { partition, id } of pairs) {
+    if (owners[partition] !== undefined || load.get(id)! >= cap) continue;
+    owners[partition] = id;
+    load.set(id, load.get(id)! + 1);
+  }
+  return owners;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -370,6 +401,15 @@ export class IntakeConsumers {
     return this.options.keys.custom('events', 'replicas');
   }
 
+  private assigned: { ids: string; owners: string[] } | undefined;
+
+  /** assignPartitions for these replicas, kept while the registry does not change. */
+  private assignment(liveIds: string[]): string[] {
+    const ids = liveIds.join('\n');
+    if (this.assigned?.ids !== ids) this.assigned = { ids, owners: assignPartitions(this.options.partitions, liveIds) };
+    return this.assigned.owners;
+  }
+
   /** Partitions this replica owns now. */
   ownedPartitions(): number[] {
     return [...this.held.keys()].sort((a, b) => a - b);
@@ -437,12 +477,12 @@ export class IntakeConsumers {
       .exec();
     const liveIds = ((registry?.[2]?.[1] as string[] | undefined) ?? []).sort();
     const live = Math.max(1, liveIds.length);
-    const target = Math.ceil(partitions / live);
-    // Striped: partition p goes to the live replica of rank p modulo their number, so that the
-    // consecutive partitions of one organisation's recipient shards land on different replicas
-    // (chosen at random, two of a realm's four shards often shared a replica: 2x of even).
+    // The same answer in every replica that reads the same registry (assignPartitions): few
+    // partitions change hands when a replica joins or leaves.
+    const owners = this.assignment(liveIds);
+    const assignedHere = (partition: number) => owners[partition] === replicaId;
+    const target = Math.max(owners.filter((owner) => owner === replicaId).length, Math.ceil(partitions / live));
     const rank = liveIds.indexOf(replicaId);
-    const ownStripe = (partition: number) => rank >= 0 && partition % live === rank;
 
     const givenBack = new Set<number>();
     // Not awaited: the consumer finishes its batch (up to a lease) before the lease is deleted.
@@ -452,23 +492,23 @@ export class IntakeConsumers {
         this.logger.warn({ err: error, partition }, 'intake lease release failed; it expires'),
       );
     };
-    const foreign = () => [...this.held.keys()].filter((partition) => !ownStripe(partition));
+    const foreign = () => [...this.held.keys()].filter((partition) => !assignedHere(partition));
     while (this.held.size > target) giveBack(Math.max(...(foreign().length ? foreign() : this.held.keys())));
     // Another replica's partition goes back to it, one a round: it takes it at its next round.
     if (rank >= 0 && foreign().length) giveBack(Math.max(...foreign()));
-    // Its own stripe first, even beyond the target (the surplus goes back next round, foreign
-    // first); others only below it, and not one given back this round (its stripe's owner
+    // Its own partitions first, even beyond the target (the surplus goes back next round, foreign
+    // first); others only below it, and not one given back this round (its assigned owner
     // takes it; if that replica does not, this one takes it at its next round).
     // Not one whose previous reader here is still finishing: it is taken at a later round.
     const free = [...Array(partitions).keys()].filter(
       (partition) => !this.held.has(partition) && !givenBack.has(partition) && !this.stopping.has(partition),
     );
     const candidates = [
-      ...shuffle(free.filter(ownStripe)),
-      ...shuffle(free.filter((partition) => !ownStripe(partition))),
+      ...shuffle(free.filter(assignedHere)),
+      ...shuffle(free.filter((partition) => !assignedHere(partition))),
     ];
     for (const partition of candidates) {
-      if (this.stopped || (this.held.size >= target && !ownStripe(partition))) break;
+      if (this.stopped || (this.held.size >= target && !assignedHere(partition))) break;
       const sentAt = performance.now();
       const generation = await this.commands.tcLeaseAcquire(
         this.options.keys.intakeLease(partition),
