@@ -19,6 +19,7 @@ import { sanitizeUrl } from './url-sanitizer';
 import { globalTimeDatetime } from './global-times';
 import { CODE_LANGUAGE_NAMES } from './code-languages';
 import { zulipMath } from './tex';
+import { loadPreviewData, withThumbnails, zulipInlinePreviews, type PreviewData } from './inline-previews';
 import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
 import {
   emoticonMatches,
@@ -54,7 +55,7 @@ export interface LinkableChannel {
 }
 
 /** Everything a message's rendering looks up, loaded before rendering. */
-export interface MarkdownData {
+export interface MarkdownData extends PreviewData {
   usersByName: Map<string, MentionableUser>;
   usersById: Map<number, MentionableUser>;
   groupsByName: Map<string, MentionableGroup>;
@@ -79,6 +80,8 @@ export interface RenderingResult {
   hasImage: boolean;
   /** The linkifier budget ran out: the rest of the message was left without linkifier links. */
   linkifiersCutShort: boolean;
+  /** Image uploads shown as placeholders: their thumbnails are not made yet (Zulip's thumbnail_spinners). */
+  thumbnailSpinners?: string[];
 }
 
 const BEFORE_MENTION = /[\s'"(,:<]/;
@@ -188,7 +191,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     loadLinkifiers(db, realmId),
   ]);
   const emojiNames = [...new Set([...content.matchAll(EMOJI_ANYWHERE)].map((match) => match[1]))];
-  const [realmEmoji, senderRow, realmRow] = await Promise.all([
+  const [realmEmoji, senderRow, realmRow, previewData] = await Promise.all([
     activeRealmEmojiByName(db, realmId, emojiNames),
     // The sender's setting matters only when the content may hold an emoticon.
     MAY_HOLD_EMOTICON.test(content)
@@ -198,6 +201,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     /https?:\/\/[^\s/]+\/(#|user_uploads\/)/.test(content)
       ? db.realm.findUnique({ where: { id: realmId }, select: { host: true } })
       : null,
+    loadPreviewData(db, realmId, content),
   ]);
   const senderSettings = senderRow?.settings as Record<string, unknown> | null | undefined;
   const visibleChannels: LinkableChannel[] = [];
@@ -217,6 +221,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     realmEmoji,
     translateEmoticons: senderSettings?.translate_emoticons === true,
     realmHost: realmRow?.host,
+    ...previewData,
   };
 }
 
@@ -513,7 +518,7 @@ function zulipMessageSyntax(md: MarkdownIt): void {
   md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');
 }
 
-const messageRenderer = createMarkdownRenderer([zulipMath, zulipMessageSyntax]);
+const messageRenderer = createMarkdownRenderer([zulipMath, zulipMessageSyntax, zulipInlinePreviews]);
 
 /**
  * Renders a message's Markdown with what `data` resolved (Zulip's render_message_markdown).
@@ -537,10 +542,11 @@ export function renderMessageMarkdown(
     },
     linkifierBudget,
   };
-  const html = messageRenderer.render(content, env).trim();
+  const rendered = withThumbnails(messageRenderer.render(content, env).trim(), data.uploadPreviews);
+  const html = rendered.html;
   if (linkedUploadPathIds(content).some((path) => IMAGE_PATH.test(path))) env.result.hasImage = true;
   env.result.linkifiersCutShort = linkifierBudget.exhausted;
-  return { html, ...env.result };
+  return { html, ...env.result, thumbnailSpinners: rendered.spinners };
 }
 
 // Topic links by linkifier list: a fetch loads its list once and asks for every message's
