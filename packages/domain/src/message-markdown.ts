@@ -18,6 +18,7 @@ import { escapeHtmlAttribute, escapeHtmlText } from './html';
 import { sanitizeUrl } from './url-sanitizer';
 import { globalTimeDatetime } from './global-times';
 import { CODE_LANGUAGE_NAMES } from './code-languages';
+import { highlightCode } from './code-highlight';
 import { zulipMath } from './tex';
 import { loadPreviewData, withThumbnails, zulipInlinePreviews, type PreviewData } from './inline-previews';
 import { activeRealmEmojiByName, type RealmEmojiInfo } from './realm-emoji';
@@ -67,6 +68,8 @@ export interface MarkdownData extends PreviewData {
   translateEmoticons?: boolean;
   /** The organisation's host (as in its URL): links into it are made relative. */
   realmHost?: string;
+  /** The realm's default_code_block_language: the language of fences that name none. */
+  defaultCodeBlockLanguage?: string;
 }
 
 /** What rendering found: Zulip's MessageRenderingResult. */
@@ -95,6 +98,13 @@ const EMOJI = /:([\p{L}\p{N}\p{M}_+-]+):/uy;
 const EMOJI_ANYWHERE = /:([\p{L}\p{N}\p{M}_+-]+):/gu;
 
 // ---------------------------------------------------------------- loading
+
+const FENCE_WITHOUT_LANGUAGE = /^ *(?:`{3,}|~{3,}) *$/m;
+
+function realmDefaultCodeBlockLanguage(settings: unknown): string | undefined {
+  const value = (settings as Record<string, unknown> | null | undefined)?.realm_default_code_block_language;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
 
 /** Names and ids the content might mention (before knowing what is inside code). */
 export function possibleMentions(content: string) {
@@ -197,9 +207,10 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     MAY_HOLD_EMOTICON.test(content)
       ? db.userProfile.findUnique({ where: { id: sender.id }, select: { settings: true } })
       : null,
-    // The organisation's host matters only when the content may link into it.
-    /https?:\/\/[^\s/]+\/(#|user_uploads\/)/.test(content)
-      ? db.realm.findUnique({ where: { id: realmId }, select: { host: true } })
+    // The organisation's host matters only when the content may link into it, its default code
+    // block language only when a fence names no language.
+    /https?:\/\/[^\s/]+\/(#|user_uploads\/)/.test(content) || FENCE_WITHOUT_LANGUAGE.test(content)
+      ? db.realm.findUnique({ where: { id: realmId }, select: { host: true, settings: true } })
       : null,
     loadPreviewData(db, realmId, content),
   ]);
@@ -222,6 +233,7 @@ export async function loadMarkdownData(db: MarkdownReader, sender: Viewer, conte
     translateEmoticons: senderSettings?.translate_emoticons === true,
     realmHost: realmRow?.host,
     ...previewData,
+    defaultCodeBlockLanguage: realmDefaultCodeBlockLanguage(realmRow?.settings),
   };
 }
 
@@ -481,15 +493,37 @@ function linkFacts(state: StateCore): void {
   visit(state.tokens);
 }
 
+/** Zulip's CodeHilite._parseHeader: with no language, "#!lang", "#!/path/lang" or ":::lang" on the first line names one (the line stays). */
+const SHEBANG = /^(?:::+|#!)(?:(?:\/\w+)*[/ ])?([\w#.+-]*)/;
+
+/**
+ * A code block as Zulip's format_code makes it: trailing spaces of each line dropped, highlighted
+ * (code-highlight.ts), and with a language, named as Pygments' lexer for it (js → JavaScript) or
+ * as written (lowercased), after a round trip through lxml, which leaves quotes unescaped in text.
+ */
 function codeBlock(content: string, language: string): string {
-  // Zulip names the language as Pygments' lexer for it (js → JavaScript), else as written.
-  const known = Object.hasOwn(CODE_LANGUAGE_NAMES, language.toLowerCase());
-  const pretty = known ? CODE_LANGUAGE_NAMES[language.toLowerCase()] : language;
-  const attribute = pretty ? ` data-code-language="${escapeHtmlAttribute(pretty)}"` : '';
-  // As Zulip's code blocks: trailing spaces of each line dropped, the last line ended, ' escaped.
-  const lines = content.replace(/[ \t]+$/gm, '');
-  const code = escapeHtmlAttribute(lines.endsWith('\n') || lines === '' ? lines : `${lines}\n`).replace(/'/g, '&#39;');
-  return `<div class="codehilite"${attribute}><pre><span></span><code>${code}</code></pre></div>\n`;
+  const code = content.replace(/[ \t]+$/gm, '');
+  if (!language) {
+    const shebang = SHEBANG.exec(code.replace(/^\n+/, '').split('\n')[0]);
+    return `${highlightCode(code, shebang ? shebang[1].toLowerCase() : null)}\n`;
+  }
+  const lang = language.toLowerCase();
+  const pretty = Object.hasOwn(CODE_LANGUAGE_NAMES, lang) ? CODE_LANGUAGE_NAMES[lang] : lang;
+  const html = highlightCode(code, lang)
+    .replace('<div class="codehilite">', `<div class="codehilite" data-code-language="${escapeHtmlAttribute(pretty)}">`)
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+  return `${html}\n`;
+}
+
+/** Zulip's FENCE_RE after the fence: an optional {, an optional ., the language, then a header. */
+const FENCE_INFO = /^ *\{?\.?([a-zA-Z0-9_+\-./#]+)? *([^ ~`][^~`]*)?\}?$/;
+
+/** The fence's language (lowercased, the realm's default when none), and the rest of the line. */
+function fenceInfo(info: string, env: RenderEnv): { language: string; header: string } {
+  const match = FENCE_INFO.exec(info);
+  const language = (match?.[1] ?? '').toLowerCase() || (env.data.defaultCodeBlockLanguage ?? '').toLowerCase();
+  return { language, header: (match?.[2] ?? '').trim() };
 }
 
 function zulipMessageSyntax(md: MarkdownIt): void {
@@ -503,11 +537,11 @@ function zulipMessageSyntax(md: MarkdownIt): void {
   md.renderer.rules.zulip_html = (tokens, idx) => tokens[idx].content;
   md.renderer.rules.fence = (tokens, idx, _options, env) => {
     const token = tokens[idx];
-    const language = token.info.trim().split(/\s+/)[0] ?? '';
-    if (language === 'quote') return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
+    const { language, header } = fenceInfo(token.info, env as RenderEnv);
+    if (language === 'quote' || language === 'quoted')
+      return `<blockquote>\n${md.render(token.content, env)}</blockquote>\n`;
     if (language === 'spoiler') {
       // Zulip's spoiler block: the rest of the fence line is its header, shown; the content is hidden.
-      const header = token.info.trim().slice('spoiler'.length).trim();
       return (
         `<div class="spoiler-block"><div class="spoiler-header">\n${header ? md.render(header, env) : ''}` +
         `</div><div class="spoiler-content" aria-hidden="true">\n${md.render(token.content, env)}</div></div>\n`

@@ -1,4 +1,4 @@
-// Issue #43: messages render as Zulip renders them. Zulip 10.2's own Markdown test cases
+// Messages render as Zulip renders them: Zulip 10.2's own Markdown test cases
 // (fixtures/zulip-markdown/, the file Zulip's test_markdown.py runs) through the code path
 // messages take (renderMessageMarkdown), compared with Zulip's expected_output as
 // test_markdown_fixtures compares them. NOT_MET lists the cases not met yet with the reason; a
@@ -20,16 +20,6 @@ const fixtures = JSON.parse(
 
 /** Reason → cases. Linkify cases are named "linkify: " and their input's first 60 characters. */
 const NOT_MET: Record<string, string[]> = {
-  'code highlighting: no Pygments token spans yet, nor Pygments’ dropping of leading blank lines': [
-    'tex_fenced_tex',
-    'tex_fenced_latex',
-    'codeblock_hilite_python',
-    'codeblock_canonicalize_lang_alias',
-    'codeblock_hilite_shebang_feature_no_path_1',
-    'codeblock_hilite_shebang_feature_no_path_2',
-    'codeblock_hilite_shebang_feature_with_path',
-    'codeblock_hilite_startinline_php',
-  ],
   'lists: CommonMark’s rules (a sublist of "1." needs 3 spaces, not 2; continuation lines lose their indent)': [
     'list_complexly_nested',
     'ulist_list_two_space_indent',

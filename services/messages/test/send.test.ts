@@ -613,7 +613,8 @@ describe('rendering', () => {
         ` and <a class="stream-topic" data-stream-id="${stream.id}" href="/#narrow/channel/${stream.id}-${slug}/topic/fix.20.2342">#${stream.name} &gt; fix #42</a>,` +
         ` bug <a href="https://github.com/zulip/zulip/issues/42">#42</a>,` +
         ` <a href="https://example.com">https://example.com</a>.</p>\n` +
-        '<div class="codehilite" data-code-language="Python"><pre><span></span><code>print(&quot;&lt;hi&gt;&quot;)\n</code></pre></div>',
+        '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="nb">print</span>' +
+        '<span class="p">(</span><span class="s2">"&lt;hi&gt;"</span><span class="p">)</span>\n</code></pre></div>',
     );
     expect(message.has_link).toBe(true);
     const fetched = await bob.client.get(`/api/v1/messages/${message.id}`);
