@@ -1,7 +1,7 @@
 // JobClient.runWithBudget against real Redis and a real BullMQ worker.
 import crypto from 'node:crypto';
 import { Job, Worker } from 'bullmq';
-import { deleteTestRedisKeys, testRedisConnection } from '@teamchat/testing';
+import { deleteTestRedisKeys, testRedisConnection, sleep } from '@teamchat/testing';
 import { JobClient, JOB_QUEUES, type Redis } from '../src';
 
 // One hash tag for every queue's keys: BullMQ's scripts touch several keys of a queue at once (a Cluster's rule).
@@ -44,8 +44,7 @@ test('a job that completes before the wait begins counts as done (it was removed
   // finished and removed by the time the wait starts.
   const getState = jest.spyOn(Job.prototype, 'getState').mockImplementation(async function (this: Job) {
     const queue = client.queue(JOB_QUEUES.uploadsCleanup);
-    for (let i = 0; i < 200 && (await queue.getJob(this.id!)); i++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && (await queue.getJob(this.id!)); i++) await sleep(10);
     return 'active';
   });
   try {
@@ -76,7 +75,7 @@ test('joining a job that was already running waits for it, then runs a fresh one
     async (job) => {
       const startedAt = Date.now();
       firstStarted();
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await sleep(400);
       runs.push({ id: job.id!, startedAt, endedAt: Date.now() });
     },
     { connection, prefix },

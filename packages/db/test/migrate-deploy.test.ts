@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { sleep } from '@teamchat/testing';
 
 jest.setTimeout(180_000);
 
@@ -70,7 +71,7 @@ test('a run waits while another holds the migration lock', async () => {
   await holder.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
   const released = Date.now() + 1500;
   const pending = run();
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  await sleep(1500);
   await holder.query('SELECT pg_advisory_unlock($1)', [MIGRATE_LOCK_KEY]);
   await holder.end();
   const { code, ended } = await pending;

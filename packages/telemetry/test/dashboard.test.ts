@@ -13,7 +13,7 @@ import YAML from 'yaml';
 import { Role } from '@teamchat/domain';
 import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, StreamingReplica, testRedisTarget } from '@teamchat/testing';
+import { ApiClient, StreamingReplica, testRedisTarget, waitFor } from '@teamchat/testing';
 import { databaseMetrics, eventTierMetrics, gatewayMetrics, httpServerMetrics, jobMetrics } from '@teamchat/telemetry';
 import {
   builtServices,
@@ -215,16 +215,6 @@ describe('against a running stack', () => {
   const scrapeAll = async () =>
     Promise.all(processes.map(async (process) => ({ process, ...(await scrape(metricsUrls.get(process)!)) })));
 
-  async function eventually<T>(description: string, probe: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`gave up waiting for ${description}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-
   beforeAll(async () => {
     expect(BUILT.has('gateway')).toBe(true);
     postgres = await StreamingReplica.start();
@@ -335,16 +325,19 @@ describe('against a running stack', () => {
 
   test('every intake partition has exactly one owner across the event replicas', async () => {
     const name = metricName(eventTierMetrics().partitionOwned);
-    const owners = await eventually('one owner per partition on both replicas', async () => {
-      const replicas = (await scrapeAll()).filter(({ process }) => process.name === 'events');
-      const perPartition = [...Array(PARTITIONS).keys()].map((partition) =>
-        replicas.map(({ exposition }) => sampleValue(exposition, name, { partition: String(partition) }) ?? 0),
-      );
-      const settled =
-        perPartition.every((values) => values.reduce((a, b) => a + b, 0) === 1) &&
-        replicas.every((_, replica) => perPartition.some((values) => values[replica] === 1));
-      return settled ? perPartition : undefined;
-    });
+    const owners = await waitFor(
+      async () => {
+        const replicas = (await scrapeAll()).filter(({ process }) => process.name === 'events');
+        const perPartition = [...Array(PARTITIONS).keys()].map((partition) =>
+          replicas.map(({ exposition }) => sampleValue(exposition, name, { partition: String(partition) }) ?? 0),
+        );
+        const settled =
+          perPartition.every((values) => values.reduce((a, b) => a + b, 0) === 1) &&
+          replicas.every((_, replica) => perPartition.some((values) => values[replica] === 1));
+        return settled ? perPartition : undefined;
+      },
+      { intervalMs: 200, what: 'one owner per partition on both replicas' },
+    );
     expect(owners).toHaveLength(PARTITIONS);
   });
 

@@ -6,6 +6,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { createLogger } from '@teamchat/core';
+import { sleep } from '@teamchat/testing';
 
 function capture() {
   const lines: Record<string, any>[] = [];
@@ -172,7 +173,7 @@ describe('log lines carry the active trace', () => {
     logger.info('before');
     const ids = await trace.getTracer('logging-test').startActiveSpan('request', async (span) => {
       logger.info('in the span');
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
       logger.child({ request_id: 'r' }).info('after an await, from a child');
       span.end();
       return span.spanContext();

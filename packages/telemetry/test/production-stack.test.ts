@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Role } from '@teamchat/domain';
 import { createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { ApiClient, createTestDatabase, testRedisTarget } from '@teamchat/testing';
+import { ApiClient, createTestDatabase, testRedisTarget, waitFor } from '@teamchat/testing';
 import { OtlpReceiver, SpanKind, type ReceivedSpan } from './support/otlp-receiver';
 import {
   builtServices,
@@ -123,21 +123,6 @@ let client: ApiClient;
 let context: Context;
 let apiKey: string;
 let uploadsDir: string;
-
-async function eventually<T>(
-  description: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  detail?: () => string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${description}${detail ? `\n${detail()}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 function requestLine(process: ServiceProcess, requestId: string): Promise<LogLine> {
   return process.waitForLog((line) => line.msg === 'request' && line.request_id === requestId);
@@ -264,30 +249,33 @@ test('one request is followed by its trace id through the gateway, the service, 
   expect(traceId).toMatch(/^[0-9a-f]{32}$/);
   expect(usersLine.trace_id).toBe(traceId);
 
-  const spans = await eventually('the request spans of gateway and users', () => {
-    const trace = receiver.trace(traceId);
-    const gatewayServer = trace.find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER);
-    const gatewayClient = trace.find(
-      (span) =>
-        span.serviceName === 'gateway' &&
-        span.kind === SpanKind.CLIENT &&
-        span.attributes['http.request.method'] !== undefined,
-    );
-    const usersServer = trace.find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER);
-    const usersQuery = trace.find(
-      (span) =>
-        span.serviceName === 'users' &&
-        (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'postgresql',
-    );
-    const gatewayRedis = trace.find(
-      (span) =>
-        span.serviceName === 'gateway' &&
-        (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'redis',
-    );
-    return gatewayServer && gatewayClient && usersServer && usersQuery && gatewayRedis
-      ? { gatewayServer, gatewayClient, usersServer, usersQuery, gatewayRedis }
-      : undefined;
-  });
+  const spans = await waitFor(
+    () => {
+      const trace = receiver.trace(traceId);
+      const gatewayServer = trace.find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER);
+      const gatewayClient = trace.find(
+        (span) =>
+          span.serviceName === 'gateway' &&
+          span.kind === SpanKind.CLIENT &&
+          span.attributes['http.request.method'] !== undefined,
+      );
+      const usersServer = trace.find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER);
+      const usersQuery = trace.find(
+        (span) =>
+          span.serviceName === 'users' &&
+          (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'postgresql',
+      );
+      const gatewayRedis = trace.find(
+        (span) =>
+          span.serviceName === 'gateway' &&
+          (span.attributes['db.system'] ?? span.attributes['db.system.name']) === 'redis',
+      );
+      return gatewayServer && gatewayClient && usersServer && usersQuery && gatewayRedis
+        ? { gatewayServer, gatewayClient, usersServer, usersQuery, gatewayRedis }
+        : undefined;
+    },
+    { intervalMs: 100, what: 'the request spans of gateway and users' },
+  );
   // One tree: client request → gateway → its call to users → users' handling → its queries.
   expect(spans.gatewayServer.parentSpanId).toBeUndefined();
   expect(spans.gatewayClient.parentSpanId).toBe(spans.gatewayServer.spanId);
@@ -317,10 +305,12 @@ test('no credential reaches a log line or a span', async () => {
   const download = await client.get('/user_uploads/1/ab/secret.txt', { api_key: apiKey }, { validate: false });
   const downloadLine = await requestLine(gateway, String(download.headers['x-request-id']));
   // The query string is in the gateway's span, with the key's value replaced.
-  const downloadSpan = await eventually('the file request span', () =>
-    receiver
-      .trace(String(downloadLine.trace_id))
-      .find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER),
+  const downloadSpan = await waitFor(
+    () =>
+      receiver
+        .trace(String(downloadLine.trace_id))
+        .find((span) => span.serviceName === 'gateway' && span.kind === SpanKind.SERVER),
+    { intervalMs: 100, what: 'the file request span' },
   );
   expect(downloadSpan.attributes['url.query']).toBe('api_key=REDACTED');
   const login = await new ApiClient(gatewayUrl).post('/api/v1/fetch_api_key', {
@@ -330,10 +320,12 @@ test('no credential reaches a log line or a span', async () => {
   expect(login.status).toBe(200);
   const issuedKey = login.body.api_key as string;
   const loginLine = await requestLine(processes.get('users')!, String(login.headers['x-request-id']));
-  await eventually('the login span', () =>
-    receiver
-      .trace(String(loginLine.trace_id))
-      .find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER),
+  await waitFor(
+    () =>
+      receiver
+        .trace(String(loginLine.trace_id))
+        .find((span) => span.serviceName === 'users' && span.kind === SpanKind.SERVER),
+    { intervalMs: 100, what: 'the login span' },
   );
 
   const everything = JSON.stringify([
@@ -362,8 +354,7 @@ test('a request that enqueues a job continues its trace in the worker', async ()
     const line = await requestLine(gateway, String(response.headers['x-request-id']));
     const traceId = String(line.trace_id);
     // Spans of two processes arrive in their own batches: wait for both ends of the hop.
-    const { producer, consumer } = await eventually(
-      `the ${flow.queue} job spans of ${flow.service} and the worker`,
+    const { producer, consumer } = await waitFor(
       () => {
         const spans = receiver.trace(traceId);
         const producer = spans.find(
@@ -374,6 +365,7 @@ test('a request that enqueues a job continues its trace in the worker', async ()
         );
         return producer && consumer ? { producer, consumer } : undefined;
       },
+      { intervalMs: 100, what: `the ${flow.queue} job spans of ${flow.service} and the worker` },
     );
     expect(consumer.parentSpanId).toBe(producer.spanId);
     const jobLine = await worker!.waitForLog(
@@ -454,10 +446,13 @@ test('SIGTERM while requests are in flight: every request is answered, nothing i
       await recipe.prepare?.(context);
       for (let n = 0; n < recipe.count; n++) pending.push({ name, request: recipe.open(gatewayUrl, context, n) });
       const service = processes.get(name)!;
-      await eventually(
-        `${recipe.count} requests in flight at ${name}`,
+      await waitFor(
         async () => (await inFlight(service, 'teamchat_http_requests_in_flight', { service: name })) >= recipe.count,
-        () => `${name} log:\n${service.tail()}\ngateway log:\n${gateway.tail(10)}`,
+        {
+          intervalMs: 100,
+          what: () =>
+            `${recipe.count} requests in flight at ${name}\n${name} log:\n${service.tail()}\ngateway log:\n${gateway.tail(10)}`,
+        },
       );
       // The event tier's autoscaling signal counts the same parked polls.
       if (name === 'events')
@@ -465,13 +460,16 @@ test('SIGTERM while requests are in flight: every request is answered, nothing i
     }
     if (names.includes('gateway')) {
       const expected = pending.length;
-      await eventually(`${expected} requests in flight at the gateway`, async () => {
-        const { exposition } = await scrape(metricsUrlOf(gateway));
-        const total = exposition.samples
-          .filter((sample) => sample.name === 'teamchat_gateway_requests_in_flight')
-          .reduce((sum, sample) => sum + sample.value, 0);
-        return total >= expected;
-      });
+      await waitFor(
+        async () => {
+          const { exposition } = await scrape(metricsUrlOf(gateway));
+          const total = exposition.samples
+            .filter((sample) => sample.name === 'teamchat_gateway_requests_in_flight')
+            .reduce((sum, sample) => sum + sample.value, 0);
+          return total >= expected;
+        },
+        { intervalMs: 100, what: `${expected} requests in flight at the gateway` },
+      );
     }
     const stopping = names.map((name) => processes.get(name)!);
     const exits = stopping.map((service) => service.stop('SIGTERM'));

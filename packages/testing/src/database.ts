@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { applyMigrations } from '@teamchat/db';
+import { sleep } from './wait';
 
 const MIGRATIONS_DIR = path.resolve(path.dirname(require.resolve('@teamchat/db/package.json')), 'prisma/migrations');
 
@@ -103,7 +104,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       } catch (error) {
         // Two clones of one template at the same instant collide; try again shortly.
         if (attempt >= 20 || !/being accessed by other users/.test((error as Error).message)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+        await sleep(100 + Math.random() * 200);
       }
     }
   });

@@ -6,6 +6,7 @@
 import type { ApiClient, Params } from './client';
 import type { BaseDeps } from '@teamchat/runtime';
 import { checkDeclaredEvent } from './event-check';
+import { sleep } from './wait';
 
 export type ReceivedEvent = { id: number; type: string } & Record<string, any>;
 
@@ -104,7 +105,7 @@ export async function settleEvents(
     }
     if (settled) return;
     if (Date.now() > deadline) throw new Error('the event tier did not fan out the published events in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
   }
 }
 

@@ -13,6 +13,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { applyMigrations } from '@teamchat/db';
 import { freePort } from './processes';
+import { sleep } from './wait';
 
 export type ReplicaServer = 'primary' | 'standby';
 
@@ -317,7 +318,7 @@ export class StreamingReplica {
       );
       if (!behind) return;
       if (Date.now() > deadline) throw new Error(`the standby did not replay ${lsn} within ${timeoutMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
   }
 

@@ -9,6 +9,7 @@
 //   known loss: intake connections were back ~0.6 s before the commands connection).
 
 import net from 'node:net';
+import { sleep } from './wait';
 
 interface Pair {
   client: net.Socket;
@@ -170,7 +171,7 @@ export class TcpProxy {
       this.pairs.delete(pair);
     }
     this.delay = delay ? { ...delay, until: Date.now() + ms + Math.max(5_000, delay.ms * 4), seen: 0 } : undefined;
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await sleep(ms);
   }
 
   /** Connections open now, with their names (for the report). */

@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { captureEvents, ofType, testRedisTarget } from '@teamchat/testing';
+import { captureEvents, ofType, testRedisTarget, sleep } from '@teamchat/testing';
 import { Role } from '@teamchat/domain';
 import type { RunningService } from '@teamchat/runtime';
 import { insertMessages, uniqueName } from './helpers';
@@ -67,8 +67,7 @@ test('killed mid-job, resumed by another worker: every message deleted once, eve
     child = startWorkerProcess();
     const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
     // Kill it as soon as its first batches are committed.
-    for (let i = 0; i < 6000 && (await remaining()) === TOTAL && child.exitCode === null; i++)
-      await new Promise((r) => setTimeout(r, 5));
+    for (let i = 0; i < 6000 && (await remaining()) === TOTAL && child.exitCode === null; i++) await sleep(5);
     child.kill('SIGKILL');
     await exited;
     const left = await remaining();

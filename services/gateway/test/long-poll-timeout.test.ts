@@ -8,7 +8,7 @@ import type net from 'node:net';
 import { createLogger } from '@teamchat/core';
 import { listen, serverUrl } from '@teamchat/runtime';
 import { GENEROUS_RATE_LIMITS, startStack, type Stack } from '@teamchat/stack';
-import { ApiClient } from '@teamchat/testing';
+import { ApiClient, sleep } from '@teamchat/testing';
 import { createGateway } from '../src/app';
 
 const LONG_POLL_TIMEOUT_MS = 1500;
@@ -73,6 +73,6 @@ test('a poll an event replica never answers ends in a 503 after the long-poll ti
   // The gateway let go of the replica's connection (the replica sees it close).
   expect(upstreamSockets.length).toBeGreaterThan(0);
   const closed = () => upstreamSockets.every((socket) => socket.destroyed || socket.readableEnded);
-  for (let tries = 0; tries < 100 && !closed(); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let tries = 0; tries < 100 && !closed(); tries++) await sleep(50);
   expect(closed()).toBe(true);
 }, 30_000);

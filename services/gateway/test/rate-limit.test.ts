@@ -4,7 +4,7 @@
 
 import type http from 'node:http';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError } from '@teamchat/testing';
+import { expectError, sleep } from '@teamchat/testing';
 import { rateLimitSettings, ZULIP_RATE_LIMITS } from '@teamchat/runtime';
 import { loadGatewayEnv } from '../src/env';
 
@@ -128,7 +128,7 @@ describe('with a budget of 2 requests per 5 seconds', () => {
     expect((await user.client.get(ME)).status).toBe(200);
     expect((await user.client.get(ME)).status).toBe(200);
     const retryAfter = expectRateLimited(await user.client.get(ME), 5);
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+    await sleep(retryAfter * 1000 + 100);
     expect((await user.client.get(ME)).status).toBe(200);
   });
 });
