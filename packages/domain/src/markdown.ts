@@ -6,6 +6,7 @@
 
 import MarkdownIt from 'markdown-it';
 import { escapeHtmlText } from './html';
+import { zulipBlocks } from './markdown-blocks';
 import { sanitizeUrl } from './url-sanitizer';
 import { webLinkMatches } from './web-links';
 
@@ -94,7 +95,14 @@ function zulipSyntax(md: MarkdownIt): void {
     if (!paragraph(state, startLine, endLine, silent)) return false;
     const inline = state.tokens[state.tokens.length - 2];
     if (inline?.type === 'inline' && inline.map) {
-      inline.content = state.getLines(inline.map[0], inline.map[1], state.blkIndent, false).trimStart();
+      // The lines after a list item's first keep their indentation (Python-Markdown's lazy lines);
+      // a later paragraph of the item loses the item's, as CommonMark's does.
+      const [first, end] = inline.map;
+      const item = state.tokens[state.tokens.length - 4];
+      const indent = item?.type === 'list_item_open' && item.map?.[0] === first ? 0 : state.blkIndent;
+      const firstLine = state.src.slice(state.bMarks[first] + state.tShift[first], state.eMarks[first]);
+      const rest = end - first > 1 ? `\n${state.getLines(first + 1, end, indent, false)}` : '';
+      inline.content = `${firstLine}${rest}`.trimStart();
     }
     return true;
   });
@@ -250,6 +258,7 @@ export function createMarkdownRenderer(plugins: MarkdownPlugin[] = []): Markdown
   md.use(zulipLinks);
   md.use(zulipSyntax);
   md.use(zulipWebLinks);
+  md.use(zulipBlocks);
   for (const plugin of plugins) md.use(plugin);
   return md;
 }

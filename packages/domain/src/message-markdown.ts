@@ -516,8 +516,8 @@ function codeBlock(content: string, language: string): string {
   return `${html}\n`;
 }
 
-/** Zulip's FENCE_RE after the fence: an optional {, an optional ., the language, then a header. */
-const FENCE_INFO = /^ *\{?\.?([a-zA-Z0-9_+\-./#]+)? *([^ ~`][^~`]*)?\}?$/;
+/** Zulip's FENCE_RE after the fence: an optional {, an optional ., the language (its `+-.` is a range), then a header. */
+const FENCE_INFO = /^ *\{?\.?([a-zA-Z0-9_+,\-./#]+)? *([^ ~`][^~`]*)?\}?$/;
 
 /** The fence's language (lowercased, the realm's default when none), and the rest of the line. */
 function fenceInfo(info: string, env: RenderEnv): { language: string; header: string } {
