@@ -45,4 +45,4 @@ export * from './password-reset';
 export * from './web-app';
 export * from './spectators';
 export * from './stream-colors';
-export * from './image-previews';
+export * from './notification-bot';
