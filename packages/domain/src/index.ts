@@ -46,3 +46,4 @@ export * from './web-app';
 export * from './spectators';
 export * from './stream-colors';
 export * from './notification-bot';
+export * from './image-previews';

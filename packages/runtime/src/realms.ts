@@ -10,6 +10,9 @@ export interface RealmEntry {
   deactivated: boolean;
 }
 
+/** Zulip's SYSTEM_BOT_REALM (packages/domain's notification-bot.ts). */
+const SYSTEM_BOT_REALM = 'zulipinternal';
+
 const REFRESH_MS = 5_000;
 /** How long a host known to name no realm is not looked up again. */
 const MISS_TTL_MS = 1_000;
@@ -24,6 +27,8 @@ export class RealmDirectory {
 
   private async refresh(): Promise<void> {
     this.realms = await this.db.realm.findMany({
+      // The system bots' organisation (zulipinternal) is served on no host.
+      where: { string_id: { not: SYSTEM_BOT_REALM } },
       select: { id: true, host: true, deactivated: true },
       orderBy: { id: 'asc' },
     });
@@ -47,7 +52,10 @@ export class RealmDirectory {
     if ((this.misses.get(lower) ?? 0) > Date.now()) return undefined;
     const hostname = lower.split(':')[0];
     const created = await this.db.realm.findFirst({
-      where: { OR: [{ host: lower }, { host: hostname }, { host: { startsWith: `${hostname}:` } }] },
+      where: {
+        string_id: { not: SYSTEM_BOT_REALM },
+        OR: [{ host: lower }, { host: hostname }, { host: { startsWith: `${hostname}:` } }],
+      },
       select: { id: true, host: true, deactivated: true },
     });
     if (created) {

@@ -9,6 +9,7 @@ import {
   apiUserDict,
   avatarUrl,
   botDicts,
+  crossRealmBotDicts,
   inaccessibleAmong,
   inaccessibleUserDict,
   isAdministrator,
@@ -154,7 +155,8 @@ const realmUserSection: StateSection = {
     const flags = roleFlags(user.role);
     return {
       ...lists,
-      cross_realm_bots: [],
+      // The system bots of zulipinternal, who send into every organisation (the notification bot).
+      cross_realm_bots: await crossRealmBotDicts(db, user),
       avatar_source: user.avatar_source,
       avatar_url: avatarUrl(user),
       avatar_url_medium: avatarUrl(user, { medium: true }),

@@ -6,6 +6,7 @@ import type { Stream, Tx, UserProfile } from '@teamchat/db';
 import {
   channelsUserCannotAddSubscribersTo,
   checkStreamName,
+  getSystemBot,
   groupSettingIds,
   type GroupSettingValue,
   hasContentAccess,
@@ -14,12 +15,15 @@ import {
   isOwner,
   loadViewerContext,
   metadataAccessUserIds,
+  realmSettings,
   renderMarkdown,
+  silentMentionSyntax,
   STREAM_GROUP_SETTING_DEFAULTS,
   streamSettingGroups,
   systemGroupId,
   unsubscribedMetadataAccessUserIds,
   viewerOf,
+  writeInternalMessage,
 } from '@teamchat/domain';
 import type { ChannelsDeps } from '../deps';
 import { sendPeerEvent, sendStreamCreationEvent } from './channel-events';
@@ -65,6 +69,8 @@ export interface SubscribeInput {
   groupSettings: Record<string, GroupSettingValue>;
   folderId: number | null;
   authorizationErrorsFatal: boolean;
+  /** Announce the channels this request creates in the organisation's new-channel announcements channel. */
+  announce?: boolean;
 }
 
 export interface SubscribeResult {
@@ -165,12 +171,43 @@ export async function doAddSubscriptions(
       colorByName,
     );
 
+    if (input.announce && created.length) await announceNewChannels(deps, tx, user, created);
+
     const result: SubscribeResult = { subscribed: {}, already_subscribed: {} };
     for (const { userId, stream } of added) (result.subscribed[String(userId)] ??= []).push(stream.name);
     for (const { userId, stream } of already) (result.already_subscribed[String(userId)] ??= []).push(stream.name);
     if (!input.authorizationErrorsFatal) result.unauthorized = unauthorized.map((stream) => stream.name);
     return result;
   });
+}
+
+/**
+ * The notification bot tells the organisation's new-channel announcements channel (when it has
+ * one, not archived) of the channels a request with `announce` created, in the request's
+ * transaction (Zulip's send_messages_for_new_subscribers). The creator gets it already read.
+ */
+async function announceNewChannels(deps: ChannelsDeps, tx: Tx, user: UserProfile, created: Stream[]): Promise<void> {
+  const realm = await tx.db.realm.findUniqueOrThrow({ where: { id: user.realm_id } });
+  const announcementsId = realmSettings(realm).realm_new_stream_announcements_stream_id;
+  if (typeof announcementsId !== 'number' || announcementsId < 0) return;
+  const stream = await tx.db.stream.findFirst({
+    where: { id: announcementsId, realm_id: realm.id, is_archived: false },
+  });
+  if (!stream) return;
+  const links = created.map((channel) => `#**${channel.name}**`).join(', ');
+  const content =
+    created.length > 1
+      ? `${silentMentionSyntax(user)} created the following channels: ${links}.`
+      : `${silentMentionSyntax(user)} created a new channel ${links}.`;
+  const written = await writeInternalMessage(tx.db, {
+    realm,
+    sender: await getSystemBot(tx.db),
+    to: { stream, topic: 'new channels' },
+    content,
+    actingUser: viewerOf(user),
+    readBy: [user.id],
+  });
+  for (const { event, users } of written.events) await deps.bus.sendEventOnCommit(tx, realm.id, event, users);
 }
 
 /**

@@ -94,6 +94,7 @@ function parseSubscribe(ctx: Ctx): SubscribeInput {
     groupSettings,
     folderId: parsed.folder_id ?? null,
     authorizationErrorsFatal: parsed.authorization_errors_fatal,
+    announce: parsed.announce,
   };
 }
 
