@@ -137,7 +137,7 @@ test('a public export: pending, then its archive of the public data, recorded an
   expect(Number(row.tarball_size_bytes)).toBe(compressed.length);
   expect(header).toMatchObject({
     format: 'teamchat-realm-export',
-    version: 1,
+    version: 2,
     realm_id: uploads.stack.realm.id,
     export_id: id,
     export_type: 1,

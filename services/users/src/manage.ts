@@ -12,6 +12,11 @@
 //   register-server --hostname <host> --contact-email <email> [--new-org-key <key>]
 //                  register this server with the push notification bouncer (Zulip's manage.py register_server):
 //                  PUSH_NOTIFICATION_BOUNCER_URL, ZULIP_ORG_ID and ZULIP_ORG_KEY from the environment
+//   export-realm   --realm <r> --output <file.jsonl.gz>
+//                  a complete backup of the organisation (Zulip's manage.py export): every user's data,
+//                  private messages included, and the uploaded files' bytes (docs/export-format.md)
+//   import-realm   <archive> --subdomain <new> [--host <host[:port]>]
+//                  a new organisation from an archive (Zulip's manage.py import), every id new
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +25,8 @@ import { env, loadEnv } from '@teamchat/core';
 import type { Db, Realm } from '@teamchat/db';
 import { BotType, realmUrl, Role, ROLE_BY_NAME } from '@teamchat/domain';
 import { BouncerClient, loadNotificationsConfig } from '@teamchat/notifications';
+import { exportRealm, ExportType, importRealm, RealmImportError, writeTo } from '@teamchat/realm-transfer';
+import { createStorage, loadStorageConfig, type ObjectStorage } from '@teamchat/storage';
 import { baseEnvSpec, createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doSetCanCreateUsers } from './actions/admin-users';
 import { doCreateRealm } from './actions/realms';
@@ -34,9 +41,23 @@ const USAGE = `usage: manage <command> [options]
   list-users     --realm <r>
   change-user-role --realm <r> --email <email> --permission can_create_users [--revoke]
   seed-demo      --host <host[:port]> --dir <zuliprc folder>
-  register-server --hostname <host> --contact-email <email> [--new-org-key <key>]`;
+  register-server --hostname <host> --contact-email <email> [--new-org-key <key>]
+  export-realm   --realm <r> --output <file.jsonl.gz>
+  import-realm   <archive> --subdomain <new> [--host <host[:port]>]`;
 
 class UsageError extends Error {}
+/** A command's refusal (no usage text). */
+class CommandError extends Error {}
+
+async function withStorage<T>(io: CommandIo, fn: (storage: ObjectStorage) => Promise<T>): Promise<T> {
+  if (io.storage) return fn(io.storage);
+  const storage = createStorage(loadStorageConfig(process.env));
+  try {
+    return await fn(storage);
+  } finally {
+    await storage.close();
+  }
+}
 
 function need(value: string | undefined, name: string): string {
   if (!value) throw new UsageError(`--${name} is required`);
@@ -62,14 +83,24 @@ export function zuliprc(email: string, apiKey: string, site: string): string {
   return `[api]\nemail=${email}\nkey=${apiKey}\nsite=${site}\n`;
 }
 
+/** What long commands need besides `out`: progress lines (stderr) and the uploads storage. */
+export interface CommandIo {
+  progress?: (line: string) => void;
+  /** Default: the storage the environment's UPLOADS_* settings name, as the uploads service's. */
+  storage?: ObjectStorage;
+  progressIntervalMs?: number;
+}
+
 export async function runCommand(
   deps: BaseDeps,
   argv: string[],
   out: (line: string) => void = console.log,
+  io: CommandIo = {},
 ): Promise<void> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
+    allowPositionals: command === 'import-realm',
     options: {
       'string-id': { type: 'string' },
       name: { type: 'string' },
@@ -88,6 +119,8 @@ export async function runCommand(
       hostname: { type: 'string' },
       'contact-email': { type: 'string' },
       'new-org-key': { type: 'string' },
+      output: { type: 'string' },
+      subdomain: { type: 'string' },
     },
   });
   const { db } = deps;
@@ -170,6 +203,67 @@ export async function runCommand(
         newOrgKey: values['new-org-key'],
       });
       out(`registered ${values.hostname} with ${bouncer.url} as ${config.ZULIP_ORG_ID}`);
+      return;
+    }
+    case 'export-realm': {
+      const realm = await findRealm(db, need(values.realm, 'realm'));
+      const file = need(values.output, 'output');
+      const progress = io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+      await withStorage(io, async (storage) => {
+        fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+        const partial = `${file}.partial`;
+        try {
+          const result = await exportRealm({
+            db,
+            realmId: realm.id,
+            type: ExportType.COMPLETE,
+            storage,
+            write: writeTo(fs.createWriteStream(partial, { mode: 0o600 })),
+            onProgress: (_snapshot, line) => progress(line),
+            progressIntervalMs: io.progressIntervalMs,
+          });
+          fs.renameSync(partial, file);
+          out(
+            `exported realm ${realm.id} '${realm.name}' to ${file}: ${result.rows} rows, ${result.files} files ` +
+              `(${result.fileBytes} bytes), archive ${result.bytes} bytes, sha256 ${result.sha256}`,
+          );
+        } catch (error) {
+          fs.rmSync(partial, { force: true });
+          throw error;
+        }
+      });
+      return;
+    }
+    case 'import-realm': {
+      const archive = positionals[0];
+      if (!archive) throw new UsageError('the archive to import is required');
+      if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+      const subdomain = need(values.subdomain, 'subdomain');
+      if (!fs.existsSync(archive)) throw new UsageError(`no such archive '${archive}'`);
+      const progress = io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+      const result = await withStorage(io, (storage) =>
+        importRealm({
+          source: archive,
+          subdomain,
+          host: values.host,
+          db,
+          storage,
+          serverSecret: deps.env.INTERNAL_JWT_SECRET,
+          onProgress: (_snapshot, line) => progress(line),
+          progressIntervalMs: io.progressIntervalMs,
+        }),
+      ).catch((error: unknown) => {
+        if (error instanceof RealmImportError) throw new CommandError(error.message);
+        throw error;
+      });
+      // Reads after this see the new organisation (the read replica's rule, as after any write).
+      await deps.reads.recordWrite(result.realmId);
+      const realm = await db.realm.findUniqueOrThrow({ where: { id: result.realmId } });
+      out(
+        `imported realm ${result.realmId} '${realm.name}' at ${realmUrl(realm, deps.env.EXTERNAL_SCHEME)}: ` +
+          `${result.userIds.size} users, ${result.stats.message ?? 0} messages, ${result.files} files; ` +
+          'passwords and API keys are not carried over: users set a new password (or get a key with reset-api-key)',
+      );
       return;
     }
     case 'seed-demo': {
