@@ -122,6 +122,28 @@ function lex(name: string, states: States, text: string, start: readonly string[
   }
 }
 
+/**
+ * Pygments' JsonLexer (a hand-written scanner there, not a regex lexer): a string followed by ":"
+ * is a key (nt), numbers are integers (mi) unless they hold . e E + (mf), true/false/null are
+ * constants, and // and /* comments are allowed.
+ */
+const JSON_TOKEN =
+  /("(?:\\.|[^"\\])*"?)(?=([ \n\r\t]*:)?)|([-0-9][-0-9.eE+]*)|([fnt][truefalsn]*)|([{}[\],:]+)|([ \n\r\t]+)|(\/\/[^\n]*)|(\/\*[\s\S]*?(?:\*\/|$))|([\s\S])/gy;
+function lexJson(text: string, out: Token[]): void {
+  JSON_TOKEN.lastIndex = 0;
+  for (let match = JSON_TOKEN.exec(text); match && match[0] !== ''; match = JSON_TOKEN.exec(text)) {
+    const [, string, key, number, constant, punctuation, space, line, block] = match;
+    if (string !== undefined) out.push([key !== undefined ? 'nt' : 's2', string]);
+    else if (number !== undefined) out.push([/[.eE+]/.test(number) ? 'mf' : 'mi', number]);
+    else if (constant !== undefined) out.push(['kc', constant]);
+    else if (punctuation !== undefined) out.push(['p', punctuation]);
+    else if (space !== undefined) out.push(['w', space]);
+    else if (line !== undefined) out.push(['c1', line]);
+    else if (block !== undefined) out.push(['cm', block]);
+    else out.push(['err', match[0]]);
+  }
+}
+
 /** Pygments' HTML escaping. */
 function escape(text: string): string {
   return text
@@ -162,6 +184,7 @@ export function lexerFor(language: string): string | null {
   const alias = language.toLowerCase();
   // Pygments' "css+php" and the like lex PHP inside another language; Zulip starts them inside
   // <?php (startinline), so a snippet is all PHP.
+  if (alias === 'json' || alias === 'json-object') return 'JsonLexer';
   const name = LEXER_BY_ALIAS[alias] ?? (alias.endsWith('+php') ? LEXER_BY_ALIAS.php : undefined);
   return name !== undefined && lexerStates(name) ? name : null;
 }
@@ -178,7 +201,8 @@ export function highlightCode(code: string, language: string | null): string {
   if (name) {
     if (!text.endsWith('\n')) text += '\n';
     const tokens: Token[] = [];
-    lex(name, lexerStates(name)!, text, undefined, tokens);
+    if (name === 'JsonLexer') lexJson(text, tokens);
+    else lex(name, lexerStates(name)!, text, undefined, tokens);
     body = formatTokens(tokens);
   } else {
     body = escape(text.endsWith('\n') ? text : `${text}\n`);
