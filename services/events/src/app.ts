@@ -110,7 +110,14 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       : undefined;
 
   // Redis restored from an older copy: its queues would silently miss events (rollback-watch.ts).
-  const rollbackWatch = new RollbackWatch(commands, base.db, store, base.bus.keys.custom('events', 'epoch'), logger);
+  const rollbackWatch = new RollbackWatch(
+    commands,
+    base.db,
+    store,
+    base.bus.keys.custom('events', 'epoch'),
+    logger,
+    config.EVENTS_REPLICA_ID,
+  );
   if (config.EVENTS_ROLLBACK_CHECK_MS > 0) rollbackWatch.start(config.EVENTS_ROLLBACK_CHECK_MS);
 
   // Headroom of the noeviction Redis (alerted on): sampled by every replica.

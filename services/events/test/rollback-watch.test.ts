@@ -20,9 +20,12 @@ afterAll(async () => {
 
 const silent = createLogger('rollback-watch-test', 'silent');
 
-function watchOf(prefix: string) {
-  const store = new QueueStore(stack.redis, prefix, { maxEvents: 100, parkAllowanceMs: 1000, indexMarginMs: 1000 });
-  return new RollbackWatch(stack.redis, stack.db, store, `${prefix}events:epoch`, silent);
+function watchOf(prefix: string, replicaId?: string, store = storeOf(prefix)) {
+  return new RollbackWatch(stack.redis, stack.db, store, `${prefix}events:epoch`, silent, replicaId);
+}
+
+function storeOf(prefix: string) {
+  return new QueueStore(stack.redis, prefix, { maxEvents: 100, parkAllowanceMs: 1000, indexMarginMs: 1000 });
 }
 
 test('an epoch lost from Redis drops every queue once; clients are told BAD_EVENT_QUEUE_ID', async () => {
@@ -48,6 +51,29 @@ test('an epoch lost from Redis drops every queue once; clients are told BAD_EVEN
   const again = await registerEventQueue(user.client, { event_types: ['message'] });
   expect(await watch.round()).toBe('ok');
   expect((await again.poll({ dontBlock: true })).length).toBe(0);
+});
+
+// Every replica runs the watch: one rollback must be acted on by one of them, else each drops
+// every queue in turn, and queues registered after the first drop are dropped again (their
+// clients re-register twice).
+test('two replicas watching one rollback: exactly one drops the queues', async () => {
+  const prefix = `rollback-${crypto.randomBytes(3).toString('hex')}:`;
+  const stores = [storeOf(prefix), storeOf(prefix)];
+  const drops = stores.map((store) => jest.spyOn(store, 'dropAll'));
+  const [one, two] = stores.map((store, i) => watchOf(prefix, `replica-${i}`, store));
+  for (let i = 0; i < 2; i++) expect([await one.round(), await two.round()]).toEqual(['ok', 'ok']);
+  for (let rollback = 0; rollback < 3; rollback++) {
+    await stack.redis.decr(`${prefix}events:epoch`);
+    // Both rounds at once, and again: the second pair finds it handled.
+    const outcomes = [
+      ...(await Promise.all([one.round(), two.round()])),
+      ...(await Promise.all([two.round(), one.round()])),
+    ];
+    expect(outcomes.filter((outcome) => outcome === 'rolled-back')).toHaveLength(1);
+    expect(drops.reduce((sum, drop) => sum + drop.mock.calls.length, 0)).toBe(rollback + 1);
+    // Then both find Redis caught up.
+    expect([await one.round(), await two.round()]).toEqual(['ok', 'ok']);
+  }
 });
 
 test('deployments with different Redis prefixes on one database keep separate epochs', async () => {

@@ -20,21 +20,42 @@ import type { Db } from '@teamchat/db';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import type { QueueStore } from './queue-store';
 
-// KEYS epoch. ARGV confirmed, next. Raises the key to `next` (never lowers it) unless it is below
-// `confirmed` (Redis lost an acknowledged write): then changes nothing. Returns 1 when raised or
-// already there, 0 when behind. One script, so a call re-sent after a restore still checks.
+// KEYS epoch, claim. ARGV confirmed, next, claim lifetime (ms), replica. Raises the epoch to
+// `next` (never lowers it) unless it is below `confirmed` (Redis lost an acknowledged write):
+// then changes nothing but the claim. Returns 1 when raised or already there; when behind, 0 to
+// the one replica that claims this rollback (the claim names the epoch Redis was found at) and
+// -1 to every other: one replica drops the queues, not each of them. One script, so a call
+// re-sent after a restore still checks.
 const ADVANCE = `
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-if current < tonumber(ARGV[1]) then return 0 end
+if current < tonumber(ARGV[1]) then
+  if redis.call('GET', KEYS[2]) == tostring(current) then return -1 end
+  redis.call('SET', KEYS[2], tostring(current), 'PX', ARGV[3])
+  return 0
+end
 if current < tonumber(ARGV[2]) then redis.call('SET', KEYS[1], ARGV[2]) end
 return 1
 `;
 
+/**
+ * How long a rollback's claim keeps other replicas from acting on it: longer than dropping every
+ * queue takes; a claimer that dies meanwhile leaves it to the others after this.
+ */
+const CLAIM_MS = 120_000;
+
 interface AdvanceCommand {
-  tcEpochAdvance(key: string, confirmed: string, next: string): Promise<number>;
+  tcEpochAdvance(
+    key: string,
+    claim: string,
+    confirmed: string,
+    next: string,
+    claimMs: number,
+    replica: string,
+  ): Promise<number>;
 }
 
-export type RollbackRound = 'ok' | 'rolled-back';
+/** 'elsewhere': Redis lost writes, and another replica claimed the rollback (it drops the queues). */
+export type RollbackRound = 'ok' | 'rolled-back' | 'elsewhere';
 
 export class RollbackWatch {
   private rounds: Repeating | undefined;
@@ -51,8 +72,15 @@ export class RollbackWatch {
     private readonly store: QueueStore,
     private readonly epochKey: string,
     private readonly logger: Logger,
+    /** Names the replica in its claim of a rollback. */
+    private readonly replicaId = 'events',
   ) {
-    if (!('tcEpochAdvance' in redis)) redis.defineCommand('tcEpochAdvance', { numberOfKeys: 1, lua: ADVANCE });
+    if (!('tcEpochAdvance' in redis)) redis.defineCommand('tcEpochAdvance', { numberOfKeys: 2, lua: ADVANCE });
+  }
+
+  /** The claim of a rollback, in the epoch key's Cluster slot (the epoch key's name as its hash tag). */
+  private get claimKey(): string {
+    return this.epochKey.includes('{') ? `${this.epochKey}:rollback` : `{${this.epochKey}}:rollback`;
   }
 
   /** One check, with the next epoch written and confirmed. */
@@ -66,8 +94,14 @@ export class RollbackWatch {
       ON CONFLICT (namespace) DO UPDATE SET issued = event_tier_epoch.issued + 1 RETURNING issued`;
     const next = String(issued);
     const redis = this.redis as Redis & AdvanceCommand;
+    const advance = (confirmedEpoch: string) =>
+      redis.tcEpochAdvance(this.epochKey, this.claimKey, confirmedEpoch, next, CLAIM_MS, this.replicaId);
     let outcome: RollbackRound = 'ok';
-    if ((await redis.tcEpochAdvance(this.epochKey, confirmed, next)) === 0) {
+    const advanced = await advance(confirmed);
+    // Another replica claimed this rollback: it drops the queues and raises the epoch. Recording
+    // `confirmed` here could make the next round see the rollback again before it is done.
+    if (advanced === -1) return 'elsewhere';
+    if (advanced === 0) {
       outcome = 'rolled-back';
       this.metrics.redisRollbacks.inc();
       this.logger.error(
@@ -76,7 +110,7 @@ export class RollbackWatch {
       );
       const dropped = await this.store.dropAll();
       this.logger.warn({ queues: dropped }, 'event queues dropped; clients re-register');
-      await redis.tcEpochAdvance(this.epochKey, '0', next);
+      await advance('0');
     }
     await this.db.$executeRaw`
       UPDATE event_tier_epoch SET confirmed = GREATEST(confirmed, ${issued}) WHERE namespace = ${this.namespace}`;
