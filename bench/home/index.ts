@@ -118,14 +118,22 @@ async function main(): Promise<void> {
     const gateway = `http://127.0.0.1:${gatewayProc.port}`;
     const pids = { gateway: gatewayProc.child.pid!, web: web.child.pid!, events: events.child.pid! };
 
-    // A browser's session, as the login form makes it.
-    const form = new URLSearchParams({ username: user.email, password: PASSWORD }).toString();
+    // A browser's session, as the login form makes it (its page first: the CSRF cookie and token).
+    const loginPage = await request(`${gateway}/login/`, { method: 'GET', headers: { host: realm.host } });
+    const csrfCookie = (loginPage.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
+    const csrfToken = /name="csrfmiddlewaretoken" value="([^"]+)"/.exec(loginPage.body.toString())?.[1] ?? '';
+    const form = new URLSearchParams({
+      username: user.email,
+      password: PASSWORD,
+      csrfmiddlewaretoken: csrfToken,
+    }).toString();
     const login = await request(
       `${gateway}/accounts/login/`,
       {
         method: 'POST',
         headers: {
           host: realm.host,
+          cookie: csrfCookie,
           'content-type': 'application/x-www-form-urlencoded',
           'content-length': Buffer.byteLength(form),
         },

@@ -185,11 +185,7 @@ describe('a session of logins and requests (recorded for the checks below)', () 
     // A browser's session (the web app's login form), used on /json, right and wrong (no CSRF token).
     const browserLogin = keep(
       'browser login',
-      await anonymous.post(
-        '/accounts/login/',
-        { username: member.deliveryEmail, password: MEMBER_PASSWORD },
-        { validate: false },
-      ),
+      await stack.postLoginForm({ username: member.deliveryEmail, password: MEMBER_PASSWORD }),
     );
     expect(browserLogin.status).toBe(302);
     const cookie = browserLogin.headers['set-cookie']![0].split(';', 1)[0];

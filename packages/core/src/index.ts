@@ -10,3 +10,10 @@ export { appendTo, compareCodePoints, sortedByName } from './collections';
 export { createLogger, type Logger } from './logger';
 export { callService, callServiceRaw, serviceError, type ServiceCall } from './service-client';
 export { fulfilledWithin, repeat, settledWithin, type Repeating } from './time';
+export {
+  EMBED_REGISTER_HEADER,
+  EMBEDS_HEADER,
+  htmlSafeJsonPieces,
+  STATE_DATA_MARK,
+  StateDataIntoPage,
+} from './page-state-data';

@@ -21,7 +21,7 @@ import { createBaseDeps, listen, serverUrl, type BaseDeps, type BaseEnv, type Ru
 import { commonEnv, createLogger, loadEnv } from '@teamchat/core';
 import { doCreateRealm, doCreateUser, type CreateUserInput } from '@teamchat/service-users';
 import { createGateway } from '@teamchat/service-gateway';
-import { ApiClient, createTestDatabase, testRedisTarget, type TestDatabase } from '@teamchat/testing';
+import { ApiClient, createTestDatabase, testRedisTarget, type ApiResponse, type TestDatabase } from '@teamchat/testing';
 
 export type ServiceName = 'users' | 'messages' | 'channels' | 'uploads' | 'events' | 'worker' | 'web';
 
@@ -200,6 +200,24 @@ export class Stack {
   }
 
   /**
+   * The login form's POST as a browser sends it: the form's page first (GET /login/, which gives
+   * the CSRF cookie), then `fields` with the page's csrfmiddlewaretoken and that cookie. `host`:
+   * another realm's.
+   */
+  async postLoginForm(fields: Record<string, string>, options: { host?: string } = {}): Promise<ApiResponse> {
+    const client = options.host ? this.anonymous().withHost(options.host) : this.anonymous();
+    const page = await client.get('/login/', {}, { validate: false });
+    const token = /name="csrfmiddlewaretoken" value="([^"]*)"/.exec(String(page.body))?.[1];
+    const cookie = [page.headers['set-cookie'] ?? []].flat().find((line) => line.startsWith('csrftoken='));
+    if (page.status !== 200 || !token || !cookie) throw new Error(`login page: ${page.status}`);
+    return client.post(
+      '/accounts/login/',
+      { ...fields, csrfmiddlewaretoken: token },
+      { validate: false, headers: { cookie: cookie.split(';', 1)[0] } },
+    );
+  }
+
+  /**
    * A browser's client, as the web app calls /json: logged in through the login form, with its
    * session cookie and the session's CSRF token (answered too, for forms that carry it).
    */
@@ -207,11 +225,7 @@ export class Stack {
     user: Pick<TestUser, 'deliveryEmail'>,
     password: string,
   ): Promise<{ browser: ApiClient; csrfToken: string }> {
-    const login = await this.anonymous().post(
-      '/accounts/login/',
-      { username: user.deliveryEmail, password },
-      { validate: false },
-    );
+    const login = await this.postLoginForm({ username: user.deliveryEmail, password });
     if (login.status !== 302) throw new Error(`login: ${login.status} ${JSON.stringify(login.body)}`);
     const cookie = String(login.headers['set-cookie']![0]).split(';', 1)[0];
     const session = await new SessionStore(this.redis, this.deps.env.REDIS_PREFIX).get(sessionIdFromCookies(cookie)!);

@@ -7,9 +7,12 @@
 // endpoints pass through no middleware stack, whose cost every request and parked poll would pay.
 
 import http from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, sessionIdFromCookies, type Redis, type Session } from '@teamchat/bus';
 import {
   asJsonableError,
+  EMBED_REGISTER_HEADER,
+  EMBEDS_HEADER,
   hasRequestBody,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
@@ -19,7 +22,9 @@ import {
   sendError,
   SESSION_CSRF_HEADER,
   SESSION_ID_HEADER,
+  serviceError,
   signInternalToken,
+  StateDataIntoPage,
   UnauthorizedError,
   type Logger,
   type Requester,
@@ -72,6 +77,7 @@ const STRIPPED_REQUEST_HEADERS = new Set([
   SESSION_ID_HEADER,
   SESSION_CSRF_HEADER,
   CLIENT_ADDRESS_HEADER,
+  EMBEDS_HEADER,
   // Read here only (client-address.ts); services get the address this gateway resolved.
   'x-forwarded-for',
 ]);
@@ -96,6 +102,21 @@ function discardRequestBody(req: http.IncomingMessage, upstreamReq: http.ClientR
   req.unpipe(upstreamReq);
   upstreamReq.destroy();
   req.resume();
+}
+
+/**
+ * The cookies a service may read, none of them a credential: Django's language cookie (a
+ * spectator's language) and CSRF cookie (the login form's check). The session's stays here.
+ */
+const FORWARDED_COOKIES = new Set(['django_language', 'csrftoken']);
+
+function forwardedCookies(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const kept = header
+    .split(';')
+    .map((pair) => pair.trim())
+    .filter((pair) => FORWARDED_COOKIES.has(pair.slice(0, pair.indexOf('='))));
+  return kept.length ? kept.join('; ') : undefined;
 }
 
 /** The web app's alias of /api/v1 (Zulip's /json). */
@@ -203,13 +224,16 @@ export function createGateway(deps: GatewayDeps): RunningService {
     token: string,
     requestId: string,
     upstreamPath: string,
-    session: Session | undefined,
+    caller: Caller,
   ) {
+    const { session, user } = caller;
     const upstream = upstreams[rule.service];
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (!STRIPPED_REQUEST_HEADERS.has(name)) headers[name] = value;
     }
+    const cookies = forwardedCookies(req.headers.cookie);
+    if (cookies) headers.cookie = cookies;
     headers[INTERNAL_TOKEN_HEADER] = token;
     headers[REQUEST_ID_HEADER] = requestId;
     // The client's address as the rate limiter sees it: the users service throttles logins by it.
@@ -222,6 +246,9 @@ export function createGateway(deps: GatewayDeps): RunningService {
       headers[SESSION_ID_HEADER] = session.hash;
       if (rule.service === 'web') headers[SESSION_CSRF_HEADER] = session.csrfToken;
     }
+    // A user's home page: the web service leaves register's answer to this gateway (embedRegister).
+    const mayEmbed = rule.service === 'web' && user !== null;
+    if (mayEmbed) headers[EMBEDS_HEADER] = 'register';
 
     const upstreamReq = http.request({
       protocol: upstream.protocol,
@@ -241,6 +268,16 @@ export function createGateway(deps: GatewayDeps): RunningService {
         if (!HOP_BY_HOP_RESPONSE_HEADERS.has(name)) responseHeaders[name] = value;
       }
       responseHeaders[REQUEST_ID_HEADER] = requestId;
+      const embed = upstreamRes.headers[EMBED_REGISTER_HEADER];
+      if (mayEmbed && typeof embed === 'string' && upstreamRes.statusCode === 200) {
+        delete responseHeaders[EMBED_REGISTER_HEADER];
+        delete responseHeaders['content-length'];
+        embedRegister(upstreamRes, res, responseHeaders, user, requestId, embed).catch((error: unknown) => {
+          logger.warn({ err: error, request_id: requestId }, 'home page failed');
+          sendJsonError(res, asJsonableError(error), requestId);
+        });
+        return;
+      }
       res.writeHead(upstreamRes.statusCode ?? 502, responseHeaders);
       upstreamRes.pipe(res);
     });
@@ -264,6 +301,72 @@ export function createGateway(deps: GatewayDeps): RunningService {
     // instead of setting up a pipe for nothing (measurably cheaper per request).
     if (!hasRequestBody(req)) upstreamReq.end();
     else req.pipe(upstreamReq);
+  }
+
+  /**
+   * The web service's page (small, with STATE_DATA_MARK), then the event tier's POST /register
+   * under the page's arguments for the same user, streamed into the page as it arrives: the
+   * answer's megabytes cross one hop, as the API's own register does (see StateDataIntoPage).
+   */
+  async function embedRegister(
+    pageAnswer: http.IncomingMessage,
+    res: http.ServerResponse,
+    headers: http.OutgoingHttpHeaders,
+    user: Requester,
+    requestId: string,
+    params: string,
+  ): Promise<void> {
+    const pageChunks: Buffer[] = [];
+    for await (const chunk of pageAnswer) pageChunks.push(chunk as Buffer);
+    const form = new URLSearchParams(
+      Object.entries(JSON.parse(params) as Record<string, unknown>).map(([name, value]): [string, string] => [
+        name,
+        typeof value === 'string' ? value : JSON.stringify(value),
+      ]),
+    ).toString();
+    const path = '/api/v1/register';
+    const upstream = upstreams.events;
+    const answer = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const registerReq = http.request(
+        {
+          protocol: upstream.protocol,
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method: 'POST',
+          path,
+          agent,
+          timeout: env.UPSTREAM_TIMEOUT_MS,
+          headers: {
+            [INTERNAL_TOKEN_HEADER]: signInternalToken(env.INTERNAL_JWT_SECRET, {
+              user,
+              realmId: user.realmId,
+              method: 'POST',
+              path,
+            }),
+            [REQUEST_ID_HEADER]: requestId,
+            'content-type': 'application/x-www-form-urlencoded',
+            'content-length': Buffer.byteLength(form),
+          },
+        },
+        resolve,
+      );
+      registerReq.on('timeout', () => registerReq.destroy(new Error('upstream timeout')));
+      registerReq.on('error', reject);
+      res.on('close', () => {
+        if (!res.writableFinished) registerReq.destroy();
+      });
+      registerReq.end(form);
+    });
+    if (answer.statusCode !== 200) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      throw serviceError(
+        answer.statusCode ?? 500,
+        JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>,
+      );
+    }
+    res.writeHead(200, headers);
+    await pipeline(answer, StateDataIntoPage.around(Buffer.concat(pageChunks)), res);
   }
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -301,7 +404,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
         method: req.method ?? 'GET',
         path: apiPath,
       });
-      forward(req, res, url, rule, token, requestId, apiPath, session);
+      forward(req, res, url, rule, token, requestId, apiPath, { user, realmId, session });
     } catch (caught) {
       // Refused credentials spend the address's anonymous budget (429 once it is spent).
       const error = await rateLimiter.failedAuthentication(req, res, caught);

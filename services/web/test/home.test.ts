@@ -3,6 +3,7 @@
 // arguments), the spectator page, and the login redirect for anyone else.
 import fs from 'node:fs';
 import path from 'node:path';
+import { SessionStore, sessionIdFromCookies } from '@teamchat/bus';
 import { SESSION_CSRF_HEADER } from '@teamchat/core';
 import { Role } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
@@ -136,6 +137,35 @@ describe('GET / without a session', () => {
       await stack.db.realm.update({ where: { id: stack.realm.id }, data: { enable_spectator_access: false } });
     }
   });
+
+  test("a spectator's language is their language cookie's, else the organisation's", async () => {
+    await stack.db.realm.update({
+      where: { id: stack.realm.id },
+      data: { enable_spectator_access: true, default_language: 'de' },
+    });
+    await stack.createStream({ name: 'web public for languages', isWebPublic: true });
+    const languageOf = async (cookie?: string) => {
+      // Through the gateway: it passes the language cookie on (never the session's).
+      const page = await fetch(`${stack.gatewayUrl}/`, { headers: cookie ? { cookie } : {}, redirect: 'manual' });
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      const params = pageParamsOf(html);
+      expect(params.is_spectator).toBe(true);
+      return [params.request_language, /<html lang='([^']*)'/.exec(html)?.[1]];
+    };
+    try {
+      expect(await languageOf()).toEqual(['de', 'de']);
+      expect(await languageOf('django_language=fr')).toEqual(['fr', 'fr']);
+      expect(await languageOf('sessionid=nonsense; django_language=pt-br')).toEqual(['pt-br', 'pt-br']);
+      // Not a language code: the organisation's.
+      expect(await languageOf('django_language="<b>"')).toEqual(['de', 'de']);
+    } finally {
+      await stack.db.realm.update({
+        where: { id: stack.realm.id },
+        data: { enable_spectator_access: false, default_language: 'en' },
+      });
+    }
+  });
 });
 
 describe('GET / without a session, on a server without web-public channels', () => {
@@ -156,13 +186,9 @@ describe('GET / without a session, on a server without web-public channels', () 
 describe('through the gateway', () => {
   test('a browser that logs in gets the app with its session’s CSRF token and a live queue', async () => {
     const user = await stack.createUser({ fullName: 'Brow Ser', password: 'a long enough password' });
-    const login = await fetch(`${stack.gatewayUrl}/accounts/login/`, {
-      method: 'POST',
-      body: new URLSearchParams({ username: user.deliveryEmail, password: 'a long enough password' }),
-      redirect: 'manual',
-    });
+    const login = await stack.postLoginForm({ username: user.deliveryEmail, password: 'a long enough password' });
     expect(login.status).toBe(302);
-    const cookies = login.headers.getSetCookie().map((cookie) => cookie.split(';')[0]);
+    const cookies = [login.headers['set-cookie'] ?? []].flat().map((cookie) => cookie.split(';')[0]);
     expect(cookies.some((cookie) => cookie.startsWith('sessionid='))).toBe(true);
 
     const page = await fetch(`${stack.gatewayUrl}/`, { headers: { cookie: cookies.join('; ') }, redirect: 'manual' });
@@ -186,5 +212,87 @@ describe('through the gateway', () => {
     const script = /<script src="(\/static\/webpack-bundles\/app\.[^"]+\.js)"/.exec(html)![1];
     const bundle = await fetch(`${stack.gatewayUrl}${script}`);
     expect([bundle.status, bundle.headers.get('cache-control')]).toEqual([200, 'public, max-age=31536000, immutable']);
+  });
+  test("two browsers' pages each carry their own session's CSRF token, nonce and state", async () => {
+    const pages = [];
+    for (const fullName of ['First Browser', 'Second Browser']) {
+      const user = await stack.createUser({ fullName, password: 'a long enough password' });
+      const login = await stack.postLoginForm({ username: user.deliveryEmail, password: 'a long enough password' });
+      const cookie = String(login.headers['set-cookie']![0]).split(';', 1)[0];
+      const session = await new SessionStore(stack.redis, stack.deps.env.REDIS_PREFIX).get(
+        sessionIdFromCookies(cookie)!,
+      );
+      const page = await fetch(`${stack.gatewayUrl}/`, { headers: { cookie }, redirect: 'manual' });
+      const html = await page.text();
+      pages.push({
+        user,
+        csrfToken: session!.csrfToken,
+        html,
+        policy: page.headers.get('content-security-policy')!,
+      });
+    }
+    for (const { user, csrfToken, html, policy } of pages) {
+      expect(html).toContain(`name="csrfmiddlewaretoken" value="${csrfToken}"`);
+      expect((pageParamsOf(html).state_data as { user_id: number }).user_id).toBe(user.id);
+      const nonce = /<script nonce="([0-9a-f]{48})">/.exec(html)![1];
+      expect(policy).toContain(`'nonce-${nonce}'`);
+    }
+    expect(pages[0].csrfToken).not.toBe(pages[1].csrfToken);
+    expect(/<script nonce="([0-9a-f]{48})">/.exec(pages[0].html)![1]).not.toBe(
+      /<script nonce="([0-9a-f]{48})">/.exec(pages[1].html)![1],
+    );
+  });
+});
+
+describe('the login form', () => {
+  test("a POST without the form's CSRF cookie and token is Zulip's 403 page, and logs no one in", async () => {
+    const user = await stack.createUser({ fullName: 'Csrf Less', password: 'a long enough password' });
+    const credentials = { username: user.deliveryEmail, password: 'a long enough password' };
+    const page = await stack.anonymous().get('/login/', {}, { validate: false });
+    const token = /name="csrfmiddlewaretoken" value="([A-Za-z0-9]{32})"/.exec(String(page.body))![1];
+    const cookie = [page.headers['set-cookie'] ?? []].flat().find((line) => line.startsWith('csrftoken='))!;
+    expect(cookie).toMatch(new RegExp(`^csrftoken=${token}; .*HttpOnly; Max-Age=31449600; Path=/; SameSite=Lax$`));
+    const refusals = [
+      // No cookie, no token.
+      await stack.anonymous().post('/accounts/login/', credentials, { validate: false }),
+      // The token without its cookie.
+      await stack
+        .anonymous()
+        .post('/accounts/login/', { ...credentials, csrfmiddlewaretoken: token }, { validate: false }),
+      // The cookie without the token, and with another token.
+      await stack.anonymous().post('/accounts/login/', credentials, {
+        validate: false,
+        headers: { cookie: `csrftoken=${token}` },
+      }),
+      await stack
+        .anonymous()
+        .post(
+          '/accounts/login/',
+          { ...credentials, csrfmiddlewaretoken: 'x'.repeat(32) },
+          { validate: false, headers: { cookie: `csrftoken=${token}` } },
+        ),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status).toBe(403);
+      expect(refused.headers['content-type']).toContain('text/html');
+      expect(String(refused.body)).toContain('Access forbidden (403)');
+      expect(refused.headers['set-cookie']).toBeUndefined();
+    }
+    // The page's token with its cookie: logged in.
+    const accepted = await stack
+      .anonymous()
+      .post(
+        '/accounts/login/',
+        { ...credentials, csrfmiddlewaretoken: token },
+        { validate: false, headers: { cookie: `csrftoken=${token}` } },
+      );
+    expect(accepted.status).toBe(302);
+    expect(String(accepted.headers['set-cookie']![0])).toMatch(/^sessionid=/);
+    // A browser that has the cookie keeps it: the next form carries the same token.
+    const again = await stack
+      .anonymous()
+      .get('/login/', {}, { validate: false, headers: { cookie: `csrftoken=${token}` } });
+    expect(again.headers['set-cookie']).toBeUndefined();
+    expect(String(again.body)).toContain(`name="csrfmiddlewaretoken" value="${token}"`);
   });
 });

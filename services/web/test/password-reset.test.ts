@@ -68,7 +68,7 @@ function linkOf(email: string): string {
 }
 
 async function logIn(password: string) {
-  return form('/accounts/login/', { username: user.deliveryEmail, password });
+  return stack.postLoginForm({ username: user.deliveryEmail, password });
 }
 
 test('the form, the email, the link, the new password; the old one and the used link no longer work', async () => {

@@ -1,7 +1,7 @@
 // Register's answer streamed into the page: the envelope dropped however the answer is cut into
 // chunks, the attribute's unsafe characters escaped, the page's halves around it.
 import { Readable } from 'node:stream';
-import { StateDataIntoPage } from '../src/lib/state-data';
+import { StateDataIntoPage } from '@teamchat/core';
 
 async function intoPage(answer: string, chunkSize: number): Promise<string> {
   const bytes = Buffer.from(answer);

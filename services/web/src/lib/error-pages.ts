@@ -31,3 +31,31 @@ export function sendNotFoundPage(res: ServerResponse, webApp: ZulipWebApp | null
   }
   sendPage(res, html ?? PLAIN_NOT_FOUND, cspNonce(), 404);
 }
+
+const renderedCsrfFailure = new WeakMap<ZulipWebApp, string>();
+
+const PLAIN_CSRF_FAILURE =
+  '<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8"><title>Error | Zulip</title></head>' +
+  '<body><h1>Access forbidden (403)</h1><p>Your request could not be completed because your browser did not ' +
+  'send the credentials required to authenticate your access.</p></body></html>';
+
+/** Zulip's csrf_failure for a page: 4xx.html with csrf_failure, status 403 (rendered once). */
+export function sendCsrfFailurePage(res: ServerResponse, webApp: ZulipWebApp | null): void {
+  let html = webApp ? renderedCsrfFailure.get(webApp) : PLAIN_CSRF_FAILURE;
+  if (html === undefined && webApp) {
+    try {
+      html = webApp.render('4xx.html', {
+        LANGUAGE_CODE: 'en',
+        default_page_params: defaultPageParams('en'),
+        csrf_failure: true,
+        support_email: '',
+        isolated_page: true,
+        skip_footer: true,
+      });
+    } catch {
+      html = PLAIN_CSRF_FAILURE;
+    }
+    renderedCsrfFailure.set(webApp, html);
+  }
+  sendPage(res, html ?? PLAIN_CSRF_FAILURE, cspNonce(), 403);
+}

@@ -73,29 +73,6 @@ export function htmlSafeJson(value: unknown): string {
   return jsonOf(value).replace(HTML_UNSAFE_IN_JSON, (character) => JSON_ESCAPES[character]);
 }
 
-/** The bytes htmlSafeJson escapes, and their escapes (ASCII: never inside a UTF-8 sequence). */
-const UNSAFE_JSON_BYTES = new Map(
-  Object.entries(JSON_ESCAPES).map(([character, escape]) => [character.charCodeAt(0), Buffer.from(escape)]),
-);
-
-/** htmlSafeJson on JSON already encoded as UTF-8, as pieces to write: one native scan per unsafe byte, no copy. */
-export function htmlSafeJsonPieces(json: Buffer): Buffer[] {
-  const positions: number[] = [];
-  for (const byte of UNSAFE_JSON_BYTES.keys())
-    for (let at = json.indexOf(byte); at !== -1; at = json.indexOf(byte, at + 1)) positions.push(at);
-  if (!positions.length) return [json];
-  positions.sort((a, b) => a - b);
-  const pieces: Buffer[] = [];
-  let from = 0;
-  for (const at of positions) {
-    if (at > from) pieces.push(json.subarray(from, at));
-    pieces.push(UNSAFE_JSON_BYTES.get(json[at])!);
-    from = at + 1;
-  }
-  if (from < json.length) pieces.push(json.subarray(from));
-  return pieces;
-}
-
 /** The part of nunjucks' (undocumented) parser API an extension's parse uses. */
 interface TemplateParser {
   nextToken(): { value: string };

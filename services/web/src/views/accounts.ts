@@ -9,6 +9,8 @@ import { requestPasswordReset, resetLinkUser, resetPassword } from '../actions/p
 import { logIn, loginRefusal, logOut } from '../actions/sessions';
 import type { WebDeps } from '../deps';
 import { cspNonce } from '../lib/csp';
+import { CSRF_COOKIE_NAME, loginCsrfPasses, loginCsrfToken, requestCookie } from '../lib/cookies';
+import { sendCsrfFailurePage } from '../lib/error-pages';
 import { csrfInput, escapeHtml, sendPage } from '../lib/html';
 import { LOGIN_PAGE } from '../lib/page-params';
 import { sessionCsrfToken } from '../lib/session';
@@ -65,11 +67,11 @@ function csrfField(ctx: Ctx): string {
   return String(csrfInput(sessionCsrfToken(ctx.req)));
 }
 
-function loginForm(ctx: Ctx, input: { username?: string; error?: string; next?: string }): string {
+function loginForm(input: { csrfToken: string; username?: string; error?: string; next?: string }): string {
   const next = input.next ? `<input type="hidden" name="next" value="${escapeHtml(input.next)}">` : '';
   const error = input.error ? `<div class="alert alert-error" role="alert">${escapeHtml(input.error)}</div>` : '';
   return `${error}<form name="login_form" id="login_form" method="post" class="login-form" action="/accounts/login/">
-${csrfField(ctx)}${next}
+${String(csrfInput(input.csrfToken))}${next}
 <div class="input-box">
 <input type="email" name="username" id="id_username" class="required" autocomplete="username" value="${escapeHtml(input.username ?? '')}" required autofocus>
 <label for="id_username">Email</label></div>
@@ -85,12 +87,23 @@ ${csrfField(ctx)}${next}
 export function loginPage(ctx: Ctx): ViewResult {
   const next = field(ctx, 'next');
   if (ctx.requester) return redirect(ctx.res, nextPath(next));
-  sendAccountsPage(ctx.deps, ctx.res, 'Log in to Zulip', loginForm(ctx, { next }));
+  const csrf = loginCsrfToken(ctx.req, ctx.deps.env.EXTERNAL_SCHEME === 'https');
+  if (csrf.setCookie) ctx.res.setHeader('Set-Cookie', csrf.setCookie);
+  sendAccountsPage(ctx.deps, ctx.res, 'Log in to Zulip', loginForm({ next, csrfToken: csrf.token }));
   return RESPONDED;
 }
 
-/** POST /accounts/login/: a session and the app, or the form again with Zulip's error text. */
+/**
+ * POST /accounts/login/: a session and the app, or the form again with Zulip's error text. As
+ * Django's CSRF middleware checks any form POST first, a form without the CSRF cookie's token
+ * is refused with Zulip's 403 page.
+ */
 export async function loginSubmit(ctx: Ctx): Promise<ViewResult> {
+  if (!loginCsrfPasses(ctx.req, field(ctx, 'csrfmiddlewaretoken'))) {
+    sendCsrfFailurePage(ctx.res, ctx.deps.webApp);
+    return RESPONDED;
+  }
+  const csrfToken = requestCookie(ctx.req, CSRF_COOKIE_NAME)!;
   const username = field(ctx, 'username') ?? '';
   const password = field(ctx, 'password') ?? '';
   const next = field(ctx, 'next');
@@ -100,7 +113,7 @@ export async function loginSubmit(ctx: Ctx): Promise<ViewResult> {
       ctx.deps,
       ctx.res,
       'Log in to Zulip',
-      loginForm(ctx, { username, next, error: 'This field is required.' }),
+      loginForm({ csrfToken, username, next, error: 'This field is required.' }),
     );
     return RESPONDED;
   }
@@ -124,7 +137,7 @@ export async function loginSubmit(ctx: Ctx): Promise<ViewResult> {
       ctx.deps,
       ctx.res,
       'Log in to Zulip',
-      loginForm(ctx, { username, next, error: loginRefusal(error, username) }),
+      loginForm({ csrfToken, username, next, error: loginRefusal(error, username) }),
     );
     return RESPONDED;
   }

@@ -4,13 +4,24 @@
 // state (it registers itself), anyone else the login page.
 import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { callServiceRaw, JsonText, JsonableError, RESPONDED, type ViewContext, type ViewResult } from '@teamchat/core';
+import {
+  callServiceRaw,
+  EMBED_REGISTER_HEADER,
+  EMBEDS_HEADER,
+  JsonText,
+  JsonableError,
+  RESPONDED,
+  STATE_DATA_MARK,
+  StateDataIntoPage,
+  type ViewContext,
+  type ViewResult,
+} from '@teamchat/core';
 import { allowsSpectators } from '@teamchat/domain';
 import type { WebDeps } from '../deps';
+import { spectatorLanguage } from '../lib/cookies';
 import { cspNonce } from '../lib/csp';
 import { defaultPageParams, HOME_REGISTER_PARAMS, homePageParams, LOGIN_PAGE } from '../lib/page-params';
 import { sessionCsrfToken } from '../lib/session';
-import { StateDataIntoPage } from '../lib/state-data';
 import { csrfInput, escapeHtml, pageHeaders, sendPage } from '../lib/html';
 import type { ZulipWebApp } from '../lib/web-app';
 import { INSTALL_HINT } from '../lib/zulip-web-dir';
@@ -34,22 +45,29 @@ export async function homePage(ctx: ViewContext<WebDeps>): Promise<ViewResult> {
 
   let pageParams;
   let answer: IncomingMessage | null = null;
-  let requestLanguage = 'en';
+  let requestLanguage: string;
+  // Through the gateway, the gateway splices register's answer in (one hop of its megabytes, as
+  // the API's register); called directly, this service does.
+  const gatewayEmbeds = req.get(EMBEDS_HEADER) === 'register';
   if (requester) {
     const [register, user] = await Promise.all([
-      callServiceRaw(deps.config.EVENTS_URL, deps.env.INTERNAL_JWT_SECRET, {
-        method: 'POST',
-        path: '/api/v1/register',
-        actingAs: requester,
-        params: HOME_REGISTER_PARAMS,
-        requestId: ctx.requestId || undefined,
-      }),
+      gatewayEmbeds
+        ? null
+        : callServiceRaw(deps.config.EVENTS_URL, deps.env.INTERNAL_JWT_SECRET, {
+            method: 'POST',
+            path: '/api/v1/register',
+            actingAs: requester,
+            params: HOME_REGISTER_PARAMS,
+            requestId: ctx.requestId || undefined,
+          }),
       deps.db.userProfile.findUnique({ where: { id: requester.userId }, select: { default_language: true } }),
     ]);
     requestLanguage = user?.default_language ?? 'en';
     answer = register;
     pageParams = homePageParams({ stateData: new JsonText(STATE_DATA_MARK), furthestReadTime: null });
   } else if (await allowsSpectators(deps.db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED)) {
+    // Zulip's home.py: a spectator's language cookie, else the organisation's language.
+    requestLanguage = spectatorLanguage(req, realm.default_language);
     pageParams = homePageParams({
       stateData: null,
       furthestReadTime: Date.now() / 1000,
@@ -61,12 +79,10 @@ export async function homePage(ctx: ViewContext<WebDeps>): Promise<ViewResult> {
   }
 
   const nonce = cspNonce();
-  const html = webApp.render('zerver/app/index.html', {
+  const context = {
     LANGUAGE_CODE: requestLanguage,
     user_profile: requester ? { realm: { name: realm.name } } : null,
     realm_name: realm.name,
-    csp_nonce: nonce,
-    csrf_input: csrfInput(sessionCsrfToken(req)),
     default_page_params: defaultPageParams(requestLanguage),
     page_params: pageParams,
     color_scheme: null,
@@ -74,21 +90,61 @@ export async function homePage(ctx: ViewContext<WebDeps>): Promise<ViewResult> {
     is_firefox_android: /Firefox/.test(req.get('user-agent') ?? '') && /Android/.test(req.get('user-agent') ?? ''),
     allow_search_engine_indexing: false,
     PAGE_METADATA_URL: '',
-  });
+  };
+  // A user's page differs from the next one's only by what the key holds, the nonce and the CSRF
+  // token (its state is register's); a spectator's holds the time.
+  const cacheKey = requester
+    ? JSON.stringify([realm.name, requestLanguage, context.is_firefox_android, answer === null])
+    : null;
+  const html = renderWithMarks(webApp, 'zerver/app/index.html', context, cacheKey)
+    .replaceAll(NONCE_MARK, nonce)
+    .replaceAll(CSRF_TOKEN_MARK, escapeHtml(sessionCsrfToken(req)));
+  if (requester && gatewayEmbeds) {
+    const body = Buffer.from(html);
+    res.writeHead(200, {
+      ...pageHeaders(nonce),
+      'Content-Length': body.length,
+      [EMBED_REGISTER_HEADER]: JSON.stringify(HOME_REGISTER_PARAMS),
+    });
+    res.end(body);
+    return RESPONDED;
+  }
   if (!answer) {
     sendPage(res, html, nonce);
     return RESPONDED;
   }
   // The page streams out as register's answer streams in (chunked: its length is known at the end).
-  const at = html.indexOf(STATE_DATA_MARK);
   res.writeHead(200, pageHeaders(nonce));
-  await pipeline(
-    answer,
-    new StateDataIntoPage(Buffer.from(html.slice(0, at)), Buffer.from(html.slice(at + STATE_DATA_MARK.length))),
-    res,
-  );
+  await pipeline(answer, StateDataIntoPage.around(Buffer.from(html)), res);
   return RESPONDED;
 }
 
-/** Where register's answer goes in the rendered page (see StateDataIntoPage). */
-const STATE_DATA_MARK = '@@state_data@@';
+/** Where a page's nonce and CSRF token go (neither is changed by HTML escaping). */
+const NONCE_MARK = '@@csp_nonce@@';
+const CSRF_TOKEN_MARK = '@@csrf_token@@';
+/** At most this many pages kept (a key per organisation name, language and browser kind). */
+const RENDERED_PAGES_LIMIT = 256;
+const renderedPages = new WeakMap<ZulipWebApp, Map<string, string>>();
+
+/**
+ * The template rendered with the nonce and CSRF token as marks, kept under `cacheKey` (null:
+ * rendered each time). Rendering Zulip's index.html took 10-15 ms of the web service's CPU
+ * per page, most of what a page costs it now that register's answer passes it by.
+ */
+function renderWithMarks(
+  webApp: ZulipWebApp,
+  template: string,
+  context: Record<string, unknown>,
+  cacheKey: string | null,
+): string {
+  let pages = renderedPages.get(webApp);
+  if (!pages) renderedPages.set(webApp, (pages = new Map()));
+  const kept = cacheKey === null ? undefined : pages.get(cacheKey);
+  if (kept !== undefined) return kept;
+  const html = webApp.render(template, { ...context, csp_nonce: NONCE_MARK, csrf_input: csrfInput(CSRF_TOKEN_MARK) });
+  if (cacheKey !== null) {
+    if (pages.size >= RENDERED_PAGES_LIMIT) pages.clear();
+    pages.set(cacheKey, html);
+  }
+  return html;
+}

@@ -1,0 +1,65 @@
+// The cookies the pages read besides the session's (which the gateway keeps): Django's language
+// cookie (a spectator's language) and CSRF cookie (the login form's check).
+import { randomInt, timingSafeEqual } from 'node:crypto';
+import type { Request } from 'express';
+
+/** Django's LANGUAGE_COOKIE_NAME. */
+export const LANGUAGE_COOKIE_NAME = 'django_language';
+/** Django's CSRF_COOKIE_NAME (Zulip's development name; the session cookie is `sessionid` here too). */
+export const CSRF_COOKIE_NAME = 'csrftoken';
+/** Django's CSRF_COOKIE_AGE: a year. */
+const CSRF_COOKIE_AGE_SECONDS = 60 * 60 * 24 * 7 * 52;
+/** Django's CSRF secret: 32 characters of letters and digits. */
+const CSRF_TOKEN = /^[A-Za-z0-9]{32}$/;
+const CSRF_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/** A cookie of the request, or undefined. */
+export function requestCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      try {
+        return decodeURIComponent(value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A language code as Django's cookie carries one ("en", "pt-br", "zh-hans"); anything else is ignored. */
+const LANGUAGE_CODE = /^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*$/i;
+
+/** Zulip's language for a spectator: the language cookie's, else the organisation's. */
+export function spectatorLanguage(req: Request, realmDefault: string): string {
+  const cookie = requestCookie(req, LANGUAGE_COOKIE_NAME);
+  return cookie !== undefined && LANGUAGE_CODE.test(cookie) ? cookie : realmDefault;
+}
+
+/**
+ * The login form's CSRF token (Django's get_token): the browser's CSRF cookie if it has a good
+ * one, else a new one, with the Set-Cookie header that gives it to the browser.
+ */
+export function loginCsrfToken(req: Request, secure: boolean): { token: string; setCookie?: string } {
+  const current = requestCookie(req, CSRF_COOKIE_NAME);
+  if (current !== undefined && CSRF_TOKEN.test(current)) return { token: current };
+  let token = '';
+  for (let i = 0; i < 32; i++) token += CSRF_ALPHABET[randomInt(CSRF_ALPHABET.length)];
+  const expires = new Date(Date.now() + CSRF_COOKIE_AGE_SECONDS * 1000).toUTCString();
+  // HttpOnly as Zulip's CSRF_COOKIE_HTTPONLY: pages carry the token in their forms.
+  return {
+    token,
+    setCookie: `${CSRF_COOKIE_NAME}=${token}; expires=${expires}; HttpOnly; Max-Age=${CSRF_COOKIE_AGE_SECONDS}; Path=/; SameSite=Lax${secure ? '; Secure' : ''}`,
+  };
+}
+
+/** Django's CsrfViewMiddleware on a form POST: the form's csrfmiddlewaretoken is the CSRF cookie's. */
+export function loginCsrfPasses(req: Request, given: string | undefined): boolean {
+  const cookie = requestCookie(req, CSRF_COOKIE_NAME);
+  if (cookie === undefined || !CSRF_TOKEN.test(cookie) || given === undefined) return false;
+  const expected = Buffer.from(cookie);
+  const actual = Buffer.from(given);
+  return expected.length === actual.length && timingSafeEqual(expected, actual);
+}
