@@ -2,6 +2,7 @@
 // scheduled_messages events and register section, and delivery at the time by the worker
 // (a BullMQ delayed job; a poll of the table for lost jobs), exactly once.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NOTIFICATION_BOT } from '@teamchat/domain';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import {
   captureEvents,
@@ -353,6 +354,27 @@ describe('delivery', () => {
       failure_message: "Not authorized to send to channel 'closing'",
     });
     expect(await stack.db.message.count({ where: { content: 'into the void' } })).toBe(0);
+    // The notification bot tells the sender in a direct message, in Zulip 10.2's words.
+    const bot = await stack.db.userProfile.findFirstOrThrow({ where: { delivery_email: NOTIFICATION_BOT } });
+    const notice = await stack.db.message.findFirstOrThrow({
+      where: { sender_id: bot.id, realm_id: stack.realm.id },
+      orderBy: { id: 'desc' },
+    });
+    const at = row.scheduled_timestamp.toISOString();
+    expect(notice).toMatchObject({
+      stream_id: null,
+      dm_key: [alice.id, bot.id].sort((a, b) => a - b).join(','),
+      content:
+        `The message you scheduled for <time:${at.slice(0, 10)} ${at.slice(11, 19)}+00:00>  was not sent because of the following error:\n\n` +
+        "> Not authorized to send to channel 'closing'\n\n[View scheduled messages](#scheduled)",
+    });
+    const fetched = (await alice.client.get(`/api/v1/messages/${notice.id}`, {})).body.message;
+    expect(fetched).toMatchObject({
+      sender_email: NOTIFICATION_BOT,
+      sender_full_name: 'Notification Bot',
+      type: 'private',
+    });
+    expect(fetched.content).toContain('<time datetime=');
     // Failed ones stay listed, and editing needs a new time.
     const listed = (await alice.client.get('/api/v1/scheduled_messages')).body.scheduled_messages;
     expect(listed.find((m: any) => m.scheduled_message_id === id)).toMatchObject({ failed: true });

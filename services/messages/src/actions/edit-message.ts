@@ -3,9 +3,12 @@
 // ones, or the whole topic; resolving and unresolving), or its channel. One transaction with
 // the message row locked; the update_message event goes out after commit.
 //
-// Not done (as Zulip does): the notification bot's breadcrumb and "marked as resolved" messages
-// (send_notification_to_old_thread / _new_thread are accepted and ignored), and moving users'
-// topic visibility policies along with a moved topic (user_topic belongs to the channels service).
+// A move is told of by the notification bot in the same transaction, as Zulip does: "marked this
+// topic as resolved/unresolved" (an undo within the grace period deletes the last notice instead),
+// and the breadcrumbs in the old and new topics (send_notification_to_old_thread / _new_thread).
+//
+// Not done (as Zulip does): moving users' topic visibility policies along with a moved topic
+// (user_topic belongs to the channels service).
 
 import type { ZulipEventOf } from '@teamchat/bus';
 import { JsonableError } from '@teamchat/core';
@@ -18,25 +21,33 @@ import {
   claimAttachments,
   EMPTY_TOPIC_DISPLAY_NAME,
   flagsList,
+  getSystemBot,
   hasGroupPermission,
   hasRealmPermission,
   isModerator,
+  isResolveTopicNotice,
   linkedUploadPathIds,
   loadActor,
   loadLinkifiers,
   loadMarkdownData,
   MessageFlag,
+  messageActionAudience,
+  nearStreamMessageUrl,
   normalizeTopicInput,
+  realmUrl,
   renderMessageMarkdown,
+  RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS,
   RESOLVED_TOPIC_PREFIX,
   resolveChange,
   Role,
   SERVER_LIMITS,
+  silentMentionSyntax,
   sortedUnion,
   streamAccess,
   topicLinks,
   truncateText,
   viewerOf,
+  writeInternalMessage,
   type AttachmentDict,
   type RenderingResult,
 } from '@teamchat/domain';
@@ -61,6 +72,9 @@ export interface EditMessageInput {
   propagateMode: PropagateMode;
   content?: string;
   streamId?: number;
+  /** Zulip's send_notification_to_old_thread (default false) and _new_thread (default true). */
+  sendNotificationToOldThread?: boolean;
+  sendNotificationToNewThread?: boolean;
 }
 
 type Settings = ReturnType<typeof realmMessageSettings>;
@@ -465,8 +479,145 @@ export async function doUpdateMessage(
       }
     }
     await deps.bus.sendEventOnCommit(tx, realm.id, { ...event, message_ids: changedIds }, users);
+    if (stream !== null && targetStream !== null && moved) {
+      await sendMoveNotifications(deps, tx, {
+        user,
+        realm,
+        stream,
+        targetStream,
+        origTopic,
+        targetTopic,
+        messageId: message.id,
+        changedIds,
+        topicEdited,
+        streamEdited,
+        contentEdited: content !== undefined,
+        resolving,
+        propagateMode: input.propagateMode,
+        toOldThread: input.sendNotificationToOldThread ?? false,
+        toNewThread: input.sendNotificationToNewThread ?? true,
+      });
+    }
     return { detached_uploads: detached };
   });
+}
+
+interface MoveNotice {
+  user: UserProfile;
+  realm: { id: number; string_id: string; host: string };
+  stream: Stream;
+  targetStream: Stream;
+  origTopic: string;
+  targetTopic: string;
+  messageId: number;
+  changedIds: number[];
+  topicEdited: boolean;
+  streamEdited: boolean;
+  contentEdited: boolean;
+  resolving: ReturnType<typeof resolveChange>;
+  propagateMode: PropagateMode;
+  toOldThread: boolean;
+  toNewThread: boolean;
+}
+
+/**
+ * What the notification bot writes about a move, in the move's transaction (Zulip's
+ * maybe_send_resolve_topic_notifications and send_message_moved_breadcrumbs): the resolved or
+ * unresolved notice (unread only for the topic's participants), then the breadcrumb in the new
+ * topic, then the one in the old topic. Their words depend on whether the user moved every
+ * message of the topic they can see, and whether the new topic already had some.
+ */
+async function sendMoveNotifications(deps: MessagesDeps, tx: Tx, move: MoveNotice): Promise<void> {
+  const db = tx.db;
+  const { user, realm, stream, targetStream, origTopic, targetTopic, changedIds } = move;
+  const bot = await getSystemBot(db);
+  const mention = silentMentionSyntax(user);
+  const send = async (to: Stream, topic: string, content: string, unreadOnlyFor?: Set<number>) => {
+    const written = await writeInternalMessage(db, {
+      realm,
+      sender: bot,
+      to: { stream: to, topic },
+      content,
+      actingUser: viewerOf(user),
+      unreadOnlyFor,
+    });
+    for (const { event, users } of written.events) await deps.bus.sendEventOnCommit(tx, realm.id, event, users);
+    return written.id;
+  };
+
+  let resolvedNoticeId: number | null = null;
+  if (move.topicEdited && !move.contentEdited && !move.streamEdited && move.resolving !== null) {
+    // Undoing a resolve (or an unresolve) soon after deletes the notice instead of adding another.
+    const [last] = await db.$queryRaw<{ id: number; sender_id: number; content: string; date_sent: Date }[]>`
+      SELECT id, sender_id, content, date_sent FROM message
+      WHERE stream_id = ${stream.id} AND lower(topic) = lower(${targetTopic}) ORDER BY id DESC LIMIT 1`;
+    if (
+      last &&
+      isResolveTopicNotice(last, bot.id) &&
+      Date.now() - last.date_sent.getTime() <= RESOLVE_TOPIC_UNDO_GRACE_PERIOD_SECONDS * 1000
+    ) {
+      await deleteResolveNotice(deps, tx, stream, targetTopic, last.id);
+    } else {
+      // Only those who sent or reacted to the moved messages get it unread.
+      const participants = await db.$queryRaw<{ id: number }[]>`
+        SELECT sender_id AS id FROM message WHERE id = ANY(${changedIds}::int[])
+        UNION SELECT user_profile_id FROM reaction WHERE message_id = ANY(${changedIds}::int[])`;
+      resolvedNoticeId = await send(
+        stream,
+        targetTopic,
+        `${mention} has marked this topic as ${move.resolving}.`,
+        new Set(participants.map((row) => row.id)),
+      );
+    }
+  }
+
+  const count = changedIds.length;
+  const movedAll =
+    move.propagateMode === 'change_all' || (await movableTopicMessages(db, user, stream, origTopic)).length === 0;
+  const oldLocation = `#**${stream.name}>${origTopic}**`;
+  const newLocation = `#**${targetStream.name}>${targetTopic}**`;
+  if (move.toNewThread && (move.streamEdited || (move.topicEdited && move.resolving === null))) {
+    const excluded = new Set([...changedIds, resolvedNoticeId]);
+    const preexisting = (await movableTopicMessages(db, user, targetStream, targetTopic)).some(
+      (other) => !excluded.has(other.id),
+    );
+    const messageLink = nearStreamMessageUrl(realmUrl(realm, deps.env.EXTERNAL_SCHEME), {
+      id: move.messageId,
+      streamId: targetStream.id,
+      streamName: targetStream.name,
+      topic: targetTopic,
+    });
+    const content =
+      !preexisting && movedAll
+        ? `This topic was moved here from ${oldLocation} by ${mention}.`
+        : count === 1
+          ? `[A message](${messageLink}) was moved here from ${oldLocation} by ${mention}.`
+          : `${count} messages were moved here from ${oldLocation} by ${mention}.`;
+    await send(targetStream, targetTopic, content);
+  }
+  if (move.toOldThread) {
+    const content = movedAll
+      ? `This topic was moved to ${newLocation} by ${mention}.`
+      : count === 1
+        ? `A message was moved from this topic to ${newLocation} by ${mention}.`
+        : `${count} messages were moved from this topic to ${newLocation} by ${mention}.`;
+    await send(stream, origTopic, content);
+  }
+}
+
+/** Deletes a resolved/unresolved notice an undo made moot (Zulip's do_delete_messages of it). */
+async function deleteResolveNotice(deps: MessagesDeps, tx: Tx, stream: Stream, topic: string, id: number) {
+  const db = tx.db;
+  const audience = await messageActionAudience(db, [id], stream);
+  await db.message.delete({ where: { id } });
+  await deps.bus.sendEventOnCommit(
+    tx,
+    stream.realm_id,
+    { type: 'delete_message', message_ids: [id], message_type: 'stream', stream_id: stream.id, topic },
+    audience,
+  );
+  const current = await db.stream.findUniqueOrThrow({ where: { id: stream.id } });
+  if (current.first_message_id === id) await refreshFirstMessageIds(deps, tx, [current], audience);
 }
 
 /**

@@ -12,7 +12,7 @@
 
 import { JsonableError, type Requester } from '@teamchat/core';
 import { Prisma, transaction, type Db, type ScheduledMessage, type Tx } from '@teamchat/db';
-import { scheduledMessageDict, type ScheduledMessageDict } from '@teamchat/domain';
+import { getSystemBot, scheduledMessageDict, writeInternalMessage, type ScheduledMessageDict } from '@teamchat/domain';
 import type { MessagesDeps } from '../deps';
 import { accessScheduledMessage, checkScheduledMessage, type ScheduledAddress } from '../lib/scheduled-messages';
 import { doSendMessage } from './send-message';
@@ -310,7 +310,31 @@ export async function doDeliverScheduledMessage(
         op: 'update',
         scheduled_message: scheduledMessageDict(updated),
       });
+      // The notification bot tells the sender (Zulip's send_failed_scheduled_message_notification).
+      const written = await writeInternalMessage(tx.db, {
+        realm: sender.realm,
+        sender: await getSystemBot(tx.db),
+        to: { userIds: [sender.id] },
+        content: failedScheduledMessageNotice(row.scheduled_timestamp, failure),
+      });
+      for (const { event, users } of written.events) await deps.bus.sendEventOnCommit(tx, row.realm_id, event, users);
     }
     return { outcome: 'failed', failure_message: failure };
   });
+}
+
+/** Python's str() of an aware UTC datetime, as Zulip writes the time into the notice. */
+function pythonUtcDatetime(date: Date): string {
+  const iso = date.toISOString();
+  const fraction = date.getUTCMilliseconds() === 0 ? '' : `.${iso.slice(20, 23)}000`;
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${fraction}+00:00`;
+}
+
+/** Zulip 10.2's words for a scheduled message that could not be sent. */
+export function failedScheduledMessageNotice(scheduledAt: Date, error: string): string {
+  return [
+    `The message you scheduled for <time:${pythonUtcDatetime(scheduledAt)}>  was not sent because of the following error:`,
+    `> ${error}`,
+    '[View scheduled messages](#scheduled)',
+  ].join('\n\n');
 }

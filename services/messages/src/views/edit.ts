@@ -10,7 +10,6 @@ export async function updateMessage({ deps, requester, params, req }: AuthedCont
   const parsed = params.parse({
     topic: optional(param.string({ allowNullBytes: true }), undefined, { aliases: ['subject'] }),
     propagate_mode: optional(param.enumString('change_one', 'change_later', 'change_all'), 'change_one'),
-    // No notification bot: the breadcrumb messages are not sent (see actions/edit-message.ts).
     send_notification_to_old_thread: optional(param.bool(), false),
     send_notification_to_new_thread: optional(param.bool(), true),
     content: optional(param.string({ allowNullBytes: true })),
@@ -21,6 +20,8 @@ export async function updateMessage({ deps, requester, params, req }: AuthedCont
     propagateMode: parsed.propagate_mode as 'change_one' | 'change_later' | 'change_all',
     content: parsed.content,
     streamId: parsed.stream_id,
+    sendNotificationToOldThread: parsed.send_notification_to_old_thread,
+    sendNotificationToNewThread: parsed.send_notification_to_new_thread,
   });
 }
 
