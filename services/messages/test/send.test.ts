@@ -624,6 +624,34 @@ describe('rendering', () => {
     await stack.db.linkifier.deleteMany({ where: { realm_id: stack.realm.id } });
   });
 
+  // Zulip's realm default_code_block_language: the language of a fence that names none.
+  test("a fence without a language takes the organization's default_code_block_language", async () => {
+    const stream = await channel();
+    const send = async (content: string) => {
+      const id = await sendMessage(alice, { type: 'stream', to: stream.id, topic: 'code', content });
+      return (await stack.db.message.findUniqueOrThrow({ where: { id } })).rendered_content;
+    };
+    const plain = '<div class="codehilite"><pre><span></span><code>x = 1\n</code></pre></div>';
+    expect(await send('```\nx = 1\n```')).toBe(plain);
+    const { settings } = await stack.db.realm.findUniqueOrThrow({ where: { id: stack.realm.id } });
+    await stack.db.realm.update({
+      where: { id: stack.realm.id },
+      data: { settings: { ...(settings as object), realm_default_code_block_language: 'py' } },
+    });
+    try {
+      expect(await send('```\nx = 1\n```')).toBe(
+        '<div class="codehilite" data-code-language="Python"><pre><span></span><code><span class="n">x</span> ' +
+          '<span class="o">=</span> <span class="mi">1</span>\n</code></pre></div>',
+      );
+      // A fence naming its language keeps it.
+      expect(await send('```text\nx = 1\n```')).toBe(
+        plain.replace('"codehilite"', '"codehilite" data-code-language="Text only"'),
+      );
+    } finally {
+      await stack.db.realm.update({ where: { id: stack.realm.id }, data: { settings: settings ?? {} } });
+    }
+  });
+
   // Emoticons become emoji only for a sender who turned translate_emoticons on.
   test("emoji by name and emoticons per the sender's translate_emoticons", async () => {
     const stream = await channel();
