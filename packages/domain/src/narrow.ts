@@ -405,7 +405,8 @@ export async function compileNarrow(
         if (operand === 'public') {
           condition = Prisma.sql`m.stream_id IN (SELECT id FROM stream WHERE realm_id = ${realmId} AND NOT invite_only AND history_public_to_subscribers)`;
         } else if (operand === 'web-public') {
-          condition = Prisma.sql`m.stream_id IN (SELECT id FROM stream WHERE realm_id = ${realmId} AND is_web_public AND NOT invite_only AND NOT is_archived)`;
+          // Zulip's get_web_public_streams_queryset: archived web-public channels included.
+          condition = Prisma.sql`m.stream_id IN (SELECT id FROM stream WHERE realm_id = ${realmId} AND is_web_public AND NOT invite_only AND history_public_to_subscribers)`;
         } else {
           throw new BadNarrowError(`unknown channels operand ${pyRepr(operand)}`);
         }

@@ -67,6 +67,7 @@ export const ROUTES: RouteRule[] = [
 
   // Messages, flags, typing, drafts. Spectators read web-public ones.
   { pattern: api('messages'), service: 'messages', auth: 'basic', spectators: ['GET'] },
+  { pattern: api('messages/[0-9]+'), service: 'messages', auth: 'basic', spectators: ['GET'] },
   { pattern: api('messages(/.*)?'), service: 'messages', auth: 'basic' },
   { pattern: api('mark_all_as_read|mark_stream_as_read|mark_topic_as_read'), service: 'messages', auth: 'basic' },
   { pattern: api('typing'), service: 'messages', auth: 'basic' },

@@ -36,7 +36,8 @@ export const routes: Route<MessagesDeps>[] = [
   { method: 'POST', path: '/api/v1/messages/flags/narrow', view: updateMessageFlagsForNarrow },
   // Before /messages/:message_id, which would take "matches_narrow" for an id.
   { method: 'GET', path: '/api/v1/messages/matches_narrow', view: getMatchesNarrow },
-  { method: 'GET', path: '/api/v1/messages/:message_id', view: getMessage },
+  // Anonymous too: a spectator fetches one message of a web-public channel (the view refuses anything else).
+  { method: 'GET', path: '/api/v1/messages/:message_id', view: getMessage, auth: 'anonymous' },
   { method: 'PATCH', path: '/api/v1/messages/:message_id', view: updateMessage },
   { method: 'DELETE', path: '/api/v1/messages/:message_id', view: deleteMessage },
   { method: 'GET', path: '/api/v1/messages/:message_id/history', view: getMessageHistory },

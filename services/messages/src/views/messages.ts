@@ -13,12 +13,14 @@ import {
   allowsSpectators,
   loadActor,
   loadMarkdownData,
+  MessageFlag,
   parseAnchor,
   parseNarrow,
   renderMessageMarkdown,
   spectatorRefused,
   spectatorViewer,
   viewerOf,
+  webPublicChannelsWhere,
   webPublicNarrow,
 } from '@teamchat/domain';
 import { doSendMessage, normalizeBody } from '../actions/send-message';
@@ -169,20 +171,43 @@ export async function getMessages({ deps, requester, params, realmId }: ViewCont
   });
 }
 
-/** GET /messages/{message_id} */
-export async function getMessage({ deps, requester, params, req }: AuthedContext<MessagesDeps>) {
+/**
+ * GET /messages/{message_id}. A logged-out visitor (from /json only, as GET /messages) fetches a
+ * message of a web-public channel of an organisation that admits spectators, read (Zulip's
+ * json_fetch_raw_message with access_web_public_message); anything else is refused as
+ * unauthenticated, so a refusal never tells whether the message exists.
+ */
+export async function getMessage({ deps, requester, params, req, realmId }: ViewContext<MessagesDeps>) {
   const messageId = pathInt(req, 'message_id');
   const parsed = params.parse({
     apply_markdown: optional(param.bool(), true),
     allow_empty_topic_name: optional(param.bool(), false),
   });
-  const { user, realm } = await loadActor(deps.db, requester.userId);
-  const { message, flags } = await accessMessage(deps.db, viewerOf(user), messageId);
-  const [dict] = await messagesForIds(deps.db, realm, [message.id], new Map([[message.id, flags]]), {
+  const finalize = {
     applyMarkdown: parsed.apply_markdown,
     clientGravatar: true,
     allowEmptyTopicName: parsed.allow_empty_topic_name,
-  });
+  };
+  if (!requester) {
+    return deps.reads.readFor(realmId, async (db) => {
+      const realm = await db.realm.findUnique({ where: { id: realmId } });
+      if (!realm || !(await allowsSpectators(db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) throw spectatorRefused();
+      const message = await db.message.findFirst({ where: { id: messageId, realm_id: realm.id } });
+      const channel =
+        message?.stream_id == null
+          ? null
+          : await db.stream.findFirst({
+              where: { id: message.stream_id, ...webPublicChannelsWhere(realm.id) },
+              select: { id: true },
+            });
+      if (!message || !channel) throw spectatorRefused();
+      const [dict] = await messagesForIds(db, realm, [message.id], new Map([[message.id, MessageFlag.read]]), finalize);
+      return { raw_content: message.content, message: dict };
+    });
+  }
+  const { user, realm } = await loadActor(deps.db, requester.userId);
+  const { message, flags } = await accessMessage(deps.db, viewerOf(user), messageId);
+  const [dict] = await messagesForIds(deps.db, realm, [message.id], new Map([[message.id, flags]]), finalize);
   return { raw_content: message.content, message: dict };
 }
 
