@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
+import { schemaErrors, unknownFieldErrors } from './support/kubernetes-schema';
 import { podTemplate, readYamlDocuments, renderKustomization, type Resource } from './support/kustomize';
 import { selects } from './support/network-policy';
 import { repoRoot, stackServices } from './support/processes';
@@ -37,6 +38,16 @@ const prod = renderKustomization(path.join(repoRoot, 'k8s/overlays/prod'));
 const withMonitoring = renderKustomization(component, structuredClone(prod));
 const find = (kind: string, name: string) =>
   withMonitoring.find((resource) => resource.kind === kind && resource.metadata.name === name) as Resource;
+
+test('the component’s PodMonitor, PrometheusRule and ConfigMap are valid against their API schemas', () => {
+  const added = withMonitoring.slice(prod.length);
+  expect(schemaErrors(added)).toEqual([]);
+  expect(unknownFieldErrors(added)).toEqual([]);
+  // The check can fail: a relabeling's action is an enum of the operator's schema.
+  const broken = structuredClone(added.find((resource) => resource.kind === 'PodMonitor')!);
+  broken.spec.podMetricsEndpoints[0].relabelings[0].action = 'rename';
+  expect(schemaErrors([broken]).join('\n')).toMatch(/action/);
+});
 
 test('the PrometheusRule holds exactly infra/prometheus/alerts.yml, the ConfigMap exactly the Grafana dashboard', () => {
   expect(find('PrometheusRule', 'teamchat').spec.groups).toEqual(

@@ -1,4 +1,5 @@
-// Checking manifests against the Kubernetes API schemas, offline, with kubernetes-models:
+// Checking manifests against the Kubernetes API schemas, offline, with kubernetes-models (and
+// @kubernetes-models/prometheus-operator for the monitoring component's custom resources):
 //  - its ajv validators (generated from Kubernetes' OpenAPI schemas): types, required fields,
 //    formats (quantities, int-or-string), enums;
 //  - its TypeScript interfaces of the same schemas, through the compiler's excess-property
@@ -8,12 +9,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { repoRoot } from './processes';
 import { resourceId, type Resource } from './kustomize';
+
+/** The Prometheus Operator's custom resources (the monitoring component) have their own package. */
+const CUSTOM_RESOURCE_MODELS: Record<string, string> = {
+  'monitoring.coreos.com': '@kubernetes-models/prometheus-operator',
+};
 
 /** kubernetes-models' module for an apiVersion + kind: `v1` → core, `apps/v1` → apps/v1. */
 function modelModule(resource: Resource): string {
-  return `kubernetes-models/${resource.apiVersion}/${resource.kind}`;
+  const models = CUSTOM_RESOURCE_MODELS[resource.apiVersion.split('/')[0]] ?? 'kubernetes-models';
+  return `${models}/${resource.apiVersion}/${resource.kind}`;
 }
 
 /** Errors of the ajv validator of each resource's kind (an empty list when all are valid). */
@@ -39,8 +45,10 @@ export function schemaErrors(resources: Resource[]): string[] {
 
 /** Fields the Kubernetes types do not have (type errors of the TypeScript check). */
 export function unknownFieldErrors(resources: Resource[]): string[] {
-  fs.mkdirSync(path.join(repoRoot, 'var'), { recursive: true });
-  const dir = fs.mkdtempSync(path.join(repoRoot, 'var', 'k8s-typecheck-'));
+  // Inside this package, so that the models npm nested under its node_modules resolve too.
+  const cache = path.join(__dirname, '../../node_modules/.cache');
+  fs.mkdirSync(cache, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(cache, 'k8s-typecheck-'));
   try {
     const lines: string[] = [];
     resources.forEach((resource, index) => {
