@@ -49,6 +49,19 @@ describe.each(ALL_SETS)('channels and subscriptions, %s', (_name, register) => {
     );
   });
 
+  test("another user creates a channel with announce: the notification bot's announcement", async () => {
+    const announcements = await sharedChannel(true);
+    ok(
+      await me.client.patch('/api/v1/realm', {
+        new_stream_announcements_stream_id: JSON.stringify(announcements),
+      }),
+    );
+    const name = `announced ${++counter}`;
+    await verifyAction(stack, me, register, () =>
+      other.client.post('/api/v1/users/me/subscriptions', { subscriptions: [{ name }], announce: true }).then(ok),
+    );
+  });
+
   test('another user creates a public channel the user is not in', async () => {
     const name = `theirs ${++counter}`;
     await verifyAction(stack, me, register, () =>

@@ -99,6 +99,30 @@ describe.each(CAPABILITY_SETS)('messages, %s', (_name, register) => {
     );
   });
 
+  test("a topic moved with the notification bot's breadcrumbs in both topics", async () => {
+    const { id } = await sendToChannel(other, 'crumbs');
+    await verifyAction(stack, me, register, () =>
+      other.client
+        .patch(`/api/v1/messages/${id}`, {
+          topic: 'crumbs moved',
+          propagate_mode: 'change_all',
+          send_notification_to_old_thread: true,
+          send_notification_to_new_thread: true,
+        })
+        .then(ok),
+    );
+  });
+
+  test("a topic resolved by someone else (the notification bot's notice), then unresolved at once (the notice deleted)", async () => {
+    const { id } = await sendToChannel(me, 'to resolve');
+    await verifyAction(stack, me, register, () =>
+      other.client.patch(`/api/v1/messages/${id}`, { topic: '✔ to resolve', propagate_mode: 'change_all' }).then(ok),
+    );
+    await verifyAction(stack, me, register, () =>
+      other.client.patch(`/api/v1/messages/${id}`, { topic: 'to resolve', propagate_mode: 'change_all' }).then(ok),
+    );
+  });
+
   test('unread messages moved to another channel', async () => {
     const { id } = await sendToChannel(other, 'moving');
     await verifyAction(stack, me, register, () =>

@@ -28,6 +28,8 @@ export interface Invitation {
   include_realm_default_subscriptions: boolean;
   /** An email invitation's address: the only one it may sign up (null: a reusable link). */
   email: string | null;
+  /** An email invitation's: tell the inviter when the person joins (reusable links never do, as in Zulip). */
+  notify_referrer_on_join: boolean;
 }
 
 /** The invitation behind a link key, if it belongs to this realm and can still be used. */
@@ -41,7 +43,11 @@ export async function usableInvite(deps: Pick<Deps, 'db'>, realmId: number, key:
   if (!invite || invite.realm_id !== realmId || invite.realm.deactivated)
     throw new JsonableError(LINK_NOT_FOUND, { status: 404 });
   if (!isUsable(invite)) throw new JsonableError(LINK_EXPIRED);
-  return { ...invite, email: 'email' in invite ? invite.email : null };
+  return {
+    ...invite,
+    email: 'email' in invite ? invite.email : null,
+    notify_referrer_on_join: 'notify_referrer_on_join' in invite && invite.notify_referrer_on_join,
+  };
 }
 
 export interface Signup {
@@ -92,6 +98,7 @@ export async function doAcceptInvite(
     role: invite.invited_as,
     groupIds: invite.group_ids,
     description: 'invitation link',
+    notifyReferrerId: invite.notify_referrer_on_join ? invite.referred_by_id : undefined,
   });
 
   const streams = await deps.db.stream.findMany({

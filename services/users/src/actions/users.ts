@@ -11,6 +11,7 @@ import {
   directSystemGroupsForRole,
   EmailVisibility,
   generateApiKey,
+  getSystemBot,
   hashApiKey,
   hashPassword,
   INACCESSIBLE_USER_NAME,
@@ -19,13 +20,17 @@ import {
   openBotSecret,
   placeholderEmail,
   realmAdministratorIds,
+  realmSettings,
   Role,
   ROLE_VALUES,
   sealBotSecret,
+  silentMentionSyntax,
   streamSettingGroups,
   userIdsWhoCanAccessUser,
   usersWhoCanAccessUser,
   lockRealm,
+  writeInternalMessage,
+  type InternalMessageInput,
 } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { botOwnerUserIds } from '../lib/bots';
@@ -52,6 +57,8 @@ export interface CreateUserInput {
   defaultSendingStreamId?: number | null;
   defaultEventsRegisterStreamId?: number | null;
   defaultAllPublicStreams?: boolean;
+  /** The inviter of an email invitation that asked to be told when the person joins (notify_referrer_on_join). */
+  notifyReferrerId?: number;
 }
 
 export interface CreatedUser {
@@ -148,6 +155,7 @@ export async function createUserInTransaction(
   }
 
   await notifyCreatedUser(deps, tx, user);
+  if (input.botType === undefined) await sendNewUserNotifications(deps, tx, realm, user, input.notifyReferrerId);
   const audience = await activeUserIds(tx.db, realm.id);
   for (const group of groups) {
     await deps.bus.sendEventOnCommit(
@@ -158,6 +166,40 @@ export async function createUserInTransaction(
     );
   }
   return { user, apiKey };
+}
+
+/**
+ * What the notification bot says of a new person, in the creation's transaction (Zulip's
+ * process_new_human_user and notify_new_user): to the inviter who asked, "accepted your
+ * invitation"; in the organisation's signup announcements channel, when it has one and this is
+ * not its first person, "joined this organization." in the topic "signups".
+ */
+async function sendNewUserNotifications(
+  deps: Deps,
+  tx: Tx,
+  realm: Realm,
+  user: UserProfile,
+  referrerId: number | undefined,
+): Promise<void> {
+  const db = tx.db;
+  const bot = await getSystemBot(db);
+  const send = async (to: InternalMessageInput['to'], content: string) => {
+    const written = await writeInternalMessage(db, { realm, sender: bot, to, content });
+    for (const { event, users } of written.events) await deps.bus.sendEventOnCommit(tx, realm.id, event, users);
+  };
+  const mention = silentMentionSyntax(user);
+  if (referrerId !== undefined) {
+    const referrer = await db.userProfile.findUnique({ where: { id: referrerId } });
+    if (referrer?.is_active && referrer.realm_id === realm.id)
+      await send({ userIds: [referrer.id] }, `${mention} accepted your invitation to join Zulip!`);
+  }
+  const humans = await db.userProfile.count({ where: { realm_id: realm.id, is_active: true, is_bot: false } });
+  if (humans <= 1) return;
+  const current = await db.realm.findUniqueOrThrow({ where: { id: realm.id } });
+  const channelId = realmSettings(current).realm_signup_announcements_stream_id;
+  if (typeof channelId !== 'number' || channelId < 0) return;
+  const stream = await db.stream.findFirst({ where: { id: channelId, realm_id: realm.id, is_archived: false } });
+  if (stream) await send({ stream, topic: 'signups' }, `${mention} joined this organization.`);
 }
 
 /**
