@@ -108,6 +108,26 @@ describe('GET / for a logged-in user', () => {
   });
 });
 
+describe("a guest's page", () => {
+  test('tells of no default channels, as Zulip pretends for guests; a member is told of them', async () => {
+    const guest = await stack.createUser({ fullName: 'Gue St', role: Role.GUEST });
+    const member = await stack.createUser({ fullName: 'Mem Ber' });
+    const lobby = await stack.createStream({ name: 'lobby', subscribers: [guest.id, member.id] });
+    await stack.db.stream.update({ where: { id: lobby.id }, data: { is_default: true } });
+    await stack.fixtureWritten();
+    const defaultsOf = async (user: TestUser) => {
+      const answer = await webRequest(stack, '/', { user });
+      expect(answer.status).toBe(200);
+      return (pageParamsOf(answer.text).state_data as { realm_default_streams: number[] }).realm_default_streams;
+    };
+    expect(await defaultsOf(member)).toContain(lobby.id);
+    expect(await defaultsOf(guest)).toEqual([]);
+    // The same from the API's register.
+    const registered = await guest.client.post('/api/v1/register', { fetch_event_types: '["default_streams"]' });
+    expect(registered.body.realm_default_streams).toEqual([]);
+  });
+});
+
 describe('GET / without a session', () => {
   test('redirects to the login page', async () => {
     const answer = await webRequest(stack, '/');

@@ -7,6 +7,7 @@ import {
   channelFolderDict,
   hasMetadataAccess,
   loadViewerContext,
+  Role,
   streamApiDicts,
   streamSettingGroups,
   subscriberFields,
@@ -130,8 +131,8 @@ const streamSection: StateSection = {
 const defaultStreamsSection: StateSection = {
   eventType: 'default_streams',
   async fetch(ctx) {
-    // Zulip pretends a spectator's organisation has none (they could not see them all).
-    if (ctx.spectator) return { realm_default_streams: [] };
+    // Zulip pretends a guest's or spectator's organisation has none (they could not see them all).
+    if (ctx.spectator || ctx.user.role === Role.GUEST) return { realm_default_streams: [] };
     const rows = await ctx.db.stream.findMany({
       where: { realm_id: ctx.realm.id, is_default: true, is_archived: false },
       select: { id: true },
