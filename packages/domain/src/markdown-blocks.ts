@@ -50,7 +50,8 @@ export function zulipBlockSource(source: string): string {
     } else if (blank) {
       inQuote = false;
     } else if (QUOTE_LINE.test(line)) {
-      inQuote ||= quoteHasContent(lines, index);
+      // (Quotes inside list items are left to markdown-it: marking their lines would end the item.)
+      inQuote ||= items.length === 0 && quoteHasContent(lines, index);
     } else if (inQuote) {
       lines[index] = `> ${line}`;
     } else {
