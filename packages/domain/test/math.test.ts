@@ -1,4 +1,4 @@
-// Issue #43: math in messages, beyond Zulip's fixture cases (zulip-markdown-fixtures.test.ts, which
+// Math in messages, beyond Zulip's fixture cases (zulip-markdown-fixtures.test.ts, which
 // compares KaTeX's exact output): how a ```math block ends and splits, that nothing else renders
 // inside TeX, and that KaTeX's console output stays out of the service's log.
 import { compileLinkifier, renderMessageMarkdown, type MarkdownData } from '@teamchat/domain';
