@@ -17,7 +17,8 @@ const result = spawnSync(
       ...process.env,
       DATABASE_URL: postgres.url,
       REDIS_URL: redis.url,
-      INTERNAL_JWT_SECRET: 'manage',
+      // The server's secret when given: imports seal bots' webhook tokens with it.
+      INTERNAL_JWT_SECRET: process.env.INTERNAL_JWT_SECRET ?? 'manage',
       LOG_LEVEL: 'warn',
     },
   },

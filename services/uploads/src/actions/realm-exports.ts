@@ -13,7 +13,7 @@ type Deps = Pick<UploadsDeps, 'db' | 'bus' | 'storage' | 'jobs' | 'env' | 'confi
 /** Zulip's limits: 5 exports a week, and no automatic export of a big organisation. */
 export const EXPORT_LIMIT = 5;
 export const MAX_MESSAGE_HISTORY = 250_000;
-export const MAX_UPLOAD_QUOTA_BYTES = 10 * 1024 ** 3;
+export const MAX_UPLOAD_QUOTA_BYTES = 20 * 1024 ** 3;
 
 async function notifyRealmExport(deps: Deps, tx: Tx, realmId: number): Promise<void> {
   const { event, userIds } = await realmExportEvent(tx.db, realmId, deps.env.EXTERNAL_SCHEME);
