@@ -60,6 +60,7 @@ export {
   type JobData,
   type JobQueueName,
   type MarkAllReadJobData,
+  type ThumbnailJobData,
   type UploadsCleanupJobData,
 } from './job-data';
 export {

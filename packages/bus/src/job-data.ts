@@ -118,6 +118,17 @@ export interface OutgoingWebhookJobData {
   trigger: 'mention' | 'direct_message';
 }
 
+/**
+ * An image upload's thumbnails (uploads service, after the upload commits; Zulip's "thumbnail"
+ * queue): the worker makes the formats it lacks, stores them, and re-renders the messages that
+ * show its placeholder. Also enqueued by a send that raced the job (messages service).
+ */
+export interface ThumbnailJobData {
+  realmId: number;
+  /** The upload's image_attachment row. */
+  imageAttachmentId: number;
+}
+
 /** Every queue's job payload, by queue name: the one list of queues. */
 export interface JobData {
   'mark-all-read': MarkAllReadJobData;
@@ -131,6 +142,7 @@ export interface JobData {
   email: EmailJobData;
   'realm-export': RealmExportJobData;
   'outgoing-webhook': OutgoingWebhookJobData;
+  thumbnail: ThumbnailJobData;
 }
 
 export type JobQueueName = keyof JobData;
@@ -148,4 +160,5 @@ export const JOB_QUEUES = {
   email: 'email',
   realmExport: 'realm-export',
   outgoingWebhook: 'outgoing-webhook',
+  thumbnail: 'thumbnail',
 } as const satisfies Record<string, JobQueueName>;

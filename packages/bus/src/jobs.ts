@@ -64,6 +64,20 @@ export class JobClient {
   }
 
   /**
+   * Has the worker make an image upload's thumbnails (and re-render the messages showing its
+   * placeholder). No fixed job id: a second request (a send that saw the first job finish while
+   * it rendered) must run even while the first is still marked active; a repeat does nothing.
+   */
+  async enqueueThumbnail(data: JobData['thumbnail']): Promise<void> {
+    await this.queue('thumbnail').add('thumbnail', data, {
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: true,
+      removeOnFail: 1000,
+    });
+  }
+
+  /**
    * Tells users' phones to remove the push notifications of these messages (read or deleted):
    * one push-removal job per user, retried until the bouncer takes it, as a phone would
    * otherwise keep showing the notification.

@@ -259,3 +259,24 @@ export function camoUrl(url: string, camo: { uri: string; key: string } | undefi
   const digest = createHmac('sha1', camo.key).update(url).digest('hex');
   return `${camo.uri}${digest}/${Buffer.from(url).toString('hex')}`;
 }
+
+/**
+ * For a send whose rendering shows placeholders of these uploads: locks their rows FOR SHARE
+ * until its commit (so the thumbnail job, which takes them FOR UPDATE, sees the message once it
+ * runs), and answers the ids of those whose thumbnails were made while it rendered: their job
+ * ran before the message existed, so it is asked again to show them in it.
+ */
+export async function imagesThumbnailedMeanwhile(
+  db: Pick<TxClient, '$queryRawUnsafe'>,
+  realmId: number,
+  pathIds: readonly string[],
+): Promise<number[]> {
+  if (pathIds.length === 0) return [];
+  const rows = await db.$queryRawUnsafe<{ id: number; done: boolean }[]>(
+    `SELECT id, thumbnail_metadata <> '[]'::jsonb AS done FROM image_attachment
+      WHERE realm_id = $1 AND path_id = ANY($2::text[]) ORDER BY id FOR SHARE`,
+    realmId,
+    [...pathIds],
+  );
+  return rows.filter((row) => row.done).map((row) => row.id);
+}

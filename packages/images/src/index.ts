@@ -18,6 +18,7 @@ import {
 
 export * from './check';
 export * from './thumbnails';
+export * from './ensure-thumbnails';
 
 type SharpPipeline = ReturnType<typeof sharp>;
 

@@ -2,7 +2,13 @@
 import type { Route } from '@teamchat/core';
 import type { UploadsDeps } from './deps';
 import { deleteAttachment, listAttachments } from './views/attachments';
-import { downloadUpload, getTemporaryFileUrl, serveTemporaryFile, serveUpload } from './views/serve-file';
+import {
+  downloadUpload,
+  getTemporaryFileUrl,
+  serveTemporaryFile,
+  serveThumbnail,
+  serveUpload,
+} from './views/serve-file';
 import { deactivateRealmEmoji, servePublicFile, uploadRealmEmoji } from './views/realm-emoji';
 import { deleteRealmExport, getRealmExportConsents, listRealmExports, requestRealmExport } from './views/realm-exports';
 import { handleTus } from './views/tus';
@@ -18,9 +24,10 @@ export const routes: Route<UploadsDeps>[] = [
   { method: 'GET', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
   { method: 'PATCH', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
   { method: 'DELETE', path: '/api/v1/tus/:upload_id', view: handleTus, body: 'raw' },
-  // Files (HEAD is served by the GET routes); the download and temporary forms first, as they
-  // are also paths.
+  // Files (HEAD is served by the GET routes); the download, thumbnail and temporary forms first,
+  // as they are also paths.
   { method: 'GET', path: '/user_uploads/download/*path', view: downloadUpload },
+  { method: 'GET', path: '/user_uploads/thumbnail/*path', view: serveThumbnail },
   { method: 'GET', path: '/user_uploads/temporary/*path', view: serveTemporaryFile, auth: 'anonymous' },
   { method: 'GET', path: '/user_uploads/*path', view: serveUpload },
   // Custom emoji: the images, written here, are served from /user_avatars/ without credentials.

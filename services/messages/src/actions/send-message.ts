@@ -19,6 +19,7 @@ import {
   flagsList,
   inaccessibleUserIds,
   linkedUploadPathIds,
+  imagesThumbnailedMeanwhile,
   loadMarkdownData,
   MessageFlag,
   mayBeNotified,
@@ -318,6 +319,12 @@ export async function doSendMessage(
           if (await claimAttachments(tx.db, { id, realm_id: realm.id, sender_id: sender.id, content })) {
             await tx.db.$executeRaw(Prisma.sql`UPDATE message SET has_attachment = TRUE WHERE id = ${id}`);
           }
+          // Placeholders whose thumbnails appeared while this rendered: the worker shows them.
+          const thumbnailed = await imagesThumbnailedMeanwhile(tx.db, realm.id, rendering.thumbnailSpinners ?? []);
+          tx.onCommit(async () => {
+            for (const imageAttachmentId of thumbnailed)
+              await deps.jobs.enqueueThumbnail({ realmId: realm.id, imageAttachmentId });
+          });
           return written;
         });
 

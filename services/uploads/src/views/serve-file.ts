@@ -6,9 +6,20 @@
 
 import parseRange from 'range-parser';
 import { JsonableError, RESPONDED, type AuthedContext, type ViewResult } from '@teamchat/core';
-import { canAccessAttachment } from '@teamchat/domain';
+import {
+  canAccessAttachment,
+  parseThumbnailFormat,
+  sameThumbnailFormat,
+  storedThumbnails,
+  THUMBNAIL_OUTPUT_FORMATS,
+  thumbnailFormatName,
+  thumbnailPath,
+  type StoredThumbnail,
+  type ThumbnailFormat,
+} from '@teamchat/domain';
 import type { Attachment } from '@teamchat/db';
 import type { ByteRange } from '@teamchat/storage';
+import { doEnsureThumbnails } from '../actions/thumbnails';
 import type { UploadsDeps } from '../deps';
 import { contentDisposition, isInlineContentType, sendFileBody, servedContentType } from '../lib/files';
 import { TEMPORARY_URL_PREFIX, temporaryFileUrl, uploadOfTemporaryToken } from '../lib/temporary-urls';
@@ -52,8 +63,9 @@ function pathIdOf(urlPath: string, prefix: string): string | null {
 async function accessibleUpload(
   { deps, req, requester }: AuthedContext<UploadsDeps>,
   prefix: string,
+  urlPath = req.path,
 ): Promise<Attachment> {
-  const pathId = pathIdOf(req.path, prefix);
+  const pathId = pathIdOf(urlPath, prefix);
   if (pathId === null) throw new FileNotFoundError();
   const attachment = await deps.db.attachment.findFirst({ where: { path_id: pathId, realm_id: requester.realmId } });
   if (!attachment) throw new FileNotFoundError();
@@ -63,14 +75,28 @@ async function accessibleUpload(
   return attachment;
 }
 
+/** What is served: the upload itself, or one of its thumbnails (its own key, name, type and size). */
+interface ServedObject {
+  key: string;
+  fileName: string;
+  contentType: string | null;
+  size: number;
+}
+
 async function serveFile(
   ctx: AuthedContext<UploadsDeps>,
   attachment: Attachment,
   forceDownload: boolean,
+  served: ServedObject = {
+    key: attachment.path_id,
+    fileName: attachment.file_name,
+    contentType: attachment.content_type,
+    size: Number(attachment.size),
+  },
 ): Promise<ViewResult> {
   const { deps, req, res } = ctx;
 
-  const size = Number(attachment.size);
+  const size = served.size;
   let range: ByteRange | undefined;
   const rangeHeader = req.headers.range;
   if (rangeHeader && size > 0) {
@@ -84,24 +110,24 @@ async function serveFile(
     if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1) range = ranges[0];
   }
   const length = range ? range.end - range.start + 1 : size;
-  const body = req.method === 'HEAD' || length === 0 ? null : await deps.storage.get(attachment.path_id, range);
+  const body = req.method === 'HEAD' || length === 0 ? null : await deps.storage.get(served.key, range);
   if (length > 0 && req.method !== 'HEAD' && !body) {
-    ctx.log.error({ path_id: attachment.path_id }, 'attachment without bytes in storage');
+    ctx.log.error({ key: served.key }, 'attachment without bytes in storage');
     throw new FileNotFoundError();
   }
 
-  const contentType = servedContentType(attachment.content_type, attachment.file_name);
+  const contentType = servedContentType(served.contentType, served.fileName);
   const asAttachment = forceDownload || !isInlineContentType(contentType);
   res.status(range ? 206 : 200);
   res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Disposition', contentDisposition(asAttachment, attachment.file_name));
+  res.setHeader('Content-Disposition', contentDisposition(asAttachment, served.fileName));
   res.setHeader('Content-Length', String(length));
   if (range) res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
   res.setHeader('Accept-Ranges', 'bytes');
   res.setHeader('Cache-Control', 'private, immutable');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Content-Security-Policy', UPLOADS_CSP);
-  await sendFileBody(res, body, ctx.log, { path_id: attachment.path_id });
+  await sendFileBody(res, body, ctx.log, { path_id: served.key });
   return RESPONDED;
 }
 
@@ -109,6 +135,63 @@ export const serveUpload = async (ctx: AuthedContext<UploadsDeps>) =>
   serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/'), false);
 export const downloadUpload = async (ctx: AuthedContext<UploadsDeps>) =>
   serveFile(ctx, await accessibleUpload(ctx, '/user_uploads/download/'), true);
+
+const THUMBNAIL_PREFIX = '/user_uploads/thumbnail/';
+
+/**
+ * Zulip's closest_thumbnail_format, for a format no longer made: the made one that moves as
+ * asked, then of the asked extension, then nearest in width, then smallest.
+ */
+function closestThumbnail(requested: ThumbnailFormat, made: StoredThumbnail[]): StoredThumbnail {
+  const grade = (format: StoredThumbnail) => [
+    Number(format.animated !== requested.animated),
+    Number(format.extension !== requested.extension),
+    Math.abs(requested.maxWidth - format.max_width),
+    format.byte_size,
+  ];
+  return [...made].sort((a, b) => {
+    const [ga, gb] = [grade(a), grade(b)];
+    const index = ga.findIndex((value, i) => value !== gb[i]);
+    return index === -1 ? 0 : ga[index] - gb[index];
+  })[0];
+}
+
+/**
+ * GET /user_uploads/thumbnail/{realm_id}/{...}/{format} (Zulip's serve_file with a thumbnail
+ * format): to whoever may read the upload, its thumbnail in that format. A format of
+ * THUMBNAIL_OUTPUT_FORMATS not made yet is made now (waiting for the worker's lock if it is at
+ * it); one made earlier is served; another gets the closest made one; anything else is a 404.
+ */
+export async function serveThumbnail(ctx: AuthedContext<UploadsDeps>) {
+  const urlPath = ctx.req.path;
+  const slash = urlPath.lastIndexOf('/');
+  const formatName = safeDecode(urlPath.slice(slash + 1));
+  const attachment = await accessibleUpload(ctx, THUMBNAIL_PREFIX, urlPath.slice(0, slash));
+  let image = await ctx.deps.db.imageAttachment.findUnique({ where: { path_id: attachment.path_id } });
+  let requested = formatName === null ? null : parseThumbnailFormat(formatName);
+  if (!image || !requested) throw new FileNotFoundError();
+  const potential = THUMBNAIL_OUTPUT_FORMATS.filter((format) => image!.frames > 1 || !format.animated);
+  let made = storedThumbnails(image);
+  if (!potential.some((format) => sameThumbnailFormat(format, requested!))) {
+    if (made.length === 0) throw new FileNotFoundError();
+    if (!made.some((format) => sameThumbnailFormat(format, requested!))) {
+      const closest = closestThumbnail(requested, made);
+      requested = parseThumbnailFormat(thumbnailFormatName(closest))!;
+    }
+  } else if (!made.some((format) => sameThumbnailFormat(format, requested!))) {
+    await doEnsureThumbnails(ctx.deps, image.id);
+    image = await ctx.deps.db.imageAttachment.findUnique({ where: { id: image.id } });
+    made = image ? storedThumbnails(image) : [];
+  }
+  const thumbnail = made.find((format) => sameThumbnailFormat(format, requested!));
+  if (!thumbnail) throw new FileNotFoundError();
+  return serveFile(ctx, attachment, false, {
+    key: thumbnailPath(attachment.path_id, thumbnail),
+    fileName: thumbnailFormatName(thumbnail),
+    contentType: thumbnail.content_type,
+    size: thumbnail.byte_size,
+  });
+}
 
 /** GET /api/v1/user_uploads/{realm_id}/{...} (Zulip's serve_file_url_backend): a temporary URL of the file. */
 export async function getTemporaryFileUrl(ctx: AuthedContext<UploadsDeps>) {

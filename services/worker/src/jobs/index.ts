@@ -12,6 +12,7 @@ import { pushNotificationProcessor } from './push-notification';
 import { pushRemovalProcessor } from './push-removal';
 import { realmExportProcessor } from './realm-export';
 import { scheduledMessageProcessor } from './scheduled-message';
+import { thumbnailProcessor } from './thumbnail';
 import { uploadsCleanupProcessor } from './uploads-cleanup';
 
 export type { JobProcessor } from './processor';
@@ -28,6 +29,7 @@ const PROCESSORS_BY_QUEUE: { [Name in JobQueueName]: JobProcessor<Name> } = {
   email: emailProcessor,
   'realm-export': realmExportProcessor,
   'outgoing-webhook': outgoingWebhookProcessor,
+  thumbnail: thumbnailProcessor,
 };
 
 export const JOB_PROCESSORS: JobProcessor[] = Object.values(PROCESSORS_BY_QUEUE);
