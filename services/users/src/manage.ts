@@ -17,6 +17,9 @@
 //                  private messages included, and the uploaded files' bytes (docs/export-format.md)
 //   import-realm   <archive> --subdomain <new> [--host <host[:port]>]
 //                  a new organisation from an archive (Zulip's manage.py import), every id new
+//   import-slack   <export.zip|dir> --realm <new subdomain> --host <host[:port]> [--users <users.list.json>]
+//                  [--emoji <emoji.list.json>] [--no-convert-slack-threads]
+//                  a new organisation from a Slack export (Zulip's convert_slack_data and import)
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +29,7 @@ import type { Db, Realm } from '@teamchat/db';
 import { BotType, realmUrl, Role, ROLE_BY_NAME } from '@teamchat/domain';
 import { BouncerClient, loadNotificationsConfig } from '@teamchat/notifications';
 import { exportRealm, ExportType, importRealm, RealmImportError, writeTo } from '@teamchat/realm-transfer';
+import { importSlack, SlackImportError } from '@teamchat/realm-transfer/src/slack';
 import { createStorage, loadStorageConfig, type ObjectStorage } from '@teamchat/storage';
 import { baseEnvSpec, createBaseDeps, type BaseDeps } from '@teamchat/runtime';
 import { doSetCanCreateUsers } from './actions/admin-users';
@@ -43,7 +47,9 @@ const USAGE = `usage: manage <command> [options]
   seed-demo      --host <host[:port]> --dir <zuliprc folder>
   register-server --hostname <host> --contact-email <email> [--new-org-key <key>]
   export-realm   --realm <r> --output <file.jsonl.gz>
-  import-realm   <archive> --subdomain <new> [--host <host[:port]>]`;
+  import-realm   <archive> --subdomain <new> [--host <host[:port]>]
+  import-slack   <export.zip|dir> --realm <new subdomain> --host <host[:port]> [--users <file>] [--emoji <file>]
+                 [--no-convert-slack-threads]`;
 
 class UsageError extends Error {}
 /** A command's refusal (no usage text). */
@@ -100,7 +106,7 @@ export async function runCommand(
   const [command, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
-    allowPositionals: command === 'import-realm',
+    allowPositionals: command === 'import-realm' || command === 'import-slack',
     options: {
       'string-id': { type: 'string' },
       name: { type: 'string' },
@@ -121,6 +127,9 @@ export async function runCommand(
       'new-org-key': { type: 'string' },
       output: { type: 'string' },
       subdomain: { type: 'string' },
+      users: { type: 'string' },
+      emoji: { type: 'string' },
+      'no-convert-slack-threads': { type: 'boolean', default: false },
     },
   });
   const { db } = deps;
@@ -264,6 +273,50 @@ export async function runCommand(
           `${result.userIds.size} users, ${result.stats.message ?? 0} messages, ${result.files} files; ` +
           'passwords and API keys are not carried over: users set a new password (or get a key with reset-api-key)',
       );
+      return;
+    }
+    case 'import-slack': {
+      const exportPath = positionals[0];
+      if (!exportPath) throw new UsageError('the Slack export (.zip or directory) is required');
+      if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+      const subdomain = need(values.realm, 'realm');
+      const host = need(values.host, 'host');
+      if (!fs.existsSync(exportPath)) throw new UsageError(`no such Slack export '${exportPath}'`);
+      const progress = io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+      const { result, warnings, notFetched } = await withStorage(io, (storage) =>
+        importSlack({
+          exportPath,
+          subdomain,
+          host,
+          usersFile: values.users,
+          emojiFile: values.emoji,
+          convertThreads: !values['no-convert-slack-threads'],
+          db,
+          storage,
+          serverSecret: deps.env.INTERNAL_JWT_SECRET,
+          onProgress: (_snapshot, line) => progress(line),
+          progressIntervalMs: io.progressIntervalMs,
+        }),
+      ).catch((error: unknown) => {
+        if (error instanceof RealmImportError || error instanceof SlackImportError)
+          throw new CommandError(error.message);
+        throw error;
+      });
+      await deps.reads.recordWrite(result.realmId);
+      const realm = await db.realm.findUniqueOrThrow({ where: { id: result.realmId } });
+      out(
+        `imported Slack export as realm ${result.realmId} '${realm.name}' at ${realmUrl(realm, deps.env.EXTERNAL_SCHEME)}: ` +
+          `${result.userIds.size} users, ${result.stats.stream ?? 0} channels, ${result.stats.message ?? 0} messages, ` +
+          `${result.files} uploads; users have no password: they set one through the password reset`,
+      );
+      for (const warning of warnings) out(`warning: ${warning}`);
+      const count = (kind: string) => notFetched.filter((file) => file.kind === kind).length;
+      const uploads = count('upload');
+      if (uploads)
+        out(`${uploads} upload${uploads === 1 ? '' : 's'} not in the export (Slack keeps them): linked, but missing`);
+      if (count('avatar'))
+        out(`${count('avatar')} avatars not fetched from Slack: those users keep the default avatar`);
+      if (count('emoji')) out(`${count('emoji')} custom emoji images not fetched from Slack`);
       return;
     }
     case 'seed-demo': {
