@@ -3,23 +3,28 @@
 // keys are the ones the event tier's empty-topic rewrite relies on, so they are here too (the
 // realm section may send the same values).
 
-import { SERVER_LIMITS, serverSupportedPermissionSettings } from '@teamchat/domain';
+import {
+  SERVER_LIMITS,
+  serverSupportedPermissionSettings,
+  THUMBNAIL_OUTPUT_FORMATS,
+  thumbnailFormatName,
+} from '@teamchat/domain';
 import type { StateSection } from '../registry';
 
 /** Changes on every server start, as Zulip's settings.SERVER_GENERATION does. */
 const SERVER_GENERATION = Math.floor(Date.now() / 1000);
 
 /**
- * The thumbnail sizes image previews come in (Zulip's THUMBNAIL_OUTPUT_FORMATS, named as its
- * ThumbnailFormat prints them). The web app picks its preferred ones from this list at boot and
- * fails on an empty one, so it lists Zulip's.
+ * The thumbnail formats image previews come in: Zulip's THUMBNAIL_OUTPUT_FORMATS, the ones the
+ * worker makes of every image (packages/domain/src/image-previews.ts), named as the files are.
+ * The web app picks its preferred ones from this list at boot and fails on an empty one.
  */
-const THUMBNAIL_FORMATS = [true, false].map((animated) => ({
-  name: `840x560${animated ? '-anim' : ''}.webp`,
-  max_width: 840,
-  max_height: 560,
-  format: 'webp',
-  animated,
+const THUMBNAIL_FORMATS = THUMBNAIL_OUTPUT_FORMATS.map((format) => ({
+  name: thumbnailFormatName(format),
+  max_width: format.maxWidth,
+  max_height: format.maxHeight,
+  format: format.extension,
+  animated: format.animated,
 }));
 
 /** The maximum ratings an organisation may choose for GIFs (Zulip's Realm.GIPHY_RATING_OPTIONS). */
