@@ -11,6 +11,7 @@
 // Run: npm run bench -- home   (see bench/README.md).
 
 import http from 'node:http';
+import { chromium } from 'playwright-core';
 import { createLogger } from '@teamchat/core';
 import { hashPassword } from '@teamchat/domain';
 import { createBaseDeps } from '@teamchat/runtime';
@@ -29,6 +30,13 @@ const REQUESTS = num('BENCH_HOME_REQUESTS', 5, 10);
 /** Turns (page, register, page, register...); medians are reported. */
 const TURNS = num('BENCH_HOME_TURNS', 2, 4);
 const PASSWORD = 'bench home password';
+/** Messages in the user's channel (the first message list's). */
+const MESSAGES = num('BENCH_HOME_MESSAGES', 50, 50);
+/** Logins and cold opens in chromium (0: no browser phase). */
+const BROWSER_RUNS = num('BENCH_HOME_BROWSER_RUNS', 2, 5);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The app's message rows on screen (the app keeps other views' lists in the page, hidden). */
+const MESSAGE_ROW = '.message-list:visible .message_row';
 
 const started = performance.now();
 const log = (line: string) =>
@@ -78,6 +86,67 @@ function measure(
   });
 }
 
+/**
+ * Chromium as a person uses the app, BROWSER_RUNS times each, medians: (1) a fresh browser
+ * (nothing cached, no cookie) on the login form, from its submit to the first message row of
+ * /#feed (the login's next=); (2) in that browser, now logged in and with the app's files in its
+ * cache, a new tab opening /#feed, from navigation to the first message row.
+ */
+async function browserPhase(
+  gateway: string,
+  host: string,
+  email: string,
+): Promise<{ loginMs: number; openMs: number; logins: number[]; opens: number[] }> {
+  const port = new URL(gateway).port;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--host-resolver-rules=MAP ${host} 127.0.0.1`,
+    ],
+  });
+  const origin = `http://${host}:${port}`;
+  const logins: number[] = [];
+  const opens: number[] = [];
+  try {
+    for (let run = 0; run < BROWSER_RUNS; run++) {
+      const context = await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 900 } });
+      try {
+        const page = await context.newPage();
+        await page.goto(`/login/?next=${encodeURIComponent('/#feed')}`);
+        await page.locator('#login_form #id_username').fill(email);
+        await page.locator('#login_form #id_password').fill(PASSWORD);
+        const submitted = performance.now();
+        await page.locator('#login_form button[type="submit"]').click();
+        await page.locator(MESSAGE_ROW).first().waitFor({ state: 'visible', timeout: 120_000 });
+        logins.push(performance.now() - submitted);
+        await page.close();
+
+        const tab = await context.newPage();
+        const opened = performance.now();
+        await tab.goto('/#feed', { waitUntil: 'commit' });
+        await tab.locator(MESSAGE_ROW).first().waitFor({ state: 'visible', timeout: 120_000 });
+        opens.push(performance.now() - opened);
+      } finally {
+        await context.close();
+      }
+      log(
+        `   chromium run ${run + 1}: login → first row ${logins.at(-1)!.toFixed(0)} ms, open → first row ${opens.at(-1)!.toFixed(0)} ms`,
+      );
+    }
+  } finally {
+    await browser.close();
+  }
+  return { loginMs: median(logins), openMs: median(opens), logins, opens };
+}
+
 async function main(): Promise<void> {
   const database = await createTestDatabase();
   onInterrupt(() => database.drop());
@@ -99,6 +168,11 @@ async function main(): Promise<void> {
     const events = await startService('events', 'events', { ...serviceEnv, DB_POOL_SIZE: '10', USERS_URL: usersUrl });
     procs.push(events);
     const eventsUrl = `http://127.0.0.1:${events.port}`;
+    // The app's first message list: its channels and messages come from these two.
+    const channelsProc = await startService('channels', 'channels', { ...serviceEnv, DB_POOL_SIZE: '3' });
+    procs.push(channelsProc);
+    const messagesProc = await startService('messages', 'messages', { ...serviceEnv, DB_POOL_SIZE: '4' });
+    procs.push(messagesProc);
     const web = await startService('web', 'web', {
       ...serviceEnv,
       DB_POOL_SIZE: '3',
@@ -112,6 +186,8 @@ async function main(): Promise<void> {
       USERS_URL: usersUrl,
       EVENTS_URL: eventsUrl,
       WEB_URL: `http://127.0.0.1:${web.port}`,
+      CHANNELS_URL: `http://127.0.0.1:${channelsProc.port}`,
+      MESSAGES_URL: `http://127.0.0.1:${messagesProc.port}`,
       RATE_LIMIT_ENABLED: 'false',
     });
     procs.push(gatewayProc);
@@ -143,6 +219,34 @@ async function main(): Promise<void> {
     const cookie = (login.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).join('; ');
     if (login.status !== 302 || !cookie.includes('sessionid='))
       throw new Error(`login: ${login.status} ${login.body.toString().slice(0, 300)}`);
+
+    const apiAuth = `Basic ${Buffer.from(`${user.email}:${user.apiKey}`).toString('base64')}`;
+    const apiPost = async (path: string, params: Record<string, string>) => {
+      const body = new URLSearchParams(params).toString();
+      const answer = await request(
+        `${gateway}${path}`,
+        {
+          method: 'POST',
+          headers: {
+            host: realm.host,
+            authorization: apiAuth,
+            'content-type': 'application/x-www-form-urlencoded',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        body,
+      );
+      if (answer.status !== 200) throw new Error(`${path}: ${answer.status} ${answer.body.toString().slice(0, 300)}`);
+    };
+    // A channel of the user's with MESSAGES messages: what the app's first message list shows.
+    await apiPost('/api/v1/users/me/subscriptions', { subscriptions: JSON.stringify([{ name: 'bench home' }]) });
+    for (let i = 0; i < MESSAGES; i++)
+      await apiPost('/api/v1/messages', {
+        type: 'stream',
+        to: 'bench home',
+        topic: `topic ${i % 5}`,
+        content: `Message ${i} of the home bench, with **some** markup and a [link](https://example.com/${i}).`,
+      });
 
     const registerForm = new URLSearchParams(
       Object.entries(HOME_REGISTER_PARAMS).map(([name, value]): [string, string] => [
@@ -188,8 +292,10 @@ async function main(): Promise<void> {
     log(`   home page: ${describeTurns(pages)}; ${(pages[0].bytes / 1024).toFixed(0)} KiB`);
     log(`   register:  ${describeTurns(registers)}; ${(registers[0].bytes / 1024).toFixed(0)} KiB`);
     const page = { ms: median(pages.map((f) => f.ms)), cpuMs: median(pages.map((f) => f.cpuMs)) };
+
     const alone = { ms: median(registers.map((f) => f.ms)), cpuMs: median(registers.map((f) => f.cpuMs)) };
     const webCpu = median(pages.map((f) => f.byProcess.web));
+    const browser = BROWSER_RUNS > 0 ? await browserPhase(gateway, realm.host, user.email) : null;
     const rows: Row[] = [
       {
         metric: `home page vs POST /register at ${USERS} users, client ms (median)`,
@@ -214,9 +320,35 @@ async function main(): Promise<void> {
         unit: 'ms',
         better: 'lower',
       },
+      ...(browser
+        ? [
+            {
+              metric: "chromium: the login form's submit to the first message row of /#feed vs GET / (ms, median)",
+              value: browser.loginMs,
+              baseline: page.ms,
+              unit: 'ms',
+              better: 'lower' as const,
+            },
+            {
+              metric: 'chromium: a cold open of /#feed with a session to its first message row vs GET / (ms, median)',
+              value: browser.openMs,
+              baseline: page.ms,
+              unit: 'ms',
+              better: 'lower' as const,
+            },
+            {
+              metric: 'chromium: a cold open of /#feed to its first message row vs POST /register (ms, median)',
+              value: browser.openMs,
+              baseline: alone.ms,
+              unit: 'ms',
+              better: 'lower' as const,
+            },
+          ]
+        : []),
     ];
     console.log('');
     report('home', rows, {
+      browser,
       users: USERS,
       pages,
       registers,

@@ -247,7 +247,7 @@ export function createGateway(deps: GatewayDeps): RunningService {
       if (rule.service === 'web') headers[SESSION_CSRF_HEADER] = session.csrfToken;
     }
     // A user's home page: the web service leaves register's answer to this gateway (embedRegister).
-    const mayEmbed = rule.service === 'web' && user !== null;
+    const mayEmbed = rule.service === 'web' && user !== null && req.method === 'GET';
     if (mayEmbed) headers[EMBEDS_HEADER] = 'register';
 
     const upstreamReq = http.request({
