@@ -10,16 +10,18 @@
 //   4. deliveries/s with two event replicas / with one (same machine).
 // Run: npm run bench -- events   (see bench/README.md).
 
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { createRedis, EventBus, type Redis, type ZulipEvent, type ZulipEventOf } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import type { Realm } from '@teamchat/db';
 import { createBaseDeps } from '@teamchat/runtime';
 import { doCreateRealm, doCreateUser } from '@teamchat/service-users';
-import { createTestDatabase, deleteTestRedisKeys } from '@teamchat/testing';
+import { createTestDatabase, deleteTestRedisKeys, freePort } from '@teamchat/testing';
 import {
   benchEnv,
   cpuMs,
@@ -51,6 +53,10 @@ const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 300);
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'baseline,one,two,memory').split(','));
 /** How long the memory figure waits for every poll to park before it gives up and says why. */
 const PARK_DEADLINE_MS = Number(process.env.BENCH_PARK_DEADLINE_MS ?? 180_000);
+/** How long the idle cost of the 10,000 parked polls is measured (at least one heartbeat cycle, 45-55 s). */
+const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 60_000);
+/** The event tier's default heartbeat (EVENTS_HEARTBEAT_MIN_MS + half its jitter): what an idle parked poll costs, per poll. */
+const HEARTBEAT_MEAN_MS = 45_000 + 10_000 / 2;
 /** How long a throughput measurement waits without a single delivery before it gives up and says what is missing. */
 const DELIVERY_STALL_MS = Number(process.env.BENCH_DELIVERY_STALL_MS ?? 60_000);
 
@@ -144,6 +150,13 @@ class Poller {
 
   private count(kind: string): void {
     this.answers.set(kind, (this.answers.get(kind) ?? 0) + 1);
+  }
+
+  /** Answers so far, of every kind. */
+  total(): number {
+    let n = 0;
+    for (const count of this.answers.values()) n += count;
+    return n;
   }
 
   /** "heartbeat x2, 400 BAD_EVENT_QUEUE_ID x31", or "no answer". */
@@ -587,7 +600,9 @@ async function waitParked(redis: Redis, prefix: string, pollers: Poller[]): Prom
           (missing.length > 20 ? `\n     ... and ${missing.length - 20} more` : ''),
       );
     }
-    await sleep(500);
+    // Not faster: each round asks Redis about every queue not yet seen parked (10,000 at first),
+    // work that competes with the replica's on a busy machine.
+    await sleep(2000);
   }
 }
 
@@ -601,10 +616,12 @@ async function measureMemory(
     parkedAll?: (pollers: Poller[]) => Promise<void>;
     /** What the process's heap holds at the reading (its /metrics), printed beside the figure. */
     heap?: () => Promise<string>;
+    /** Calls per Redis command so far (INFO commandstats of the process's own Redis). */
+    redisCommands?: () => Promise<Map<string, number>>;
   }>,
   users: BenchUser[],
 ) {
-  const { proc, system, redisBytes, parkedAll, heap } = await start();
+  const { proc, system, redisBytes, parkedAll, heap, redisCommands } = await start();
   await sleep(2000);
   const rssBefore = rssBytes(proc);
   const redisBefore = await redisBytes();
@@ -623,6 +640,41 @@ async function measureMemory(
   // Idle for a while, as the figure's queues are: V8's memory reducer collects what registering
   // left behind (the same for both systems), so RSS growth is what the parked queues hold.
   await sleep(MEMORY_SETTLE_MS);
+  // What the idle parked polls cost: the process's CPU, and (for the event tier) its Redis
+  // commands, over IDLE_MS with nothing published, beside what their heartbeats alone need.
+  let idle: IdleCost | undefined;
+  if (redisCommands) {
+    const before = await redisCommands();
+    const cpuBefore = cpuMs(proc.child.pid!);
+    const answersBefore = pollers.reduce((n, poller) => n + poller.total(), 0);
+    const started = now();
+    await sleep(IDLE_MS);
+    const seconds = (now() - started) / 1000;
+    const after = await redisCommands();
+    let commands = 0;
+    let scripts = 0;
+    for (const [name, calls] of after) {
+      const added = calls - (before.get(name) ?? 0);
+      commands += added;
+      if (name === 'evalsha' || name === 'eval') scripts += added;
+    }
+    const heartbeatsPerSecond = queues.length / (HEARTBEAT_MEAN_MS / 1000);
+    idle = {
+      seconds,
+      cpuPercent: (cpuMs(proc.child.pid!) - cpuBefore) / 10 / seconds,
+      commandsPerSecond: commands / seconds,
+      scriptsPerSecond: scripts / seconds,
+      answersPerSecond: (pollers.reduce((n, poller) => n + poller.total(), 0) - answersBefore) / seconds,
+      heartbeatsPerSecond,
+      // Each heartbeat: the heartbeat script, then the client's next poll's script.
+      heartbeatScriptsPerSecond: 2 * heartbeatsPerSecond,
+    };
+    log(
+      `   ${system.name}: idle ${seconds.toFixed(0)} s with ${queues.length} parked polls: process CPU ${idle.cpuPercent.toFixed(1)} % of a core, ` +
+        `Redis ${idle.commandsPerSecond.toFixed(0)} commands/s of which ${idle.scriptsPerSecond.toFixed(1)} scripts/s ` +
+        `(heartbeats alone: ${idle.heartbeatScriptsPerSecond.toFixed(1)} scripts/s), answers ${idle.answersPerSecond.toFixed(1)}/s (heartbeats due ${heartbeatsPerSecond.toFixed(1)}/s)`,
+    );
+  }
   const processBytes = rssBytes(proc) - rssBefore;
   const redisGrowth = (await redisBytes()) - redisBefore;
   if (heap) log(`   ${system.name}: ${await heap()}`);
@@ -637,7 +689,21 @@ async function measureMemory(
   log(
     `   ${system.name}: ${queues.length} queues, process +${(processBytes / 1e6).toFixed(1)} MB, Redis +${(redisGrowth / 1e6).toFixed(1)} MB, ${perQueue.toFixed(0)} B/queue`,
   );
-  return { perQueue, processBytes, redisBytes: redisGrowth, queues: queues.length };
+  return { perQueue, processBytes, redisBytes: redisGrowth, queues: queues.length, idle };
+}
+
+/** What idle parked polls cost (the memory figure's, nothing published). */
+interface IdleCost {
+  seconds: number;
+  /** The event replica's CPU over the window, % of one core. */
+  cpuPercent: number;
+  commandsPerSecond: number;
+  scriptsPerSecond: number;
+  /** Poll answers the clients got per second (heartbeats, when idle). */
+  answersPerSecond: number;
+  /** Heartbeats due per second: parked polls / the mean heartbeat delay. */
+  heartbeatsPerSecond: number;
+  heartbeatScriptsPerSecond: number;
 }
 
 async function main() {
@@ -659,6 +725,7 @@ async function main() {
     processBytes: NaN,
     redisBytes: NaN,
     queues: 0,
+    idle: undefined as IdleCost | undefined,
   };
 
   try {
@@ -847,19 +914,25 @@ async function main() {
     }
 
     let memory = skipped;
+    let ownRedis: OwnRedis | undefined;
     if (PHASES.has('memory')) {
       log('» teamchat memory at 10,000 queues (straight to one replica)');
       memory = {
         ...skipped,
         ...(await measureMemory(async () => {
+          // Its own Redis server: INFO commandstats then counts this replica's commands alone (the
+          // shared one serves the bench's own reads, and whatever else runs on the machine).
+          ownRedis = await startOwnRedis();
           const proc = await startService('events-memory', 'events', {
             ...serviceEnv,
+            REDIS_URL: ownRedis.url,
             EVENTS_REPLICA_ID: 'bench-memory',
             ...(MEMORY_SNAPSHOT ? { NODE_OPTIONS: '--heapsnapshot-signal=SIGUSR2' } : {}),
             EVENTS_QUEUE_LIFESPAN_SECS: '3600',
             DB_POOL_SIZE: '10',
           });
           procs.push(proc);
+          const own = ownRedis.client;
           // Register and polls straight to the replica with Basic credentials: the path the Ingress
           // routes both on (docs/adr/0006); this figure has no gateway. Nothing is published.
           const replicaUrl = `http://127.0.0.1:${proc.port}`;
@@ -869,8 +942,14 @@ async function main() {
             proc,
             system,
             redisBytes: async () =>
-              (await redisBytesWithPrefix(redis, `${prefix}{q:`)) +
-              (await redisBytesWithPrefix(redis, `${prefix}events:user:`)),
+              (await redisBytesWithPrefix(own, `${prefix}{q:`)) +
+              (await redisBytesWithPrefix(own, `${prefix}events:user:`)),
+            redisCommands: async () => {
+              const counts = new Map<string, number>();
+              for (const match of (await own.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+                if (match[1] !== 'info') counts.set(match[1], Number(match[2]));
+              return counts;
+            },
             heap: async () => {
               // The admin listener (PORT + 1000): prom-client's process and heap gauges.
               const text = await new Promise<string>((resolve, reject) =>
@@ -888,9 +967,9 @@ async function main() {
               };
               return `V8 heap used ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')}, external ${mb('nodejs_external_memory_bytes')}, RSS ${mb('process_resident_memory_bytes')}`;
             },
-            parkedAll: (pollers: Poller[]) => waitParked(redis, prefix, pollers),
+            parkedAll: (pollers: Poller[]) => waitParked(own, prefix, pollers),
           };
-        }, allUsers)),
+        }, allUsers).finally(() => ownRedis?.stop())),
       };
     }
 
@@ -942,6 +1021,14 @@ async function main() {
         goal: '<= 3',
       },
       {
+        metric: 'Redis scripts/s, 10,000 idle parked polls vs their heartbeats alone',
+        value: memory.idle?.scriptsPerSecond ?? NaN,
+        baseline: memory.idle?.heartbeatScriptsPerSecond ?? NaN,
+        unit: 'scripts/s',
+        better: 'lower',
+        goal: '<= 1.2',
+      },
+      {
         metric: 'deliveries/s, 2 event replicas vs 1',
         value: balanced2.throughput.perSecond,
         baseline: balanced1.throughput.perSecond,
@@ -988,6 +1075,10 @@ async function main() {
     console.log(
       `memory @10k: event tier process ${(memory.processBytes / 1e6).toFixed(1)} MB + Redis ${(memory.redisBytes / 1e6).toFixed(1)} MB; baseline process ${(baseMemory.processBytes / 1e6).toFixed(1)} MB`,
     );
+    if (memory.idle)
+      console.log(
+        `idle @10k parked: event replica CPU ${memory.idle.cpuPercent.toFixed(1)} % of a core; Redis ${memory.idle.commandsPerSecond.toFixed(0)} commands/s, ${memory.idle.scriptsPerSecond.toFixed(1)} scripts/s (heartbeats alone ${memory.idle.heartbeatScriptsPerSecond.toFixed(1)}); answers ${memory.idle.answersPerSecond.toFixed(1)}/s (heartbeats due ${memory.idle.heartbeatsPerSecond.toFixed(1)}/s)`,
+      );
     for (const note of notes) console.log(`note: ${note}`);
     log('» cleaning up');
   } finally {
@@ -1000,6 +1091,43 @@ async function main() {
     await database.drop();
     log('   database dropped');
   }
+}
+
+interface OwnRedis {
+  url: string;
+  client: Redis;
+  stop(): Promise<void>;
+}
+
+/** A redis-server of its own (no persistence), for counting one process's commands. */
+async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-events-redis-'));
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+    { stdio: 'ignore' },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const client: Redis = createRedis(url, { name: 'bench-own' });
+  for (let tries = 0; ; tries++) {
+    try {
+      await client.ping();
+      break;
+    } catch (error) {
+      if (tries > 100) throw error;
+      await sleep(100);
+    }
+  }
+  return {
+    url,
+    client,
+    async stop() {
+      client.disconnect();
+      if (child.pid) process.kill(child.pid, 'SIGKILL');
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Bytes Redis uses for the keys starting with `prefix` (MEMORY USAGE of each). */

@@ -8,7 +8,7 @@
 
 import type http from 'node:http';
 import { sameSlotGroups, type Redis } from '@teamchat/bus';
-import { BadEventQueueIdError, fulfilledWithin, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
+import { BadEventQueueIdError, JsonableError, sendError, sendJson, type Logger } from '@teamchat/core';
 import { eventDeliveryCounts, eventTierMetrics } from '@teamchat/telemetry';
 import type { PollMode, PollResult, QueueStore } from './queue-store';
 
@@ -114,59 +114,51 @@ export class PollHub {
   /** Answers GET /events for an existing queue: at once when events are queued, else when they come. */
   async poll(request: PollRequest): Promise<void> {
     const { queueId } = request;
-    const canPark = !request.dontBlock && !this.draining;
-    const alreadySubscribed = canPark && this.subscribed.has(queueId);
+    if (request.dontBlock || this.draining) {
+      const result = await this.store.poll(queueId, 'read', request.userId, request.lastEventId);
+      if (result.status === 'pruned') throw prunedError(request.lastEventId);
+      if (result.status !== 'ok') throw new BadEventQueueIdError(queueId);
+      this.respond(request, result.events);
+      return;
+    }
     // Listed before the script runs: a wake-up may arrive before the script's reply does.
-    const poll: ParkedPoll | null = alreadySubscribed ? this.track(request) : null;
-    // Not subscribed here yet (the queue's previous poll was elsewhere, or long ago): subscribe
-    // while the script reads, so that parking takes one more round trip, not two.
-    const subscribing = canPark && !alreadySubscribed ? this.subscribe(queueId) : null;
+    const poll = this.track(request);
+    // Not subscribed here yet (the queue's previous poll was elsewhere, or long ago): the poll
+    // parks in Redis at once all the same, and looks at its queue again once the subscription is
+    // confirmed (a wake-up published before then is lost; the queue holds what it carried). It
+    // once waited for the subscription before parking: a replica short of CPU confirmed
+    // subscriptions late, and its polls stayed unparked (and unanswered) meanwhile.
+    const subscribing = this.subscribed.has(queueId) ? null : this.subscribe(queueId);
     subscribing?.catch(() => undefined);
     let result: PollResult;
     try {
-      result = await this.store.poll(
-        queueId,
-        alreadySubscribed ? 'readpark' : 'read',
-        request.userId,
-        request.lastEventId,
-      );
+      result = await this.store.poll(queueId, 'readpark', request.userId, request.lastEventId);
     } catch (error) {
-      if (poll) this.untrack(poll);
+      this.untrack(poll);
       throw error;
     }
     if (result.status === 'pruned') throw this.failed(poll, prunedError(request.lastEventId));
     if (result.status !== 'ok') throw this.failed(poll, new BadEventQueueIdError(queueId));
-    if (result.events !== '[]' || !canPark) {
-      if (poll) this.untrack(poll);
+    if (result.events !== '[]') {
+      this.untrack(poll);
       this.respond(request, result.events);
       return;
     }
-    if (poll) {
-      this.parkedAt(poll, result.seq);
-      return;
-    }
-    // Subscribed, then parked: an event appended in between is seen by the park script.
-    const parked = this.track(request);
-    let subscribedInTime: boolean;
-    try {
-      subscribedInTime = await fulfilledWithin(subscribing!, this.heartbeatDelay());
-    } catch (error) {
-      // The subscriber connection was reconnecting (ioredis then refuses SUBSCRIBE for a moment):
-      // answer with no events, as a heartbeat would; the client polls again and subscribes anew.
-      this.logger.warn({ err: error, queue_id: queueId }, 'wake-up subscription failed; answering the poll empty');
-      if (!parked.finished) this.finish(parked, '[]');
-      return;
-    }
-    if (parked.finished) return;
-    parked.seq = result.seq;
-    // Still subscribing after a heartbeat's time (a subscriber connection slow to come up, as on
-    // a replica just started): the poll is answered as a heartbeat is, it must not wait for a
-    // wake-up that may never come (a run of the checker saw polls wait 15 s here).
-    await this.check(parked, subscribedInTime ? 'park' : 'heartbeat');
+    this.parkedAt(poll, result.seq);
+    if (!subscribing || poll.finished) return;
+    subscribing.then(
+      () => void this.check(poll, 'wake'),
+      (error) => {
+        // The subscriber connection was reconnecting (ioredis then refuses SUBSCRIBE for a
+        // moment): answered with no events, as a heartbeat would; the next poll subscribes anew.
+        this.logger.warn({ err: error, queue_id: queueId }, 'wake-up subscription failed; answering the poll empty');
+        if (!poll.finished) this.finish(poll, '[]');
+      },
+    );
   }
 
-  private failed(poll: ParkedPoll | null, error: JsonableError): JsonableError {
-    if (poll) this.untrack(poll);
+  private failed(poll: ParkedPoll, error: JsonableError): JsonableError {
+    this.untrack(poll);
     return error;
   }
 
