@@ -62,7 +62,7 @@ afterAll(async () => {
 describe('manage import-slack', () => {
   test('reports the new organisation and what it could not fetch', () => {
     expect(importLines[0]).toMatch(new RegExp(`^imported Slack export as realm \\d+ '${SUBDOMAIN}' at http://${HOST}`));
-    expect(importLines.join('\n')).toContain('82 messages');
+    expect(importLines.join('\n')).toContain('5 users, 2 channels, 82 messages, 1 upload stored');
     expect(importLines.join('\n')).toMatch(/1 upload not in the export/);
   });
 

@@ -304,10 +304,11 @@ export async function runCommand(
       });
       await deps.reads.recordWrite(result.realmId);
       const realm = await db.realm.findUniqueOrThrow({ where: { id: result.realmId } });
+      const stored = result.files - result.missingFiles.length;
       out(
         `imported Slack export as realm ${result.realmId} '${realm.name}' at ${realmUrl(realm, deps.env.EXTERNAL_SCHEME)}: ` +
           `${result.userIds.size} users, ${result.stats.stream ?? 0} channels, ${result.stats.message ?? 0} messages, ` +
-          `${result.files} uploads; users have no password: they set one through the password reset`,
+          `${stored} upload${stored === 1 ? '' : 's'} stored; users have no password: they set one through the password reset`,
       );
       for (const warning of warnings) out(`warning: ${warning}`);
       const count = (kind: string) => notFetched.filter((file) => file.kind === kind).length;
