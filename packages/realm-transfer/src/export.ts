@@ -1,7 +1,7 @@
 // Writing an organisation's archive (docs/export-format.md): every table of EXPORT_TABLES from
-// one REPEATABLE READ snapshot, in keyset batches (never a whole table in memory), gzipped as it
-// goes; a complete backup (`manage export-realm`) then adds the uploaded files' bytes, read
-// from the uploads storage one chunk at a time.
+// one REPEATABLE READ snapshot, through one cursor per table fetched in batches (never a whole
+// table in memory), gzipped as it goes; a complete backup (`manage export-realm`) then adds
+// the uploaded files' bytes, read from the uploads storage one chunk at a time.
 
 import crypto from 'node:crypto';
 import { pipeline, Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
@@ -104,37 +104,34 @@ export async function* exportLines(query: Query, options: ExportLinesOptions): A
     progress?.startTable(spec.table, rows);
     yield `${JSON.stringify({ table: spec.table, rows })}\n`;
     const omit = `ARRAY[${(spec.omit ?? []).map((column) => `'${column}'`).join(',')}]::text[]`;
-    // The row as PostgreSQL writes it as JSON (bigints exact), with its ordering key beside.
-    const select = `SELECT (to_jsonb(t) - ${omit})::text AS row, t.${spec.key[0]} AS k FROM ${spec.table} t WHERE ${where}`;
     const order = spec.key.map((column) => `t.${column}`).join(', ');
+    // One cursor per table (the row as PostgreSQL writes it as JSON, bigints exact), fetched in
+    // batches: one execution of the query, however many rows (a keyset batch would evaluate the
+    // table's filter again for every batch). Cursors take no bind parameters: the three are
+    // integers, written in as literals.
+    const literal = (sql: string) =>
+      sql
+        .replaceAll('$1', String(Number(realmId)))
+        .replaceAll('$2', String(Number(type)))
+        .replaceAll('$3', `'{${consenting.map((id) => Number(id)).join(',')}}'`);
+    await query(
+      literal(
+        `DECLARE realm_export_rows NO SCROLL CURSOR FOR SELECT (to_jsonb(t) - ${omit})::text AS row FROM ${spec.table} t WHERE ${where} ORDER BY ${order}`,
+      ),
+      [],
+    );
     // The snapshot is fixed, so the count read above is exactly what follows.
     let written = 0;
-    if (spec.key.length === 1) {
-      let last: unknown = -1;
-      while (written < rows) {
-        const batch = await query(`${select} AND t.${spec.key[0]} > $4 ORDER BY ${order} LIMIT ${BATCH}`, [
-          ...params,
-          last,
-        ]);
-        if (batch.length === 0) break;
-        let chunk = '';
-        for (const { row } of batch) chunk += `${row as string}\n`;
-        written += batch.length;
-        progress?.row(batch.length);
-        yield chunk;
-        last = batch[batch.length - 1].k;
-      }
-    } else {
-      for (let offset = 0; written < rows; offset += BATCH) {
-        const batch = await query(`${select} ORDER BY ${order} LIMIT ${BATCH} OFFSET $4`, [...params, offset]);
-        if (batch.length === 0) break;
-        let chunk = '';
-        for (const { row } of batch) chunk += `${row as string}\n`;
-        written += batch.length;
-        progress?.row(batch.length);
-        yield chunk;
-      }
+    for (;;) {
+      const batch = await query(`FETCH ${BATCH} FROM realm_export_rows`, []);
+      if (batch.length === 0) break;
+      let chunk = '';
+      for (const { row } of batch) chunk += `${row as string}\n`;
+      written += batch.length;
+      progress?.row(batch.length);
+      yield chunk;
     }
+    await query('CLOSE realm_export_rows', []);
     if (written !== rows) throw new Error(`export: ${spec.table} had ${written} rows, counted ${rows}`);
     progress?.endTable();
   }

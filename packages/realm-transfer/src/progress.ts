@@ -53,8 +53,9 @@ export class Progress {
     this.maybeReport();
   }
 
+  /** A line per table that had rows (empty ones would only be noise). */
   endTable(): void {
-    this.report();
+    if (this.tableRows > 0) this.report();
   }
 
   file(bytes: number): void {

@@ -53,7 +53,7 @@ export interface TableSpec {
   table: string;
   /** Condition on `t` selecting the organisation's rows. */
   where: string;
-  /** Unique ordering columns; one integer column allows keyset batches. */
+  /** Unique ordering columns: rows are written in this order. */
   key: string[];
   /** Columns never exported (secrets). */
   omit?: string[];
