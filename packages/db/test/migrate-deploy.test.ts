@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { sleep } from '@teamchat/testing';
 
 jest.setTimeout(180_000);
 
