@@ -432,6 +432,10 @@ class Importer {
         row.content = this.rewriteMarkdown(row.content as string);
         row.rendered_content = this.rewriteHtml(row.rendered_content as string);
         break;
+      case 'navigation_view':
+        // A view's fragment may name a channel or users by id.
+        row.fragment = this.rewriteHtml(`#${String(row.fragment)}`)!.slice(1);
+        break;
       case 'saved_snippet':
         row.content = this.rewriteMarkdown(row.content as string);
         break;

@@ -233,6 +233,28 @@ async function seed(): Promise<void> {
   );
   // A message after the alert word, muting and flags: its flags come from those.
   await send(other, { type: 'stream', to: general, topic: 'kickoff', content: 'The deadline is Friday' });
+  // A poll and a vote (submessages), a channel folder, a navigation view.
+  const poll = await send(owner, {
+    type: 'stream',
+    to: general,
+    topic: 'lunch',
+    content: '/poll Lunch?\nPizza\nSushi',
+  });
+  await ok(
+    member.client.post('/api/v1/submessage', {
+      message_id: poll,
+      msg_type: 'widget',
+      content: JSON.stringify({ type: 'vote', key: 'canned,1', vote: 1 }),
+    }),
+  );
+  await ok(owner.client.post('/api/v1/channel_folders/create', { name: 'Projects', description: 'Ongoing **work**' }));
+  await ok(
+    member.client.post('/api/v1/navigation_views', {
+      fragment: `narrow/channel/${general}-general`,
+      is_pinned: true,
+      name: 'General',
+    }),
+  );
   // An avatar.
   await ok(member.client.post('/api/v1/users/me/avatar', {}, multipart('file', 'me.png', ONE_PIXEL_PNG, 'image/png')));
 }
@@ -242,6 +264,7 @@ describe('manage export-realm and import-realm', () => {
     await seed();
     // The target already holds an organisation with rows of every kind: no id of the archive is free there.
     const native = await target.stack.createUser({ fullName: 'Native', email: 'native@example.com' });
+    await target.stack.createStream({ name: 'native channel', subscribers: [native.id] });
     await ok(
       native.client.post('/api/v1/messages', { type: 'private', to: JSON.stringify([native.id]), content: 'x' }),
     );
@@ -319,6 +342,9 @@ function expectRich(state: Record<string, any>): void {
   const messages = state['messages:all'] as any[];
   expect(messages.some((message) => message.reactions.some((r: any) => r.reaction_type === 'realm_emoji'))).toBe(true);
   expect(messages.some((message) => message.edit_history?.length)).toBe(true);
+  expect(messages.some((message) => message.submessages.length === 2)).toBe(true);
+  expect(register.channel_folders).toHaveLength(1);
+  expect(register.navigation_views).toHaveLength(1);
   expect(messages.some((message) => message.flags.includes('read'))).toBe(true);
 }
 
