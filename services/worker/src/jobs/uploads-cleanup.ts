@@ -17,7 +17,7 @@
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type UploadsCleanupJobData } from '@teamchat/bus';
 import { Prisma, transaction } from '@teamchat/db';
-import { attachmentEvent, uploadSpaceUsed } from '@teamchat/domain';
+import { attachmentEvent, storedThumbnails, thumbnailPath, uploadSpaceUsed } from '@teamchat/domain';
 import type { BaseDeps } from '@teamchat/runtime';
 import { createStorage, loadStorageConfig, uploadKeys, type ObjectStorage } from '@teamchat/storage';
 import type { JobProcessor } from './processor';
@@ -29,6 +29,8 @@ interface DeletedAttachment {
   realm_id: number;
   owner_id: number;
   path_id: string;
+  /** Its image_attachment row's thumbnails (the row goes with it), null when it is no image. */
+  thumbnails: unknown;
 }
 
 /** One batch: returns how many uploads it removed. */
@@ -41,7 +43,8 @@ async function deleteBatch(deps: BaseDeps, files: ObjectStorage, filter: Prisma.
           AND NOT EXISTS (SELECT 1 FROM attachment_message am WHERE am.attachment_id = a.id)
         ORDER BY a.id LIMIT ${UPLOADS_CLEANUP_BATCH_SIZE}
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, realm_id, owner_id, path_id`;
+      RETURNING id, realm_id, owner_id, path_id,
+        (SELECT thumbnail_metadata FROM image_attachment WHERE attachment_id = attachment.id) AS thumbnails`;
     if (deleted.length === 0) return 0;
     for (const realmId of new Set(deleted.map((row) => row.realm_id))) {
       const used = await uploadSpaceUsed(tx.db, realmId);
@@ -49,7 +52,12 @@ async function deleteBatch(deps: BaseDeps, files: ObjectStorage, filter: Prisma.
         await deps.bus.sendEventOnCommit(tx, realmId, attachmentEvent('remove', { id: row.id }, used), [row.owner_id]);
       }
     }
-    await files.delete(deleted.flatMap((row) => uploadKeys(files, row.path_id)));
+    await files.delete(
+      deleted.flatMap((row) => [
+        ...uploadKeys(files, row.path_id),
+        ...storedThumbnails({ thumbnail_metadata: row.thumbnails }).map((made) => thumbnailPath(row.path_id, made)),
+      ]),
+    );
     return deleted.length;
   });
 }
