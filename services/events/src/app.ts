@@ -94,7 +94,6 @@ export async function createService(base: BaseDeps, source: NodeJS.ProcessEnv = 
       batchSize: config.EVENTS_FANOUT_BATCH,
       trimIntervalMs: config.EVENTS_TRIM_INTERVAL_MS,
       keys: base.bus.keys,
-      durability: durabilityOf(base.env),
     },
     logger,
   );

@@ -22,15 +22,7 @@
 // that can no longer settle.
 
 import crypto from 'node:crypto';
-import {
-  confirmReplicated,
-  crossSlotPipeline,
-  settleOnClose,
-  type Durability,
-  type IntakeEntry,
-  type Redis,
-  type RedisKeys,
-} from '@teamchat/bus';
+import { settleOnClose, type IntakeEntry, type Redis, type RedisKeys } from '@teamchat/bus';
 import { repeat, settledWithin, type Logger, type Repeating } from '@teamchat/core';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { FencedError, type Fanout, type StreamEntry } from './fanout';
@@ -101,12 +93,6 @@ export interface IntakeOptions {
   trimIntervalMs: number;
   /** The deployment's keys: each partition's stream, lease and generation, the replica registry. */
   keys: RedisKeys;
-  /**
-   * REDIS_WAIT_REPLICAS: a new generation counts once that many replicas hold it. A failover to a
-   * replica that missed the INCR would hand the same generation to a second owner, and the
-   * fences (which compare generations) could not tell the two apart.
-   */
-  durability?: Durability;
 }
 
 /** A partition's lease as this replica holds it: the value in Redis names the generation. */
@@ -392,17 +378,6 @@ export class IntakeConsumers {
    * handover took that long). Every consumer gets a connection of its own, closed when it stops.
    */
   private spare: Redis | undefined;
-  /**
-   * Renewals on a connection of their own, all of them in one pipeline: behind the registry, the
-   * acquisitions and the trims of the shared connection (or one command at a time) a busy replica
-   * renewed late and lost leases it was still using.
-   */
-  private renewals: (Redis & LeaseCommands) | undefined;
-  /**
-   * Acquisitions and their WAIT on a connection of their own: WAIT counts the writes of the
-   * connection it is sent on and holds that connection's later commands until it answers.
-   */
-  private acquiring: (Redis & LeaseCommands) | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -411,7 +386,11 @@ export class IntakeConsumers {
     private readonly options: IntakeOptions,
     private readonly logger: Logger,
   ) {
-    defineLeaseCommands(redis);
+    if (!('tcLeaseRenew' in redis)) {
+      redis.defineCommand('tcLeaseAcquire', { numberOfKeys: 2, lua: ACQUIRE });
+      redis.defineCommand('tcLeaseRenew', { numberOfKeys: 1, lua: RENEW });
+      redis.defineCommand('tcLeaseRelease', { numberOfKeys: 1, lua: RELEASE });
+    }
   }
 
   private get commands(): Redis & LeaseCommands {
@@ -445,8 +424,6 @@ export class IntakeConsumers {
    */
   start(): void {
     this.spare = this.newConnection('intake');
-    this.renewals = defineLeaseCommands(this.newConnection('lease-renewals'));
-    this.acquiring = defineLeaseCommands(this.newConnection('lease-acquisitions'));
     const intervalMs = Math.max(50, Math.floor(this.options.leaseMs / 3));
     this.balancing = repeat(() => this.balance(), {
       intervalMs,
@@ -462,70 +439,29 @@ export class IntakeConsumers {
     }, this.options.trimIntervalMs);
   }
 
-  /**
-   * Renews every lease held in one round trip (one pipeline; a Cluster's per node); a lease that
-   * is gone stops its consumer (not awaited).
-   */
+  /** Renews every lease held, at once; a lease that is gone stops its consumer (not awaited). */
   private async renewHeld(): Promise<void> {
     const { leaseMs } = this.options;
-    const held = [...this.held];
-    if (!held.length || !this.renewals) return;
-    const pipeline = crossSlotPipeline(this.renewals) as ReturnType<typeof crossSlotPipeline> & {
-      tcLeaseRenew(key: string, value: string, ms: number): unknown;
-    };
-    for (const [partition, { lease }] of held)
-      pipeline.tcLeaseRenew(this.options.keys.intakeLease(partition), lease.value, leaseMs);
-    const sentAt = performance.now();
-    const replies = (await pipeline.exec()) ?? [];
-    held.forEach(([partition, { consumer, lease }], index) => {
-      const [error, renewed] = replies[index] ?? [new Error('no reply'), null];
-      if (error) {
-        // Not renewed this round: the lease runs on until the next one (or expires).
-        this.logger.warn({ err: error, partition }, 'intake lease renewal failed');
-        return;
-      }
-      if (renewed === 1) {
-        consumer.extendLease(sentAt + leaseMs);
-        return;
-      }
-      // Given back (or lost and taken again) while the renewal was on its way: not this lease's loss.
-      if (this.held.get(partition)?.lease !== lease) return;
-      this.held.delete(partition);
-      this.metrics.leaseHandovers.inc({ change: 'lost' });
-      this.logger.warn({ partition, generation: lease.generation }, 'intake partition lease lost');
-      void this.stopConsumer(partition, consumer);
-    });
-  }
-
-  /**
-   * Takes the partition's lease with the next generation, confirmed by the replicas the
-   * durability asks for: the lease, or undefined when another replica holds it or the replicas
-   * did not confirm in time (then the lease is given back at once: never acted on).
-   */
-  private async acquire(partition: number): Promise<{ lease: Lease; sentAt: number } | undefined> {
-    const acquiring = this.acquiring ?? this.commands;
-    const { replicaId, leaseMs, durability } = this.options;
-    const leaseKey = this.options.keys.intakeLease(partition);
-    const sentAt = performance.now();
-    const generation = await acquiring.tcLeaseAcquire(
-      leaseKey,
-      this.options.keys.intakeGeneration(partition),
-      replicaId,
-      leaseMs,
+    await Promise.all(
+      [...this.held].map(async ([partition, { consumer, lease }]) => {
+        const sentAt = performance.now();
+        const renewed = await this.commands.tcLeaseRenew(
+          this.options.keys.intakeLease(partition),
+          lease.value,
+          leaseMs,
+        );
+        if (renewed === 1) {
+          consumer.extendLease(sentAt + leaseMs);
+          return;
+        }
+        // Given back (or lost and taken again) while the renewal was on its way: not this lease's loss.
+        if (this.held.get(partition)?.lease !== lease) return;
+        this.held.delete(partition);
+        this.metrics.leaseHandovers.inc({ change: 'lost' });
+        this.logger.warn({ partition, generation: lease.generation }, 'intake partition lease lost');
+        void this.stopConsumer(partition, consumer);
+      }),
     );
-    if (!generation) return undefined;
-    const lease = { generation, value: `${replicaId}/${generation}` };
-    try {
-      await confirmReplicated(acquiring, leaseKey, durability);
-    } catch (error) {
-      this.logger.warn(
-        { err: error, partition, generation },
-        'intake lease generation not confirmed by replicas; given back',
-      );
-      await acquiring.tcLeaseRelease(leaseKey, lease.value).catch(() => undefined);
-      return undefined;
-    }
-    return { lease, sentAt };
   }
 
   private async balance(): Promise<void> {
@@ -573,9 +509,15 @@ export class IntakeConsumers {
     ];
     for (const partition of candidates) {
       if (this.stopped || (this.held.size >= target && !assignedHere(partition))) break;
-      const acquired = await this.acquire(partition);
-      if (!acquired) continue;
-      const { lease, sentAt } = acquired;
+      const sentAt = performance.now();
+      const generation = await this.commands.tcLeaseAcquire(
+        this.options.keys.intakeLease(partition),
+        this.options.keys.intakeGeneration(partition),
+        replicaId,
+        leaseMs,
+      );
+      if (!generation) continue;
+      const lease = { generation, value: `${replicaId}/${generation}` };
       this.metrics.leaseHandovers.inc({ change: 'acquired' });
       const consumer = new PartitionConsumer(
         partition,
@@ -664,18 +606,7 @@ export class IntakeConsumers {
     await settledWithin(leaving, this.options.leaseMs + 1000);
     for (const { consumer } of this.held.values()) void consumer.stop();
     this.spare?.disconnect();
-    this.renewals?.disconnect();
-    this.acquiring?.disconnect();
   }
-}
-
-function defineLeaseCommands(redis: Redis): Redis & LeaseCommands {
-  if (!('tcLeaseRenew' in redis)) {
-    redis.defineCommand('tcLeaseAcquire', { numberOfKeys: 2, lua: ACQUIRE });
-    redis.defineCommand('tcLeaseRenew', { numberOfKeys: 1, lua: RENEW });
-    redis.defineCommand('tcLeaseRelease', { numberOfKeys: 1, lua: RELEASE });
-  }
-  return redis as Redis & LeaseCommands;
 }
 
 function pairs(flat: unknown[]): Record<string, unknown> {
