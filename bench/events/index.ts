@@ -25,6 +25,7 @@ import { createTestDatabase, deleteTestRedisKeys, freePort } from '@teamchat/tes
 import {
   benchEnv,
   cpuMs,
+  onInterrupt,
   redisServerPid,
   ROOT,
   rssBytes,
@@ -1108,8 +1109,14 @@ async function startOwnRedis(): Promise<OwnRedis> {
     ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
     { stdio: 'ignore' },
   );
+  // Killed with the bench's other processes, however it ends.
+  const kill = () => child.kill('SIGKILL');
+  process.once('exit', kill);
+  onInterrupt(async () => kill());
   const url = `redis://127.0.0.1:${port}`;
   const client: Redis = createRedis(url, { name: 'bench-own' });
+  // Refused until the server listens; the pings below wait for it.
+  client.on('error', () => undefined);
   for (let tries = 0; ; tries++) {
     try {
       await client.ping();
