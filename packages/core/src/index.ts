@@ -6,6 +6,7 @@ export * from './http';
 export { BODY_LIMITS, LIST_LIMITS } from './limits';
 export * from './internal-token';
 export * from './env';
+export { cookieLanguage, CSRF_COOKIE_NAME, LANGUAGE_COOKIE_NAME, requestCookie } from './cookies';
 export { appendTo, compareCodePoints, sortedByName } from './collections';
 export { createLogger, type Logger } from './logger';
 export { callService, callServiceRaw, serviceError, type ServiceCall } from './service-client';

@@ -132,6 +132,21 @@ describe('an organisation with a web-public channel and spectator access', () =>
     expect(ownerDict).not.toHaveProperty('profile_data');
   });
 
+  test("a spectator's language is their language cookie's, else the organisation's", async () => {
+    const languageWith = async (cookie: string | undefined) => {
+      const headers: Record<string, string> = cookie === undefined ? {} : { cookie };
+      const { status, body } = await stack
+        .anonymous()
+        .post('/json/register', { fetch_event_types: ['user_settings'] }, { headers });
+      expect(status).toBe(200);
+      return body.user_settings.default_language;
+    };
+    expect(await languageWith('django_language=de')).toBe('de');
+    expect(await languageWith('other=1; django_language=pt-br')).toBe('pt-br');
+    expect(await languageWith(undefined)).toBe('en');
+    expect(await languageWith('django_language=<script>')).toBe('en');
+  });
+
   test('fetch_event_types picks the state as for a user', async () => {
     const { status, body } = await stack.anonymous().post('/json/register', { fetch_event_types: ['message'] });
     expect(status).toBe(200);

@@ -131,9 +131,8 @@ export async function doRegisterSpectator(
     async (db) => {
       const realm = await db.realm.findUnique({ where: { id: realmId } });
       if (!realm || !(await allowsSpectators(db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED))) throw spectatorRefused();
-      // Zulip takes the language from the visitor's language cookie, which the gateway does not
-      // forward: the organisation's language.
-      const user = spectatorSettingsUser(realm, realm.default_language);
+      // Zulip's get_default_language_for_anonymous_user: the language cookie's, else the organisation's.
+      const user = spectatorSettingsUser(realm, request.language ?? realm.default_language);
       return fetchInitialState(sectionsFor(STATE_SECTIONS, request.fetchEventTypes), {
         db,
         realm,

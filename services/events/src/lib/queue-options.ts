@@ -137,18 +137,21 @@ export function isRealmWide(descriptor: QueueDescriptor, role: number): boolean 
 export interface SpectatorRequest {
   fetchEventTypes: string[] | null;
   registerOptions: RegisterOptions;
+  /** The visitor's language cookie, when it names one; else the organisation's language is used. */
+  language: string | undefined;
 }
 
 /**
  * The register parameters of a logged-out request (Zulip's events_register_backend for an
  * anonymous user): avatars and subscriber lists cannot be asked for, no public-channel queue.
  */
-export function parseSpectatorRequest(params: RequestParams): SpectatorRequest {
+export function parseSpectatorRequest(params: RequestParams, language: string | undefined): SpectatorRequest {
   const p = parseRegisterParameters(params);
   for (const key of ['client_gravatar', 'include_subscribers'] as const) {
     if (p[key]) throw new JsonableError(`Invalid '${key}' parameter for anonymous request`);
   }
   return {
+    language,
     fetchEventTypes: fetchEventTypesOf(p),
     registerOptions: {
       applyMarkdown: p.apply_markdown,

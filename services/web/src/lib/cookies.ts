@@ -1,42 +1,13 @@
-// The cookies the pages read besides the session's (which the gateway keeps): Django's language
-// cookie (a spectator's language) and CSRF cookie (the login form's check).
+// The login form's CSRF cookie and token (Django's get_token and CsrfViewMiddleware).
 import { randomInt, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { CSRF_COOKIE_NAME, requestCookie } from '@teamchat/core';
 
-/** Django's LANGUAGE_COOKIE_NAME. */
-export const LANGUAGE_COOKIE_NAME = 'django_language';
-/** Django's CSRF_COOKIE_NAME (Zulip's development name; the session cookie is `sessionid` here too). */
-export const CSRF_COOKIE_NAME = 'csrftoken';
 /** Django's CSRF_COOKIE_AGE: a year. */
 const CSRF_COOKIE_AGE_SECONDS = 60 * 60 * 24 * 7 * 52;
 /** Django's CSRF secret: 32 characters of letters and digits. */
 const CSRF_TOKEN = /^[A-Za-z0-9]{32}$/;
 const CSRF_ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-
-/** A cookie of the request, or undefined. */
-export function requestCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) {
-      const value = part.slice(eq + 1).trim();
-      try {
-        return decodeURIComponent(value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** A language code as Django's cookie carries one ("en", "pt-br", "zh-hans"); anything else is ignored. */
-const LANGUAGE_CODE = /^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*$/i;
-
-/** Zulip's language for a spectator: the language cookie's, else the organisation's. */
-export function spectatorLanguage(req: Request, realmDefault: string): string {
-  const cookie = requestCookie(req, LANGUAGE_COOKIE_NAME);
-  return cookie !== undefined && LANGUAGE_CODE.test(cookie) ? cookie : realmDefault;
-}
 
 /**
  * The login form's CSRF token (Django's get_token): the browser's CSRF cookie if it has a good

@@ -3,13 +3,21 @@
 // when there is one.
 import type { ServerResponse } from 'node:http';
 import { csrfTokenMatches } from '@teamchat/bus';
-import { JsonableError, RESPONDED, SESSION_ID_HEADER, type ViewContext, type ViewResult } from '@teamchat/core';
+import {
+  CSRF_COOKIE_NAME,
+  JsonableError,
+  requestCookie,
+  RESPONDED,
+  SESSION_ID_HEADER,
+  type ViewContext,
+  type ViewResult,
+} from '@teamchat/core';
 import { clientAddressFromGateway } from '@teamchat/runtime';
 import { requestPasswordReset, resetLinkUser, resetPassword } from '../actions/password-reset';
 import { logIn, loginRefusal, logOut } from '../actions/sessions';
 import type { WebDeps } from '../deps';
 import { cspNonce } from '../lib/csp';
-import { CSRF_COOKIE_NAME, loginCsrfPasses, loginCsrfToken, requestCookie } from '../lib/cookies';
+import { loginCsrfPasses, loginCsrfToken } from '../lib/cookies';
 import { sendCsrfFailurePage } from '../lib/error-pages';
 import { csrfInput, escapeHtml, sendPage } from '../lib/html';
 import { LOGIN_PAGE } from '../lib/page-params';

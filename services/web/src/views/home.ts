@@ -6,10 +6,11 @@ import type { IncomingMessage } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import {
   callServiceRaw,
+  cookieLanguage,
   EMBED_REGISTER_HEADER,
   EMBEDS_HEADER,
-  JsonText,
   JsonableError,
+  JsonText,
   RESPONDED,
   STATE_DATA_MARK,
   StateDataIntoPage,
@@ -18,7 +19,6 @@ import {
 } from '@teamchat/core';
 import { allowsSpectators } from '@teamchat/domain';
 import type { WebDeps } from '../deps';
-import { spectatorLanguage } from '../lib/cookies';
 import { cspNonce } from '../lib/csp';
 import { defaultPageParams, HOME_REGISTER_PARAMS, homePageParams, LOGIN_PAGE } from '../lib/page-params';
 import { sessionCsrfToken } from '../lib/session';
@@ -67,7 +67,7 @@ export async function homePage(ctx: ViewContext<WebDeps>): Promise<ViewResult> {
     pageParams = homePageParams({ stateData: new JsonText(STATE_DATA_MARK), furthestReadTime: null });
   } else if (await allowsSpectators(deps.db, realm, deps.env.WEB_PUBLIC_STREAMS_ENABLED)) {
     // Zulip's home.py: a spectator's language cookie, else the organisation's language.
-    requestLanguage = spectatorLanguage(req, realm.default_language);
+    requestLanguage = cookieLanguage(req) ?? realm.default_language;
     pageParams = homePageParams({
       stateData: null,
       furthestReadTime: Date.now() / 1000,
