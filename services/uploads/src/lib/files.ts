@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
 import mime from 'mime-types';
 import { JsonableError, type Logger } from '@teamchat/core';
+import { INLINE_IMAGE_TYPES } from '@teamchat/domain';
 
 /**
  * A name safe in a file system, in S3 and in a URL: Unicode letters and digits, "_", ".", "-"
@@ -167,12 +168,7 @@ const INLINE_MIME_TYPES = new Set([
   'audio/mpeg',
   'audio/wav',
   'audio/webm',
-  'image/apng',
-  'image/avif',
-  'image/gif',
-  'image/jpeg',
-  'image/png',
-  'image/webp',
+  ...INLINE_IMAGE_TYPES,
   'text/plain',
   'video/mp4',
   'video/webm',
