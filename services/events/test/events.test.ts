@@ -1,5 +1,5 @@
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { expectError, registerEventQueue, settleEvents, type EventQueue } from '@teamchat/testing';
+import { expectError, registerEventQueue, settleEvents, type EventQueue, sleep } from '@teamchat/testing';
 import { alertWords, commitEvent, directTyping, sendTransient } from './support/producers';
 
 const QUEUE_CAP = 20;
@@ -22,8 +22,7 @@ function metaKey(queueId: string): string {
 
 /** Resolves once a poll of the queue is parked (the queue records the parked poll). */
 async function parked(queueId: string): Promise<void> {
-  while ((await stack.redis.hexists(metaKey(queueId), 'k')) === 0)
-    await new Promise((resolve) => setTimeout(resolve, 10));
+  while ((await stack.redis.hexists(metaKey(queueId), 'k')) === 0) await sleep(10);
 }
 
 async function queueFor(user: TestUser, params = {}): Promise<EventQueue> {
@@ -233,7 +232,7 @@ describe('bounded queues', () => {
     const queue = await queueFor(user, { queue_lifespan_secs: 1 });
     // Never polled: the lifespan plus the park allowance (heartbeat 1500 + jitter 300 + 5000 ms
     // here, the time register itself may take) after register.
-    await new Promise((resolve) => setTimeout(resolve, 1000 + 1500 + 300 + 5000 + 300));
+    await sleep(1000 + 1500 + 300 + 5000 + 300);
     expectError(
       await user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: -1, dont_block: true }),
       400,

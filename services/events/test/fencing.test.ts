@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { createRedis, RedisKeys, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, testRedisConnection } from '@teamchat/testing';
+import { registerEventQueue, testRedisConnection, sleep } from '@teamchat/testing';
 import { eventTierMetrics } from '@teamchat/telemetry';
 import { Fanout, FencedError, type StreamEntry } from '../src/lib/fanout';
 import { FencedStream, INTAKE_GROUP, IntakeConsumers } from '../src/lib/intake';
@@ -166,7 +166,7 @@ test('stopping the intake never waits on a Redis that does not answer', async ()
     silent,
   );
   intake.start();
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await sleep(300);
   const started = Date.now();
   await intake.stop();
   // Its bound is a lease plus a second; the lease round it waited on never answers.

@@ -7,8 +7,8 @@
 // production when a client comes back after a while: the poll that finds the index's time short
 // must not extend the queue past it before it has extended the index.
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, sleep } from '@teamchat/testing';
-import { PollingClient, eventually } from './support/cluster';
+import { registerEventQueue, sleep, waitFor } from '@teamchat/testing';
+import { PollingClient } from './support/cluster';
 import { alertWords, commitEvent, streamMessageEvent } from './support/producers';
 
 const HEARTBEAT_MIN_MS = 500;
@@ -94,12 +94,11 @@ test('a client that registers once and keeps polling gets every event, long past
     await sampler;
     expect(samples).toBeGreaterThan(1000);
     expect(outlived).toEqual([]);
-    await eventually(
-      () => clients[0].received.length >= words.length && clients[1].received.length >= messageIds.length,
-      () =>
+    await waitFor(() => clients[0].received.length >= words.length && clients[1].received.length >= messageIds.length, {
+      what: () =>
         `received ${clients[0].received.length}/${words.length} words, ${clients[1].received.length}/${messageIds.length} messages; ${clients.flatMap((c) => c.failures).join('; ')}`,
-      20_000,
-    );
+      timeoutMs: 20_000,
+    });
     expect(clients[0].received.map((event) => event.alert_words[0])).toEqual(words);
     expect(clients[1].received.map((event) => event.message.id)).toEqual(messageIds);
     expect(clients.flatMap((client) => client.failures)).toEqual([]);

@@ -7,11 +7,10 @@ import crypto from 'node:crypto';
 import { RedisKeys, type Redis } from '@teamchat/bus';
 import { createLogger } from '@teamchat/core';
 import { startStack, type Stack } from '@teamchat/stack';
-import { testRedisConnection } from '@teamchat/testing';
+import { testRedisConnection, waitFor } from '@teamchat/testing';
 import { Fanout } from '../src/lib/fanout';
 import { assignPartitions, IntakeConsumers } from '../src/lib/intake';
 import { QueueStore } from '../src/lib/queue-store';
-import { eventually } from './support/cluster';
 
 const PARTITIONS = 8;
 // The default lease: its rounds (a third of it) must fit on a busy shared machine, where a 600 ms
@@ -82,17 +81,17 @@ test('every partition has one owner, the one the registry of live replicas assig
     // Scaling up one replica at a time: each step settles on that many replicas' assignment.
     for (const id of ['replica-a', 'replica-b', 'replica-c', 'replica-d']) {
       start(id);
-      await eventually(assigned, describe, SETTLE_MS);
+      await waitFor(assigned, { what: describe, timeoutMs: SETTLE_MS });
     }
     // A replica leaving: the three others take its partitions (every partition owned again).
     const leaving = running.splice(1, 1)[0];
     await leaving.intake.stop();
-    await eventually(assigned, describe, SETTLE_MS);
+    await waitFor(assigned, { what: describe, timeoutMs: SETTLE_MS });
 
     // Down to two.
     const second = running.splice(0, 1)[0];
     await second.intake.stop();
-    await eventually(assigned, describe, SETTLE_MS);
+    await waitFor(assigned, { what: describe, timeoutMs: SETTLE_MS });
   } finally {
     await Promise.all(running.map(({ intake }) => intake.stop()));
     for (const connection of connections) connection.disconnect();

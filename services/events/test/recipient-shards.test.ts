@@ -4,8 +4,9 @@
 // shard — still gets each event exactly once, in order, through a kill -9 of a replica.
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
 import { recipientShard } from '@teamchat/bus';
-import { EventCluster, PollingClient, eventually } from './support/cluster';
+import { EventCluster, PollingClient } from './support/cluster';
 import { commitEvent, sendAlternating, streamMessageEvent } from './support/producers';
+import { waitFor } from '@teamchat/testing';
 
 const SHARDS = 4;
 const PARTITIONS = 8;
@@ -82,22 +83,24 @@ test("one organisation's events go through a partition per shard, fanned out by 
     }
   }
 
-  await eventually(
+  await waitFor(
     () =>
       users.every(
         (user) =>
           own.get(user.id)!.received.length >= expectedWords.get(user.id)!.length &&
           watching.get(user.id)!.received.length >= messageIds.length,
       ),
-    () =>
-      users
-        .map(
-          (user) =>
-            `${user.id}: ${own.get(user.id)!.received.length}/${expectedWords.get(user.id)!.length} words, ` +
-            `${watching.get(user.id)!.received.length}/${messageIds.length} messages`,
-        )
-        .join('\n'),
-    60_000,
+    {
+      what: () =>
+        users
+          .map(
+            (user) =>
+              `${user.id}: ${own.get(user.id)!.received.length}/${expectedWords.get(user.id)!.length} words, ` +
+              `${watching.get(user.id)!.received.length}/${messageIds.length} messages`,
+          )
+          .join('\n'),
+      timeoutMs: 60_000,
+    },
   );
   for (const user of users) {
     expect(own.get(user.id)!.received.map((event) => event.alert_words[0])).toEqual(expectedWords.get(user.id));

@@ -6,12 +6,12 @@ import { createLogger } from '@teamchat/core';
 import { EventBus } from '@teamchat/bus';
 import { transaction } from '@teamchat/db';
 import { startStack, type Stack, type TestUser } from '@teamchat/stack';
-import { sleep, testRedisConnection, testRedisServers } from '@teamchat/testing';
+import { sleep, testRedisConnection, testRedisServers, waitFor } from '@teamchat/testing';
 import IORedis from 'ioredis';
 import { Fanout, type StreamEntry } from '../src/lib/fanout';
 import { INTAKE_GROUP } from '../src/lib/intake';
 import { QueueStore } from '../src/lib/queue-store';
-import { EventCluster, PollingClient, eventually } from './support/cluster';
+import { EventCluster, PollingClient } from './support/cluster';
 import { alertWords, commitEvent, sendAlternating, sendTransient } from './support/producers';
 
 let stack: Stack;
@@ -86,23 +86,25 @@ async function produce(
 
 async function expectExactlyOnceInOrder(subs: Subscriber[], expected: Map<number, string[]>): Promise<void> {
   const words = (client: PollingClient) => client.received.map((event) => event.alert_words[0] as string);
-  await eventually(
+  await waitFor(
     () =>
       subs.every(({ user, queues }) => queues.every((queue) => queue.received.length >= expected.get(user.id)!.length)),
-    () =>
-      subs
-        .map(({ user, queues }) => {
-          const wanted = expected.get(user.id)!;
-          return `${user.id}: ${queues
-            .map((q) => {
-              const got = new Set(words(q));
-              const missing = wanted.filter((word) => !got.has(word));
-              return `${q.received.length}/${wanted.length} missing [${missing.slice(0, 5).join(', ')}] ${q.failures.slice(-3).join('; ')}`;
-            })
-            .join(' | ')}`;
-        })
-        .join('\n'),
-    60_000,
+    {
+      what: () =>
+        subs
+          .map(({ user, queues }) => {
+            const wanted = expected.get(user.id)!;
+            return `${user.id}: ${queues
+              .map((q) => {
+                const got = new Set(words(q));
+                const missing = wanted.filter((word) => !got.has(word));
+                return `${q.received.length}/${wanted.length} missing [${missing.slice(0, 5).join(', ')}] ${q.failures.slice(-3).join('; ')}`;
+              })
+              .join(' | ')}`;
+          })
+          .join('\n'),
+      timeoutMs: 60_000,
+    },
   );
   for (const { user, queues } of subs) {
     for (const queue of queues) {

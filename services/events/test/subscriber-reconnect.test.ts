@@ -4,7 +4,7 @@
 // no events (its client polls again), never a 500; later polls park and get their events.
 import crypto from 'node:crypto';
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, testRedisServers, type EventQueue } from '@teamchat/testing';
+import { registerEventQueue, testRedisServers, type EventQueue, sleep } from '@teamchat/testing';
 import { alertWords, commitEvent } from './support/producers';
 
 const REPLICA_ID = `wake-test-${crypto.randomBytes(4).toString('hex')}`;
@@ -58,7 +58,7 @@ test('polls during a subscriber reconnect are answered (no events), never with a
   while (events.length === 0 && Date.now() < deadline) {
     const polling = user.client.get('/api/v1/events', { queue_id: queue.queueId, last_event_id: queue.lastEventId });
     if (!sent) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       await commitEvent(stack, alertWords(['after the reconnect']), [user.id]);
       sent = true;
     }

@@ -5,7 +5,7 @@
 // heartbeat: a saturated run took 31.6 s for its slowest delivery (p50 2.2 s, two suites at once
 // on two cores), which is slowness, not loss; a heartbeat could not deliver sooner than ~110 s.
 import { startStack, type Stack } from '@teamchat/stack';
-import { registerEventQueue, type EventQueue } from '@teamchat/testing';
+import { registerEventQueue, type EventQueue, sleep } from '@teamchat/testing';
 import { alertWords, commitEvent } from './support/producers';
 
 jest.setTimeout(300_000);
@@ -45,7 +45,7 @@ test('every event reaches every re-parking poll by its wake-up, never at the hea
     }
   });
   for (let n = 0; n < EVENTS; n++) {
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 60));
+    await sleep(Math.random() * 60);
     const word = `w${n}`;
     sentAt.set(word, Date.now());
     await commitEvent(

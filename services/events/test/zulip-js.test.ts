@@ -1,8 +1,8 @@
 // A real client, zulip-js, long-polling through the gateway while the replica serving it is
 // stopped (SIGTERM) and another is killed (-9): it keeps receiving every event, once.
 import { startStack, type Stack } from '@teamchat/stack';
-import { sleep } from '@teamchat/testing';
-import { EventCluster, eventually } from './support/cluster';
+import { sleep, waitFor } from '@teamchat/testing';
+import { EventCluster } from './support/cluster';
 import { alertWords, commitEvent } from './support/producers';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -58,10 +58,9 @@ test("zulip-js's callOnEachEvent loop keeps receiving events across replica rest
 
   const send = async (word: string) => {
     await commitEvent(stack, alertWords([word]), [user.id]);
-    await eventually(
-      () => received.includes(word),
-      () => `waiting for ${word}; got ${received.join(',')}; errors ${errors.join(' | ')}`,
-    );
+    await waitFor(() => received.includes(word), {
+      what: () => `waiting for ${word}; got ${received.join(',')}; errors ${errors.join(' | ')}`,
+    });
   };
   await send('before');
 

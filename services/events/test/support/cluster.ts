@@ -224,12 +224,3 @@ export class PollingClient {
     await this.done;
   }
 }
-
-/** Waits until `check` holds (polling), or throws with `describe()` after `timeoutMs`. */
-export async function eventually(check: () => boolean, describe: () => string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${describe()}`);
-    await sleep(50);
-  }
-}
