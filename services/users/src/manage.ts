@@ -70,6 +70,18 @@ function need(value: string | undefined, name: string): string {
   return value;
 }
 
+/** The one file a command reads (an archive, an export): given, alone, and present. */
+function inputFile(positionals: string[], what: string, described = what): string {
+  const file = positionals[0];
+  if (!file) throw new UsageError(`the ${described} is required`);
+  if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
+  if (!fs.existsSync(file)) throw new UsageError(`no such ${what} '${file}'`);
+  return file;
+}
+
+/** Where a long command's progress lines go: the caller's, else stderr. */
+const progressOf = (io: CommandIo) => io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+
 export async function findRealm(db: Db, nameOrHost: string): Promise<Realm> {
   const realm = await db.realm.findFirst({
     where: { OR: [{ string_id: nameOrHost }, { host: nameOrHost.toLowerCase() }] },
@@ -217,7 +229,7 @@ export async function runCommand(
     case 'export-realm': {
       const realm = await findRealm(db, need(values.realm, 'realm'));
       const file = need(values.output, 'output');
-      const progress = io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+      const progress = progressOf(io);
       await withStorage(io, async (storage) => {
         fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
         const partial = `${file}.partial`;
@@ -244,12 +256,9 @@ export async function runCommand(
       return;
     }
     case 'import-realm': {
-      const archive = positionals[0];
-      if (!archive) throw new UsageError('the archive to import is required');
-      if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
       const subdomain = need(values.subdomain, 'subdomain');
-      if (!fs.existsSync(archive)) throw new UsageError(`no such archive '${archive}'`);
-      const progress = io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+      const archive = inputFile(positionals, 'archive', 'archive to import');
+      const progress = progressOf(io);
       const result = await withStorage(io, (storage) =>
         importRealm({
           source: archive,
@@ -276,13 +285,10 @@ export async function runCommand(
       return;
     }
     case 'import-slack': {
-      const exportPath = positionals[0];
-      if (!exportPath) throw new UsageError('the Slack export (.zip or directory) is required');
-      if (positionals.length > 1) throw new UsageError(`unexpected argument '${positionals[1]}'`);
       const subdomain = need(values.realm, 'realm');
       const host = need(values.host, 'host');
-      if (!fs.existsSync(exportPath)) throw new UsageError(`no such Slack export '${exportPath}'`);
-      const progress = io.progress ?? ((line: string) => process.stderr.write(`${line}\n`));
+      const exportPath = inputFile(positionals, 'Slack export', 'Slack export (.zip or directory)');
+      const progress = progressOf(io);
       const { result, warnings, notFetched } = await withStorage(io, (storage) =>
         importSlack({
           exportPath,
