@@ -7,6 +7,7 @@ import { Worker, type Job } from 'bullmq';
 import { env, loadEnv } from '@teamchat/core';
 import { storesReachable, type BaseDeps, type RunningService } from '@teamchat/runtime';
 import { notificationsEnvSpec } from '@teamchat/notifications';
+import { THUMBNAIL_TIMEOUT_SECONDS } from '@teamchat/images';
 import { JOB_PROCESSORS } from './jobs';
 import type { JobProcessor, WorkerDeps } from './jobs/processor';
 import { pollDueScheduledMessages } from './jobs/scheduled-message';
@@ -31,6 +32,7 @@ export const workerEnvSpec = {
     '',
   ),
   OUTGOING_WEBHOOK_TIMEOUT_SECONDS: env.int("how long an outgoing webhook's service has to answer", 10),
+  THUMBNAIL_TIMEOUT_SECONDS: env.int('how long making one thumbnail of an image may take', THUMBNAIL_TIMEOUT_SECONDS),
   // Push notifications (bouncer) and email (SMTP): packages/notifications, docs/operations.md.
   ...notificationsEnvSpec,
 };

@@ -11,6 +11,7 @@ export type WorkerDeps = BaseDeps & {
     MESSAGES_URL: string;
     OUTGOING_WEBHOOK_ALLOWED_HOSTS: string;
     OUTGOING_WEBHOOK_TIMEOUT_SECONDS: number;
+    THUMBNAIL_TIMEOUT_SECONDS: number;
   } & NotificationsConfig;
 };
 

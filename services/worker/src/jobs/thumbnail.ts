@@ -10,19 +10,18 @@
 
 import type { Job } from 'bullmq';
 import { JOB_QUEUES, type ThumbnailJobData } from '@teamchat/bus';
-import { ensureThumbnails, THUMBNAIL_TIMEOUT_SECONDS } from '@teamchat/images';
+import { ensureThumbnails } from '@teamchat/images';
 import { createStorage, loadStorageConfig } from '@teamchat/storage';
 import type { JobProcessor, WorkerDeps } from './processor';
 
 async function processThumbnail(job: Job<ThumbnailJobData>, deps: WorkerDeps): Promise<{ made: number | null }> {
   const storage = createStorage(loadStorageConfig(process.env));
-  const timeout = Number(process.env.THUMBNAIL_TIMEOUT_SECONDS ?? THUMBNAIL_TIMEOUT_SECONDS);
   const started = Date.now();
   try {
     const made = await ensureThumbnails(
       { ...deps, storage, sendEventOnCommit: (...args) => deps.bus.sendEventOnCommit(...args) },
       job.data.imageAttachmentId,
-      timeout,
+      deps.config.THUMBNAIL_TIMEOUT_SECONDS,
     );
     if (made === null) deps.logger.info({ image_attachment_id: job.data.imageAttachmentId }, 'image attachment gone');
     else deps.logger.info({ made, ms: Date.now() - started }, 'processed thumbnails');
