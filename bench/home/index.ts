@@ -17,6 +17,7 @@ import { hashPassword } from '@teamchat/domain';
 import { createBaseDeps } from '@teamchat/runtime';
 import { createTestDatabase } from '@teamchat/testing';
 import { HOME_REGISTER_PARAMS } from '../../services/web/src/lib/page-params';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../tests/browser/support/browser';
 import { createOrganisation } from '../lib/organisation';
 import { benchEnv, databaseBackendPids, onInterrupt, startService, stop, type Proc } from '../lib/procs';
 import { median, report, type Row } from '../lib/report';
@@ -34,7 +35,6 @@ const PASSWORD = 'bench home password';
 const MESSAGES = num('BENCH_HOME_MESSAGES', 50, 50);
 /** Logins and cold opens in chromium (0: no browser phase). */
 const BROWSER_RUNS = num('BENCH_HOME_BROWSER_RUNS', 2, 5);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The app's message rows on screen (the app keeps other views' lists in the page, hidden). */
 const MESSAGE_ROW = '.message-list:visible .message_row';
 
@@ -100,17 +100,7 @@ async function browserPhase(
   const port = new URL(gateway).port;
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      `--host-resolver-rules=MAP ${host} 127.0.0.1`,
-    ],
+    args: [...CHROMIUM_ARGS, `--host-resolver-rules=MAP ${host} 127.0.0.1`],
   });
   const origin = `http://${host}:${port}`;
   const logins: number[] = [];
