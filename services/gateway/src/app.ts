@@ -11,11 +11,13 @@ import { pipeline } from 'node:stream/promises';
 import { DEFAULT_AUTH_CACHE_TTL_SECONDS, sessionIdFromCookies, type Redis, type Session } from '@teamchat/bus';
 import {
   asJsonableError,
+  CSRF_COOKIE_NAME,
   EMBED_REGISTER_HEADER,
   EMBEDS_HEADER,
   hasRequestBody,
   INTERNAL_TOKEN_HEADER,
   JsonableError,
+  LANGUAGE_COOKIE_NAME,
   REQUEST_ID_HEADER,
   requestIdOf,
   ResourceNotFoundError,
@@ -108,7 +110,7 @@ function discardRequestBody(req: http.IncomingMessage, upstreamReq: http.ClientR
  * The cookies a service may read, none of them a credential: Django's language cookie (a
  * spectator's language) and CSRF cookie (the login form's check). The session's stays here.
  */
-const FORWARDED_COOKIES = new Set(['django_language', 'csrftoken']);
+const FORWARDED_COOKIES = new Set([LANGUAGE_COOKIE_NAME, CSRF_COOKIE_NAME]);
 
 function forwardedCookies(header: string | undefined): string | undefined {
   if (!header) return undefined;

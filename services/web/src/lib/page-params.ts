@@ -1,7 +1,7 @@
 // The page parameters of Zulip's home page (zerver/lib/home.py build_page_params_for_home_page_load,
 // checked by the app with zod in web/src/base_page_params.ts), and the register call whose
 // answer is their state_data.
-import { JsonText } from '@teamchat/core';
+import { JsonText, LANGUAGE_COOKIE_NAME } from '@teamchat/core';
 import { WEB_APP_CLIENT_CAPABILITIES } from '@teamchat/domain';
 import { PythonDict } from './templates';
 
@@ -62,7 +62,7 @@ export function homePageParams(input: {
     // English: the app's own strings, no catalogue.
     translation_data: {},
     ...(spectator
-      ? { realm_rendered_description: input.realmRenderedDescription ?? '', language_cookie_name: 'django_language' }
+      ? { realm_rendered_description: input.realmRenderedDescription ?? '', language_cookie_name: LANGUAGE_COOKIE_NAME }
       : {}),
   });
 }
